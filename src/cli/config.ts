@@ -1,0 +1,27 @@
+import { readFile } from 'node:fs/promises';
+import { HatcheryError } from '../errors.js';
+import { type McpServerDef, mcpServersSchema } from '../schema/hatchery.js';
+
+/** Reads an MCP config file in Claude Desktop's shape (`{ "mcpServers": { ... } }`). */
+export async function readMcpConfig(file: string): Promise<Record<string, McpServerDef>> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new HatcheryError(
+      'USAGE',
+      `--mcp-config ${file}: ${(err as Error).message}`,
+      { file },
+      { cause: err },
+    );
+  }
+  const servers =
+    (raw as { mcpServers?: unknown; servers?: unknown })?.mcpServers ??
+    (raw as { servers?: unknown })?.servers;
+  const parsed = mcpServersSchema.safeParse(servers ?? {});
+  if (!parsed.success) {
+    const why = parsed.error.issues.map((i) => `mcpServers/${i.path.join('/')}: ${i.message}`).join('; ');
+    throw new HatcheryError('USAGE', `--mcp-config ${file}: ${why}`, { file });
+  }
+  return parsed.data;
+}

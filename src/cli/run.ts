@@ -1,0 +1,125 @@
+import { createInterface } from 'node:readline/promises';
+import { formatError, HatcheryError } from '../errors.js';
+import { loadHatchery } from '../loader/load.js';
+import { Runtime } from '../runtime/runtime.js';
+import { EXIT, intOption, keyValues, parseArgs } from './args.js';
+import { readMcpConfig } from './config.js';
+import { progressLine } from './progress.js';
+
+/** Help text of `hatchery-mcp run`. */
+export const RUN_HELP = `Usage: hatchery-mcp run <file> [options]
+
+Runs one hatchery and prints its final output on stdout; one line per node goes to stderr.
+
+Options:
+  --input TEXT        the run's input ({{ ctx.input }}); "-" reads it from stdin
+                      (stdin is also read when it is piped and --input is absent)
+  --set NAME=VALUE    value of a declared input (repeatable); missing ones are asked
+                      for on a terminal
+  --max-steps N       maximum node executions (overrides the file's max_steps; default 100)
+  --allow-root DIR    let files, fread and file tools use DIR too (repeatable)
+  --allow-shell       enable the shell_exec tool
+  --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
+  --quiet, -q         no progress lines on stderr
+  --json              print {"output", "usage", "steps"} as JSON instead of the text
+  -h, --help          show this help
+
+Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery file, 130 cancelled.`;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+}
+
+/** Asks for each missing declared input on the terminal (stderr for the prompt, stdout stays clean). */
+async function askMissing(
+  prompts: Record<string, string>,
+  missing: string[],
+): Promise<Record<string, string>> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const answers: Record<string, string> = {};
+  try {
+    for (const k of missing) answers[k] = await rl.question(`${prompts[k] || k}: `);
+  } finally {
+    rl.close();
+  }
+  return answers;
+}
+
+/** `hatchery-mcp run`: returns the exit code. */
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(argv, {
+    input: { type: 'string', short: 'i' },
+    set: { type: 'string', multiple: true },
+    'max-steps': { type: 'string' },
+    'allow-root': { type: 'string', multiple: true },
+    'allow-shell': { type: 'boolean' },
+    'mcp-config': { type: 'string' },
+    quiet: { type: 'boolean', short: 'q' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(`${RUN_HELP}\n`);
+    return EXIT.OK;
+  }
+  const file = positionals[0];
+  if (!file || positionals.length > 1) {
+    throw new HatcheryError('USAGE', `run takes one hatchery file\n\n${RUN_HELP}`);
+  }
+  const vars = keyValues(values.set, 'set');
+  const maxSteps = intOption(values['max-steps'], 'max-steps');
+  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
+  const hatchery = await loadHatchery(file, { mcpServers });
+
+  let input = values.input;
+  const stdinIsTty = process.stdin.isTTY === true;
+  if (input === '-' || (input === undefined && !stdinIsTty)) input = await readStdin();
+
+  const missing = Object.keys(hatchery.inputs).filter((k) => vars[k] === undefined);
+  if (missing.length > 0 && stdinIsTty && values.input !== '-') {
+    Object.assign(vars, await askMissing(hatchery.inputs, missing));
+  }
+
+  const runtime = new Runtime({
+    allowRoots: values['allow-root'],
+    maxSteps,
+    tools: { allowShell: values['allow-shell'] === true, mcpServers },
+  });
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const result = await runtime.run(hatchery, {
+      input,
+      vars,
+      signal: controller.signal,
+      onEvent: values.quiet
+        ? undefined
+        : (e) => {
+            const line = progressLine(e);
+            if (line) process.stderr.write(`${line}\n`);
+          },
+    });
+    if (values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
+      );
+    } else {
+      process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+    }
+    return EXIT.OK;
+  } catch (err) {
+    process.stderr.write(`error: ${formatError(err)}\n`);
+    if (controller.signal.aborted) return EXIT.CANCELLED;
+    return EXIT.RUN_FAILED;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await runtime.tools.close();
+  }
+}

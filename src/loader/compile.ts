@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { HatcheryError, type ValidationProblem } from '../errors.js';
+import { finalOutputSchema } from '../nodes/drone.js';
+import { NODE_IMPLS } from '../nodes/index.js';
+import type { CompileContext, LoadOptions, NodeBase } from '../nodes/kind.js';
+import { END } from '../schema/common.js';
+import type { HatcheryDef } from '../schema/hatchery.js';
+import { Template } from '../runtime/templates.js';
+import type { CompiledNode, Hatchery, Router } from '../runtime/types.js';
+import type { ValidNode } from './validate.js';
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+}
+
+/** Compiles `next` into a router; list entries become whole-word tests, the last entry the default. */
+export function compileRouter(next: string | string[] | undefined): Router {
+  if (next === undefined) return { kind: 'end' };
+  const list = typeof next === 'string' ? [next] : next;
+  if (list.length === 1) return list[0] === END ? { kind: 'end' } : { kind: 'one', target: list[0]! };
+  return {
+    kind: 'list',
+    targets: list,
+    // A whole word: not preceded or followed by a letter, digit or underscore.
+    tests: list.map((t) => new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(t)}(?![A-Za-z0-9_])`)),
+    fallback: list[list.length - 1]!,
+  };
+}
+
+/** Builds the runnable hatchery from a validated definition; problems found here are added to `problems`. */
+export function compileHatchery(
+  file: string,
+  def: HatcheryDef,
+  nodes: ValidNode[],
+  options: LoadOptions,
+  problems: ValidationProblem[],
+): Hatchery | undefined {
+  const dir = file ? path.dirname(file) : process.cwd();
+  const nodeNames = new Set(nodes.map((n) => n.name));
+  const dependencies = new Set<string>();
+  const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
+  const compiled = new Map<string, CompiledNode>();
+  for (const n of nodes) {
+    const prefix = `nodes/${n.index}`;
+    const cc: CompileContext = {
+      file,
+      dir,
+      def,
+      nodeNames,
+      options,
+      mcpServers,
+      template(source, field) {
+        try {
+          return new Template(source, { file, node: n.name, field });
+        } catch (err) {
+          problems.push({ path: `${prefix}/${field}`, message: (err as HatcheryError).message });
+          return undefined;
+        }
+      },
+      problem(field, message) {
+        problems.push({ path: field ? `${prefix}/${field}` : prefix, message });
+      },
+      dependency(abs) {
+        dependencies.add(abs);
+      },
+    };
+    const d = n.def as Record<string, unknown> & {
+      next?: string | string[];
+      save_output?: string;
+      write_output?: string;
+      max_visits?: number;
+      on_limit?: string;
+    };
+    const base: NodeBase = {
+      name: n.name,
+      kind: n.kind,
+      index: n.index,
+      route: compileRouter(d.next),
+      saveOutput: d.save_output,
+      writeOutput: d.write_output === undefined ? undefined : cc.template(d.write_output, 'write_output'),
+      maxVisits: d.max_visits,
+      onLimit: d.on_limit,
+    };
+    const impl = NODE_IMPLS[n.kind] as {
+      compile(def: unknown, base: NodeBase, cc: CompileContext): CompiledNode;
+    };
+    compiled.set(n.name, impl.compile(n.def, base, cc));
+  }
+  for (const rel of Object.values(def.files ?? {})) dependencies.add(path.resolve(dir, rel));
+  if (problems.length > 0) return undefined;
+  const first = nodes[0];
+  if (!first) throw new HatcheryError('INVALID_FILE', 'no nodes', { file });
+  return {
+    name: def.name,
+    desc: def.desc,
+    file,
+    dir,
+    start: def.start ?? first.name,
+    inputs: def.inputs ?? {},
+    files: def.files ?? {},
+    model: def.model,
+    maxSteps: def.max_steps,
+    maxDepth: def.max_depth,
+    nodes: compiled,
+    def,
+    outputSchema: finalOutputSchema(
+      def.nodes as { next?: unknown; output_schema?: Record<string, unknown> }[],
+    ),
+    dependencies: [...dependencies],
+  };
+}

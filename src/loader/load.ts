@@ -1,0 +1,96 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { HatcheryError, ValidationError, type ValidationProblem } from '../errors.js';
+import type { LoadOptions } from '../nodes/kind.js';
+import type { Hatchery } from '../runtime/types.js';
+import { compileHatchery } from './compile.js';
+import { parseJson } from './parse.js';
+import { validateDefinition } from './validate.js';
+
+/** Result of checking one file: the hatchery when valid, otherwise every problem found. */
+export type LoadResult = { ok: true; hatchery: Hatchery } | { ok: false; error: ValidationError };
+
+/** Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative paths. */
+export function loadHatcheryText(text: string, file: string, options: LoadOptions = {}): LoadResult {
+  const parsed = parseJson(text);
+  if (parsed.problem) return { ok: false, error: new ValidationError(file, [parsed.problem]) };
+  return loadHatcheryObject(parsed.value, file, options);
+}
+
+/** Validates and compiles a hatchery from a parsed definition (e.g. built in code). */
+export function loadHatcheryObject(value: unknown, file: string, options: LoadOptions = {}): LoadResult {
+  const abs = file ? path.resolve(file) : '';
+  const { def, nodes, problems } = validateDefinition(value);
+  if (!def || problems.length > 0) return { ok: false, error: new ValidationError(file, problems) };
+  const compileProblems: ValidationProblem[] = [];
+  const hatchery = compileHatchery(abs, def, nodes, options, compileProblems);
+  if (!hatchery) return { ok: false, error: new ValidationError(file, compileProblems) };
+  return { ok: true, hatchery };
+}
+
+/** Reads, validates and compiles a hatchery file; throws a ValidationError listing every problem. */
+export async function loadHatchery(file: string, options: LoadOptions = {}): Promise<Hatchery> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new HatcheryError(
+      'NOT_FOUND',
+      `cannot read hatchery file: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (code ?? (err as Error).message)}`,
+      { file },
+      { cause: err },
+    );
+  }
+  const res = loadHatcheryText(text, file, options);
+  if (!res.ok) throw res.error;
+  return res.hatchery;
+}
+
+/** Every `*.json` file below `dir`, recursively, sorted; skips node_modules and dot-folders. */
+export async function findHatcheryFiles(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walkDir = async (d: string): Promise<void> => {
+    const entries = await readdir(d, { withFileTypes: true });
+    for (const e of entries) {
+      if (e.name.startsWith('.') || e.name === 'node_modules') continue;
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await walkDir(p);
+      else if (e.isFile() && e.name.endsWith('.json')) found.push(p);
+    }
+  };
+  await walkDir(dir);
+  return found.sort();
+}
+
+/**
+ * Caches loaded hatcheries by absolute path and reloads a file when its modification time or size
+ * changes, so hatch: tools always run the current version of their file.
+ */
+export class HatcheryCache {
+  private readonly entries = new Map<string, { mtimeMs: number; size: number; hatchery: Hatchery }>();
+
+  constructor(private readonly options: LoadOptions = {}) {}
+
+  /** The current hatchery at `file`; throws NOT_FOUND or a ValidationError. */
+  async get(file: string): Promise<Hatchery> {
+    const abs = path.resolve(file);
+    let info: { mtimeMs: number; size: number };
+    try {
+      info = await stat(abs);
+    } catch (err) {
+      this.entries.delete(abs);
+      throw new HatcheryError(
+        'NOT_FOUND',
+        'cannot read hatchery file: no such file',
+        { file: abs },
+        { cause: err },
+      );
+    }
+    const hit = this.entries.get(abs);
+    if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size) return hit.hatchery;
+    const hatchery = await loadHatchery(abs, this.options);
+    this.entries.set(abs, { mtimeMs: info.mtimeMs, size: info.size, hatchery });
+    return hatchery;
+  }
+}

@@ -1,0 +1,212 @@
+import type { z } from 'zod';
+import type { ValidationProblem } from '../errors.js';
+import { END } from '../schema/common.js';
+import { hatcheryAliases, hatcheryTopSchema, type HatcheryDef } from '../schema/hatchery.js';
+import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
+import { UNKNOWN_KEY } from '../schema/object.js';
+import { didYouMean } from '../schema/suggest.js';
+
+/** A node after validation: its kind, its definition and its (possibly generated) name. */
+export interface ValidNode {
+  kind: NodeKind;
+  name: string;
+  index: number;
+  def: Record<string, unknown> & { name?: string; next?: string | string[] };
+}
+
+/** The result of validating a hatchery definition: the definition when valid, and every problem. */
+export interface Validated {
+  def?: HatcheryDef;
+  nodes: ValidNode[];
+  problems: ValidationProblem[];
+}
+
+// Free-form values (tool arguments, JSON Schemas, maps of user names) keep their `$`/`_` keys.
+const FREE_FORM = new Set(['tool_args', 'output_schema', 'inputs', 'files', 'env', 'headers', 'input']);
+
+/** Drops `$...`/`_...` keys (comments, `$schema`) from the structural objects of the format. */
+function stripMeta(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripMeta);
+  if (value === null || typeof value !== 'object') return value;
+  const outObj: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k.startsWith('$') || k.startsWith('_')) continue;
+    outObj[k] = FREE_FORM.has(k) ? v : stripMeta(v);
+  }
+  return outObj;
+}
+
+/** Renames alias keys to their canonical names; both spellings at once is a problem. */
+function applyAliases(
+  obj: Record<string, unknown>,
+  aliases: Record<string, string>,
+  path: string,
+  problems: ValidationProblem[],
+): { obj: Record<string, unknown>; renamed: Map<string, string> } {
+  const renamed = new Map<string, string>();
+  const result: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    const canonical = aliases[k];
+    if (canonical === undefined) {
+      if (!(k in result)) result[k] = v;
+      continue;
+    }
+    if (canonical in obj || renamed.has(canonical)) {
+      const other = canonical in obj ? canonical : renamed.get(canonical);
+      problems.push({ path: join(path, k), message: `"${k}" and "${other}" mean the same thing; keep one` });
+      continue;
+    }
+    renamed.set(canonical, k);
+    result[canonical] = v;
+  }
+  return { obj: result, renamed };
+}
+
+function join(...parts: (string | number)[]): string {
+  return parts.filter((p) => p !== '').join('/');
+}
+
+/** Converts zod issues to problems, with paths in the user's own spelling of aliased keys. */
+function toProblems(
+  issues: readonly z.core.$ZodIssue[],
+  base: string,
+  renamed: Map<string, string>,
+  problems: ValidationProblem[],
+): void {
+  for (const issue of issues) {
+    const segs = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
+    const path = join(base, ...segs);
+    if (issue.code === 'unrecognized_keys') {
+      const messages = issue.message.split('; ');
+      issue.keys.forEach((k, i) => {
+        problems.push({ path: join(path, k), message: messages[i] ?? `${UNKNOWN_KEY} "${k}"` });
+      });
+      continue;
+    }
+    problems.push({ path, message: issue.message });
+  }
+}
+
+/** Validates a parsed hatchery definition; reports every problem at once with its JSON path. */
+export function validateDefinition(raw: unknown): Validated {
+  const problems: ValidationProblem[] = [];
+  const nodes: ValidNode[] = [];
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push({
+      path: '',
+      message: 'a hatchery file must be a JSON object with "name", "desc" and "nodes"',
+    });
+    return { nodes, problems };
+  }
+  const stripped = stripMeta(raw) as Record<string, unknown>;
+  const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
+  const topResult = hatcheryTopSchema.safeParse(top);
+  if (!topResult.success) toProblems(topResult.error.issues, '', topRenamed, problems);
+
+  const rawNodes = Array.isArray(top.nodes) ? top.nodes : [];
+  rawNodes.forEach((rawNode, index) => {
+    const path = join('nodes', index);
+    if (rawNode === null || typeof rawNode !== 'object' || Array.isArray(rawNode)) {
+      problems.push({ path, message: 'a node must be a JSON object' });
+      return;
+    }
+    const n = rawNode as Record<string, unknown>;
+    const type = n.type;
+    let kind: NodeKind | undefined;
+    if (type === undefined) kind = 'drone';
+    else if (typeof type === 'string') kind = TYPE_TO_KIND.get(type);
+    if (!kind) {
+      const valid = [...TYPE_TO_KIND.keys()];
+      problems.push({
+        path: join(path, 'type'),
+        message: `unknown node type ${JSON.stringify(type)}${typeof type === 'string' ? didYouMean(type, valid) : ''}; valid types: ${valid.join(', ')} (or no type for a drone)`,
+      });
+      return;
+    }
+    const spec = NODE_KINDS[kind];
+    const { obj, renamed } = applyAliases(n, spec.aliases, path, problems);
+    const result = spec.schema.safeParse(obj);
+    if (!result.success) {
+      toProblems(result.error.issues, path, renamed, problems);
+      return;
+    }
+    nodes.push({
+      kind,
+      index,
+      name: (result.data as { name?: string }).name ?? '',
+      def: result.data as ValidNode['def'],
+    });
+  });
+
+  checkGraph(top as Partial<HatcheryDef>, rawNodes, nodes, problems);
+  if (!topResult.success || problems.length > 0) return { nodes, problems };
+  const def = { ...(topResult.data as object), nodes: nodes.map((n) => n.def) } as HatcheryDef;
+  return { def, nodes, problems };
+}
+
+/** Names nameless nodes and checks names, `start`, `next` and `on_limit` targets and inputs. */
+function checkGraph(
+  top: Partial<HatcheryDef>,
+  rawNodes: unknown[],
+  nodes: ValidNode[],
+  problems: ValidationProblem[],
+): void {
+  // Names come from the raw nodes, so a node that failed validation still counts as a target.
+  const names = new Set<string>();
+  const rawName = (n: unknown) => (n && typeof n === 'object' ? (n as { name?: unknown }).name : undefined);
+  rawNodes.forEach((n, index) => {
+    const name = rawName(n);
+    if (typeof name !== 'string') return;
+    if (names.has(name)) {
+      problems.push({
+        path: `nodes/${index}/name`,
+        message: `duplicate node name "${name}"; node names must be unique`,
+      });
+    }
+    names.add(name);
+  });
+  const generated = new Map<number, string>();
+  rawNodes.forEach((n, index) => {
+    if (typeof rawName(n) === 'string') return;
+    let i = index + 1;
+    while (names.has(`node_${i}`)) i += rawNodes.length;
+    generated.set(index, `node_${i}`);
+    names.add(`node_${i}`);
+  });
+  for (const n of nodes) {
+    if (n.name) continue;
+    n.name = generated.get(n.index)!;
+    n.def = { ...n.def, name: n.name };
+  }
+  const target = (t: string, path: string) => {
+    if (t === END || names.has(t)) return;
+    problems.push({
+      path,
+      message: `no node named "${t}"${didYouMean(t, names)}; nodes: ${[...names].join(', ')}`,
+    });
+  };
+  if (typeof top.start === 'string') {
+    if (top.start === END) problems.push({ path: 'start', message: 'start cannot be END' });
+    else target(top.start, 'start');
+  }
+  for (const n of nodes) {
+    const next = n.def.next;
+    if (typeof next === 'string') target(next, `nodes/${n.index}/next`);
+    else if (Array.isArray(next)) next.forEach((t, i) => target(t, `nodes/${n.index}/next/${i}`));
+    const onLimit = n.def.on_limit;
+    if (typeof onLimit === 'string') target(onLimit, `nodes/${n.index}/on_limit`);
+    if (onLimit !== undefined && n.def.max_visits === undefined) {
+      problems.push({
+        path: `nodes/${n.index}/on_limit`,
+        message: 'on_limit needs max_visits on the same node',
+      });
+    }
+  }
+  if (top.inputs && typeof top.inputs === 'object' && 'input' in top.inputs) {
+    problems.push({
+      path: 'inputs/input',
+      message: '"input" is the run\'s own input ({{ ctx.input }}); give the declared input another name',
+    });
+  }
+}

@@ -1,0 +1,190 @@
+import { HatcheryError, formatError } from '../errors.js';
+import type { ChatRequest, Usage } from '../providers/types.js';
+import { addUsage } from '../providers/types.js';
+import type { Scope } from '../runtime/scope.js';
+import type { Template } from '../runtime/templates.js';
+import type { SpawnTemplateDef } from '../schema/drone.js';
+import { compileToolRefs } from '../tools/compile.js';
+import { toolLoop } from '../tools/loop.js';
+import type { ToolRef } from '../tools/refs.js';
+import type { Tool } from '../tools/types.js';
+import type { CompileContext } from './kind.js';
+
+/** Default nesting limit of spawned agents. */
+export const DEFAULT_SPAWN_DEPTH = 3;
+const DEFAULT_SPAWN_PROMPT =
+  'You are a focused helper agent. Complete the task you are given and reply with the result only.';
+
+interface SpawnTemplate {
+  name: string;
+  desc: string;
+  sys?: Template;
+  model?: string;
+  refs: ToolRef[];
+  allowAddition: boolean;
+}
+
+/** A drone's compiled spawn configuration. */
+export interface SpawnSpec {
+  templates: Map<string, SpawnTemplate>;
+  maxDepth: number;
+  anyAddition: boolean;
+}
+
+/** What a spawned agent inherits from the drone that spawns it. */
+export interface SpawnParent {
+  system: string;
+  modelSpec: string | undefined;
+  baseURL: string | undefined;
+  refs: readonly ToolRef[];
+  request: ChatRequest;
+  node: string;
+}
+
+/** Compiles a drone's `spawn` block: template prompts, tool references, unique names. */
+export function compileSpawn(
+  spawn: { templates: SpawnTemplateDef[]; max_depth?: number } | undefined,
+  cc: CompileContext,
+): SpawnSpec | undefined {
+  if (!spawn) return undefined;
+  const templates = new Map<string, SpawnTemplate>();
+  spawn.templates.forEach((t, i) => {
+    const field = `spawn/templates/${i}`;
+    if (templates.has(t.name)) cc.problem(`${field}/name`, `two spawn templates named "${t.name}"`);
+    templates.set(t.name, {
+      name: t.name,
+      desc: t.desc,
+      sys: t.sys_prompt === undefined ? undefined : cc.template(t.sys_prompt, `${field}/sys_prompt`),
+      model: t.model,
+      refs: compileToolRefs({ tools: t.tools }, { ...cc, problem: (f, m) => cc.problem(`${field}/${f}`, m) }),
+      allowAddition: t.allow_prompt_addition === true,
+    });
+  });
+  return {
+    templates,
+    maxDepth: spawn.max_depth ?? DEFAULT_SPAWN_DEPTH,
+    anyAddition: [...templates.values()].some((t) => t.allowAddition),
+  };
+}
+
+/** The spawn tools offered at `depth` (the depth their agents will have), or none at the limit. */
+export function spawnTools(scope: Scope, spec: SpawnSpec, parent: SpawnParent, depth: number): Tool[] {
+  if (depth > spec.maxDepth) return [];
+  const names = [...spec.templates.keys()];
+  const choices = [...spec.templates.values()].map((t) => `- ${t.name}: ${t.desc}`).join('\n');
+  const taskProps: Record<string, unknown> = {
+    template: { type: 'string', enum: names, description: `Which kind of agent:\n${choices}` },
+    task: { type: 'string', description: 'The task, stated completely: the agent sees nothing else' },
+  };
+  if (spec.anyAddition) {
+    taskProps.system_prompt_addition = {
+      type: 'string',
+      description: 'Extra instructions for the agent (only templates that allow it use them)',
+    };
+  }
+  const taskSchema = { type: 'object', properties: taskProps, required: ['template', 'task'] };
+  const one = async (args: Record<string, unknown>) => {
+    const tmpl = spec.templates.get(String(args.template));
+    if (!tmpl) {
+      throw new HatcheryError(
+        'TOOL',
+        `unknown template "${String(args.template)}"; templates: ${names.join(', ')}`,
+      );
+    }
+    if (typeof args.task !== 'string' || args.task.trim() === '') {
+      throw new HatcheryError('TOOL', 'task must be a non-empty string');
+    }
+    const addition =
+      typeof args.system_prompt_addition === 'string' ? args.system_prompt_addition : undefined;
+    return runSpawned(scope, spec, parent, tmpl, args.task, addition, depth);
+  };
+  return [
+    {
+      name: 'spawn_agent',
+      description: `Start a helper agent for one focused sub-task and get its answer.\nTemplates:\n${choices}`,
+      inputSchema: taskSchema,
+      ref: 'spawn_agent',
+      async call(args) {
+        return { text: JSON.stringify(await one(args)) };
+      },
+    },
+    {
+      name: 'spawn_agents_parallel',
+      description:
+        'Start several helper agents at once for independent sub-tasks; returns all their answers.',
+      inputSchema: {
+        type: 'object',
+        properties: { tasks: { type: 'array', minItems: 1, items: taskSchema } },
+        required: ['tasks'],
+      },
+      ref: 'spawn_agents_parallel',
+      async call(args) {
+        const tasks = args.tasks;
+        if (!Array.isArray(tasks) || tasks.length === 0) {
+          throw new HatcheryError('TOOL', 'tasks must be a non-empty list of { template, task }');
+        }
+        const results = await Promise.all(
+          tasks.map((t) =>
+            one((t ?? {}) as Record<string, unknown>).catch((err: unknown) => {
+              if (scope.signal.aborted) throw err;
+              return {
+                error: formatError(err),
+                template: String((t as { template?: unknown })?.template),
+                depth,
+              };
+            }),
+          ),
+        );
+        return { text: JSON.stringify({ results }) };
+      },
+    },
+  ];
+}
+
+/** Runs one ephemeral agent: a fresh conversation whose user message is the task. */
+async function runSpawned(
+  scope: Scope,
+  spec: SpawnSpec,
+  parent: SpawnParent,
+  tmpl: SpawnTemplate,
+  task: string,
+  addition: string | undefined,
+  depth: number,
+): Promise<{ output: string; template: string; depth: number }> {
+  const own = tmpl.sys
+    ? tmpl.sys.render({ ...scope.vars, task })
+    : tmpl.name === 'self'
+      ? ''
+      : DEFAULT_SPAWN_PROMPT;
+  let system = tmpl.name === 'self' ? [parent.system, own].filter(Boolean).join('\n\n') : own;
+  if (addition && tmpl.allowAddition) system = `${system}\n\n${addition}`;
+  const where = { node: parent.node, field: 'spawn', template: tmpl.name };
+  const { provider, model } = scope.shared.runtime.providers.resolve(
+    tmpl.model ?? parent.modelSpec,
+    parent.baseURL,
+    scope.shared.sampling,
+    where,
+  );
+  const refs = tmpl.name === 'self' && tmpl.refs.length === 0 ? parent.refs : tmpl.refs;
+  const request: ChatRequest = {
+    ...parent.request,
+    model,
+    system,
+    messages: [{ role: 'user', content: task }],
+  };
+  const extra = spawnTools(scope, spec, parent, depth + 1);
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let output: string;
+  if (refs.length === 0 && extra.length === 0) {
+    const res = await provider.chat(request);
+    addUsage(usage, res.usage);
+    output = res.text;
+  } else {
+    const res = await toolLoop(scope, { node: parent.node, provider, request, refs, extraTools: extra });
+    addUsage(usage, res.usage);
+    output = res.text;
+  }
+  // Spawned agents are not nodes: their tokens go straight into the run's total.
+  addUsage(scope.shared.usage, usage);
+  return { output, template: tmpl.name, depth };
+}

@@ -1,0 +1,143 @@
+import { HatcheryError } from '../errors.js';
+import type { ResolvedModel } from '../providers/resolve.js';
+import type { ChatMessage, ChatRequest, Usage } from '../providers/types.js';
+import type { Scope } from '../runtime/scope.js';
+import type { CompiledNode, NodeResult } from '../runtime/types.js';
+import type { DroneDef } from '../schema/drone.js';
+import { compileToolRefs } from '../tools/compile.js';
+import { toolLoop } from '../tools/loop.js';
+import { compileOutputSchema, structuredReply } from './drone-output.js';
+import { chooseNext, compileChoice } from './drone-route.js';
+import { compileSpawn, spawnTools } from './drone-spawn.js';
+import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
+
+/** The system prompt of drones that set none, as in the original Hatchery. */
+export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
+
+/** True when some drone of the file continues this drone's conversation (so it must be kept). */
+function isReused(name: string, cc: CompileContext): boolean {
+  return (cc.def.nodes as { conversation?: string }[]).some((n) => n.conversation === name);
+}
+
+/**
+ * Drone: renders its prompts, calls the model (with the tool-use loop when it has tools or spawn
+ * templates), then optionally validates structured output and chooses its successor.
+ */
+export const droneImpl: NodeKindImpl<DroneDef> = {
+  compile(def: DroneDef, base: NodeBase, cc: CompileContext): CompiledNode {
+    const usr = cc.template(def.usr_prompt, 'usr_prompt');
+    const sys =
+      def.sys_prompt === undefined && def.conversation
+        ? undefined
+        : cc.template(def.sys_prompt ?? DEFAULT_SYSTEM_PROMPT, 'sys_prompt');
+    const refs = compileToolRefs(def, cc);
+    const spawn = compileSpawn(def.spawn, cc);
+    const choice = compileChoice(def.next, def.route, cc);
+    const schema = compileOutputSchema(def.output_schema, cc);
+    const keep = isReused(base.name, cc);
+    if (def.conversation !== undefined) {
+      const target = (cc.def.nodes as { name?: string; type?: string; usr_prompt?: string }[]).find(
+        (n) => n.name === def.conversation,
+      );
+      if (!target) cc.problem('conversation', `no node named "${def.conversation}"`);
+      else if (target.usr_prompt === undefined)
+        cc.problem('conversation', `"${def.conversation}" is not a drone`);
+    }
+    const modelSpec = def.model ?? cc.def.model;
+    const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
+    const resolve = (scope: Scope): ResolvedModel =>
+      scope.shared.runtime.providers.resolve(modelSpec, def.base_url, scope.shared.sampling, where);
+    const responseSchema = schema
+      ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
+      : undefined;
+
+    return {
+      ...base,
+      preflight: (scope) => {
+        resolve(scope);
+      },
+      exec: async (scope: Scope): Promise<NodeResult> => {
+        if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
+        const history =
+          def.conversation === undefined ? undefined : scope.local.conversations.get(def.conversation);
+        if (def.conversation !== undefined && !history) {
+          throw new HatcheryError(
+            'NOT_FOUND',
+            `conversation "${def.conversation}" has no history yet: that drone must run before this one`,
+            { field: 'conversation' },
+          );
+        }
+        const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
+        const user: ChatMessage = { role: 'user', content: scope.render(usr) };
+        const { provider, model } = resolve(scope);
+        const request: ChatRequest = {
+          model,
+          system,
+          messages: history ? [...history.messages, user] : [user],
+          temperature: def.temperature,
+          maxTokens: def.max_tokens,
+          timeoutMs: def.timeout_ms,
+          stream: def.stream,
+          signal: scope.signal,
+        };
+        const extra = spawn
+          ? spawnTools(
+              scope,
+              spawn,
+              { system, modelSpec, baseURL: def.base_url, refs, request, node: base.name },
+              1,
+            )
+          : [];
+        const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+        let text: string;
+        let messages: ChatMessage[];
+        if (refs.length === 0 && extra.length === 0) {
+          const res = await provider.chat(responseSchema ? { ...request, responseSchema } : request);
+          usage.inputTokens += res.usage.inputTokens;
+          usage.outputTokens += res.usage.outputTokens;
+          text = res.text;
+          messages = [...request.messages, { role: 'assistant', content: text }];
+        } else {
+          const res = await toolLoop(scope, {
+            node: base.name,
+            provider,
+            request,
+            refs,
+            maxTurns: def.max_turns,
+            extraTools: extra,
+          });
+          usage.inputTokens += res.usage.inputTokens;
+          usage.outputTokens += res.usage.outputTokens;
+          text = res.text;
+          messages = res.messages;
+        }
+        let value: unknown;
+        if (schema) {
+          const structured = await structuredReply({
+            provider,
+            request,
+            messages,
+            text,
+            schema,
+            usage,
+            node: base.name,
+          });
+          ({ text, value, messages } = structured);
+        }
+        if (keep) scope.local.conversations.set(base.name, { system, messages });
+        const result: NodeResult = { text, usage };
+        if (value !== undefined) result.value = value;
+        if (choice) result.next = await chooseNext({ provider, request, messages, spec: choice, usage });
+        return result;
+      },
+    };
+  },
+};
+
+/** The output_schema of the node where a run ends, when there is exactly one such drone (MCP outputSchema). */
+export function finalOutputSchema(
+  nodes: readonly { next?: unknown; output_schema?: Record<string, unknown> }[],
+) {
+  const terminal = nodes.filter((n) => n.next === undefined);
+  return terminal.length === 1 ? terminal[0]!.output_schema : undefined;
+}

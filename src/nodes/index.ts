@@ -1,0 +1,12 @@
+import type { NodeKind } from '../schema/nodes.js';
+import { banelingImpl } from './baneling.js';
+import { droneImpl } from './drone.js';
+import type { NodeKindImpl } from './kind.js';
+import { scriptImpl } from './script.js';
+
+/** The implementation of each node kind. */
+export const NODE_IMPLS: Record<NodeKind, NodeKindImpl<never>> = {
+  drone: droneImpl as NodeKindImpl<never>,
+  baneling: banelingImpl as NodeKindImpl<never>,
+  script: scriptImpl as NodeKindImpl<never>,
+};

@@ -1,0 +1,28 @@
+import type { ProviderFactory } from './resolve.js';
+import type { ChatRequest, ChatResponse, Provider } from './types.js';
+
+/** Default per-call timeout of model calls, in milliseconds. */
+export const DEFAULT_MODEL_TIMEOUT_MS = 300_000;
+
+/**
+ * The default factory: real SDK clients, imported on the first call so that the CLI starts fast and
+ * hatcheries without drones never load the SDKs.
+ */
+export const sdkFactory: ProviderFactory = (vendor, { apiKey, baseURL }) => {
+  let real: Promise<Provider> | undefined;
+  const load = async (): Promise<Provider> => {
+    if (vendor === 'openai') {
+      const { createOpenAIProvider } = await import('./openai.js');
+      return createOpenAIProvider({ apiKey, baseURL, timeoutMs: DEFAULT_MODEL_TIMEOUT_MS });
+    }
+    const { createAnthropicProvider } = await import('./anthropic.js');
+    return createAnthropicProvider({ apiKey, baseURL, timeoutMs: DEFAULT_MODEL_TIMEOUT_MS });
+  };
+  return {
+    id: vendor,
+    async chat(request: ChatRequest): Promise<ChatResponse> {
+      real ??= load();
+      return (await real).chat(request);
+    },
+  };
+};

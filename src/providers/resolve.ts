@@ -1,0 +1,132 @@
+import { type ErrorContext, HatcheryError } from '../errors.js';
+import type { Provider } from './types.js';
+
+/** The vendors a `model` string can name. */
+export type Vendor = 'openai' | 'anthropic' | 'sampling';
+
+/** Default model per vendor when a key is set and nothing names a model. */
+export const DEFAULT_MODELS: Readonly<Record<'openai' | 'anthropic', string>> = {
+  openai: 'gpt-4.1-mini',
+  anthropic: 'claude-sonnet-4-5',
+};
+
+/** The environment variable holding each vendor's API key. */
+export const KEY_VARS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
+
+/** A parsed `model` string. */
+export interface ModelSpec {
+  vendor: Vendor;
+  /** Vendor model id ('' for sampling without a preference). */
+  model: string;
+}
+
+/** Parses `openai:<m>`, `anthropic:<m>`, `sampling[:<hint>]`, or a bare name (claude-* is Anthropic). */
+export function parseModel(spec: string): ModelSpec {
+  const colon = spec.indexOf(':');
+  if (colon > 0) {
+    const prefix = spec.slice(0, colon).toLowerCase();
+    const model = spec.slice(colon + 1);
+    if (prefix === 'openai' || prefix === 'anthropic' || prefix === 'sampling')
+      return { vendor: prefix, model };
+  }
+  if (spec === 'sampling') return { vendor: 'sampling', model: '' };
+  return { vendor: spec.startsWith('claude-') ? 'anthropic' : 'openai', model: spec };
+}
+
+/** Builds a real provider for a vendor; injected so tests and embedders can swap transports. */
+export type ProviderFactory = (
+  vendor: 'openai' | 'anthropic',
+  options: { apiKey: string; baseURL: string | undefined },
+) => Provider;
+
+/** Options of the provider registry. */
+export interface ProviderRegistryOptions {
+  env: Readonly<Record<string, string | undefined>>;
+  /** Creates SDK-backed providers (lazy, cached per vendor, key and base URL). */
+  factory: ProviderFactory;
+  /** Fixed providers by vendor id; they win over the factory and need no key (tests, embedding). */
+  overrides?: Partial<Record<Vendor, Provider>>;
+}
+
+/** A resolved provider and the vendor model id to send it. */
+export interface ResolvedModel {
+  provider: Provider;
+  model: string;
+  vendor: Vendor;
+}
+
+/** Turns `model` strings into providers, checking API keys before any call is made. */
+export class ProviderRegistry {
+  private readonly cache = new Map<string, Provider>();
+
+  constructor(private readonly options: ProviderRegistryOptions) {}
+
+  /** The model used when neither the node nor the hatchery names one. */
+  defaultModel(samplingAvailable: boolean): string | undefined {
+    const env = this.options.env;
+    if (env.HATCHERY_MODEL) return env.HATCHERY_MODEL;
+    const o = this.options.overrides ?? {};
+    if (env.OPENAI_API_KEY || o.openai) return `openai:${DEFAULT_MODELS.openai}`;
+    if (env.ANTHROPIC_API_KEY || o.anthropic) return `anthropic:${DEFAULT_MODELS.anthropic}`;
+    if (samplingAvailable || o.sampling) return 'sampling';
+    return undefined;
+  }
+
+  /**
+   * Resolves a node's model. `sampling` is the MCP client's model for this run, if it offers one.
+   * Throws NO_MODEL or MISSING_API_KEY naming the node and the variable to set.
+   */
+  resolve(
+    spec: string | undefined,
+    baseURL: string | undefined,
+    sampling: Provider | undefined,
+    where: ErrorContext,
+  ): ResolvedModel {
+    const chosen = spec ?? this.defaultModel(sampling !== undefined);
+    if (!chosen) {
+      throw new HatcheryError(
+        'NO_MODEL',
+        'no model to run this drone: set OPENAI_API_KEY or ANTHROPIC_API_KEY (or HATCHERY_MODEL), name a model in the node or the hatchery, or call it from an MCP client that supports sampling',
+        { ...where, field: where.field ?? 'model' },
+      );
+    }
+    const { vendor, model } = parseModel(chosen);
+    const override = this.options.overrides?.[vendor];
+    if (override) return { provider: override, model: model || defaultFor(vendor), vendor };
+    if (vendor === 'sampling') {
+      if (!sampling) {
+        throw new HatcheryError(
+          'NO_MODEL',
+          `model "${chosen}" uses the MCP client's model (sampling), but this run has no client that offers sampling; set OPENAI_API_KEY or ANTHROPIC_API_KEY and name an openai: or anthropic: model instead`,
+          { ...where, field: 'model' },
+        );
+      }
+      return { provider: sampling, model, vendor };
+    }
+    const env = this.options.env;
+    const keyVar = KEY_VARS[vendor];
+    const envBase = vendor === 'openai' ? env.OPENAI_BASE_URL : env.ANTHROPIC_BASE_URL;
+    const base = baseURL ?? (envBase || undefined);
+    let apiKey = env[keyVar];
+    // Local OpenAI-compatible servers (Ollama, vLLM) named by the node's own base_url usually need no key.
+    if (!apiKey && vendor === 'openai' && baseURL) apiKey = 'not-needed';
+    if (!apiKey) {
+      throw new HatcheryError(
+        'MISSING_API_KEY',
+        `model "${chosen}" needs ${keyVar}: set it in the environment (or in the "env" of your MCP client config)`,
+        { ...where, field: where.field ?? 'model', variable: keyVar },
+      );
+    }
+    const cacheKey = `${vendor}\n${base ?? ''}\n${apiKey}`;
+    let provider = this.cache.get(cacheKey);
+    if (!provider) {
+      provider = this.options.factory(vendor, { apiKey, baseURL: base });
+      this.cache.set(cacheKey, provider);
+    }
+    return { provider, model: model || defaultFor(vendor), vendor };
+  }
+}
+
+function defaultFor(vendor: Vendor): string {
+  return vendor === 'sampling' ? '' : DEFAULT_MODELS[vendor];
+}

@@ -1,0 +1,78 @@
+/** Token counts of one or more model calls. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A tool call requested by the model. */
+export interface ToolCall {
+  /** Provider-assigned id, echoed back with the result. */
+  id: string;
+  name: string;
+  /** Parsed arguments; `{}` when the model sent none. */
+  args: Record<string, unknown>;
+  /** Set when the model's argument text was not a JSON object; the loop reports it back as a tool error. */
+  argsError?: string;
+}
+
+/** One message of a conversation, independent of any vendor's wire format. */
+export type ChatMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+
+/** A tool offered to the model. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  inputSchema: Record<string, unknown>;
+}
+
+/** One model call. */
+export interface ChatRequest {
+  /** Vendor model id, without the `openai:` / `anthropic:` prefix. */
+  model: string;
+  system: string;
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  /** `required` forces some tool call; `{ name }` forces that tool. Default `auto`. */
+  toolChoice?: 'auto' | 'required' | { name: string };
+  temperature?: number;
+  maxTokens?: number;
+  /** Per-call timeout in milliseconds (each attempt). */
+  timeoutMs?: number;
+  stream?: boolean;
+  /** Ask for JSON matching this schema (structured output). */
+  responseSchema?: { name: string; schema: Record<string, unknown> };
+  /** Aborts the call, including retries and streaming. */
+  signal: AbortSignal;
+  /** Called with each streamed text fragment (streaming only); lets callers show progress. */
+  onDelta?: (text: string) => void;
+}
+
+/** The model's answer to one call. */
+export interface ChatResponse {
+  text: string;
+  toolCalls: ToolCall[];
+  usage: Usage;
+  /** Vendor stop reason, for diagnostics. */
+  stopReason?: string;
+}
+
+/** A model backend. Small on purpose: the scripted provider implements it in a few lines. */
+export interface Provider {
+  /** `openai`, `anthropic`, `sampling`, `scripted`... */
+  readonly id: string;
+  chat(request: ChatRequest): Promise<ChatResponse>;
+}
+
+/** The zero usage. */
+export const NO_USAGE: Readonly<Usage> = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+
+/** Adds `b` into `a` in place. */
+export function addUsage(a: Usage, b: Usage | undefined): void {
+  if (!b) return;
+  a.inputTokens += b.inputTokens;
+  a.outputTokens += b.outputTokens;
+}

@@ -1,0 +1,305 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { HatcheryError, describeAbort, formatError, withContext } from '../errors.js';
+import { sdkFactory } from '../providers/factory.js';
+import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
+import type { Provider, Usage } from '../providers/types.js';
+import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
+import { PathGuard } from './paths.js';
+import { RunShared, Scope } from './scope.js';
+import type { Hatchery, RunListener } from './types.js';
+import { walk } from './walk.js';
+
+/** Default node-execution budget of a run. */
+export const DEFAULT_MAX_STEPS = 100;
+/** Default nesting limit of hatch:/node: runs. */
+export const DEFAULT_MAX_DEPTH = 5;
+
+/** How a Runtime is set up; one Runtime serves many runs (a CLI call or a whole MCP server). */
+export interface RuntimeOptions {
+  /** Environment for API keys, base URLs and HATCHERY_MODEL (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Folders files may be read from and written to, besides each hatchery's own folder. */
+  allowRoots?: readonly string[];
+  /** Overrides the files' max_steps (the CLI's --max-steps). */
+  maxSteps?: number;
+  /** Overrides the files' max_depth. */
+  maxDepth?: number;
+  /** Fixed providers by vendor (tests, embedding); they need no API key. */
+  providers?: Partial<Record<Vendor, Provider>>;
+  /** Builds SDK-backed providers; default uses the openai and @anthropic-ai/sdk clients. */
+  providerFactory?: ProviderFactory;
+  /** Options of the tool layer (shell access, MCP servers, result limits). */
+  tools?: ToolResolverOptions;
+}
+
+/** Options of one run. */
+export interface RunOptions {
+  /** The run's input, `{{ ctx.input }}`. */
+  input?: string;
+  /** Values of declared inputs. */
+  vars?: Readonly<Record<string, string>>;
+  signal?: AbortSignal;
+  /** Receives run, node and tool events. */
+  onEvent?: RunListener;
+  /** Overrides max_steps for this run. */
+  maxSteps?: number;
+  /** The MCP client's model (sampling), when the run comes from such a client. */
+  sampling?: Provider;
+}
+
+/** The outcome of a successful run. */
+export interface RunResult {
+  runId: string;
+  output: string;
+  /** Structured value of the final node (output_schema), if any. */
+  value?: unknown;
+  usage: Usage;
+  steps: number;
+  /** Latest output of every node that ran, by name. */
+  outputs: Record<string, unknown>;
+}
+
+/** Runs hatcheries. Re-entrant: runs never share ctx, and nested runs share only budget and signal. */
+export class Runtime {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly providers: ProviderRegistry;
+  readonly tools: ToolResolver;
+  readonly guard: PathGuard;
+  private readonly guards = new WeakMap<Hatchery, PathGuard>();
+  private readonly options: RuntimeOptions;
+  private static readonly neverAborted = new AbortController().signal;
+
+  constructor(options: RuntimeOptions = {}) {
+    this.options = options;
+    this.env = options.env ?? process.env;
+    this.guard = new PathGuard(options.allowRoots ?? []);
+    this.providers = new ProviderRegistry({
+      env: this.env,
+      overrides: options.providers,
+      factory: options.providerFactory ?? sdkFactory,
+    });
+    this.tools = new ToolResolver(this, options.tools ?? {});
+  }
+
+  /** The path guard of a hatchery: its own folder plus the runtime's allowed roots. */
+  guardFor(h: Hatchery): PathGuard {
+    let g = this.guards.get(h);
+    if (!g) {
+      g = this.guard.withRoot(h.dir);
+      this.guards.set(h, g);
+    }
+    return g;
+  }
+
+  /** Runs a hatchery from its start node with a fresh ctx. Throws a HatcheryError on failure. */
+  async run(h: Hatchery, options: RunOptions = {}): Promise<RunResult> {
+    const runId = randomUUID();
+    const maxSteps = options.maxSteps ?? this.options.maxSteps ?? h.maxSteps ?? DEFAULT_MAX_STEPS;
+    const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
+    const listener = options.onEvent;
+    const emit = listener ? safeListener(listener) : undefined;
+    const signal = options.signal ?? Runtime.neverAborted;
+    const shared = new RunShared(this, runId, signal, maxSteps, maxDepth, emit, options.sampling);
+    const t0 = emit ? performance.now() : 0;
+    emit?.({ type: 'run_start', runId, hatchery: h.name, depth: 0 });
+    try {
+      const scope = await this.scopeFor(h, shared, 0, options.input, options.vars);
+      const result = await walk(scope, h.start);
+      emit?.({
+        type: 'run_end',
+        runId,
+        hatchery: h.name,
+        depth: 0,
+        ok: true,
+        output: result.text,
+        usage: shared.usage,
+        steps: shared.steps,
+        ms: performance.now() - t0,
+      });
+      return {
+        runId,
+        output: result.text,
+        value: result.value,
+        usage: shared.usage,
+        steps: shared.steps,
+        outputs: { ...scope.out },
+      };
+    } catch (err) {
+      const error = signal.aborted
+        ? withContext(
+            err instanceof HatcheryError && err.code === 'ABORTED'
+              ? err
+              : new HatcheryError('ABORTED', describeAbort(signal.reason), {}, { cause: err }),
+            { file: h.file },
+          )
+        : withContext(err, { file: h.file });
+      emit?.({
+        type: 'run_end',
+        runId,
+        hatchery: h.name,
+        depth: 0,
+        ok: false,
+        error: formatError(error),
+        usage: shared.usage,
+        steps: shared.steps,
+        ms: performance.now() - t0,
+      });
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a hatchery nested in another run (a hatch: tool): fresh ctx, but the parent's signal,
+   * step budget and event listener, one level deeper.
+   */
+  async runNested(
+    h: Hatchery,
+    parent: Scope,
+    input: string,
+    vars?: Readonly<Record<string, string>>,
+  ): Promise<string> {
+    const shared = parent.shared;
+    const depth = parent.depth + 1;
+    checkDepth(shared, depth, h);
+    const t0 = shared.emit ? performance.now() : 0;
+    shared.emit?.({ type: 'run_start', runId: shared.runId, hatchery: h.name, depth });
+    const steps0 = shared.steps;
+    try {
+      const scope = await this.scopeFor(h, shared, depth, input, vars);
+      const result = await walk(scope, h.start);
+      shared.emit?.({
+        type: 'run_end',
+        runId: shared.runId,
+        hatchery: h.name,
+        depth,
+        ok: true,
+        output: result.text,
+        usage: shared.usage,
+        steps: shared.steps - steps0,
+        ms: performance.now() - t0,
+      });
+      return result.text;
+    } catch (err) {
+      const error = withContext(err, { file: h.file });
+      shared.emit?.({
+        type: 'run_end',
+        runId: shared.runId,
+        hatchery: h.name,
+        depth,
+        ok: false,
+        error: formatError(error),
+        usage: shared.usage,
+        steps: shared.steps - steps0,
+        ms: performance.now() - t0,
+      });
+      throw error;
+    }
+  }
+
+  /** Runs from one node of the caller's hatchery along its next chain, in a child scope (node: tools). */
+  async runFromNode(parent: Scope, node: string, input: string): Promise<string> {
+    checkDepth(parent.shared, parent.depth + 1, parent.hatchery);
+    const child = parent.child({ input }, { depth: parent.depth + 1 });
+    const result = await walk(child, node);
+    return result.text;
+  }
+
+  /** A fresh top-level scope: ctx with input, declared inputs and `files`, checked before any node runs. */
+  private async scopeFor(
+    h: Hatchery,
+    shared: RunShared,
+    depth: number,
+    input: string | undefined,
+    vars: Readonly<Record<string, string>> | undefined,
+  ): Promise<Scope> {
+    const guard = this.guardFor(h);
+    const ctx = Scope.freshCtx(h, guard);
+    if (input !== undefined) ctx.input = input;
+    applyVars(h, ctx, vars);
+    const fileKeys = Object.keys(h.files);
+    if (fileKeys.length > 0) await loadFiles(h, guard, ctx, fileKeys, shared.signal);
+    const scope = new Scope(h, shared, guard, ctx, Object.create(null), depth);
+    for (const node of h.nodes.values()) node.preflight?.(scope);
+    return scope;
+  }
+}
+
+function checkDepth(shared: RunShared, depth: number, h: Hatchery): void {
+  if (depth > shared.maxDepth) {
+    throw new HatcheryError(
+      'MAX_DEPTH',
+      `nested runs went ${depth} levels deep, over max_depth (${shared.maxDepth}); a hatchery or node that calls itself needs a condition that stops it`,
+      { file: h.file, field: 'max_depth' },
+    );
+  }
+}
+
+/** Copies declared inputs into ctx; unknown names and missing inputs are errors listing them all. */
+function applyVars(
+  h: Hatchery,
+  ctx: Record<string, unknown>,
+  vars: Readonly<Record<string, string>> | undefined,
+): void {
+  const declared = h.inputs;
+  if (vars) {
+    for (const [k, v] of Object.entries(vars)) {
+      if (!(k in declared)) {
+        const names = Object.keys(declared);
+        throw new HatcheryError(
+          'MISSING_INPUT',
+          `"${k}" is not a declared input of ${h.name}; declared inputs: ${names.length ? names.join(', ') : '(none)'}`,
+          { file: h.file, field: 'inputs', input: k },
+        );
+      }
+      ctx[k] = v;
+    }
+  }
+  const missing = Object.keys(declared).filter((k) => ctx[k] === undefined);
+  if (missing.length > 0) {
+    throw new HatcheryError(
+      'MISSING_INPUT',
+      `missing input${missing.length > 1 ? 's' : ''}: ${missing.map((k) => `${k} (${declared[k]})`).join(', ')}; pass ${missing.map((k) => `--set ${k}=...`).join(' ')} on the command line, or the same names as tool arguments`,
+      { file: h.file, field: 'inputs', inputs: missing },
+    );
+  }
+}
+
+/** Reads every `files` entry concurrently into ctx. */
+async function loadFiles(
+  h: Hatchery,
+  guard: PathGuard,
+  ctx: Record<string, unknown>,
+  keys: string[],
+  signal: AbortSignal,
+): Promise<void> {
+  await Promise.all(
+    keys.map(async (key) => {
+      const rel = h.files[key]!;
+      const where = { file: h.file, field: `files/${key}` };
+      const abs = guard.resolve(h.dir, rel, where);
+      try {
+        ctx[key] = await readFile(abs, { encoding: 'utf8', signal });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new HatcheryError(
+          'FILE_IO',
+          `cannot read "${rel}": ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`,
+          where,
+          { cause: err },
+        );
+      }
+    }),
+  );
+}
+
+/** Wraps a listener so that its exceptions never break a run. */
+function safeListener(listener: RunListener): RunListener {
+  return (event) => {
+    try {
+      listener(event);
+    } catch {
+      // A broken progress consumer must not fail the workflow it observes.
+    }
+  };
+}

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { HatcheryError } from '../errors.js';
+import type { ChatMessage, Provider, Usage } from '../providers/types.js';
+import type { PathGuard } from './paths.js';
+import type { Runtime } from './runtime.js';
+import { raiseInTemplate, type Template, type TemplateVars } from './templates.js';
+import type { Hatchery, RunEvent } from './types.js';
+
+/** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
+export class RunShared {
+  /** Node executions so far, across nested runs. */
+  steps = 0;
+  readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
+
+  constructor(
+    readonly runtime: Runtime,
+    readonly runId: string,
+    readonly signal: AbortSignal,
+    readonly maxSteps: number,
+    readonly maxDepth: number,
+    /** Undefined when nobody listens, so no event object is ever built for nothing. */
+    readonly emit: ((event: RunEvent) => void) | undefined,
+    /** The MCP client's model, when the run came from a client that offers sampling. */
+    readonly sampling: Provider | undefined,
+  ) {}
+}
+
+/** State of one hatchery run that its child scopes (node: tools, branches, loops) share. */
+export interface RunLocal {
+  /** Executions per node name (max_visits). */
+  readonly visits: Map<string, number>;
+  /** Message history of each drone that ran, for `conversation` reuse. */
+  readonly conversations: Map<string, { system: string; messages: ChatMessage[] }>;
+}
+
+/**
+ * The variables one run (or one child of it) sees. Child scopes read their parent's ctx and out
+ * through the prototype chain and keep their own writes, so nothing is ever copied.
+ */
+export class Scope {
+  readonly vars: TemplateVars;
+  /** Output of the node that ran last in this scope (a script's default stdin). */
+  last = '';
+  /** State shared by the scopes of one hatchery run. */
+  readonly local: RunLocal;
+  /** Cancellation of this scope: the run's signal, or a fan-out's that also fires when a sibling fails. */
+  readonly signal: AbortSignal;
+
+  constructor(
+    readonly hatchery: Hatchery,
+    readonly shared: RunShared,
+    readonly guard: PathGuard,
+    readonly ctx: Record<string, unknown>,
+    readonly out: Record<string, unknown>,
+    readonly depth: number,
+    readonly parent?: Scope,
+    local?: RunLocal,
+    signal?: AbortSignal,
+  ) {
+    this.local = local ?? { visits: new Map(), conversations: new Map() };
+    this.signal = signal ?? shared.signal;
+    this.vars = { ctx, out, fread: (ctx as { fread: (p: string) => string }).fread };
+  }
+
+  /** A fresh top-level ctx for a run of `hatchery`, with `fread` bound to its folder and roots. */
+  static freshCtx(hatchery: Hatchery, guard: PathGuard): Record<string, unknown> {
+    const ctx: Record<string, unknown> = Object.create(null);
+    const fread = (p: unknown): string => {
+      try {
+        const abs = guard.resolve(hatchery.dir, String(p), { function: 'fread' });
+        return readFileSync(abs, 'utf8');
+      } catch (err) {
+        if (err instanceof HatcheryError) raiseInTemplate(err);
+        const code = (err as NodeJS.ErrnoException).code ?? '';
+        raiseInTemplate(
+          new HatcheryError('FILE_IO', `fread("${String(p)}") failed: ${code || (err as Error).message}`, {
+            path: String(p),
+          }),
+        );
+      }
+    };
+    // Non-enumerable: `ctx.fread` works in templates but never shows up when ctx is listed or dumped.
+    Object.defineProperty(ctx, 'fread', { value: fread, enumerable: false });
+    return ctx;
+  }
+
+  /** Renders a compiled template with this scope's variables. */
+  render(t: Template): string {
+    return t.render(this.vars);
+  }
+
+  /** Writes a `save_output` variable here and in every enclosing scope of the same run. */
+  save(key: string, value: unknown): void {
+    // Writes through the chain on purpose: save_output is how a child (node: tool, branch)
+    // hands a value back to its caller; anything else it sets stays private.
+    for (let s: Scope | undefined = this; s; s = s.parent) s.ctx[key] = value;
+  }
+
+  /**
+   * A child scope: sees this scope's variables, keeps its own writes (node: tools, branches).
+   * `signal` replaces the run's signal for the child (fan-outs cancel their siblings with it).
+   */
+  child(own: Record<string, unknown> = {}, opts: { depth?: number; signal?: AbortSignal } = {}): Scope {
+    const ctx = Object.create(this.ctx) as Record<string, unknown>;
+    Object.assign(ctx, own);
+    const out = Object.create(this.out) as Record<string, unknown>;
+    const s = new Scope(
+      this.hatchery,
+      this.shared,
+      this.guard,
+      ctx,
+      out,
+      opts.depth ?? this.depth,
+      this,
+      this.local,
+      opts.signal ?? this.signal,
+    );
+    s.last = this.last;
+    return s;
+  }
+}

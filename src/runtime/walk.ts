@@ -1,0 +1,127 @@
+import { appendFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { HatcheryError, throwIfAborted, withContext } from '../errors.js';
+import { addUsage } from '../providers/types.js';
+import type { Scope } from './scope.js';
+import type { CompiledNode, NodeResult, Router } from './types.js';
+
+/** Picks the next node name from a compiled router and the node's output; undefined ends the run. */
+export function route(r: Router, output: string): string | undefined {
+  switch (r.kind) {
+    case 'end':
+      return undefined;
+    case 'one':
+      return r.target;
+    case 'list': {
+      const { targets, tests } = r;
+      for (let i = 0; i < tests.length; i++) {
+        if (tests[i]!.test(output)) return targets[i] === 'END' ? undefined : targets[i];
+      }
+      return r.fallback === 'END' ? undefined : r.fallback;
+    }
+  }
+}
+
+/** Counts a visit of `node`; returns the on_limit target when max_visits is exceeded. */
+function visit(scope: Scope, node: CompiledNode): string | undefined {
+  const max = node.maxVisits;
+  if (max === undefined) return undefined;
+  const visits = scope.local.visits;
+  const n = (visits.get(node.name) ?? 0) + 1;
+  visits.set(node.name, n);
+  if (n <= max) return undefined;
+  if (node.onLimit !== undefined) return node.onLimit;
+  throw new HatcheryError(
+    'MAX_VISITS',
+    `node ran more than max_visits (${max}) times in one run; raise max_visits or add "on_limit": "<node>" to leave the loop`,
+    { file: scope.hatchery.file, node: node.name, field: 'max_visits' },
+  );
+}
+
+/**
+ * Runs nodes from `start` along their `next` routes until a node has nowhere to go.
+ * Returns the last node's result. Every await sits behind an abort check, and the step budget is
+ * shared with nested runs through `scope.shared`.
+ */
+export async function walk(scope: Scope, start: string): Promise<NodeResult> {
+  const { hatchery, shared } = scope;
+  const nodes = hatchery.nodes;
+  let name: string | undefined = start;
+  let result: NodeResult = { text: '' };
+  while (name !== undefined) {
+    let node = nodes.get(name);
+    if (!node) {
+      throw new HatcheryError('NOT_FOUND', `no node named "${name}"`, { file: hatchery.file, node: name });
+    }
+    const redirect = node.maxVisits === undefined ? undefined : visit(scope, node);
+    if (redirect !== undefined) {
+      node = nodes.get(redirect)!;
+      name = redirect;
+    }
+    throwIfAborted(scope.signal, { file: hatchery.file, node: name });
+    const step = ++shared.steps;
+    if (step > shared.maxSteps) {
+      throw new HatcheryError(
+        'MAX_STEPS',
+        `the run reached max_steps (${shared.maxSteps}) node executions; a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
+        { file: hatchery.file, node: name, field: 'max_steps' },
+      );
+    }
+    const emit = shared.emit;
+    const t0 = emit ? performance.now() : 0;
+    if (emit) {
+      emit({
+        type: 'node_start',
+        runId: shared.runId,
+        hatchery: hatchery.name,
+        node: name,
+        kind: node.kind,
+        step,
+        depth: scope.depth,
+      });
+    }
+    try {
+      result = await node.exec(scope);
+    } catch (err) {
+      throw withContext(err, { file: hatchery.file, node: name });
+    }
+    const text = result.text;
+    scope.out[name] = result.value === undefined ? text : result.value;
+    scope.last = text;
+    if (node.saveOutput !== undefined)
+      scope.save(node.saveOutput, result.value === undefined ? text : result.value);
+    if (node.writeOutput !== undefined) await writeOutput(scope, node, text);
+    if (result.usage) addUsage(shared.usage, result.usage);
+    if (emit) {
+      emit({
+        type: 'node_end',
+        runId: shared.runId,
+        hatchery: hatchery.name,
+        node: name,
+        step,
+        depth: scope.depth,
+        output: text,
+        usage: result.usage,
+        ms: performance.now() - t0,
+      });
+    }
+    // A node that chose its successor itself (route: choose) overrides the text rule; null is END.
+    name = result.next !== undefined ? (result.next ?? undefined) : route(node.route, text);
+  }
+  return result;
+}
+
+/** Appends a node's output and a newline to its write_output file, creating folders. */
+async function writeOutput(scope: Scope, node: CompiledNode, text: string): Promise<void> {
+  const where = { file: scope.hatchery.file, node: node.name, field: 'write_output' };
+  const rel = scope.render(node.writeOutput!);
+  const abs = scope.guard.resolve(scope.hatchery.dir, rel, where);
+  try {
+    await mkdir(path.dirname(abs), { recursive: true });
+    await appendFile(abs, `${text}\n`, 'utf8');
+  } catch (err) {
+    throw new HatcheryError('FILE_IO', `cannot write "${rel}": ${(err as Error).message}`, where, {
+      cause: err,
+    });
+  }
+}

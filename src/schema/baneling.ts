@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { nodeBase, timeoutMs } from './common.js';
+import { fileObject } from './object.js';
+
+/** Spellings of baneling fields used by the original Hatchery. */
+export const banelingAliases = { tool: 'tool_name' } as const;
+
+/** A JSON value whose strings are templates at any depth. */
+const templatedJson: z.ZodType<unknown> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(templatedJson),
+    z.record(z.string(), templatedJson),
+  ]),
+);
+
+/** A baneling: one static tool call. */
+export const banelingSchema = fileObject(
+  {
+    ...nodeBase,
+    type: z.enum(['tool', 'baneling']).describe('"tool": a static tool call'),
+    tool_name: z.string().min(1).describe('The tool reference to call (see the drone "tools" field)'),
+    tool_args: z
+      .record(z.string(), templatedJson)
+      .optional()
+      .describe('Arguments of the call; every string inside, at any depth, is a template'),
+    timeout_ms: timeoutMs.optional(),
+  },
+  banelingAliases,
+);
+
+/** A baneling node as written in a file. */
+export type BanelingDef = z.infer<typeof banelingSchema>;

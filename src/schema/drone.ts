@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { nodeBase, template, timeoutMs } from './common.js';
+import { fileObject } from './object.js';
+
+/** Spellings of drone fields used by the original Hatchery and its documentation. */
+export const droneAliases = {
+  user_prompt: 'usr_prompt',
+  user_message: 'usr_prompt',
+  system_prompt: 'sys_prompt',
+  system_message: 'sys_prompt',
+  max_output_tokens: 'max_tokens',
+  agent_reuse: 'conversation',
+} as const;
+
+/** A kind of helper agent a drone may spawn (see `spawn`). */
+export const spawnTemplateSchema = fileObject({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, - or .')
+    .describe('Template name the model picks; "self" spawns a copy of the calling drone'),
+  desc: z.string().min(1).describe('What agents of this template are good at; the model reads it to choose'),
+  sys_prompt: template('System prompt of the spawned agent; sees {{ task }} besides ctx and out').optional(),
+  model: z.string().min(1).optional().describe("Model of the spawned agent; default the calling drone's"),
+  tools: z.array(z.string().min(1)).optional().describe('Tools of the spawned agent (tool references)'),
+  allow_prompt_addition: z
+    .boolean()
+    .optional()
+    .describe('Let the model append instructions to the system prompt (system_prompt_addition)'),
+});
+
+/** LLM-decided spawning of ephemeral helper agents. */
+export const spawnSchema = fileObject({
+  templates: z.array(spawnTemplateSchema).min(1).describe('The agent templates the model may spawn'),
+  max_depth: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      'How deep spawned agents may spawn again (default 3); at the limit the spawn tools are not offered',
+    ),
+});
+
+/** A drone: one LLM call, with an optional tool-use loop. */
+export const droneSchema = fileObject(
+  {
+    ...nodeBase,
+    type: z.enum(['ai', 'drone']).optional().describe('Absent, "ai" or "drone": an LLM call'),
+    usr_prompt: template('The user message'),
+    sys_prompt: template('The system prompt; default "You are a helpful assistant."').optional(),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'openai:<model>, anthropic:<model>, sampling, or a bare name (claude-* is Anthropic, anything else OpenAI)',
+      ),
+    base_url: z.url().optional().describe('OpenAI-compatible endpoint (Ollama, vLLM, ...) for this node'),
+    temperature: z.number().min(0).max(2).optional(),
+    max_tokens: z.number().int().min(1).optional().describe('Maximum tokens of the reply'),
+    timeout_ms: timeoutMs.optional().describe('Per-call timeout in milliseconds (default 300000)'),
+    stream: z.boolean().optional().describe('Stream the reply from the provider (default false)'),
+    tools: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Tools offered to the model: built-in names, hatch:<file>, node:<Name>, mcp:<server>[/<tool>], js:<module>#<export>',
+      ),
+    mcp: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Original Hatchery form: MCP servers as command lines or http(s) URLs; all their tools are offered',
+      ),
+    max_turns: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Maximum model turns of the tool-use loop (default 10)'),
+    route: z
+      .enum(['match', 'choose'])
+      .optional()
+      .describe(
+        'How a next list is followed: "match" (default) finds node names in the output; "choose" asks the model to pick one (supervisor)',
+      ),
+    spawn: spawnSchema.optional().describe('Offer the spawn_agent and spawn_agents_parallel tools'),
+    conversation: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Continue this drone's message history instead of starting a fresh conversation"),
+    output_schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'JSON Schema of the reply: asks for structured output, validates it, exposes fields as out.<node>.<field>',
+      ),
+  },
+  droneAliases,
+);
+
+/** One spawn template as written in a file. */
+export type SpawnTemplateDef = z.infer<typeof spawnTemplateSchema>;
+
+/** A drone node as written in a file (after alias normalisation). */
+export type DroneDef = z.infer<typeof droneSchema>;

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { nodeRef } from './common.js';
+import { fileObject } from './object.js';
+import { banelingSchema } from './baneling.js';
+import { droneSchema } from './drone.js';
+import { scriptSchema } from './script.js';
+
+/** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
+export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Spellings of top-level fields used by the original Hatchery. */
+export const hatcheryAliases = { description: 'desc', input: 'inputs' } as const;
+
+/** One MCP server, in the shape of Claude Desktop's `mcpServers` entries. */
+export const mcpServerSchema = z.union([
+  fileObject({
+    command: z.string().min(1).describe('Program to start (stdio transport)'),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional().describe('Extra environment variables'),
+    cwd: z.string().optional(),
+  }),
+  fileObject({
+    url: z.url().describe('Streamable HTTP endpoint'),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+]);
+
+/** Map of server name to MCP server definition. */
+export const mcpServersSchema = z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), mcpServerSchema);
+
+const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
+
+/** A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`). */
+export const anyNodeSchema = z.union([droneSchema, banelingSchema, scriptSchema]);
+
+/** The whole hatchery file. */
+export const hatcherySchema = fileObject(
+  {
+    name: z
+      .string()
+      .regex(TOOL_NAME, 'must be 1 to 64 letters, digits, _, - or . (it becomes the MCP tool name)'),
+    desc: z.string().min(1).describe('What the hatchery does; the MCP tool description'),
+    start: nodeRef.optional().describe('Entry node; default the first node'),
+    inputs: z
+      .record(identifier, z.string())
+      .optional()
+      .describe(
+        'Declared inputs: variable name to the prompt/description shown when asking for it; available as {{ ctx.<name> }}',
+      ),
+    files: z
+      .record(identifier, z.string().min(1))
+      .optional()
+      .describe(
+        'Variable name to file path (relative to this file), read for each run into {{ ctx.<name> }}',
+      ),
+    model: z.string().min(1).optional().describe('Default model of the drones'),
+    max_steps: z.number().int().min(1).optional().describe('Maximum node executions per run (default 100)'),
+    max_depth: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Maximum nesting of hatch:/node: runs (default 5)'),
+    mcpServers: mcpServersSchema
+      .optional()
+      .describe('MCP servers whose tools drones may use as mcp:<server>[/<tool>]'),
+    nodes: z.array(anyNodeSchema).min(1).describe('The nodes of the graph'),
+  },
+  hatcheryAliases,
+);
+
+/** The top level validated before nodes are checked one by one against their own kind. */
+export const hatcheryTopSchema = hatcherySchema.extend({ nodes: z.array(z.unknown()).min(1) });
+
+/** A hatchery file as written (after alias normalisation). */
+export type HatcheryDef = z.infer<typeof hatcherySchema>;
+/** One MCP server definition. */
+export type McpServerDef = z.infer<typeof mcpServerSchema>;

@@ -1,0 +1,28 @@
+import type { z } from 'zod';
+import { banelingAliases, banelingSchema } from './baneling.js';
+import { droneAliases, droneSchema } from './drone.js';
+import { scriptSchema } from './script.js';
+
+/** The node kinds a file can use; `types` are the accepted spellings of `type`. */
+export const NODE_KINDS = {
+  drone: { types: ['ai', 'drone'], schema: droneSchema, aliases: droneAliases as Record<string, string> },
+  baneling: {
+    types: ['tool', 'baneling'],
+    schema: banelingSchema,
+    aliases: banelingAliases as Record<string, string>,
+  },
+  script: { types: ['script'], schema: scriptSchema, aliases: {} as Record<string, string> },
+} satisfies Record<string, { types: string[]; schema: z.ZodObject; aliases: Record<string, string> }>;
+
+/** One of the node kinds. */
+export type NodeKind = keyof typeof NODE_KINDS;
+
+/** Every accepted `type` value mapped to its kind. */
+export const TYPE_TO_KIND: ReadonlyMap<string, NodeKind> = new Map(
+  (Object.entries(NODE_KINDS) as [NodeKind, (typeof NODE_KINDS)[NodeKind]][]).flatMap(([kind, k]) =>
+    k.types.map((t) => [t, kind] as const),
+  ),
+);
+
+/** The validated definition of a node of kind K. */
+export type NodeDefOf<K extends NodeKind> = z.infer<(typeof NODE_KINDS)[K]['schema']>;

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { didYouMean } from './suggest.js';
+
+/** Prefix of unknown key messages; the loader splits them into one problem per key. */
+export const UNKNOWN_KEY = 'unknown key';
+
+/**
+ * A strict object of the file format: unknown keys are errors that suggest the nearest valid key
+ * (aliases included). Keys starting with `$` or `_` are removed before validation by the loader.
+ */
+export function fileObject<S extends z.core.$ZodLooseShape>(shape: S, aliases: Record<string, string> = {}) {
+  const valid = [...Object.keys(shape), ...Object.keys(aliases)];
+  return z.strictObject(shape, {
+    error: (iss) => {
+      if (iss.code !== 'unrecognized_keys') return undefined;
+      return iss.keys.map((k) => `${UNKNOWN_KEY} "${k}"${didYouMean(k, valid)}`).join('; ');
+    },
+  });
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { HatcheryError } from '../../errors.js';
+import type { Tool, ToolContext, ToolResult } from '../types.js';
+
+/** Declares a built-in tool from a zod schema: arguments are validated and errors name the field. */
+export function defineBuiltin<S extends z.ZodObject>(spec: {
+  name: string;
+  description: string;
+  schema: S;
+  run: (args: z.infer<S>, tc: ToolContext) => Promise<string | ToolResult>;
+}): Tool {
+  const inputSchema = z.toJSONSchema(spec.schema, { io: 'input' }) as Record<string, unknown>;
+  delete inputSchema.$schema;
+  return {
+    name: spec.name,
+    description: spec.description,
+    inputSchema,
+    ref: spec.name,
+    async call(args, tc) {
+      const parsed = spec.schema.safeParse(args);
+      if (!parsed.success) {
+        const why = parsed.error.issues
+          .map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`)
+          .join('; ');
+        throw new HatcheryError('TOOL', `invalid arguments for ${spec.name}: ${why}`, { tool: spec.name });
+      }
+      const res = await spec.run(parsed.data, tc);
+      return typeof res === 'string' ? { text: res } : res;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { HatcheryError } from '../../errors.js';
+import type { ToolContext } from '../types.js';
+import { defineBuiltin } from './define.js';
+
+/** Largest file read_file returns whole; bigger files are an error rather than a flood of tokens. */
+export const READ_LIMIT_BYTES = 1_000_000;
+
+/** Resolves a tool path against the hatchery's folder, confined to the allowed roots. */
+export function toolPath(p: string, tc: ToolContext, tool: string): string {
+  return tc.scope.guard.resolve(tc.scope.hatchery.dir, p, { node: tc.node, tool });
+}
+
+function ioError(err: unknown, tool: string, p: string): HatcheryError {
+  const e = err as NodeJS.ErrnoException;
+  const why =
+    e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : (e.code ?? e.message);
+  return new HatcheryError(
+    'FILE_IO',
+    `${tool}: cannot access "${p}": ${why}`,
+    { tool, path: p },
+    { cause: err },
+  );
+}
+
+/** read_file: returns a UTF-8 text file below the allowed roots. */
+export const readFileTool = defineBuiltin({
+  name: 'read_file',
+  description: 'Read a UTF-8 text file (path relative to the hatchery file) and return its content.',
+  schema: z.object({ path: z.string().min(1).describe('File path, relative to the hatchery file') }),
+  async run({ path: p }, tc) {
+    const abs = toolPath(p, tc, 'read_file');
+    try {
+      const info = await stat(abs);
+      if (info.size > READ_LIMIT_BYTES) {
+        throw new HatcheryError(
+          'FILE_IO',
+          `read_file: "${p}" is ${info.size} bytes, over the ${READ_LIMIT_BYTES} byte limit`,
+          {
+            tool: 'read_file',
+            path: p,
+          },
+        );
+      }
+      return await readFile(abs, { encoding: 'utf8', signal: tc.signal });
+    } catch (err) {
+      if (err instanceof HatcheryError) throw err;
+      throw ioError(err, 'read_file', p);
+    }
+  },
+});
+
+/** write_file: writes (or appends) a text file below the allowed roots, creating folders. */
+export const writeFileTool = defineBuiltin({
+  name: 'write_file',
+  description: 'Write text to a file (path relative to the hatchery file), creating folders as needed.',
+  schema: z.object({
+    path: z.string().min(1).describe('File path, relative to the hatchery file'),
+    content: z.string().describe('Text to write'),
+    append: z.boolean().optional().describe('Append instead of replacing (default false)'),
+  }),
+  async run({ path: p, content, append }, tc) {
+    const abs = toolPath(p, tc, 'write_file');
+    try {
+      await mkdir(path.dirname(abs), { recursive: true });
+      await writeFile(abs, content, { encoding: 'utf8', flag: append ? 'a' : 'w', signal: tc.signal });
+    } catch (err) {
+      throw ioError(err, 'write_file', p);
+    }
+    return `${append ? 'appended' : 'wrote'} ${Buffer.byteLength(content)} bytes to ${p}`;
+  },
+});
+
+/** echo: returns its text; handy for banelings that only shape text with a template. */
+export const echoTool = defineBuiltin({
+  name: 'echo',
+  description: 'Return the given text unchanged.',
+  schema: z.object({ text: z.string().describe('Text to return') }),
+  async run({ text }) {
+    return text;
+  },
+});

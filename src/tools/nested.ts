@@ -1,0 +1,65 @@
+import { HatcheryError } from '../errors.js';
+import type { Hatchery } from '../runtime/types.js';
+import type { Tool } from './types.js';
+
+function inputOf(args: Record<string, unknown>, tool: string): string {
+  // `input_str` is the original Hatchery's argument name.
+  const v = args.input ?? args.input_str;
+  if (typeof v !== 'string') {
+    throw new HatcheryError('TOOL', `invalid arguments for ${tool}: "input" must be a string`, { tool });
+  }
+  return v;
+}
+
+/** A hatchery as one tool: its name and desc, one string `input` (plus its declared inputs). */
+export function hatchTool(ref: string, sub: Hatchery): Tool {
+  const properties: Record<string, unknown> = {
+    input: { type: 'string', description: 'Input of the workflow ({{ ctx.input }})' },
+  };
+  for (const [k, prompt] of Object.entries(sub.inputs))
+    properties[k] = { type: 'string', description: prompt };
+  return {
+    name: sub.name,
+    description: sub.desc,
+    inputSchema: { type: 'object', properties, required: ['input', ...Object.keys(sub.inputs)] },
+    ref,
+    async call(args, tc) {
+      const input = inputOf(args, sub.name);
+      const vars: Record<string, string> = {};
+      for (const k of Object.keys(sub.inputs)) {
+        if (typeof args[k] === 'string') vars[k] = args[k] as string;
+      }
+      const text = await tc.scope.shared.runtime.runNested(sub, tc.scope, input, vars);
+      return { text };
+    },
+  };
+}
+
+/** A node of the calling hatchery as a tool, looked up only when called. */
+export function nodeTool(ref: string, node: string): Tool {
+  return {
+    name: node,
+    description: `Runs the "${node}" step of this workflow on the given input and returns its result.`,
+    inputSchema: {
+      type: 'object',
+      properties: { input: { type: 'string', description: 'Input for the step ({{ ctx.input }})' } },
+      required: ['input'],
+    },
+    ref,
+    async call(args, tc) {
+      const input = inputOf(args, node);
+      if (!tc.scope.hatchery.nodes.has(node)) {
+        const names = [...tc.scope.hatchery.nodes.keys()].join(', ');
+        throw new HatcheryError(
+          'UNKNOWN_TOOL',
+          `node:${node}: this hatchery has no node "${node}" (nodes: ${names})`,
+          {
+            tool: ref,
+          },
+        );
+      }
+      const text = await tc.scope.shared.runtime.runFromNode(tc.scope, node, input);
+      return { text };
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { BUILTIN_TOOLS } from './builtin/index.js';
+
+/** A parsed tool reference, as written in a drone's `tools` or a baneling's `tool_name`. */
+export type ToolRef =
+  | { kind: 'builtin'; ref: string; name: string }
+  | { kind: 'hatch'; ref: string; path: string }
+  | { kind: 'node'; ref: string; node: string }
+  | { kind: 'mcp'; ref: string; server: string; tool?: string }
+  | { kind: 'js'; ref: string; module: string; export: string };
+
+/** Built-in tool names that exist beyond BUILTIN_TOOLS' always-on set (checked at call time). */
+export const EXTRA_BUILTINS: ReadonlySet<string> = new Set(['shell_exec']);
+
+/** Parses a tool reference; returns an error message for a malformed or unknown one. */
+export function parseToolRef(ref: string): ToolRef | { error: string } {
+  const colon = ref.indexOf(':');
+  if (colon < 0) {
+    if (BUILTIN_TOOLS.has(ref) || EXTRA_BUILTINS.has(ref)) return { kind: 'builtin', ref, name: ref };
+    const known = [...BUILTIN_TOOLS.keys(), ...EXTRA_BUILTINS].join(', ');
+    return {
+      error: `unknown tool "${ref}": use a built-in (${known}), hatch:<file>, node:<Name>, mcp:<server>[/<tool>] or js:<module>#<export>`,
+    };
+  }
+  const prefix = ref.slice(0, colon);
+  const rest = ref.slice(colon + 1);
+  if (!rest) return { error: `tool reference "${ref}" has nothing after "${prefix}:"` };
+  switch (prefix) {
+    case 'hatch':
+      return { kind: 'hatch', ref, path: rest };
+    case 'node':
+      return { kind: 'node', ref, node: rest };
+    case 'mcp': {
+      const slash = rest.indexOf('/');
+      if (slash === 0 || slash === rest.length - 1)
+        return { error: `tool reference "${ref}" must be mcp:<server> or mcp:<server>/<tool>` };
+      return slash < 0
+        ? { kind: 'mcp', ref, server: rest }
+        : { kind: 'mcp', ref, server: rest.slice(0, slash), tool: rest.slice(slash + 1) };
+    }
+    case 'js': {
+      const hash = rest.lastIndexOf('#');
+      if (hash <= 0 || hash === rest.length - 1)
+        return { error: `tool reference "${ref}" must be js:<module path>#<export name>` };
+      return { kind: 'js', ref, module: rest.slice(0, hash), export: rest.slice(hash + 1) };
+    }
+    default:
+      return {
+        error: `unknown tool reference prefix "${prefix}:" in "${ref}": use hatch:, node:, mcp: or js:`,
+      };
+  }
+}

@@ -1,0 +1,161 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers.js';
+
+const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** Runs the built CLI as a user would; resolves with exit code and both streams. */
+export function cli(
+  args: string[],
+  opts: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: opts.cwd ?? ROOT,
+      // A clean environment: no API keys leak in from the developer's shell.
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b) => {
+      stdout += b;
+    });
+    child.stderr.on('data', (b) => {
+      stderr += b;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.stdin ?? '');
+  });
+}
+
+describe('hatchery-mcp run (as a process)', () => {
+  it('runs the keyless example: output on stdout, one line per node on stderr', async () => {
+    const r = await cli(['run', 'hatchery/read-notes.json']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^# welcome\.md\n\nWelcome to hatchery-mcp\./);
+    expect(r.stdout).toMatch(/\(\d+ words\)\n$/);
+    expect(r.stderr).toMatch(/\[1\] Read \(/);
+    expect(r.stderr).toMatch(/\[2\] Format \(/);
+  });
+
+  it('reads the input from stdin when piped, and from --input', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'shout.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'shout',
+        desc: 'upper-cases its input',
+        inputs: { mark: 'Punctuation to add' },
+        nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text: '{{ ctx.input | upper }}{{ ctx.mark }}' } }],
+      }),
+    );
+    const piped = await cli(['run', file, '--set', 'mark=!', '-q'], { stdin: 'hello there\n' });
+    expect(piped).toMatchObject({ code: 0, stdout: 'HELLO THERE!\n', stderr: '' });
+    const flag = await cli(['run', file, '--input', 'hi', '--set', 'mark=?', '--json']);
+    expect(JSON.parse(flag.stdout)).toMatchObject({ output: 'HI?', steps: 1 });
+    const missing = await cli(['run', file, '--input', 'hi']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('missing input: mark (Punctuation to add); pass --set mark=...');
+  });
+
+  it('fails with exit 1 and a message naming file, node and field when a run fails', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'bad.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'bad',
+        desc: 'reads outside its folder',
+        nodes: [{ name: 'Sneak', type: 'tool', tool_name: 'read_file', tool_args: { path: '../../etc/passwd' } }],
+      }),
+    );
+    const r = await cli(['run', file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error: ${file}: node "Sneak"`);
+    expect(r.stderr).toContain('path "../../etc/passwd"');
+    expect(r.stdout).toBe('');
+  });
+
+  it('stops a cycle with --max-steps', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'loop.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'loop',
+        desc: 'never ends',
+        nodes: [{ name: 'Again', type: 'tool', tool_name: 'echo', tool_args: { text: 'x' }, next: 'Again' }],
+      }),
+    );
+    const r = await cli(['run', file, '--max-steps', '4', '-q']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('max_steps (4)');
+  });
+
+  it('reports an invalid file with exit 3 and every problem', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'invalid.json');
+    writeFileSync(file, JSON.stringify({ name: 'x', nodes: [{ usr_promt: 'hi' }] }));
+    const r = await cli(['run', file]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${file}: desc: `);
+    expect(r.stderr).toContain(`${file}: nodes/0/usr_promt: unknown key "usr_promt" (did you mean "usr_prompt"?)`);
+  });
+
+  it('refuses bad command lines with exit 2', async () => {
+    expect((await cli(['run'])).code).toBe(2);
+    const bad = await cli(['run', 'hatchery/read-notes.json', '--max-steps', 'many']);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-steps must be a positive integer') });
+    expect((await cli(['run', 'hatchery/read-notes.json', '--bogus'])).code).toBe(2);
+    expect((await cli(['frobnicate'])).code).toBe(2);
+    const nofile = await cli(['run', 'nope.json']);
+    expect(nofile.code).toBe(1);
+    expect(nofile.stderr).toContain('nope.json: cannot read hatchery file: no such file');
+  });
+});
+
+describe('hatchery-mcp validate, help and version', () => {
+  it('validates the shipped examples', async () => {
+    const r = await cli(['validate', 'hatchery']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('hatchery/read-notes.json: ok (read_notes, 2 nodes)');
+  });
+
+  it('prints every problem of every broken file as file: json/path: message', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'a.json'), '{ "name": "a", ');
+    writeFileSync(
+      path.join(dir, 'b.json'),
+      JSON.stringify({ name: 'b', desc: 'd', nodes: [{ name: 'X', usr_prompt: 'hi', next: 'Y' }, { type: 'toll' }] }),
+    );
+    writeFileSync(path.join(dir, 'c.json'), JSON.stringify({ name: 'c', desc: 'fine', nodes: [{ usr_prompt: 'ok' }] }));
+    const r = await cli(['validate', dir]);
+    expect(r.code).toBe(3);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toContain(`${path.join(dir, 'b.json')}: nodes/0/next: no node named "Y"; nodes: X, node_2`);
+    expect(
+      lines.some((l) =>
+        l.startsWith(`${path.join(dir, 'b.json')}: nodes/1/type: unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool`),
+      ),
+    ).toBe(true);
+    expect(lines.some((l) => l.startsWith(`${path.join(dir, 'a.json')}: (root): invalid JSON`))).toBe(true);
+    expect(lines).toContain(`${path.join(dir, 'c.json')}: ok (c, 1 node)`);
+    expect(r.stderr).toContain('1 valid, 2 invalid');
+  });
+
+  it('has --help for every command and --version', async () => {
+    for (const args of [['--help'], ['run', '--help'], ['validate', '--help'], ['serve', '--help']]) {
+      const r = await cli(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/Usage/);
+    }
+    const v = await cli(['--version']);
+    expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});

@@ -1,0 +1,32 @@
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ValidationError } from '../src/errors.js';
+import { loadHatcheryObject } from '../src/loader/load.js';
+import type { Hatchery } from '../src/runtime/types.js';
+
+/** A fresh temporary folder (real path, so symlink checks compare like with like). */
+export function tempDir(prefix = 'hatchery-test-'): string {
+  return realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+}
+
+/** Loads a definition as if it were the file `<dir>/<name>`; throws the ValidationError when invalid. */
+export function load(def: unknown, dir = tempDir(), name = 'test.json'): Hatchery {
+  const file = path.join(dir, name);
+  writeFileSync(file, JSON.stringify(def, null, 2));
+  const res = loadHatcheryObject(def, file);
+  if (!res.ok) throw res.error;
+  return res.hatchery;
+}
+
+/** The problems of an invalid definition, as `path: message` lines. */
+export function problems(def: unknown): string[] {
+  const res = loadHatcheryObject(def, '/tmp/x.json');
+  if (res.ok) return [];
+  return (res.error as ValidationError).problems.map((p) => `${p.path}: ${p.message}`);
+}
+
+/** A minimal valid hatchery with the given nodes. */
+export function hatch(nodes: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: 'test', desc: 'a test hatchery', nodes, ...extra };
+}
