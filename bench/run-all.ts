@@ -3,7 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 
 const here = new URL('.', import.meta.url);
-const files = readdirSync(here).filter((f) => f.endsWith('.ts') && f !== 'run-all.ts').sort();
+const files = readdirSync(here)
+  .filter((f) => f.endsWith('.ts') && f !== 'run-all.ts')
+  .sort();
 let failed = 0;
 for (const f of files) {
   console.log(`\n=== ${f}`);

@@ -12,7 +12,10 @@ function chain(n: number): Hatchery {
     usr_prompt: i === 0 ? '{{ ctx.input }}' : `Continue from {{ out.N${i - 1} }}`,
     ...(i < n - 1 ? { next: `N${i + 1}` } : {}),
   }));
-  const res = loadHatcheryObject({ name: `chain_${n}`, desc: 'bench', max_steps: n + 1, nodes }, '/tmp/bench.json');
+  const res = loadHatcheryObject(
+    { name: `chain_${n}`, desc: 'bench', max_steps: n + 1, nodes },
+    '/tmp/bench.json',
+  );
   if (!res.ok) throw res.error;
   return res.hatchery;
 }
@@ -49,5 +52,9 @@ for (const n of sizes) {
   results[n] = quiet;
   console.log(`${n}\t${quiet.toFixed(2)}\t\t${loud.toFixed(2)}`);
 }
-console.log(`linearity: per-node cost at 5000 nodes / at 100 nodes = ${(results[5000]! / results[100]!).toFixed(2)} (1.0 = linear)`);
-console.log(`target ≤ 10 µs/node at 1000 nodes: ${results[1000]! <= 10 ? 'met' : 'NOT met'} (${results[1000]!.toFixed(2)} µs)`);
+console.log(
+  `linearity: per-node cost at 5000 nodes / at 100 nodes = ${(results[5000]! / results[100]!).toFixed(2)} (1.0 = linear)`,
+);
+console.log(
+  `target ≤ 10 µs/node at 1000 nodes: ${results[1000]! <= 10 ? 'met' : 'NOT met'} (${results[1000]!.toFixed(2)} µs)`,
+);

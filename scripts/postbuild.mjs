@@ -4,4 +4,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 chmodSync(new URL('../dist/cli.js', import.meta.url), 0o755);
 const { hatcheryJsonSchema } = await import('../dist/schema/json-schema.js');
 mkdirSync(new URL('../schema/', import.meta.url), { recursive: true });
-writeFileSync(new URL('../schema/hatchery.schema.json', import.meta.url), `${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
+writeFileSync(
+  new URL('../schema/hatchery.schema.json', import.meta.url),
+  `${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`,
+);

@@ -3,7 +3,13 @@
 export type { ErrorCode, ErrorContext, ValidationProblem } from './errors.js';
 export { formatError, HatcheryError, ValidationError } from './errors.js';
 export type { LoadResult } from './loader/load.js';
-export { findHatcheryFiles, HatcheryCache, loadHatchery, loadHatcheryObject, loadHatcheryText } from './loader/load.js';
+export {
+  findHatcheryFiles,
+  HatcheryCache,
+  loadHatchery,
+  loadHatcheryObject,
+  loadHatcheryText,
+} from './loader/load.js';
 export type { LoadOptions } from './nodes/kind.js';
 export type { ModelSpec, ProviderFactory, Vendor } from './providers/resolve.js';
 export { parseModel } from './providers/resolve.js';

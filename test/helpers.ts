@@ -1,7 +1,7 @@
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ValidationError } from '../src/errors.js';
+import type { ValidationError } from '../src/errors.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import type { Hatchery } from '../src/runtime/types.js';
 

@@ -3,10 +3,10 @@ import { HatcheryError, type ValidationProblem } from '../errors.js';
 import { finalOutputSchema } from '../nodes/drone.js';
 import { NODE_IMPLS } from '../nodes/index.js';
 import type { CompileContext, LoadOptions, NodeBase } from '../nodes/kind.js';
-import { END } from '../schema/common.js';
-import type { HatcheryDef } from '../schema/hatchery.js';
 import { Template } from '../runtime/templates.js';
 import type { CompiledNode, Hatchery, Router } from '../runtime/types.js';
+import { END } from '../schema/common.js';
+import type { HatcheryDef } from '../schema/hatchery.js';
 import type { ValidNode } from './validate.js';
 
 function escapeRegExp(s: string): string {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { ValidationProblem } from '../errors.js';
 import { END } from '../schema/common.js';
-import { hatcheryAliases, hatcheryTopSchema, type HatcheryDef } from '../schema/hatchery.js';
+import { type HatcheryDef, hatcheryAliases, hatcheryTopSchema } from '../schema/hatchery.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
 import { UNKNOWN_KEY } from '../schema/object.js';
 import { didYouMean } from '../schema/suggest.js';
@@ -193,7 +193,11 @@ function checkGraph(
   for (const n of nodes) {
     const next = n.def.next;
     if (typeof next === 'string') target(next, `nodes/${n.index}/next`);
-    else if (Array.isArray(next)) next.forEach((t, i) => target(t, `nodes/${n.index}/next/${i}`));
+    else if (Array.isArray(next)) {
+      next.forEach((t, i) => {
+        target(t, `nodes/${n.index}/next/${i}`);
+      });
+    }
     const onLimit = n.def.on_limit;
     if (typeof onLimit === 'string') target(onLimit, `nodes/${n.index}/on_limit`);
     if (onLimit !== undefined && n.def.max_visits === undefined) {

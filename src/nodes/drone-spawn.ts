@@ -1,4 +1,4 @@
-import { HatcheryError, formatError } from '../errors.js';
+import { formatError, HatcheryError } from '../errors.js';
 import type { ChatRequest, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import type { Scope } from '../runtime/scope.js';

@@ -1,6 +1,6 @@
-import type { McpServerDef, HatcheryDef } from '../schema/hatchery.js';
 import type { Template } from '../runtime/templates.js';
 import type { CompiledNode } from '../runtime/types.js';
+import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
 
 /** Options that shape how files are loaded (from the CLI or the embedding program). */
 export interface LoadOptions {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { HatcheryError, describeAbort, formatError, withContext } from '../errors.js';
+import { describeAbort, formatError, HatcheryError, withContext } from '../errors.js';
 import { sdkFactory } from '../providers/factory.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';

@@ -1,6 +1,6 @@
+import type { Usage } from '../providers/types.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import type { NodeKind } from '../schema/nodes.js';
-import type { Usage } from '../providers/types.js';
 import type { Scope } from './scope.js';
 import type { Template } from './templates.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { nodeRef } from './common.js';
-import { fileObject } from './object.js';
 import { banelingSchema } from './baneling.js';
+import { nodeRef } from './common.js';
 import { droneSchema } from './drone.js';
+import { fileObject } from './object.js';
 import { scriptSchema } from './script.js';
 
 /** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */

@@ -1,4 +1,4 @@
-import { HatcheryError, formatError, isAbortError, throwIfAborted } from '../errors.js';
+import { formatError, HatcheryError, isAbortError, throwIfAborted } from '../errors.js';
 import type { ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import type { Scope } from '../runtime/scope.js';

@@ -8,7 +8,7 @@ const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** Runs the built CLI as a user would; resolves with exit code and both streams. */
-export function cli(
+function cli(
   args: string[],
   opts: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -52,7 +52,9 @@ describe('hatchery-mcp run (as a process)', () => {
         name: 'shout',
         desc: 'upper-cases its input',
         inputs: { mark: 'Punctuation to add' },
-        nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text: '{{ ctx.input | upper }}{{ ctx.mark }}' } }],
+        nodes: [
+          { type: 'tool', tool_name: 'echo', tool_args: { text: '{{ ctx.input | upper }}{{ ctx.mark }}' } },
+        ],
       }),
     );
     const piped = await cli(['run', file, '--set', 'mark=!', '-q'], { stdin: 'hello there\n' });
@@ -72,7 +74,9 @@ describe('hatchery-mcp run (as a process)', () => {
       JSON.stringify({
         name: 'bad',
         desc: 'reads outside its folder',
-        nodes: [{ name: 'Sneak', type: 'tool', tool_name: 'read_file', tool_args: { path: '../../etc/passwd' } }],
+        nodes: [
+          { name: 'Sneak', type: 'tool', tool_name: 'read_file', tool_args: { path: '../../etc/passwd' } },
+        ],
       }),
     );
     const r = await cli(['run', file]);
@@ -105,13 +109,18 @@ describe('hatchery-mcp run (as a process)', () => {
     const r = await cli(['run', file]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`${file}: desc: `);
-    expect(r.stderr).toContain(`${file}: nodes/0/usr_promt: unknown key "usr_promt" (did you mean "usr_prompt"?)`);
+    expect(r.stderr).toContain(
+      `${file}: nodes/0/usr_promt: unknown key "usr_promt" (did you mean "usr_prompt"?)`,
+    );
   });
 
   it('refuses bad command lines with exit 2', async () => {
     expect((await cli(['run'])).code).toBe(2);
     const bad = await cli(['run', 'hatchery/read-notes.json', '--max-steps', 'many']);
-    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-steps must be a positive integer') });
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--max-steps must be a positive integer'),
+    });
     expect((await cli(['run', 'hatchery/read-notes.json', '--bogus'])).code).toBe(2);
     expect((await cli(['frobnicate'])).code).toBe(2);
     const nofile = await cli(['run', 'nope.json']);
@@ -132,16 +141,25 @@ describe('hatchery-mcp validate, help and version', () => {
     writeFileSync(path.join(dir, 'a.json'), '{ "name": "a", ');
     writeFileSync(
       path.join(dir, 'b.json'),
-      JSON.stringify({ name: 'b', desc: 'd', nodes: [{ name: 'X', usr_prompt: 'hi', next: 'Y' }, { type: 'toll' }] }),
+      JSON.stringify({
+        name: 'b',
+        desc: 'd',
+        nodes: [{ name: 'X', usr_prompt: 'hi', next: 'Y' }, { type: 'toll' }],
+      }),
     );
-    writeFileSync(path.join(dir, 'c.json'), JSON.stringify({ name: 'c', desc: 'fine', nodes: [{ usr_prompt: 'ok' }] }));
+    writeFileSync(
+      path.join(dir, 'c.json'),
+      JSON.stringify({ name: 'c', desc: 'fine', nodes: [{ usr_prompt: 'ok' }] }),
+    );
     const r = await cli(['validate', dir]);
     expect(r.code).toBe(3);
     const lines = r.stdout.trim().split('\n');
     expect(lines).toContain(`${path.join(dir, 'b.json')}: nodes/0/next: no node named "Y"; nodes: X, node_2`);
     expect(
       lines.some((l) =>
-        l.startsWith(`${path.join(dir, 'b.json')}: nodes/1/type: unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool`),
+        l.startsWith(
+          `${path.join(dir, 'b.json')}: nodes/1/type: unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool`,
+        ),
       ),
     ).toBe(true);
     expect(lines.some((l) => l.startsWith(`${path.join(dir, 'a.json')}: (root): invalid JSON`))).toBe(true);

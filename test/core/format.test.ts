@@ -84,7 +84,9 @@ describe('file format: errors', () => {
   });
 
   it('checks next targets and start when the file loads', () => {
-    expect(problems(hatch([{ name: 'Writer', usr_prompt: 'x', next: ['Writr', 'END'] }], { start: 'Nobody' }))).toEqual([
+    expect(
+      problems(hatch([{ name: 'Writer', usr_prompt: 'x', next: ['Writr', 'END'] }], { start: 'Nobody' })),
+    ).toEqual([
       'start: no node named "Nobody"; nodes: Writer',
       'nodes/0/next/0: no node named "Writr" (did you mean "Writer"?); nodes: Writer',
     ]);
@@ -92,8 +94,12 @@ describe('file format: errors', () => {
 
   it('refuses invalid tool names, END as a node name and an input called input', () => {
     expect(problems({ ...hatch([{ usr_prompt: 'x' }]), name: 'x'.repeat(65) })[0]).toMatch(/^name: /);
-    expect(problems(hatch([{ name: 'END', usr_prompt: 'x' }]))[0]).toMatch(/^nodes\/0\/name: END is reserved/);
-    expect(problems(hatch([{ usr_prompt: 'x' }], { inputs: { input: 'x' } }))[0]).toMatch(/^inputs\/input: "input" is the run/);
+    expect(problems(hatch([{ name: 'END', usr_prompt: 'x' }]))[0]).toMatch(
+      /^nodes\/0\/name: END is reserved/,
+    );
+    expect(problems(hatch([{ usr_prompt: 'x' }], { inputs: { input: 'x' } }))[0]).toMatch(
+      /^inputs\/input: "input" is the run/,
+    );
   });
 
   it('reports template syntax errors at load time with the field path', () => {
@@ -105,13 +111,18 @@ describe('file format: errors', () => {
   it('reports JSON syntax errors with line and column', () => {
     const res = loadHatcheryText('{\n  "name": "x",\n  "desc": "y" oops\n}', 'broken.json');
     expect(res.ok).toBe(false);
-    if (!res.ok) expect(res.error.message).toMatch(/^broken\.json: \(root\): invalid JSON at line 3, column \d+/);
+    if (!res.ok)
+      expect(res.error.message).toMatch(/^broken\.json: \(root\): invalid JSON at line 3, column \d+/);
     const empty = loadHatcheryText('', 'empty.json');
-    expect(!empty.ok && empty.error.message).toBe('empty.json: (root): the file is empty (expected a JSON object)');
+    expect(!empty.ok && empty.error.message).toBe(
+      'empty.json: (root): the file is empty (expected a JSON object)',
+    );
   });
 
   it('names nodes that have no name uniquely and starts at the first node', () => {
-    const h = load(hatch([{ usr_prompt: 'a', next: 'node_2' }, { usr_prompt: 'b' }, { name: 'node_3', usr_prompt: 'c' }]));
+    const h = load(
+      hatch([{ usr_prompt: 'a', next: 'node_2' }, { usr_prompt: 'b' }, { name: 'node_3', usr_prompt: 'c' }]),
+    );
     expect([...h.nodes.keys()]).toEqual(['node_1', 'node_2', 'node_3']);
     expect(h.start).toBe('node_1');
   });
@@ -125,7 +136,9 @@ describe('file format: errors', () => {
 
 describe('JSON Schema for editors', () => {
   it('is generated from the zod schemas and shipped up to date', () => {
-    const shipped = JSON.parse(readFileSync(new URL('../../schema/hatchery.schema.json', import.meta.url), 'utf8'));
+    const shipped = JSON.parse(
+      readFileSync(new URL('../../schema/hatchery.schema.json', import.meta.url), 'utf8'),
+    );
     expect(shipped).toEqual(hatcheryJsonSchema());
   });
 

@@ -62,8 +62,7 @@ describe('routing with a next list', () => {
 });
 
 describe('cycles and limits', () => {
-  const loop = (extra = {}) =>
-    hatch([echo('Ping', 'ping', 'Pong'), echo('Pong', 'pong', 'Ping')], extra);
+  const loop = (extra = {}) => hatch([echo('Ping', 'ping', 'Pong'), echo('Pong', 'pong', 'Ping')], extra);
 
   it('stops a cycle after max_steps (default 100) with an error naming the node and the limit', async () => {
     const runtime = new Runtime({ env: {} });
@@ -77,8 +76,13 @@ describe('cycles and limits', () => {
   it('takes max_steps from the file, and the run option over the file', async () => {
     const runtime = new Runtime({ env: {} });
     const h = load(loop({ max_steps: 7 }));
-    await expect(runtime.run(h)).rejects.toMatchObject({ code: 'MAX_STEPS', message: expect.stringContaining('(7)') });
-    await expect(runtime.run(h, { maxSteps: 3 })).rejects.toMatchObject({ message: expect.stringContaining('(3)') });
+    await expect(runtime.run(h)).rejects.toMatchObject({
+      code: 'MAX_STEPS',
+      message: expect.stringContaining('(7)'),
+    });
+    await expect(runtime.run(h, { maxSteps: 3 })).rejects.toMatchObject({
+      message: expect.stringContaining('(3)'),
+    });
     const cli = new Runtime({ env: {}, maxSteps: 5 });
     await expect(cli.run(h)).rejects.toMatchObject({ message: expect.stringContaining('(5)') });
   });
@@ -117,6 +121,9 @@ describe('cycles and limits', () => {
     expect(res.output).toBe('stopped after three');
     expect(res.steps).toBe(7);
     const strict = load(hatch([{ ...echo('Ping', 'ping', 'Ping'), max_visits: 2 }]));
-    await expect(runtime.run(strict)).rejects.toMatchObject({ code: 'MAX_VISITS', context: { node: 'Ping' } });
+    await expect(runtime.run(strict)).rejects.toMatchObject({
+      code: 'MAX_VISITS',
+      context: { node: 'Ping' },
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/errors.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import type { RunEvent } from '../../src/runtime/types.js';
@@ -37,7 +37,11 @@ describe('runs', () => {
     const dir = tempDir();
     const h = load(
       hatch([
-        echo('A', 'first {{ ctx.input }}', { save_output: 'a', write_output: 'logs/{{ ctx.input }}.txt', next: 'B' }),
+        echo('A', 'first {{ ctx.input }}', {
+          save_output: 'a',
+          write_output: 'logs/{{ ctx.input }}.txt',
+          next: 'B',
+        }),
         echo('B', '{{ ctx.a }} / {{ out.A }}', { write_output: 'logs/{{ ctx.input }}.txt' }),
       ]),
       dir,
@@ -61,7 +65,9 @@ describe('runs', () => {
   });
 
   it('requires every declared input and names the missing ones and unknown ones', async () => {
-    const h = load(hatch([echo('A', '{{ ctx.topic }} {{ ctx.tone }}')], { inputs: { topic: 'Topic', tone: 'Tone' } }));
+    const h = load(
+      hatch([echo('A', '{{ ctx.topic }} {{ ctx.tone }}')], { inputs: { topic: 'Topic', tone: 'Tone' } }),
+    );
     const runtime = new Runtime({ env: {} });
     expect((await runtime.run(h, { vars: { topic: 'cats', tone: 'dry' } })).output).toBe('cats dry');
     await expect(runtime.run(h, { vars: { topic: 'cats' } })).rejects.toMatchObject({
@@ -70,7 +76,9 @@ describe('runs', () => {
     });
     await expect(runtime.run(h, { vars: { topic: 'a', tone: 'b', tpoic: 'c' } })).rejects.toMatchObject({
       code: 'MISSING_INPUT',
-      message: expect.stringContaining('"tpoic" is not a declared input of test; declared inputs: topic, tone'),
+      message: expect.stringContaining(
+        '"tpoic" is not a declared input of test; declared inputs: topic, tone',
+      ),
     });
   });
 
@@ -89,8 +97,18 @@ describe('runs', () => {
       'node_end',
       'run_end',
     ]);
-    expect(events[2]).toMatchObject({ node: 'Say', step: 1, output: 'hello', usage: { inputTokens: 10, outputTokens: 3 } });
-    expect(events.at(-1)).toMatchObject({ ok: true, output: 'hello!', steps: 2, usage: { inputTokens: 10, outputTokens: 3 } });
+    expect(events[2]).toMatchObject({
+      node: 'Say',
+      step: 1,
+      output: 'hello',
+      usage: { inputTokens: 10, outputTokens: 3 },
+    });
+    expect(events.at(-1)).toMatchObject({
+      ok: true,
+      output: 'hello!',
+      steps: 2,
+      usage: { inputTokens: 10, outputTokens: 3 },
+    });
     expect(res.usage).toEqual({ inputTokens: 10, outputTokens: 3 });
   });
 
@@ -128,14 +146,21 @@ describe('models and keys', () => {
   it('fails before any call when a drone needs a missing key, naming the variable and the node', async () => {
     const openai = new ScriptedProvider(['never']);
     const runtime = new Runtime({ providers: { openai }, env: {} });
-    const err = await runtime.run(load(twoDrones('anthropic:claude-test'))).catch((e: unknown) => e as HatcheryError);
-    expect(err).toMatchObject({ code: 'MISSING_API_KEY', context: { node: 'Second', variable: 'ANTHROPIC_API_KEY' } });
+    const err = await runtime
+      .run(load(twoDrones('anthropic:claude-test')))
+      .catch((e: unknown) => e as HatcheryError);
+    expect(err).toMatchObject({
+      code: 'MISSING_API_KEY',
+      context: { node: 'Second', variable: 'ANTHROPIC_API_KEY' },
+    });
     expect(err.message).toContain('needs ANTHROPIC_API_KEY');
     expect(openai.calls).toHaveLength(0);
   });
 
   it('says how to get a model when there is no key at all', async () => {
-    const err = await new Runtime({ env: {} }).run(load(twoDrones())).catch((e: unknown) => e as HatcheryError);
+    const err = await new Runtime({ env: {} })
+      .run(load(twoDrones()))
+      .catch((e: unknown) => e as HatcheryError);
     expect(err).toMatchObject({ code: 'NO_MODEL', context: { node: 'First' } });
     expect(err.message).toContain('set OPENAI_API_KEY or ANTHROPIC_API_KEY');
   });
@@ -144,11 +169,14 @@ describe('models and keys', () => {
     const openai = new ScriptedProvider({ reply: (r) => `openai:${r.model}` });
     const anthropic = new ScriptedProvider({ reply: (r) => `anthropic:${r.model}` });
     const runtime = (env: Record<string, string>) => new Runtime({ providers: { openai, anthropic }, env });
-    const one = (model?: string, extra = {}) => load(hatch([{ usr_prompt: 'x', ...(model ? { model } : {}) }], extra));
+    const one = (model?: string, extra = {}) =>
+      load(hatch([{ usr_prompt: 'x', ...(model ? { model } : {}) }], extra));
     expect((await runtime({}).run(one('claude-x'))).output).toBe('anthropic:claude-x');
     expect((await runtime({}).run(one('anthropic:foo'))).output).toBe('anthropic:foo');
     expect((await runtime({}).run(one('llama3'))).output).toBe('openai:llama3');
-    expect((await runtime({}).run(one(undefined, { model: 'claude-file' }))).output).toBe('anthropic:claude-file');
+    expect((await runtime({}).run(one(undefined, { model: 'claude-file' }))).output).toBe(
+      'anthropic:claude-file',
+    );
     expect((await runtime({ HATCHERY_MODEL: 'claude-env' }).run(one())).output).toBe('anthropic:claude-env');
   });
 });

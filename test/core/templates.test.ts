@@ -40,7 +40,9 @@ describe('templates', () => {
     const err = await runError(hatch([{ name: 'Greeter', ...echo('Hello\n  {{ ctx.who }}!') }]));
     expect(err.code).toBe('UNDEFINED_VARIABLE');
     expect(err.context).toMatchObject({ node: 'Greeter', field: 'tool_args/text', variable: 'ctx.who' });
-    expect(err.toString()).toMatch(/node "Greeter": tool_args\/text: undefined variable `ctx\.who` \(line 2\)/);
+    expect(err.toString()).toMatch(
+      /node "Greeter": tool_args\/text: undefined variable `ctx\.who` \(line 2\)/,
+    );
   });
 
   it('never evaluates template syntax that arrives in model output', async () => {
@@ -58,7 +60,9 @@ describe('templates', () => {
 
   it('cannot reach the Function constructor or prototypes', async () => {
     const out = await runText(
-      hatch([echo('{{ range.constructor }}|{{ ctx.__proto__ }}|{{ fread.constructor }}|{{ "a".constructor }}|ok')]),
+      hatch([
+        echo('{{ range.constructor }}|{{ ctx.__proto__ }}|{{ fread.constructor }}|{{ "a".constructor }}|ok'),
+      ]),
     );
     expect(out).toBe('||||ok');
     const err = await runError(hatch([echo('{{ range.constructor("return process")() }}')]));
@@ -76,10 +80,13 @@ describe('fread and files', () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'docs'));
     writeFileSync(path.join(dir, 'docs', 'a.txt'), 'alpha');
-    const out = await runText(hatch([echo('{{ fread("docs/a.txt") }}-{{ ctx.fread("docs/" + ctx.input) }}')]), {
-      dir,
-      input: 'a.txt',
-    });
+    const out = await runText(
+      hatch([echo('{{ fread("docs/a.txt") }}-{{ ctx.fread("docs/" + ctx.input) }}')]),
+      {
+        dir,
+        input: 'a.txt',
+      },
+    );
     expect(out).toBe('alpha-alpha');
   });
 
@@ -110,7 +117,9 @@ describe('fread and files', () => {
   it('loads files entries into ctx for each run and names a missing one', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'style.md'), 'be brief');
-    expect(await runText(hatch([echo('{{ ctx.style }}')], { files: { style: 'style.md' } }), { dir })).toBe('be brief');
+    expect(await runText(hatch([echo('{{ ctx.style }}')], { files: { style: 'style.md' } }), { dir })).toBe(
+      'be brief',
+    );
     const err = await runError(hatch([echo('x')], { files: { style: 'nope.md' } }), { dir });
     expect(err.code).toBe('FILE_IO');
     expect(err.toString()).toContain('files/style: cannot read "nope.md": no such file');

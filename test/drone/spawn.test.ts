@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest, ChatResponse } from '../../src/providers/types.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
+import type { ChatRequest, ChatResponse } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, problems } from '../helpers.js';
 
@@ -31,7 +31,9 @@ describe('spawning', () => {
 
   it('offers spawn tools and runs a spawned agent with the template prompt and the task', async () => {
     const model = coordinator(call('spawn_agent', { template: 'researcher', task: 'tides' }));
-    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def()), { input: 'go' });
+    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def()), {
+      input: 'go',
+    });
     expect(JSON.parse(res.output.replace('summary: ', ''))).toEqual({
       output: 'fact about tides',
       template: 'researcher',
@@ -51,7 +53,9 @@ describe('spawning', () => {
         ],
       }),
     );
-    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def()), { input: 'go' });
+    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def()), {
+      input: 'go',
+    });
     expect(JSON.parse(res.output.replace('summary: ', ''))).toEqual({
       results: [
         { output: 'fact about a', template: 'researcher', depth: 1 },
@@ -67,8 +71,12 @@ describe('spawning', () => {
       call('spawn_agents_parallel', { tasks: [] }),
     ]) {
       const model = coordinator(first);
-      const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def()), { input: 'go' });
-      expect(res.output).toMatch(/^summary: error: (unknown template "wizard"; templates: researcher, critic|tasks must be a non-empty list)/);
+      const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def()), {
+        input: 'go',
+      });
+      expect(res.output).toMatch(
+        /^summary: error: (unknown template "wizard"; templates: researcher, critic|tasks must be a non-empty list)/,
+      );
       const toolMsg = model.calls[1]!.messages.at(-1);
       expect(toolMsg).toMatchObject({ role: 'tool', isError: true });
     }
@@ -88,7 +96,10 @@ describe('spawning', () => {
           name: 'Recursive',
           sys_prompt: 'Base.',
           usr_prompt: 'start',
-          spawn: { templates: [{ name: 'self', desc: 'A copy of me', sys_prompt: 'Focus: {{ task }}' }], max_depth: 2 },
+          spawn: {
+            templates: [{ name: 'self', desc: 'A copy of me', sys_prompt: 'Focus: {{ task }}' }],
+            max_depth: 2,
+          },
         },
       ]),
     );
@@ -103,9 +114,13 @@ describe('spawning', () => {
   it('validates spawn templates when the file loads', () => {
     expect(
       problems(
-        hatch([{ usr_prompt: 'x', spawn: { templates: [{ name: 'a', desc: 'd', sys_prompt: '{{ task ' }] } }]),
+        hatch([
+          { usr_prompt: 'x', spawn: { templates: [{ name: 'a', desc: 'd', sys_prompt: '{{ task ' }] } },
+        ]),
       )[0],
     ).toMatch(/^nodes\/0\/spawn\/templates\/0\/sys_prompt: template syntax error/);
-    expect(problems(hatch([{ usr_prompt: 'x', spawn: { templates: [] } }]))[0]).toMatch(/^nodes\/0\/spawn\/templates: /);
+    expect(problems(hatch([{ usr_prompt: 'x', spawn: { templates: [] } }]))[0]).toMatch(
+      /^nodes\/0\/spawn\/templates: /,
+    );
   });
 });

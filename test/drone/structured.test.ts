@@ -11,13 +11,20 @@ const schema = {
 
 const def = hatch([
   { name: 'Rate', usr_prompt: 'Rate {{ ctx.input }}', output_schema: schema, next: 'Show' },
-  { name: 'Show', type: 'tool', tool_name: 'echo', tool_args: { text: '{{ out.Rate.title }} = {{ out.Rate.score }}' } },
+  {
+    name: 'Show',
+    type: 'tool',
+    tool_name: 'echo',
+    tool_args: { text: '{{ out.Rate.title }} = {{ out.Rate.score }}' },
+  },
 ]);
 
 describe('structured output (output_schema)', () => {
   it('asks for the schema, parses the reply and exposes its fields to templates', async () => {
     const model = new ScriptedProvider(['```json\n{"title": "Dune", "score": 9}\n```']);
-    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def), { input: 'Dune' });
+    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(def), {
+      input: 'Dune',
+    });
     expect(res.output).toBe('Dune = 9');
     expect(res.outputs.Rate).toEqual({ title: 'Dune', score: 9 });
     expect(model.calls[0]!.responseSchema).toEqual({ name: 'Rate_output', schema });
@@ -25,11 +32,15 @@ describe('structured output (output_schema)', () => {
 
   it('retries once with the validation errors, then fails naming the field', async () => {
     const fixed = new ScriptedProvider(['{"title": "Dune"}', '{"title": "Dune", "score": 8}']);
-    expect((await new Runtime({ providers: { openai: fixed }, env: {} }).run(load(def))).output).toBe('Dune = 8');
+    expect((await new Runtime({ providers: { openai: fixed }, env: {} }).run(load(def))).output).toBe(
+      'Dune = 8',
+    );
     expect(fixed.calls[1]!.messages.at(-1)?.content).toContain('score');
 
     const broken = new ScriptedProvider(['not json', '{"title": 3}']);
-    await expect(new Runtime({ providers: { openai: broken }, env: {} }).run(load(def))).rejects.toMatchObject({
+    await expect(
+      new Runtime({ providers: { openai: broken }, env: {} }).run(load(def)),
+    ).rejects.toMatchObject({
       code: 'OUTPUT_SCHEMA',
       context: { node: 'Rate', field: 'output_schema' },
     });
@@ -38,9 +49,10 @@ describe('structured output (output_schema)', () => {
   it("makes the final node's schema the hatchery's output schema and the parsed value the result", async () => {
     const h = load(hatch([{ name: 'Rate', usr_prompt: 'x', output_schema: schema }]));
     expect(h.outputSchema).toEqual(schema);
-    const res = await new Runtime({ providers: { openai: new ScriptedProvider(['{"title":"A","score":1}']) }, env: {} }).run(
-      h,
-    );
+    const res = await new Runtime({
+      providers: { openai: new ScriptedProvider(['{"title":"A","score":1}']) },
+      env: {},
+    }).run(h);
     expect(res.value).toEqual({ title: 'A', score: 1 });
     expect(res.output).toBe('{"title":"A","score":1}');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest } from '../../src/providers/types.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
+import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, problems } from '../helpers.js';
 
@@ -32,20 +32,22 @@ function chooser(...choices: unknown[]) {
 describe('supervisor routing (route: "choose")', () => {
   it('routes by the structured choice, not by names in the text, and keeps the text as output', async () => {
     const model = chooser('Research');
-    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(supervisor), { input: 'x' });
+    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(load(supervisor), {
+      input: 'x',
+    });
     expect(res.output).toBe('researched');
     expect(res.outputs.Boss).toBe('I mention Write and Research but choose by tool.');
     const choice = model.calls[1]!;
     expect(choice.toolChoice).toEqual({ name: 'choose_next' });
-    const tool = choice.tools?.[0];
-    expect(tool?.name).toBe('choose_next');
-    expect((tool?.inputSchema as { properties: { next: { enum: string[] } } }).properties.next.enum).toEqual([
+    const tool = choice.tools![0]!;
+    expect(tool.name).toBe('choose_next');
+    expect((tool.inputSchema as { properties: { next: { enum: string[] } } }).properties.next.enum).toEqual([
       'Research',
       'Write',
       'END',
     ]);
-    expect(tool?.description).toContain('Research: Looks facts up');
-    expect(tool?.description).toContain('Write: Writes the final text');
+    expect(tool.description).toContain('Research: Looks facts up');
+    expect(tool.description).toContain('Write: Writes the final text');
   });
 
   it('ends the run when the supervisor chooses END', async () => {
@@ -55,7 +57,9 @@ describe('supervisor routing (route: "choose")', () => {
 
   it('retries an invalid choice once, then falls back to the default (last entry)', async () => {
     const retried = chooser('Nonsense', 'Write');
-    expect((await new Runtime({ providers: { openai: retried }, env: {} }).run(load(supervisor))).output).toBe('written');
+    expect(
+      (await new Runtime({ providers: { openai: retried }, env: {} }).run(load(supervisor))).output,
+    ).toBe('written');
     expect(retried.calls).toHaveLength(3);
     expect(JSON.stringify(retried.calls[2]!.messages)).toContain('Invalid choice');
 
@@ -65,7 +69,9 @@ describe('supervisor routing (route: "choose")', () => {
       echo('Research', 'researched'),
       echo('Write', 'written'),
     ]);
-    expect((await new Runtime({ providers: { openai: stubborn }, env: {} }).run(load(fallback))).output).toBe('written');
+    expect((await new Runtime({ providers: { openai: stubborn }, env: {} }).run(load(fallback))).output).toBe(
+      'written',
+    );
     expect(stubborn.calls).toHaveLength(3);
   });
 
