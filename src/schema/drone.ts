@@ -78,6 +78,14 @@ export const droneSchema = fileObject(
       .min(1)
       .optional()
       .describe('Maximum model turns of the tool-use loop (default 10)'),
+    tool_output_limit: z
+      .number()
+      .int()
+      .min(100)
+      .optional()
+      .describe(
+        'Largest tool result shown to the model, in characters (default 20000); longer ones are cut with a note',
+      ),
     route: z
       .enum(['match', 'choose'])
       .optional()

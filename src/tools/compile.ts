@@ -1,7 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CompileContext } from '../nodes/kind.js';
+import type { McpServerDef } from '../schema/hatchery.js';
+import { parseServerEntry } from './mcp-client.js';
 import { parseToolRef, type ToolRef } from './refs.js';
+
+/** An mcp: reference with its server definition, attached at load time (the file's and --mcp-config's servers). */
+export type McpRefWithDef = Extract<ToolRef, { kind: 'mcp' }> & { def?: McpServerDef };
+
+/** A server definition whose relative `cwd` is made absolute against the hatchery's folder. */
+function anchored(def: McpServerDef, dir: string): McpServerDef {
+  if ('url' in def || def.cwd === undefined || path.isAbsolute(def.cwd)) return def;
+  return { ...def, cwd: path.resolve(dir, def.cwd) };
+}
 
 /** The `name` field of a hatchery file, read without compiling it (hatch: targets may be recursive). */
 function peekName(abs: string): string | undefined {
@@ -32,24 +43,42 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
       if (!existsSync(abs)) {
         cc.problem(
           field,
-          `${parsed.kind}: file "${rel}" not found (looked for ${abs}); paths are relative to this hatchery file`,
+          `"${ref}": file "${rel}" not found (looked for ${abs}); paths are relative to this hatchery file`,
         );
         return undefined;
       }
       break;
     }
-    case 'mcp':
-      if (!(parsed.server in cc.mcpServers)) {
+    case 'mcp': {
+      const def = Object.hasOwn(cc.mcpServers, parsed.server) ? cc.mcpServers[parsed.server] : undefined;
+      if (!def) {
         const known = Object.keys(cc.mcpServers);
         cc.problem(
           field,
-          `no MCP server named "${parsed.server}"; define it in "mcpServers" of this file or in the --mcp-config file${known.length ? ` (defined: ${known.join(', ')})` : ''}`,
+          `"${ref}": no MCP server named "${parsed.server}"; define it in "mcpServers" of this file or in the --mcp-config file${known.length ? ` (defined: ${known.join(', ')})` : ''}`,
         );
         return undefined;
       }
-      break;
+      const withDef: McpRefWithDef = { ...parsed, def: anchored(def, cc.dir) };
+      return withDef;
+    }
   }
   return parsed;
+}
+
+/** The servers of a drone's `mcp` list (the original Hatchery's form), each offering all its tools. */
+function compileMcpEntries(entries: readonly string[], cc: CompileContext): McpRefWithDef[] {
+  const refs: McpRefWithDef[] = [];
+  entries.forEach((entry, i) => {
+    const def = parseServerEntry(entry, cc.dir);
+    if ('error' in def) {
+      cc.problem(`mcp/${i}`, `${def.error} (in "${entry}")`);
+      return;
+    }
+    // The entry itself names the server, so one command line used by several drones shares one process.
+    refs.push({ kind: 'mcp', ref: `mcp:${entry.trim()}`, server: entry.trim(), def });
+  });
+  return refs;
 }
 
 /** The tool name a reference will have, when it is known without starting anything. */
@@ -68,26 +97,41 @@ export function staticToolName(ref: ToolRef, dir: string): string | undefined {
   }
 }
 
-/** Checks a drone's `tools` list: each reference, and no two tools under one name. */
-export function compileToolRefs(def: { tools?: string[] }, cc: CompileContext): ToolRef[] {
+/**
+ * Checks a drone's `tools` list and `mcp` servers: each reference, and no two tools under one name
+ * (as far as names are known without starting a server; the rest is checked when the drone runs).
+ */
+export function compileToolRefs(def: { tools?: string[]; mcp?: string[] }, cc: CompileContext): ToolRef[] {
   const refs: ToolRef[] = [];
-  const names = new Map<string, number>();
-  (def.tools ?? []).forEach((ref, i) => {
-    const parsed = checkToolRef(ref, `tools/${i}`, cc);
-    if (!parsed) return;
+  const names = new Map<string, string>();
+  const seen = new Map<string, string>();
+  const add = (parsed: ToolRef, field: string) => {
+    const same = seen.get(parsed.ref);
+    if (same !== undefined) {
+      cc.problem(field, `"${parsed.ref}" is listed twice (${same} and ${field}): remove one`);
+      return;
+    }
     const name = staticToolName(parsed, cc.dir);
     if (name !== undefined) {
       const first = names.get(name);
       if (first !== undefined) {
         cc.problem(
-          `tools/${i}`,
-          `two tools named "${name}" (tools/${first} and tools/${i}); the model could not tell them apart: remove one`,
+          field,
+          `two tools named "${name}" (${first} and ${field}: "${parsed.ref}"); the model could not tell them apart: remove one`,
         );
         return;
       }
-      names.set(name, i);
+      names.set(name, field);
     }
+    seen.set(parsed.ref, field);
     refs.push(parsed);
+  };
+  (def.tools ?? []).forEach((ref, i) => {
+    const parsed = checkToolRef(ref, `tools/${i}`, cc);
+    if (parsed) add(parsed, `tools/${i}`);
+  });
+  compileMcpEntries(def.mcp ?? [], cc).forEach((parsed, i) => {
+    add(parsed, `mcp/${i}`);
   });
   return refs;
 }

@@ -37,7 +37,19 @@ export function linkedSignal(parent: AbortSignal, ms: number): { signal: AbortSi
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
 export function capResult(text: string, limit: number): string {
   if (text.length <= limit) return text;
-  return `${text.slice(0, limit)}\n[result cut: ${text.length - limit} of ${text.length} characters omitted]`;
+  return `${text.slice(0, limit)}\n[result cut: ${text.length - limit} of ${text.length} characters omitted; the node's tool_output_limit sets the cap]`;
+}
+
+/** The `tool_output_limit` of a node of the scope's hatchery, if it sets one. */
+function nodeResultLimit(scope: Scope, node: string): number | undefined {
+  const defs = scope.hatchery.def.nodes as { name?: string; tool_output_limit?: number }[];
+  return defs.find((d) => d.name === node)?.tool_output_limit;
+}
+
+/** A result whose only content is structured also gets it as JSON text, so models and banelings see it. */
+function withText(res: ToolResult): ToolResult {
+  if (res.text || res.structured === undefined) return res;
+  return { ...res, text: JSON.stringify(res.structured) ?? '' };
 }
 
 /**
@@ -73,7 +85,7 @@ export async function callTool(
       call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
     isError = res.isError === true;
-    return res;
+    return withText(res);
   } catch (err) {
     if (err instanceof HatcheryError && err.code === 'TIMEOUT') {
       throw new HatcheryError('TIMEOUT', `tool "${tool.name}" timed out after ${ms} ms`, {
@@ -133,6 +145,8 @@ export interface ToolLoopOptions {
   maxTurns?: number;
   /** Extra tools (spawn_agent, route choice...) offered beside the references. */
   extraTools?: readonly Tool[];
+  /** Cap of each tool result in characters; default the node's tool_output_limit, then the runtime's. */
+  resultLimit?: number;
 }
 
 /** Resolves a drone's references into tools; two tools under one name is an error. */
@@ -173,7 +187,7 @@ export async function toolLoop(scope: Scope, opts: ToolLoopOptions): Promise<Loo
   const messages: ChatMessage[] = [...opts.request.messages];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
-  const limit = scope.shared.runtime.tools.resultLimit;
+  const limit = opts.resultLimit ?? nodeResultLimit(scope, node) ?? scope.shared.runtime.tools.resultLimit;
   for (let turn = 1; turn <= maxTurns; turn++) {
     throwIfAborted(scope.signal);
     const res = await provider.chat({ ...opts.request, messages, tools: specs });

@@ -4,7 +4,10 @@ import { HatcheryCache } from '../loader/load.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Scope } from '../runtime/scope.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { BUILTIN_TOOLS } from './builtin/index.js';
+import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
+import type { McpRefWithDef } from './compile.js';
+import { JsTools } from './js.js';
+import { McpPool } from './mcp-client.js';
 import { hatchTool, nodeTool } from './nested.js';
 import type { ToolRef } from './refs.js';
 import type { Tool } from './types.js';
@@ -19,6 +22,8 @@ export interface ToolResolverOptions {
   resultLimit?: number;
   /** Default timeout of one tool call, in milliseconds (default 120000). */
   toolTimeoutMs?: number;
+  /** Time an MCP server gets to start and initialize, in milliseconds (default 30000). */
+  mcpConnectTimeoutMs?: number;
 }
 
 /** Default cap on tool result text shown to a model. */
@@ -32,6 +37,10 @@ export class ToolResolver {
   readonly hatcheries: HatcheryCache;
   readonly resultLimit: number;
   readonly toolTimeoutMs: number;
+  /** MCP client connections, shared by all runs. */
+  readonly mcp: McpPool;
+  /** Modules of js: tools. */
+  readonly js = new JsTools();
 
   constructor(
     readonly runtime: Runtime,
@@ -40,12 +49,23 @@ export class ToolResolver {
     this.hatcheries = new HatcheryCache({ mcpServers: options.mcpServers });
     this.resultLimit = options.resultLimit ?? DEFAULT_RESULT_LIMIT;
     this.toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    this.mcp = new McpPool({ connectTimeoutMs: options.mcpConnectTimeoutMs });
   }
 
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
   async resolve(ref: ToolRef, scope: Scope): Promise<Tool[]> {
     switch (ref.kind) {
       case 'builtin': {
+        if (ref.name === shellExecTool.name) {
+          if (!this.options.allowShell) {
+            throw new HatcheryError(
+              'TOOL',
+              'shell_exec is disabled: start with --allow-shell (or pass tools.allowShell to the Runtime) to let this hatchery run programs',
+              { tool: ref.ref },
+            );
+          }
+          return [shellExecTool];
+        }
         const tool = BUILTIN_TOOLS.get(ref.name);
         if (!tool)
           throw new HatcheryError('UNKNOWN_TOOL', `unknown built-in tool "${ref.name}"`, { tool: ref.ref });
@@ -58,14 +78,35 @@ export class ToolResolver {
       }
       case 'node':
         return [nodeTool(ref.ref, ref.node)];
-      case 'mcp':
+      case 'mcp': {
+        const def = this.serverDef(ref, scope);
+        if (ref.tool === undefined) return this.mcp.tools(ref.server, def, scope.signal);
+        return [await this.mcp.tool(ref.server, def, ref.tool, scope.signal)];
+      }
       case 'js':
-        throw new HatcheryError('UNKNOWN_TOOL', `${ref.kind}: tools are not available in this build`, {
-          tool: ref.ref,
-        });
+        return [await this.js.resolve(ref, scope)];
     }
   }
 
-  /** Closes connections held for tools (MCP clients). */
-  async close(): Promise<void> {}
+  /** The definition of an MCP server: attached at load time, else the file's or --mcp-config's entry. */
+  private serverDef(ref: Extract<ToolRef, { kind: 'mcp' }>, scope: Scope): McpServerDef {
+    const attached = (ref as McpRefWithDef).def;
+    if (attached) return attached;
+    const own = (m: Readonly<Record<string, McpServerDef>> | undefined) =>
+      m && Object.hasOwn(m, ref.server) ? m[ref.server] : undefined;
+    const def = own(scope.hatchery.def.mcpServers) ?? own(this.options.mcpServers);
+    if (!def) {
+      throw new HatcheryError(
+        'UNKNOWN_TOOL',
+        `no MCP server named "${ref.server}"; define it in "mcpServers" of the hatchery file or in the --mcp-config file`,
+        { tool: ref.ref },
+      );
+    }
+    return def;
+  }
+
+  /** Closes connections held for tools (MCP clients and the server processes they started). */
+  async close(): Promise<void> {
+    await this.mcp.close();
+  }
 }

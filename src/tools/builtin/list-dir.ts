@@ -1,0 +1,58 @@
+import type { Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { HatcheryError, throwIfAborted } from '../../errors.js';
+import { defineBuiltin } from './define.js';
+import { toolPath } from './files.js';
+
+/** Most entries list_dir returns; a bigger listing ends with a note. */
+export const LIST_LIMIT = 2000;
+/** Folders a recursive listing does not enter: they are rarely what a model is looking for. */
+const SKIP = new Set(['node_modules', '.git']);
+
+/** list_dir: the entries of a folder below the allowed roots, folders marked with a trailing `/`. */
+export const listDirTool = defineBuiltin({
+  name: 'list_dir',
+  description:
+    'List the files and folders in a folder (path relative to the hatchery file), one per line; folders end with "/".',
+  schema: z.object({
+    path: z.string().min(1).default('.').describe('Folder path, relative to the hatchery file (default ".")'),
+    recursive: z.boolean().optional().describe('Also list the contents of sub-folders (default false)'),
+  }),
+  async run({ path: p, recursive }, tc) {
+    const root = toolPath(p, tc, 'list_dir');
+    const lines: string[] = [];
+    let more = false;
+    const visit = async (dir: string): Promise<void> => {
+      throwIfAborted(tc.signal);
+      let entries: Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        const why = code === 'ENOENT' ? 'no such folder' : code === 'ENOTDIR' ? 'not a folder' : (code ?? '');
+        throw new HatcheryError(
+          'FILE_IO',
+          `list_dir: cannot list "${path.relative(root, dir) || p}": ${why}`,
+          { tool: 'list_dir', path: p },
+          { cause: err },
+        );
+      }
+      entries.sort((a, b) => a.name.localeCompare(b.name));
+      for (const e of entries) {
+        if (lines.length >= LIST_LIMIT) {
+          more = true;
+          return;
+        }
+        const rel = path.relative(root, path.join(dir, e.name)).split(path.sep).join('/');
+        // Symlinked folders are listed, never followed: they could lead out of the allowed roots.
+        lines.push(e.isDirectory() ? `${rel}/` : rel);
+        if (recursive && e.isDirectory() && !SKIP.has(e.name)) await visit(path.join(dir, e.name));
+      }
+    };
+    await visit(root);
+    if (more) lines.push(`[listing cut at ${LIST_LIMIT} entries; list a sub-folder to see more]`);
+    return lines.length > 0 ? lines.join('\n') : '(empty folder)';
+  },
+});

@@ -1,0 +1,224 @@
+import { stat } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { HatcheryError, isAbortError } from '../errors.js';
+import type { Scope } from '../runtime/scope.js';
+import type { ToolRef } from './refs.js';
+import type { Tool, ToolResult } from './types.js';
+
+/** A `js:<module>#<export>` reference. */
+export type JsRef = Extract<ToolRef, { kind: 'js' }>;
+
+/** What a js: function receives besides its arguments. */
+export interface JsToolContext {
+  /** Fires when the call times out or the run is cancelled; pass it to fetch and the like. */
+  signal: AbortSignal;
+}
+
+/** The signature of a js: tool function. */
+export type JsToolFunction = (args: Record<string, unknown>, ctx: JsToolContext) => unknown;
+
+type Module = Record<string, unknown>;
+
+/** True for a zod 4 schema (possibly from another copy of zod). */
+function isZod4(v: unknown): v is z.ZodType {
+  return !!v && typeof v === 'object' && '_zod' in v && typeof (v as z.ZodType).safeParse === 'function';
+}
+
+/** True for a zod 3 schema, which has no JSON Schema conversion here. */
+function isZod3(v: unknown): boolean {
+  return !!v && typeof v === 'object' && '_def' in v && !('_zod' in v);
+}
+
+/** The JSON Schema and validator of a schema export. */
+function compileSchema(
+  schema: unknown,
+  what: string,
+): { json: Record<string, unknown>; validator?: z.ZodType } {
+  if (isZod4(schema)) {
+    let json: Record<string, unknown>;
+    try {
+      json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    } catch (err) {
+      throw new HatcheryError(
+        'TOOL',
+        `${what}: cannot turn the zod schema into JSON Schema: ${(err as Error).message}`,
+      );
+    }
+    delete json.$schema;
+    if (json.type !== 'object') {
+      throw new HatcheryError('TOOL', `${what}: the schema must describe an object (use z.object({...}))`);
+    }
+    return { json, validator: schema };
+  }
+  if (isZod3(schema)) {
+    throw new HatcheryError(
+      'TOOL',
+      `${what}: zod 3 schemas are not supported; use zod 4 or a JSON Schema object`,
+    );
+  }
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) {
+    throw new HatcheryError('TOOL', `${what}: the schema must be a JSON Schema object or a zod schema`);
+  }
+  const json = schema as Record<string, unknown>;
+  if (json.type !== undefined && json.type !== 'object') {
+    throw new HatcheryError('TOOL', `${what}: the schema must describe an object ("type": "object")`);
+  }
+  let validator: z.ZodType | undefined;
+  try {
+    validator = z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch {
+    // A schema zod cannot read is still shown to the model; the function checks its own arguments.
+    validator = undefined;
+  }
+  return { json: { type: 'object', ...json }, validator };
+}
+
+/** Turns what a js: function returned into a tool result. */
+export function jsResult(value: unknown): ToolResult {
+  if (typeof value === 'string') return { text: value };
+  if (value === undefined || value === null) return { text: '' };
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    const o = value as Record<string, unknown>;
+    const keys = Object.keys(o);
+    if (
+      typeof o.text === 'string' &&
+      keys.every((k) => k === 'text' || k === 'isError' || k === 'structured')
+    ) {
+      const r: ToolResult = { text: o.text };
+      if (o.isError === true) r.isError = true;
+      if (o.structured !== undefined) r.structured = o.structured;
+      return r;
+    }
+  }
+  if (typeof value !== 'object') return { text: String(value) };
+  return { text: JSON.stringify(value), structured: value };
+}
+
+/** Builds the tool of one export, in either supported form. */
+function buildTool(mod: Module, ref: JsRef): Tool {
+  const what = `js:${ref.module}#${ref.export}`;
+  const exp = mod[ref.export];
+  let fn: JsToolFunction;
+  let description: unknown;
+  let schema: unknown;
+  if (typeof exp === 'function') {
+    fn = exp as JsToolFunction;
+    description = mod[`${ref.export}Description`];
+    schema = mod[`${ref.export}Schema`];
+    if (schema === undefined) {
+      throw new HatcheryError(
+        'TOOL',
+        `${what}: export "${ref.export}Schema" (a JSON Schema or zod schema of the arguments) beside the function`,
+        { tool: ref.ref },
+      );
+    }
+  } else if (exp && typeof exp === 'object') {
+    const o = exp as Record<string, unknown>;
+    const handler = o.handler ?? o.run ?? o.execute;
+    if (typeof handler !== 'function') {
+      throw new HatcheryError(
+        'TOOL',
+        `${what}: the exported object needs a handler, run or execute function`,
+        {
+          tool: ref.ref,
+        },
+      );
+    }
+    fn = handler as JsToolFunction;
+    description = o.description;
+    schema = o.inputSchema ?? o.schema;
+    if (schema === undefined) {
+      throw new HatcheryError('TOOL', `${what}: the exported object needs an inputSchema (or schema)`, {
+        tool: ref.ref,
+      });
+    }
+  } else {
+    const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function' || typeof mod[k] === 'object');
+    throw new HatcheryError(
+      'UNKNOWN_TOOL',
+      `${what}: the module has no function or tool object "${ref.export}" (exports: ${names.join(', ') || '(none)'})`,
+      { tool: ref.ref },
+    );
+  }
+  const { json, validator } = compileSchema(schema, what);
+  return {
+    name: ref.export,
+    description: typeof description === 'string' ? description : `${ref.export} (from ${ref.module})`,
+    inputSchema: json,
+    ref: ref.ref,
+    async call(args, tc) {
+      let input = args;
+      if (validator) {
+        const parsed = validator.safeParse(args);
+        if (!parsed.success) {
+          const why = parsed.error.issues
+            .map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`)
+            .join('; ');
+          throw new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref });
+        }
+        input = parsed.data as Record<string, unknown>;
+      }
+      try {
+        return jsResult(await fn(input, { signal: tc.signal }));
+      } catch (err) {
+        if (isAbortError(err) || err instanceof HatcheryError) throw err;
+        throw new HatcheryError(
+          'TOOL',
+          `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
+          {
+            tool: ref.ref,
+          },
+          { cause: err },
+        );
+      }
+    },
+  };
+}
+
+/** Loads js: tools; modules are imported once per file modification, so edits are picked up. */
+export class JsTools {
+  private readonly modules = new Map<string, { version: string; mod: Promise<Module> }>();
+  private readonly tools = new Map<string, { version: string; tool: Tool }>();
+
+  /** The tool a js: reference names, from the module below the scope's allowed roots. */
+  async resolve(ref: JsRef, scope: Scope): Promise<Tool> {
+    const abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
+    let version: string;
+    try {
+      const info = await stat(abs);
+      version = `${info.mtimeMs}-${info.size}`;
+    } catch (err) {
+      throw new HatcheryError(
+        'NOT_FOUND',
+        `${ref.ref}: cannot read module ${abs}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        { tool: ref.ref, path: ref.module },
+        { cause: err },
+      );
+    }
+    const key = `${abs}#${ref.export}`;
+    const hit = this.tools.get(key);
+    if (hit && hit.version === version) return hit.tool;
+    const tool = buildTool(await this.load(abs, version, ref), ref);
+    this.tools.set(key, { version, tool });
+    return tool;
+  }
+
+  private load(abs: string, version: string, ref: JsRef): Promise<Module> {
+    const hit = this.modules.get(abs);
+    if (hit && hit.version === version) return hit.mod;
+    // The query makes Node import the edited file anew instead of its cached first version.
+    const url = `${pathToFileURL(abs).href}?mtime=${encodeURIComponent(version)}`;
+    const mod = (import(url) as Promise<Module>).catch((err: unknown) => {
+      this.modules.delete(abs);
+      throw new HatcheryError(
+        'TOOL',
+        `${ref.ref}: cannot import ${abs}: ${(err as Error)?.message ?? String(err)}`,
+        { tool: ref.ref, path: ref.module },
+        { cause: err },
+      );
+    });
+    this.modules.set(abs, { version, mod });
+    return mod;
+  }
+}

@@ -1,0 +1,408 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { HatcheryError, isAbortError, throwIfAborted } from '../errors.js';
+import { childEnv } from '../nodes/script.js';
+import type { McpServerDef } from '../schema/hatchery.js';
+import type { Tool, ToolResult } from './types.js';
+
+/** Default time a server gets to start and answer `initialize`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+/** Characters of a server's stderr kept for error messages. */
+const STDERR_TAIL = 2000;
+/** The SDK's own request timeout would cut calls at 60 s; the tool layer's signal is the real limit. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
+
+/** Options of an McpPool. */
+export interface McpPoolOptions {
+  /** Time a server gets to start and initialize (default 30000 ms). */
+  connectTimeoutMs?: number;
+  /** Name and version this client announces. */
+  clientInfo?: { name: string; version: string };
+}
+
+/** One server connection, possibly not (or no longer) open. */
+interface Conn {
+  readonly name: string;
+  readonly def: McpServerDef;
+  client?: Client;
+  connecting?: Promise<Client>;
+  /** Tools of the current connection; dropped with it. */
+  tools?: Promise<Tool[]>;
+  stderr: string;
+}
+
+/** A short description of a server definition for messages: its command line or URL. */
+export function describeServer(def: McpServerDef): string {
+  if ('url' in def) return def.url;
+  return [def.command, ...(def.args ?? [])]
+    .map((a) => (/[\s"'\\]/.test(a) ? JSON.stringify(a) : a))
+    .join(' ');
+}
+
+/**
+ * Splits a command line into argv the way a POSIX shell would, without running one: whitespace,
+ * single and double quotes and backslashes. Shell operators are refused rather than passed on literally.
+ */
+export function splitCommandLine(line: string): string[] | { error: string } {
+  const argv: string[] = [];
+  let cur = '';
+  let inToken = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (quote === "'") {
+      if (ch === "'") quote = undefined;
+      else cur += ch;
+    } else if (quote === '"') {
+      if (ch === '"') quote = undefined;
+      else if (ch === '\\' && '"\\$`'.includes(line[i + 1] ?? '')) cur += line[++i];
+      else cur += ch;
+    } else if (/\s/.test(ch)) {
+      if (inToken) argv.push(cur);
+      cur = '';
+      inToken = false;
+    } else {
+      inToken = true;
+      if (ch === "'" || ch === '"') quote = ch;
+      else if (ch === '\\') cur += line[++i] ?? '';
+      else if (';|&<>`'.includes(ch) || (ch === '$' && line[i + 1] === '(')) {
+        return {
+          error: `"${ch}" is shell syntax, but the command runs without a shell (no pipes, redirections or command lists); quote it if it is meant literally, or wrap the pipeline in a script`,
+        };
+      } else cur += ch;
+    }
+  }
+  if (quote) return { error: `unterminated ${quote} quote` };
+  if (inToken) argv.push(cur);
+  return argv;
+}
+
+/**
+ * The server of an entry of a drone's `mcp` list (the original Hatchery's form): an http(s) URL, or
+ * a command line, optionally after NAME=value assignments, started in `dir`.
+ */
+export function parseServerEntry(entry: string, dir: string): McpServerDef | { error: string } {
+  const text = entry.trim();
+  if (/^https?:\/\//i.test(text)) {
+    try {
+      return { url: new URL(text).href };
+    } catch {
+      return { error: `"${text}" is not a valid URL` };
+    }
+  }
+  const argv = splitCommandLine(text);
+  if ('error' in argv) return argv;
+  const env: Record<string, string> = {};
+  while (argv.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[0]!)) {
+    const kv = argv.shift()!;
+    const eq = kv.indexOf('=');
+    env[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  const [command, ...args] = argv;
+  if (!command) return { error: 'empty command line: give a program and its arguments, or an http(s) URL' };
+  return Object.keys(env).length > 0 ? { command, args, env, cwd: dir } : { command, args, cwd: dir };
+}
+
+/** Resolves a promise unless `signal` fires first, so a caller can stop waiting for shared work. */
+function raceSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  throwIfAborted(signal);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      try {
+        throwIfAborted(signal);
+      } catch (err) {
+        reject(err);
+      }
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** True when an error means the connection is gone (not that the server answered with an error). */
+function isConnectionError(err: unknown): boolean {
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  return !isAbortError(err);
+}
+
+/** Joins a CallToolResult's content into text; non-text parts are described in brackets. */
+export function contentText(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  const parts: string[] = [];
+  for (const c of content as { type?: string; [k: string]: unknown }[]) {
+    switch (c.type) {
+      case 'text':
+        parts.push(String(c.text ?? ''));
+        break;
+      case 'resource': {
+        const r = (c.resource ?? {}) as { uri?: string; text?: string; mimeType?: string };
+        parts.push(
+          typeof r.text === 'string' ? r.text : `[resource ${r.uri ?? ''} (${r.mimeType ?? 'binary'})]`,
+        );
+        break;
+      }
+      case 'resource_link':
+        parts.push(`[resource link: ${String(c.uri)}${c.name ? ` (${String(c.name)})` : ''}]`);
+        break;
+      default:
+        parts.push(`[${String(c.type)} content${c.mimeType ? ` ${String(c.mimeType)}` : ''} omitted]`);
+    }
+  }
+  return parts.join('\n');
+}
+
+/**
+ * MCP client connections, one per server, opened on first use, shared by all runs of a Runtime,
+ * reopened after a crash and closed by `close()`.
+ */
+export class McpPool {
+  private readonly conns = new Map<string, Conn>();
+  private closed = false;
+  private readonly connectTimeoutMs: number;
+  private readonly clientInfo: { name: string; version: string };
+
+  constructor(options: McpPoolOptions = {}) {
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.clientInfo = options.clientInfo ?? { name: 'hatchery-mcp', version: '0.1.0' };
+  }
+
+  /** Every tool of a server (connecting to it when needed). */
+  async tools(name: string, def: McpServerDef, signal: AbortSignal): Promise<Tool[]> {
+    const conn = this.conn(name, def);
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.client(conn, signal);
+      if (!conn.tools) {
+        const listing = this.listTools(conn, client);
+        conn.tools = listing;
+        // A failed listing is not cached: the next run asks again.
+        listing.catch(() => {
+          if (conn.tools === listing) conn.tools = undefined;
+        });
+      }
+      const tools = conn.tools;
+      try {
+        return await raceSignal(tools, signal);
+      } catch (err) {
+        // The connection died while listing: one more attempt on a fresh connection.
+        if (attempt > 1 || conn.client === client || !isConnectionError(err) || signal.aborted) throw err;
+      }
+    }
+  }
+
+  /** One tool of a server, or UNKNOWN_TOOL listing the server's tools. */
+  async tool(name: string, def: McpServerDef, toolName: string, signal: AbortSignal): Promise<Tool> {
+    const tools = await this.tools(name, def, signal);
+    const tool = tools.find((t) => t.name === toolName);
+    if (!tool) {
+      throw new HatcheryError(
+        'UNKNOWN_TOOL',
+        `MCP server "${name}" has no tool "${toolName}"; its tools: ${tools.map((t) => t.name).join(', ') || '(none)'}`,
+        { server: name, tool: `mcp:${name}/${toolName}` },
+      );
+    }
+    return tool;
+  }
+
+  /** Number of open connections (for tests and status). */
+  get openConnections(): number {
+    return [...this.conns.values()].filter((c) => c.client).length;
+  }
+
+  /** Closes every connection and stops every server process this pool started. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const conns = [...this.conns.values()];
+    this.conns.clear();
+    await Promise.all(
+      conns.map(async (c) => {
+        const client = c.client ?? (await c.connecting?.catch(() => undefined));
+        c.client = undefined;
+        c.tools = undefined;
+        await client?.close().catch(() => {});
+      }),
+    );
+  }
+
+  private conn(name: string, def: McpServerDef): Conn {
+    // Keyed by definition too: two files may give one server name different commands.
+    const key = `${name}\0${JSON.stringify(def)}`;
+    let conn = this.conns.get(key);
+    if (!conn) {
+      conn = { name, def, stderr: '' };
+      this.conns.set(key, conn);
+    }
+    return conn;
+  }
+
+  /** The open client of a connection; concurrent first callers share one connection attempt. */
+  private client(conn: Conn, signal: AbortSignal): Promise<Client> {
+    if (this.closed) {
+      throw new HatcheryError('ABORTED', `MCP server "${conn.name}": the tool layer was closed`, {
+        server: conn.name,
+      });
+    }
+    if (conn.client) return Promise.resolve(conn.client);
+    if (!conn.connecting) {
+      const attempt = this.connect(conn);
+      conn.connecting = attempt;
+      attempt.then(
+        () => {
+          if (conn.connecting === attempt) conn.connecting = undefined;
+        },
+        () => {
+          if (conn.connecting === attempt) conn.connecting = undefined;
+        },
+      );
+    }
+    // The attempt is shared, so it does not use any one caller's signal; callers stop waiting instead.
+    return raceSignal(conn.connecting, signal);
+  }
+
+  private async connect(conn: Conn): Promise<Client> {
+    const { def } = conn;
+    const client = new Client(this.clientInfo, { capabilities: {} });
+    let transport: Transport;
+    if ('url' in def) {
+      transport = new StreamableHTTPClientTransport(new URL(def.url), {
+        requestInit: def.headers ? { headers: def.headers } : undefined,
+      });
+    } else {
+      const stdio = new StdioClientTransport({
+        command: def.command,
+        args: def.args ?? [],
+        // The SDK passes only a minimal environment; servers need PATH, proxies and so on, never our keys.
+        env: { ...(childEnv() as Record<string, string>), ...(def.env ?? {}) },
+        cwd: def.cwd,
+        stderr: 'pipe',
+      });
+      conn.stderr = '';
+      stdio.stderr?.on('data', (chunk: Buffer) => {
+        conn.stderr = (conn.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+      });
+      transport = stdio;
+    }
+    client.onerror = () => {
+      // Transport errors surface as failed calls or a close; nothing to do here.
+    };
+    client.onclose = () => {
+      if (conn.client === client) {
+        conn.client = undefined;
+        conn.tools = undefined;
+      }
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (conn.client === client) conn.tools = undefined;
+    });
+    try {
+      await client.connect(transport, { timeout: this.connectTimeoutMs });
+    } catch (err) {
+      await client.close().catch(() => {});
+      // The tail of stderr may still be in flight when the close is reported.
+      await new Promise((r) => setTimeout(r, 20));
+      throw this.startError(conn, err);
+    }
+    if (this.closed) {
+      await client.close().catch(() => {});
+      throw new HatcheryError('ABORTED', `MCP server "${conn.name}": the tool layer was closed`);
+    }
+    conn.client = client;
+    return client;
+  }
+
+  private startError(conn: Conn, err: unknown): HatcheryError {
+    const e = err as NodeJS.ErrnoException;
+    const what = 'url' in conn.def ? `connect to ${conn.def.url}` : `start "${describeServer(conn.def)}"`;
+    let why = e.message;
+    if (e.code === 'ENOENT' && !('url' in conn.def))
+      why = `program not found: "${conn.def.command}" (is it installed and on PATH?)`;
+    else if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+      why = 'it exited (or closed its output) before completing the MCP handshake';
+    else if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+      why = `it did not complete the MCP handshake within ${this.connectTimeoutMs} ms`;
+    const tail = conn.stderr.trim();
+    return new HatcheryError(
+      'TOOL',
+      `MCP server "${conn.name}": cannot ${what}: ${why}${tail ? `; its stderr ends with: ${tail.slice(-800)}` : ''}; run the command yourself to see why, or fix the server entry`,
+      { server: conn.name, command: describeServer(conn.def) },
+      { cause: err },
+    );
+  }
+
+  private async listTools(conn: Conn, client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      let page: Awaited<ReturnType<Client['listTools']>>;
+      try {
+        page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.connectTimeoutMs });
+      } catch (err) {
+        throw this.callError(conn, client, 'tools/list', err);
+      }
+      for (const t of page.tools) tools.push(this.makeTool(conn, t));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  }
+
+  private makeTool(
+    conn: Conn,
+    t: { name: string; description?: string; inputSchema: Record<string, unknown> },
+  ): Tool {
+    const ref = `mcp:${conn.name}/${t.name}`;
+    return {
+      name: t.name,
+      description: t.description ?? `${t.name} (MCP server ${conn.name})`,
+      inputSchema: t.inputSchema,
+      ref,
+      call: async (args, tc): Promise<ToolResult> => {
+        // Looked up per call, so a tool listed before a crash uses the new connection.
+        const client = await this.client(conn, tc.signal);
+        let res: Awaited<ReturnType<Client['callTool']>>;
+        try {
+          res = await client.callTool({ name: t.name, arguments: args }, undefined, {
+            signal: tc.signal,
+            timeout: NO_SDK_TIMEOUT,
+          });
+        } catch (err) {
+          throw this.callError(conn, client, t.name, err);
+        }
+        const structured = (res as { structuredContent?: unknown }).structuredContent;
+        let text = contentText(res.content);
+        if (!text && structured !== undefined) text = JSON.stringify(structured);
+        const out: ToolResult = { text };
+        if (res.isError === true) out.isError = true;
+        if (structured !== undefined) out.structured = structured;
+        return out;
+      },
+    };
+  }
+
+  /** Turns a failed request into a HatcheryError; a lost connection is dropped so the next call reconnects. */
+  private callError(conn: Conn, client: Client, what: string, err: unknown): unknown {
+    if (isAbortError(err) || err instanceof HatcheryError) return err;
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return err;
+    if (isConnectionError(err)) {
+      if (conn.client === client) {
+        conn.client = undefined;
+        conn.tools = undefined;
+      }
+      client.close().catch(() => {});
+      const tail = conn.stderr.trim();
+      return new HatcheryError(
+        'TOOL',
+        `MCP server "${conn.name}" lost its connection during ${what} (${(err as Error).message})${tail ? `; its stderr ends with: ${tail.slice(-500)}` : ''}; the next call starts it again`,
+        { server: conn.name, tool: what },
+        { cause: err },
+      );
+    }
+    return new HatcheryError(
+      'TOOL',
+      `MCP server "${conn.name}" refused ${what}: ${(err as Error).message}`,
+      { server: conn.name, tool: what },
+      { cause: err },
+    );
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Helpers of the tool-layer tests: a minimal scripted provider, hatchery files in temp folders,
+ * and the command line of the fixture MCP server.
+ *
+ * Note: src/providers/scripted.ts (the shared ScriptedProvider) did not exist when these tests were
+ * written; `Scripted` below has the same shape (replies, function replies, `.calls`) and can be swapped
+ * for it.
+ */
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { loadHatcheryText } from '../../src/loader/load.js';
+import type { LoadOptions } from '../../src/nodes/kind.js';
+import type { ChatRequest, ChatResponse, Provider, ToolCall } from '../../src/providers/types.js';
+import type { Hatchery } from '../../src/runtime/types.js';
+
+/** One scripted model reply. */
+export type Reply =
+  | string
+  | Error
+  | { text?: string; toolCalls?: (Omit<ToolCall, 'id'> & { id?: string })[] }
+  | ((req: ChatRequest, i: number) => Reply);
+
+/** A provider that answers from a script and records every request. */
+export class Scripted implements Provider {
+  readonly id = 'scripted';
+  readonly calls: ChatRequest[] = [];
+
+  constructor(private readonly replies: Reply[] | ((req: ChatRequest, i: number) => Reply)) {}
+
+  async chat(req: ChatRequest): Promise<ChatResponse> {
+    const i = this.calls.length;
+    // Copies, because the tool loop keeps appending to the same messages array.
+    this.calls.push({ ...req, messages: [...req.messages] });
+    let r: Reply | undefined = typeof this.replies === 'function' ? this.replies(req, i) : this.replies[i];
+    while (typeof r === 'function') r = r(req, i);
+    if (r === undefined) throw new Error(`scripted provider: no reply ${i}`);
+    if (r instanceof Error) throw r;
+    if (typeof r === 'string') return { text: r, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+    return {
+      text: r.text ?? '',
+      toolCalls: (r.toolCalls ?? []).map((c, j) => ({ ...c, id: c.id ?? `call_${i}_${j}` })),
+      usage: { inputTokens: 1, outputTokens: 1 },
+    };
+  }
+}
+
+/** A reply asking for one tool call. */
+export const callTool = (name: string, args: Record<string, unknown> = {}): Reply => ({
+  toolCalls: [{ name, args }],
+});
+
+/** The tool messages of the last request: what the model saw of its tool calls. */
+export function toolResults(p: Scripted, call = p.calls.length - 1) {
+  return (p.calls[call]?.messages ?? []).filter((m) => m.role === 'tool');
+}
+
+/** Writes `def` as `<dir>/<name>` and loads it with loadHatcheryText; throws the ValidationError. */
+export function loadIn(dir: string, def: unknown, name = 'main.json', options: LoadOptions = {}): Hatchery {
+  const file = path.join(dir, name);
+  const text = JSON.stringify(def, null, 2);
+  writeFileSync(file, text);
+  const res = loadHatcheryText(text, file, options);
+  if (!res.ok) throw res.error;
+  return res.hatchery;
+}
+
+/** The validation problems of `def` written as `<dir>/main.json`. */
+export function problemsIn(dir: string, def: unknown, options: LoadOptions = {}): string[] {
+  const file = path.join(dir, 'main.json');
+  const text = JSON.stringify(def);
+  writeFileSync(file, text);
+  const res = loadHatcheryText(text, file, options);
+  return res.ok ? [] : res.error.problems.map((p) => `${p.path}: ${p.message}`);
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** The fixture MCP server's source file. */
+export const ECHO_SERVER = path.resolve(here, '../fixtures/mcp-echo-server.ts');
+/** tsx's loader as a file URL, so the fixture starts from any working folder. */
+export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** An mcpServers entry starting the fixture server with extra flags. */
+export function echoServer(...flags: string[]) {
+  return { command: process.execPath, args: ['--import', TSX, ECHO_SERVER, ...flags] };
+}
+
+/** True while a process id is alive. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
