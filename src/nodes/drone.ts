@@ -105,6 +105,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
             refs,
             maxTurns: def.max_turns,
             extraTools: extra,
+            resultLimit: def.tool_output_limit,
           });
           usage.inputTokens += res.usage.inputTokens;
           usage.outputTokens += res.usage.outputTokens;

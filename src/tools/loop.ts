@@ -40,12 +40,6 @@ export function capResult(text: string, limit: number): string {
   return `${text.slice(0, limit)}\n[result cut: ${text.length - limit} of ${text.length} characters omitted; the node's tool_output_limit sets the cap]`;
 }
 
-/** The `tool_output_limit` of a node of the scope's hatchery, if it sets one. */
-function nodeResultLimit(scope: Scope, node: string): number | undefined {
-  const defs = scope.hatchery.def.nodes as { name?: string; tool_output_limit?: number }[];
-  return defs.find((d) => d.name === node)?.tool_output_limit;
-}
-
 /** A result whose only content is structured also gets it as JSON text, so models and banelings see it. */
 function withText(res: ToolResult): ToolResult {
   if (res.text || res.structured === undefined) return res;
@@ -145,7 +139,7 @@ export interface ToolLoopOptions {
   maxTurns?: number;
   /** Extra tools (spawn_agent, route choice...) offered beside the references. */
   extraTools?: readonly Tool[];
-  /** Cap of each tool result in characters; default the node's tool_output_limit, then the runtime's. */
+  /** Cap of each tool result in characters (the node's tool_output_limit); default the runtime's. */
   resultLimit?: number;
 }
 
@@ -187,7 +181,7 @@ export async function toolLoop(scope: Scope, opts: ToolLoopOptions): Promise<Loo
   const messages: ChatMessage[] = [...opts.request.messages];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
-  const limit = opts.resultLimit ?? nodeResultLimit(scope, node) ?? scope.shared.runtime.tools.resultLimit;
+  const limit = opts.resultLimit ?? scope.shared.runtime.tools.resultLimit;
   for (let turn = 1; turn <= maxTurns; turn++) {
     throwIfAborted(scope.signal);
     const res = await provider.chat({ ...opts.request, messages, tools: specs });
