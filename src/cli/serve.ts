@@ -1,9 +1,161 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { HatcheryError } from '../errors.js';
+import { serveHttp } from '../mcp/http.js';
+import { HatcheryMcpServer } from '../mcp/server.js';
+import { EXIT, intOption, parseArgs } from './args.js';
+import { readMcpConfig } from './config.js';
+import { version } from './main.js';
 
 /** Help text of the MCP server command. */
-export const SERVE_HELP = `Usage: hatchery-mcp [serve] --dir DIR`;
+export const SERVE_HELP = `Usage: hatchery-mcp [serve] [--dir DIR] [options]
+
+Serves every hatchery (*.json, searched recursively) in DIR as an MCP tool, over stdio
+by default. Files are watched: adding, editing or deleting one updates the tools.
+
+Options:
+  --dir DIR             folder of hatchery files (default ./hatchery)
+  --http [HOST:]PORT    serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
+                        (HOST defaults to 127.0.0.1; PORT 0 picks a free port)
+  --token TOKEN         with --http: demand "Authorization: Bearer TOKEN"
+                        (default: the HATCHERY_MCP_TOKEN environment variable)
+  --max-concurrent N    run at most N hatcheries at once; further calls wait their turn
+  --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
+                        hatchery_result and hatchery_cancel
+  --allow-root DIR      let files, fread and file tools use DIR too (repeatable)
+  --allow-shell         enable the shell_exec tool
+  --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
+  --max-steps N         maximum node executions per run (overrides the files' max_steps)
+  -h, --help            show this help
+  -v, --version         print the version
+
+Models: set OPENAI_API_KEY and/or ANTHROPIC_API_KEY (and HATCHERY_MODEL) in the client's
+"env" for the server; without a key, drones use the client's own model when it supports
+MCP sampling. In stdio mode, stdout carries only MCP messages; logs go to stderr.
+See docs/serving.md for client configuration, the generic tools and long runs.`;
+
+/** Parses `--http [host:]port`. */
+export function parseHttpAddress(value: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]:|([^:[\]]+):)?(\d{1,5})$/.exec(value.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535) {
+    throw new HatcheryError(
+      'USAGE',
+      `--http expects [host:]port (e.g. 3000, 127.0.0.1:3000 or [::1]:3000), got "${value}"`,
+    );
+  }
+  return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
+}
+
+/** Resolves on SIGINT, SIGTERM or (stdio) the client closing stdin; a second signal exits at once. */
+function shutdownRequested(watchStdin: boolean): { done: Promise<string>; dispose: () => void } {
+  let resolve!: (why: string) => void;
+  const done = new Promise<string>((r) => {
+    resolve = r;
+  });
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) process.exit(EXIT.CANCELLED);
+    signalled = true;
+    resolve(sig);
+  };
+  const onEnd = () => resolve('stdin closed');
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  if (watchStdin) {
+    process.stdin.on('end', onEnd);
+    process.stdin.on('close', onEnd);
+  }
+  return {
+    done,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      process.stdin.off('end', onEnd);
+      process.stdin.off('close', onEnd);
+    },
+  };
+}
+
+/** Sends console output to stderr: in stdio mode stdout belongs to the protocol (js: tools may log). */
+function keepStdoutForProtocol(): void {
+  const toStderr = (...args: unknown[]) => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+}
 
 /** Starts the MCP server (stdio or HTTP); resolves with the exit code on shutdown. */
-export async function serveCommand(_argv: string[]): Promise<number> {
-  throw new HatcheryError('USAGE', 'the MCP server is not built yet');
+export async function serveCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(argv, {
+    dir: { type: 'string', short: 'd' },
+    http: { type: 'string' },
+    token: { type: 'string' },
+    'max-concurrent': { type: 'string' },
+    'no-generic-tools': { type: 'boolean' },
+    'allow-root': { type: 'string', multiple: true },
+    'allow-shell': { type: 'boolean' },
+    'mcp-config': { type: 'string' },
+    'max-steps': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+  });
+  if (values.help) {
+    process.stdout.write(`${SERVE_HELP}\n`);
+    return EXIT.OK;
+  }
+  if (values.version) {
+    process.stdout.write(`${version()}\n`);
+    return EXIT.OK;
+  }
+  if (positionals.length > 0) {
+    throw new HatcheryError(
+      'USAGE',
+      `unexpected argument "${positionals[0]}" (the folder goes after --dir)\n\n${SERVE_HELP}`,
+    );
+  }
+  const http = values.http === undefined ? undefined : parseHttpAddress(values.http);
+  if (values.token !== undefined && !http) {
+    throw new HatcheryError('USAGE', '--token only applies with --http (stdio needs no token)');
+  }
+  const token = http ? values.token || process.env.HATCHERY_MCP_TOKEN || undefined : undefined;
+  const maxConcurrent = intOption(values['max-concurrent'], 'max-concurrent');
+  const maxSteps = intOption(values['max-steps'], 'max-steps');
+  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
+  if (!http) keepStdoutForProtocol();
+
+  const core = await HatcheryMcpServer.start({
+    dir: values.dir ?? 'hatchery',
+    runtimeOptions: {
+      allowRoots: values['allow-root'],
+      maxSteps,
+      tools: { allowShell: values['allow-shell'] === true, mcpServers },
+    },
+    mcpServers,
+    genericTools: values['no-generic-tools'] !== true,
+    maxConcurrent,
+    secrets: token ? [token] : [],
+  });
+  const shutdown = shutdownRequested(!http);
+  let closeHttp: (() => Promise<void>) | undefined;
+  try {
+    if (http) {
+      const handle = await serveHttp(core, { host: http.host, port: http.port, token });
+      closeHttp = handle.close;
+      core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
+    } else {
+      const transport = new StdioServerTransport();
+      await core.connect(transport);
+    }
+    const why = await shutdown.done;
+    core.log('info', `shutting down (${why})`);
+  } finally {
+    shutdown.dispose();
+    await core.close();
+    await closeHttp?.();
+    // An open stdin pipe would keep the process alive after a signal.
+    if (!http) process.stdin.destroy();
+  }
+  // Whatever a tool left open (a child process, a socket) must not keep a stopped server alive.
+  setTimeout(() => process.exit(process.exitCode ?? EXIT.OK), 3_000).unref();
+  return EXIT.OK;
 }

@@ -200,7 +200,8 @@ function checkGraph(
     }
     const onLimit = n.def.on_limit;
     if (typeof onLimit === 'string') target(onLimit, `nodes/${n.index}/on_limit`);
-    if (onLimit !== undefined && n.def.max_visits === undefined) {
+    // A loop node's on_limit also takes effect at max_iterations, so it needs no max_visits.
+    if (onLimit !== undefined && n.def.max_visits === undefined && n.kind !== 'loop') {
       problems.push({
         path: `nodes/${n.index}/on_limit`,
         message: 'on_limit needs max_visits on the same node',

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { banelingSchema } from './baneling.js';
 import { nodeRef } from './common.js';
 import { droneSchema } from './drone.js';
+import { loopSchema } from './loop.js';
+import { mapSchema } from './map.js';
 import { fileObject } from './object.js';
+import { parallelSchema } from './parallel.js';
 import { scriptSchema } from './script.js';
 
 /** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
@@ -31,7 +34,14 @@ export const mcpServersSchema = z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), 
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
 
 /** A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`). */
-export const anyNodeSchema = z.union([droneSchema, banelingSchema, scriptSchema]);
+export const anyNodeSchema = z.union([
+  droneSchema,
+  banelingSchema,
+  scriptSchema,
+  parallelSchema,
+  mapSchema,
+  loopSchema,
+]);
 
 /** The whole hatchery file. */
 export const hatcherySchema = fileObject(

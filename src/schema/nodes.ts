@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import { banelingAliases, banelingSchema } from './baneling.js';
 import { droneAliases, droneSchema } from './drone.js';
+import { loopSchema } from './loop.js';
+import { mapSchema } from './map.js';
+import { parallelSchema } from './parallel.js';
 import { scriptSchema } from './script.js';
 
 /** The node kinds a file can use; `types` are the accepted spellings of `type`. */
@@ -12,6 +15,9 @@ export const NODE_KINDS = {
     aliases: banelingAliases as Record<string, string>,
   },
   script: { types: ['script'], schema: scriptSchema, aliases: {} as Record<string, string> },
+  parallel: { types: ['parallel'], schema: parallelSchema, aliases: {} as Record<string, string> },
+  map: { types: ['map'], schema: mapSchema, aliases: {} as Record<string, string> },
+  loop: { types: ['loop'], schema: loopSchema, aliases: {} as Record<string, string> },
 } satisfies Record<string, { types: string[]; schema: z.ZodObject; aliases: Record<string, string> }>;
 
 /** One of the node kinds. */

@@ -1,0 +1,146 @@
+// Round trip of one tool call over stdio: a one-node baneling hatchery served by the built CLI
+// versus a bare SDK server with one echo tool, measured in the same run. Target: the hatchery
+// call at most 1.2x the bare echo call.
+//
+// Method: on Linux the bench re-runs itself pinned to one CPU (taskset), client and servers alike:
+// unpinned, where the scheduler happens to place the three processes decides the figures (ratios
+// from 0.6x to 3x between runs on a 2-core machine). Then several rounds, each with a fresh pair of
+// server processes, a long warm-up (the JIT must settle: the hatchery server runs more code than
+// the bare one), and alternating blocks of sequential calls so that drift hits both alike.
+// Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--no-pin] [--strict]
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const root = new URL('..', import.meta.url).pathname;
+
+const PINNED_ENV = 'HATCHERY_BENCH_CPU';
+if (process.platform === 'linux' && !process.env[PINNED_ENV] && !process.argv.includes('--no-pin')) {
+  const cpu = String(availableParallelism() - 1);
+  const r = spawnSync(
+    'taskset',
+    ['-c', cpu, process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, [PINNED_ENV]: cpu },
+    },
+  );
+  // No taskset: measure unpinned below.
+  if (!r.error) process.exit(r.status ?? 1);
+}
+function flag(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+const CALLS = flag('--calls', 1_000);
+const ROUNDS = flag('--rounds', 5);
+const WARMUP = 2_000;
+const BLOCK = 50;
+const TARGET = 1.2;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+async function connect(command: string, args: string[]): Promise<Client> {
+  const transport = new StdioClientTransport({ command, args, cwd: root, stderr: 'ignore' });
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+/** Times `count` sequential calls into `into`, checking every result. */
+async function block(
+  into: number[] | undefined,
+  call: (i: number) => Promise<unknown>,
+  from: number,
+  count: number,
+) {
+  for (let i = from; i < from + count; i++) {
+    const t0 = performance.now();
+    const r = (await call(i)) as { content: { text: string }[] };
+    into?.push(performance.now() - t0);
+    if (r.content[0]?.text !== `m${i}`) throw new Error(`wrong result: ${JSON.stringify(r)}`);
+  }
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-'));
+writeFileSync(
+  path.join(dir, 'echo.json'),
+  JSON.stringify({
+    name: 'echo_hatch',
+    desc: 'one baneling that echoes its input',
+    nodes: [{ name: 'Echo', type: 'tool', tool_name: 'echo', tool_args: { text: '{{ ctx.input }}' } }],
+  }),
+);
+
+const tH: number[] = [];
+const tB: number[] = [];
+const roundRatios: number[] = [];
+const perRound = Math.ceil(CALLS / ROUNDS);
+for (let round = 0; round < ROUNDS; round++) {
+  const hatchery = await connect(process.execPath, [
+    path.join(root, 'dist/cli.js'),
+    '--dir',
+    dir,
+    '--no-generic-tools',
+  ]);
+  const bare = await connect(process.execPath, [
+    '--import',
+    'tsx',
+    path.join(root, 'bench/fixtures/echo-server.ts'),
+  ]);
+  const callHatchery = (i: number) =>
+    hatchery.callTool({ name: 'echo_hatch', arguments: { input: `m${i}` } });
+  const callBare = (i: number) => bare.callTool({ name: 'echo', arguments: { input: `m${i}` } });
+  await block(undefined, callHatchery, 0, WARMUP);
+  await block(undefined, callBare, 0, WARMUP);
+  const rH: number[] = [];
+  const rB: number[] = [];
+  for (let b = 0; b * BLOCK < perRound; b++) {
+    const n = Math.min(BLOCK, perRound - b * BLOCK);
+    const order: [number[], (i: number) => Promise<unknown>][] =
+      b % 2
+        ? [
+            [rH, callHatchery],
+            [rB, callBare],
+          ]
+        : [
+            [rB, callBare],
+            [rH, callHatchery],
+          ];
+    for (const [into, call] of order) await block(into, call, b * BLOCK, n);
+  }
+  await hatchery.close();
+  await bare.close();
+  tH.push(...rH);
+  tB.push(...rB);
+  roundRatios.push(median(rH) / median(rB));
+}
+rmSync(dir, { recursive: true, force: true });
+
+const mH = median(tH);
+const mB = median(tB);
+const ratio = mH / mB;
+const us = (ms: number) => `${Math.round(ms * 1000)} µs`;
+const pinned = process.env[PINNED_ENV];
+console.log(
+  `MCP round trip over stdio: ${tH.length} calls each, ${ROUNDS} rounds of fresh processes, ${WARMUP} warm-up calls per server and round, ${pinned ? `all processes pinned to CPU ${pinned}` : 'not pinned'}`,
+);
+console.log(`  hatchery (one baneling, echo)   median ${us(mH)}   p90 ${us(quantile(tH, 0.9))}`);
+console.log(`  bare SDK echo server            median ${us(mB)}   p90 ${us(quantile(tB, 0.9))}`);
+console.log(
+  `  ratio hatchery / bare           ${ratio.toFixed(2)}x   (target <= ${TARGET}x: ${ratio <= TARGET ? 'met' : 'NOT met'})`,
+);
+console.log(`  ratio per round                 ${roundRatios.map((r) => `${r.toFixed(2)}x`).join('  ')}`);
+if (process.argv.includes('--strict') && ratio > TARGET) process.exitCode = 1;

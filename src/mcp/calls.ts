@@ -1,0 +1,116 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { formatError } from '../errors.js';
+import type { Provider } from '../providers/types.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { RunListener } from '../runtime/types.js';
+import { completeInputs, type ElicitFn } from './elicit.js';
+import type { Limiter } from './limiter.js';
+import { ProgressReporter, type ProgressSender } from './progress.js';
+import type { RegistryEntry } from './registry.js';
+import type { RunOutcome } from './runs.js';
+import { hatcheryArgs } from './tool-defs.js';
+
+/** What running a call needs from the server. */
+export interface CallHost {
+  readonly runtime: Runtime;
+  readonly limiter: Limiter;
+  /** Removes secrets from texts sent to clients. */
+  readonly redact: (text: string) => string;
+  readonly heartbeatMs: number;
+  /** Bookkeeping of runs in flight, so shutdown can wait for them. */
+  runStarted(): void;
+  runEnded(): void;
+}
+
+/** The per-call context: cancellation, and what this call's client offers. */
+export interface CallEnv {
+  /** Aborts the run (client cancellation, server shutdown). */
+  signal: AbortSignal;
+  /** Progress notifications, when the client sent a progress token. */
+  progress?: { token: string | number; send: ProgressSender };
+  /** The client's model, when it offers sampling. */
+  sampling?: Provider;
+  /** Asks the user for missing inputs, when the client supports elicitation. */
+  elicit?: ElicitFn;
+  /** Another listener of run events (background runs track their status with it). */
+  onEvent?: RunListener;
+}
+
+/** A text tool result. */
+export function textResult(text: string, isError = false): CallToolResult {
+  return isError
+    ? { content: [{ type: 'text', text }], isError: true }
+    : { content: [{ type: 'text', text }] };
+}
+
+/** The error result of a failed call: the message a user needs, with file, node and cause. */
+export function errorResult(host: Pick<CallHost, 'redact'>, err: unknown): CallToolResult {
+  return textResult(host.redact(formatError(err)), true);
+}
+
+function hasMissing(declared: Readonly<Record<string, string>>, vars: Record<string, string>): boolean {
+  for (const k in declared) if (vars[k] === undefined) return true;
+  return false;
+}
+
+function combine(a: RunListener | undefined, b: RunListener | undefined): RunListener | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return (e) => {
+    a(e);
+    b(e);
+  };
+}
+
+/**
+ * Runs one call of a hatchery with its own ctx: checks the arguments, asks for missing inputs,
+ * waits for a run slot, runs, and turns the outcome into a tool result. Never throws.
+ */
+export async function runHatcheryCall(
+  host: CallHost,
+  entry: RegistryEntry,
+  args: Record<string, unknown> | undefined,
+  env: CallEnv,
+): Promise<RunOutcome> {
+  const h = entry.hatchery;
+  let release: (() => void) | undefined;
+  let reporter: ProgressReporter | undefined;
+  host.runStarted();
+  try {
+    const { input, vars } = hatcheryArgs(h, args);
+    // The common cases (no declared input missing, no limit) take no extra await.
+    const allVars = hasMissing(h.inputs, vars) ? await completeInputs(h, vars, env.elicit, env.signal) : vars;
+    release = host.limiter.max === undefined ? undefined : await host.limiter.acquire(env.signal);
+    if (env.progress) {
+      reporter = new ProgressReporter(env.progress.token, env.progress.send, host.heartbeatMs);
+      reporter.start(`${h.name} started`);
+    }
+    const result = await host.runtime.run(h, {
+      input,
+      vars: allVars,
+      signal: env.signal,
+      onEvent: combine(reporter?.listener, env.onEvent),
+      sampling: env.sampling,
+    });
+    const text = host.redact(result.output);
+    const value = result.value;
+    if (entry.tool.outputSchema && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      return {
+        state: 'succeeded',
+        result: { content: [{ type: 'text', text }], structuredContent: value as Record<string, unknown> },
+      };
+    }
+    return { state: 'succeeded', result: textResult(text) };
+  } catch (err) {
+    return { state: env.signal.aborted ? 'cancelled' : 'failed', result: errorResult(host, err) };
+  } finally {
+    release?.();
+    host.runEnded();
+    if (reporter) {
+      reporter.stop();
+      // SDK clients handle notifications a microtask late and drop those that trail the response
+      // in the same read; one turn of the event loop lets the last progress arrive first.
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+}

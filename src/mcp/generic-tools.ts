@@ -1,0 +1,227 @@
+import path from 'node:path';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { HatcheryError } from '../errors.js';
+import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import type { RegistryEntry } from './registry.js';
+import type { BackgroundRun } from './runs.js';
+import type { HatcheryMcpServer } from './server.js';
+import { INPUT_DESCRIPTION } from './tool-defs.js';
+
+/** Default time hatchery_result waits, in seconds: well under the ~60 s many clients allow a call. */
+export const DEFAULT_RESULT_WAIT_S = 30;
+/** Longest wait hatchery_result accepts, in seconds. */
+export const MAX_RESULT_WAIT_S = 300;
+
+const NAME = { type: 'string', description: 'Name of the hatchery (see hatchery_list)' };
+const INPUTS = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description: 'Values of the named inputs the hatchery declares (see hatchery_list)',
+};
+const RUN_ID = { type: 'string', description: 'The run id returned by hatchery_start' };
+
+function tool(
+  name: string,
+  description: string,
+  properties: Record<string, object>,
+  required: string[],
+  extra: Partial<Tool> = {},
+): Tool {
+  return {
+    name,
+    description,
+    inputSchema: { type: 'object', properties, required } as Tool['inputSchema'],
+    ...extra,
+  };
+}
+
+/** The stable tools for clients that keep the tool list they saw first, and for long runs. */
+export const GENERIC_TOOLS: readonly Tool[] = [
+  tool(
+    'hatchery_list',
+    'List the hatcheries (workflows) loaded now: name, description and named inputs of each, plus files that failed to load. The list follows file changes even when your tool list does not.',
+    {},
+    [],
+    { annotations: { title: 'List hatcheries', readOnlyHint: true, openWorldHint: false } },
+  ),
+  tool(
+    'hatchery_run',
+    'Run a hatchery by name and return its final output. Works for hatcheries added after your tool list was fetched. Named inputs go in "inputs" (or as extra arguments).',
+    { name: NAME, input: { type: 'string', description: INPUT_DESCRIPTION }, inputs: INPUTS },
+    ['name'],
+    { annotations: { title: 'Run a hatchery', openWorldHint: true } },
+  ),
+  tool(
+    'hatchery_start',
+    'Start a hatchery run in the background and return its run id at once. For runs that may outlast your tool-call timeout: then call hatchery_result with the run id until it returns the result.',
+    { name: NAME, input: { type: 'string', description: INPUT_DESCRIPTION }, inputs: INPUTS },
+    ['name'],
+    { annotations: { title: 'Start a hatchery run', openWorldHint: true } },
+  ),
+  tool(
+    'hatchery_status',
+    'State of a run started with hatchery_start: queued, running, succeeded, failed or cancelled; the node running now, steps done, and the outputs of the nodes that finished.',
+    { run_id: RUN_ID },
+    ['run_id'],
+    { annotations: { title: 'Run status', readOnlyHint: true, openWorldHint: false } },
+  ),
+  tool(
+    'hatchery_result',
+    `Wait up to wait_seconds (default ${DEFAULT_RESULT_WAIT_S}) for a run started with hatchery_start, then return its result, or "still running" with its status; call again to keep waiting. Keep wait_seconds below your client's tool-call timeout.`,
+    {
+      run_id: RUN_ID,
+      wait_seconds: {
+        type: 'number',
+        minimum: 0,
+        maximum: MAX_RESULT_WAIT_S,
+        description: `Seconds to wait for the run to finish (0 to ${MAX_RESULT_WAIT_S}, default ${DEFAULT_RESULT_WAIT_S})`,
+      },
+    },
+    ['run_id'],
+    { annotations: { title: 'Run result', readOnlyHint: true, openWorldHint: false } },
+  ),
+  tool(
+    'hatchery_cancel',
+    'Cancel a run started with hatchery_start: its model calls, tool calls and scripts stop.',
+    { run_id: RUN_ID },
+    ['run_id'],
+    { annotations: { title: 'Cancel a run', destructiveHint: false, openWorldHint: false } },
+  ),
+];
+
+/** Names of the generic tools; hatcheries cannot take them. */
+export const GENERIC_TOOL_NAMES: ReadonlySet<string> = new Set(GENERIC_TOOLS.map((t) => t.name));
+
+/** True for the name of a generic tool. */
+export function isGenericTool(name: string): boolean {
+  return GENERIC_TOOL_NAMES.has(name);
+}
+
+/** What a generic tool call can use from its session. */
+export interface GenericCallContext {
+  core: HatcheryMcpServer;
+  /** Environment of a run bound to this request (hatchery_run). */
+  env: CallEnv;
+  /** Starts a background run (hatchery_start); the session supplies sampling and elicitation. */
+  start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
+}
+
+function str(args: Record<string, unknown>, key: string, required: boolean): string | undefined {
+  const v = args[key];
+  if (v === undefined || v === null) {
+    if (required) throw new HatcheryError('USAGE', `missing argument "${key}"`);
+    return undefined;
+  }
+  if (typeof v !== 'string') throw new HatcheryError('USAGE', `argument "${key}" must be a string`);
+  return v;
+}
+
+/** Resolves `name` and flattens `input`, `inputs` and extra arguments into a hatchery's arguments. */
+function target(
+  core: HatcheryMcpServer,
+  args: Record<string, unknown>,
+): { entry: RegistryEntry; args: Record<string, unknown> } {
+  const name = str(args, 'name', true)!;
+  const entry = core.registry.get(name);
+  if (!entry) {
+    const names = core.registry.entries().map((e) => e.name);
+    throw new HatcheryError(
+      'NOT_FOUND',
+      `no hatchery named "${name}"; loaded now: ${names.length ? names.join(', ') : '(none)'}`,
+    );
+  }
+  const flat: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (k === 'name' || k === 'inputs') continue;
+    flat[k] = v;
+  }
+  const inputs = args.inputs;
+  if (inputs !== undefined && inputs !== null) {
+    if (typeof inputs !== 'object' || Array.isArray(inputs))
+      throw new HatcheryError('USAGE', '"inputs" must be an object of name: text pairs');
+    Object.assign(flat, inputs);
+  }
+  return { entry, args: flat };
+}
+
+function runOf(core: HatcheryMcpServer, args: Record<string, unknown>): BackgroundRun {
+  const id = str(args, 'run_id', true)!;
+  const run = core.runs.get(id);
+  if (!run) {
+    throw new HatcheryError(
+      'NOT_FOUND',
+      `no run with id "${id}": it never existed, or it finished too long ago and was dropped`,
+    );
+  }
+  return run;
+}
+
+function json(value: unknown, prefix = ''): CallToolResult {
+  const result = textResult(`${prefix}${JSON.stringify(value, null, 2)}`);
+  if (value && typeof value === 'object' && !Array.isArray(value))
+    result.structuredContent = value as Record<string, unknown>;
+  return result;
+}
+
+function list(core: HatcheryMcpServer): CallToolResult {
+  const hatcheries = core.registry.entries().map((e) => ({
+    name: e.name,
+    description: e.hatchery.desc,
+    inputs: { ...e.hatchery.inputs },
+    file: path.relative(core.registry.dir, e.file),
+  }));
+  const problems = core.registry.problems();
+  return json({ hatcheries, ...(problems.length ? { problems } : {}) });
+}
+
+/** Runs a generic tool; failures become error results, never exceptions. */
+export async function callGenericTool(
+  name: string,
+  rawArgs: Record<string, unknown> | undefined,
+  ctx: GenericCallContext,
+): Promise<CallToolResult> {
+  const { core } = ctx;
+  const args = rawArgs ?? {};
+  try {
+    switch (name) {
+      case 'hatchery_list':
+        return list(core);
+      case 'hatchery_run': {
+        const t = target(core, args);
+        return (await runHatcheryCall(core, t.entry, t.args, ctx.env)).result;
+      }
+      case 'hatchery_start': {
+        const t = target(core, args);
+        const run = await ctx.start(t.entry, t.args);
+        return json(
+          { run_id: run.id, hatchery: run.hatchery, state: run.state },
+          `Started ${run.hatchery}. Call hatchery_result with run_id "${run.id}" to wait for its result.\n`,
+        );
+      }
+      case 'hatchery_status':
+        return json(core.runs.status(runOf(core, args)));
+      case 'hatchery_result': {
+        const run = runOf(core, args);
+        const w = args.wait_seconds;
+        if (w !== undefined && (typeof w !== 'number' || !Number.isFinite(w) || w < 0))
+          throw new HatcheryError('USAGE', '"wait_seconds" must be a number of seconds, 0 or more');
+        const seconds = Math.min(typeof w === 'number' ? w : DEFAULT_RESULT_WAIT_S, MAX_RESULT_WAIT_S);
+        const finished = await core.runs.wait(run, seconds * 1000, ctx.env.signal);
+        if (finished && run.result) return run.result;
+        return json(core.runs.status(run), 'still running; call hatchery_result again to keep waiting.\n');
+      }
+      case 'hatchery_cancel': {
+        const run = runOf(core, args);
+        if (run.endedAt !== undefined)
+          return json(core.runs.status(run), `already finished (${run.state}).\n`);
+        run.controller.abort(new HatcheryError('ABORTED', 'the run was cancelled with hatchery_cancel'));
+        await core.runs.wait(run, 5_000);
+        return json(core.runs.status(run), 'cancelled.\n');
+      }
+      default:
+        return textResult(`unknown tool "${name}"`, true);
+    }
+  } catch (err) {
+    return errorResult(core, err);
+  }
+}

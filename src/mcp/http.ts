@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { allowedHostnames, bearerChecker, checkHost, checkOrigin } from './http-guard.js';
+import type { HatcheryMcpServer } from './server.js';
+
+/** Where and how to serve Streamable HTTP. */
+export interface HttpServeOptions {
+  /** Interface to bind (default 127.0.0.1: this machine only). */
+  host?: string;
+  /** Port; 0 picks a free one. */
+  port: number;
+  /** Demand `Authorization: Bearer <token>` on every request. */
+  token?: string;
+  /** More Host names to accept (a reverse proxy's). */
+  allowedHosts?: readonly string[];
+  /** Largest request body, in bytes (default 4 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** A running HTTP endpoint. */
+export interface HttpHandle {
+  /** The endpoint URL, e.g. http://127.0.0.1:3000/mcp. */
+  readonly url: string;
+  readonly port: number;
+  /** Closes every session and the listening socket. */
+  close(): Promise<void>;
+}
+
+/** Path of the MCP endpoint. */
+export const MCP_PATH = '/mcp';
+const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+
+function reply(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
+class BodyTooLarge extends Error {}
+
+async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+/**
+ * Serves the hatchery server over Streamable HTTP at /mcp: one session (an SDK server and its
+ * transport) per client, Host and Origin checked against DNS rebinding, and an optional bearer token.
+ */
+export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptions): Promise<HttpHandle> {
+  const host = options.host ?? '127.0.0.1';
+  const allowed = allowedHostnames(host, options.allowedHosts);
+  const authorized = bearerChecker(options.token);
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== MCP_PATH && url.pathname !== `${MCP_PATH}/`) {
+      reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
+      return;
+    }
+    const refused = checkHost(req, allowed) ?? checkOrigin(req, allowed);
+    if (refused) {
+      reply(res, 403, `forbidden: ${refused}`);
+      return;
+    }
+    if (authorized && !authorized(req)) {
+      reply(res, 401, 'unauthorized: send "Authorization: Bearer <token>" with the server\'s token', {
+        'www-authenticate': 'Bearer realm="hatchery-mcp"',
+      });
+      return;
+    }
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const transport = transports.get(sid);
+      if (!transport) {
+        reply(res, 404, 'session not found: it ended or the server restarted; initialize a new session');
+        return;
+      }
+      await transport.handleRequest(req, res);
+      return;
+    }
+    if (req.method !== 'POST') {
+      reply(res, 400, 'bad request: no mcp-session-id; start with an initialize POST', {});
+      return;
+    }
+    let body: unknown;
+    try {
+      body = await readJson(req, maxBody);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) reply(res, 413, `request body over ${maxBody} bytes`);
+      else reply(res, 400, `bad request: the body is not JSON (${(err as Error).message})`);
+      return;
+    }
+    if (!isInitializeRequest(body)) {
+      reply(res, 400, 'bad request: no mcp-session-id; start with an initialize request');
+      return;
+    }
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        transports.set(id, transport);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) transports.delete(transport.sessionId);
+    };
+    await core.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      core.log('error', `HTTP ${req.method} ${req.url}: ${(err as Error).message}`);
+      reply(res, 500, 'internal error');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${port}${MCP_PATH}`,
+    port,
+    close() {
+      closing ??= (async () => {
+        await Promise.all([...transports.values()].map((t) => t.close().catch(() => undefined)));
+        transports.clear();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Open event streams would keep close() waiting forever.
+          server.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}

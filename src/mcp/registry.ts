@@ -1,0 +1,223 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { findHatcheryFiles, loadHatcheryText } from '../loader/load.js';
+import type { LoadOptions } from '../nodes/kind.js';
+import type { Hatchery } from '../runtime/types.js';
+import { hatcheryTool } from './tool-defs.js';
+
+/** One served hatchery: the loaded definition, its file text and its MCP tool. */
+export interface RegistryEntry {
+  readonly name: string;
+  /** Absolute path of the file. */
+  readonly file: string;
+  readonly hatchery: Hatchery;
+  /** The file as written, served as an MCP resource. */
+  readonly text: string;
+  readonly tool: Tool;
+  /** URI of the definition as an MCP resource. */
+  readonly uri: string;
+}
+
+/** What one refresh changed; `problems` are the error messages of files that failed to load. */
+export interface RegistryChange {
+  added: string[];
+  updated: string[];
+  removed: string[];
+  problems: string[];
+}
+
+/** State of one hatchery file: the tool it serves (kept while a later edit is broken) and its last error. */
+interface FileState {
+  served?: string;
+  error?: string;
+}
+
+/** URI of a hatchery's definition as an MCP resource. */
+export function resourceUri(name: string): string {
+  return `hatchery://${name}`;
+}
+
+/** True when a change removed, added or updated a tool. */
+export function changedTools(c: RegistryChange): boolean {
+  return c.added.length + c.updated.length + c.removed.length > 0;
+}
+
+/**
+ * The hatcheries served from one folder: name → entry, shared by every MCP session. A file that fails
+ * to load never replaces the last good version of its tool; a second file claiming a name already
+ * served is refused with an error naming both files.
+ */
+export class HatcheryRegistry {
+  /** Absolute path of the served folder. */
+  readonly dir: string;
+  private readonly byName = new Map<string, RegistryEntry>();
+  private readonly files = new Map<string, FileState>();
+  private toolList: Tool[] | undefined;
+
+  constructor(
+    dir: string,
+    private readonly options: {
+      load?: LoadOptions;
+      tasks?: boolean;
+      /** Names taken by the server's own tools. */
+      reserved?: ReadonlySet<string>;
+    } = {},
+  ) {
+    this.dir = path.resolve(dir);
+  }
+
+  /** The entry serving `name`, if any. */
+  get(name: string): RegistryEntry | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Every served entry, sorted by name. */
+  entries(): RegistryEntry[] {
+    return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** The MCP tools of every served hatchery (cached until the next change). */
+  tools(): Tool[] {
+    this.toolList ??= this.entries().map((e) => e.tool);
+    return this.toolList;
+  }
+
+  /** The entry whose resource URI is `uri`. */
+  byUri(uri: string): RegistryEntry | undefined {
+    for (const e of this.byName.values()) if (e.uri === uri) return e;
+    return undefined;
+  }
+
+  /** Current load errors, one message per failing file. */
+  problems(): string[] {
+    return [...this.files.values()].flatMap((s) => (s.error ? [s.error] : []));
+  }
+
+  /** Every file the served hatcheries depend on (hatch: targets, files entries, js: modules). */
+  dependencies(): Set<string> {
+    const deps = new Set<string>();
+    for (const e of this.byName.values()) for (const d of e.hatchery.dependencies) deps.add(d);
+    return deps;
+  }
+
+  /** True for a `*.json` file below the folder that findHatcheryFiles would list. */
+  isHatcheryFile(abs: string): boolean {
+    if (!abs.endsWith('.json')) return false;
+    const rel = path.relative(this.dir, abs);
+    if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return false;
+    return !rel.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules');
+  }
+
+  /** Loads every hatchery file of the folder (first file wins a duplicate name, in sorted order). */
+  async loadAll(): Promise<RegistryChange> {
+    const files = await findHatcheryFiles(this.dir);
+    return this.refresh(files);
+  }
+
+  /**
+   * Reloads the given paths (added, changed or deleted), every served hatchery that depends on
+   * them (transitively), and every file that failed before (it may have waited for one of them).
+   */
+  async refresh(paths: Iterable<string>): Promise<RegistryChange> {
+    const change: RegistryChange = { added: [], updated: [], removed: [], problems: [] };
+    const direct = new Set<string>();
+    const targets = new Set<string>();
+    const queue = [...paths].map((p) => path.resolve(p));
+    const seen = new Set<string>();
+    while (queue.length > 0) {
+      const p = queue.shift()!;
+      if (seen.has(p)) continue;
+      seen.add(p);
+      if (this.isHatcheryFile(p)) {
+        targets.add(p);
+        direct.add(p);
+      }
+      for (const e of this.byName.values()) {
+        if (e.hatchery.dependencies.includes(p) && !targets.has(e.file)) {
+          targets.add(e.file);
+          queue.push(e.file);
+        }
+      }
+    }
+    for (const [file, state] of this.files) if (state.error) targets.add(file);
+    await this.reload([...targets].sort(), direct, change);
+    // A deletion or rename can free a name that a refused duplicate was waiting for.
+    for (let round = 0; round < 3 && change.removed.length > 0; round++) {
+      const waiting = [...this.files].filter(([, s]) => s.error && !s.served).map(([f]) => f);
+      if (waiting.length === 0) break;
+      const before = change.added.length;
+      await this.reload(waiting.sort(), direct, change);
+      if (change.added.length === before) break;
+    }
+    if (changedTools(change)) this.toolList = undefined;
+    return change;
+  }
+
+  /** Reloads files: deletions first, so that a name they free can be taken in the same pass. */
+  private async reload(files: string[], direct: Set<string>, change: RegistryChange): Promise<void> {
+    const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => undefined)));
+    files.forEach((f, i) => {
+      if (texts[i] === undefined) this.remove(f, change);
+    });
+    files.forEach((f, i) => {
+      const text = texts[i];
+      if (text !== undefined) this.load(f, text, direct.has(f), change);
+    });
+  }
+
+  private remove(file: string, change: RegistryChange): void {
+    const state = this.files.get(file);
+    if (!state) return;
+    this.files.delete(file);
+    if (state.served && this.byName.get(state.served)?.file === file) {
+      this.byName.delete(state.served);
+      change.removed.push(state.served);
+    }
+  }
+
+  private load(file: string, text: string, direct: boolean, change: RegistryChange): void {
+    const state = this.files.get(file) ?? {};
+    this.files.set(file, state);
+    const fail = (message: string) => {
+      // Retried files report an error again only when it changed, so the log is not flooded.
+      if (direct || state.error !== message) change.problems.push(message);
+      state.error = message;
+    };
+    const res = loadHatcheryText(text, file, this.options.load);
+    if (!res.ok) {
+      fail(res.error.message);
+      return;
+    }
+    const h = res.hatchery;
+    if (this.options.reserved?.has(h.name)) {
+      fail(
+        `${file}: name "${h.name}" is taken by the server's own tool of that name; rename the hatchery (or start the server with --no-generic-tools)`,
+      );
+      return;
+    }
+    const owner = this.byName.get(h.name);
+    if (owner && owner.file !== file) {
+      fail(
+        `${file}: name "${h.name}" is already used by ${owner.file}; rename one of them (this file is not served until then)`,
+      );
+      return;
+    }
+    state.error = undefined;
+    if (state.served && state.served !== h.name && this.byName.get(state.served)?.file === file) {
+      this.byName.delete(state.served);
+      change.removed.push(state.served);
+    }
+    this.byName.set(h.name, {
+      name: h.name,
+      file,
+      hatchery: h,
+      text,
+      tool: hatcheryTool(h, { tasks: this.options.tasks ?? false }),
+      uri: resourceUri(h.name),
+    });
+    state.served = h.name;
+    if (!owner) change.added.push(h.name);
+    else change.updated.push(h.name);
+  }
+}

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RunListener } from '../runtime/types.js';
+import { sleep, waitAtMost } from './signals.js';
+
+/** Where a background run is: waiting for a slot, running, or finished one way or another. */
+export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** How a background run ended: the tool result a direct call would have returned. */
+export interface RunOutcome {
+  state: 'succeeded' | 'failed' | 'cancelled';
+  result: CallToolResult;
+}
+
+/** Executes a run in the background; must not throw (failures are outcomes). */
+export type RunExecutor = (signal: AbortSignal, onEvent: RunListener) => Promise<RunOutcome>;
+
+/** One run started with hatchery_start (or an MCP task). */
+export interface BackgroundRun {
+  readonly id: string;
+  readonly hatchery: string;
+  readonly file: string;
+  state: RunState;
+  /** The node running now (nested runs as "sub > Node"). */
+  node?: string;
+  /** Nodes executed so far, nested runs included. */
+  steps: number;
+  /** Latest output of every top-level node that finished. */
+  outputs: Record<string, string>;
+  readonly startedAt: number;
+  endedAt?: number;
+  result?: CallToolResult;
+  readonly controller: AbortController;
+  /** Resolves when the run has finished. */
+  readonly done: Promise<void>;
+}
+
+/** Options of the run registry. */
+export interface RunRegistryOptions {
+  /** Finished runs kept for late clients (oldest dropped first; default 100). */
+  maxKept?: number;
+  /** How long a finished run is kept, in milliseconds (default one hour). */
+  maxAgeMs?: number;
+}
+
+/** Default number of finished runs kept. */
+export const DEFAULT_MAX_KEPT_RUNS = 100;
+/** Default time a finished run is kept. */
+export const DEFAULT_RUN_MAX_AGE_MS = 3_600_000;
+
+/** Largest output per node shown by hatchery_status. */
+const STATUS_OUTPUT_LIMIT = 2_000;
+
+function cap(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length - limit} more characters)`;
+}
+
+/**
+ * Background runs for the start-then-poll pattern: started at once, polled by id, kept for a while
+ * after they end (bounded in count and age) so a client coming back late still gets its result.
+ */
+export class RunRegistry {
+  private readonly runs = new Map<string, BackgroundRun>();
+  private readonly maxKept: number;
+  private readonly maxAgeMs: number;
+
+  constructor(options: RunRegistryOptions = {}) {
+    this.maxKept = options.maxKept ?? DEFAULT_MAX_KEPT_RUNS;
+    this.maxAgeMs = options.maxAgeMs ?? DEFAULT_RUN_MAX_AGE_MS;
+  }
+
+  /** Starts a run; `controller` cancels it (link it to the server's shutdown signal). */
+  start(
+    meta: { hatchery: string; file: string },
+    controller: AbortController,
+    execute: RunExecutor,
+  ): BackgroundRun {
+    this.prune();
+    const id = randomUUID();
+    let finish!: () => void;
+    const done = new Promise<void>((r) => {
+      finish = r;
+    });
+    const run: BackgroundRun = {
+      id,
+      hatchery: meta.hatchery,
+      file: meta.file,
+      state: 'queued',
+      steps: 0,
+      outputs: {},
+      startedAt: Date.now(),
+      controller,
+      done,
+    };
+    this.runs.set(id, run);
+    const onEvent: RunListener = (e) => {
+      switch (e.type) {
+        case 'run_start':
+          if (run.state === 'queued') run.state = 'running';
+          break;
+        case 'node_start':
+          run.node = e.depth > 0 ? `${e.hatchery} > ${e.node}` : e.node;
+          break;
+        case 'node_end':
+          run.steps = Math.max(run.steps, e.step);
+          if (e.depth === 0) run.outputs[e.node] = e.output;
+          break;
+      }
+    };
+    execute(controller.signal, onEvent)
+      .then(
+        (outcome) => {
+          run.state = outcome.state;
+          run.result = outcome.result;
+        },
+        (err) => {
+          run.state = 'failed';
+          run.result = { content: [{ type: 'text', text: String(err) }], isError: true };
+        },
+      )
+      .finally(() => {
+        run.endedAt = Date.now();
+        run.node = undefined;
+        finish();
+      });
+    return run;
+  }
+
+  /** The run with this id, if it is still kept. */
+  get(id: string): BackgroundRun | undefined {
+    this.prune();
+    return this.runs.get(id);
+  }
+
+  /** Runs that have not finished. */
+  active(): BackgroundRun[] {
+    return [...this.runs.values()].filter((r) => r.endedAt === undefined);
+  }
+
+  /** Waits until the run ends or `ms` pass (or the signal fires); true when it has ended. */
+  async wait(run: BackgroundRun, ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (run.endedAt !== undefined) return true;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([run.done, sleep(ms, stop.signal)]);
+    } finally {
+      stop.abort();
+      signal?.removeEventListener('abort', onAbort);
+    }
+    return run.endedAt !== undefined;
+  }
+
+  /** Cancels every run that has not finished, and waits up to `ms` for them to end. */
+  async cancelAll(reason: unknown, ms: number): Promise<void> {
+    const active = this.active();
+    for (const r of active) r.controller.abort(reason);
+    if (active.length > 0) await waitAtMost(Promise.all(active.map((r) => r.done)), ms);
+  }
+
+  /** A JSON-friendly view of a run for hatchery_status. */
+  status(run: BackgroundRun): Record<string, unknown> {
+    const end = run.endedAt ?? Date.now();
+    const outputs: Record<string, string> = {};
+    for (const [k, v] of Object.entries(run.outputs)) outputs[k] = cap(v, STATUS_OUTPUT_LIMIT);
+    return {
+      run_id: run.id,
+      hatchery: run.hatchery,
+      state: run.state,
+      ...(run.node ? { current_node: run.node } : {}),
+      steps: run.steps,
+      seconds: Math.round((end - run.startedAt) / 100) / 10,
+      outputs,
+    };
+  }
+
+  /** Drops finished runs that are too old, then the oldest finished ones beyond the count limit. */
+  private prune(): void {
+    const now = Date.now();
+    const finished: BackgroundRun[] = [];
+    for (const r of this.runs.values()) {
+      if (r.endedAt === undefined) continue;
+      if (now - r.endedAt > this.maxAgeMs) this.runs.delete(r.id);
+      else finished.push(r);
+    }
+    if (finished.length > this.maxKept) {
+      finished.sort((a, b) => a.endedAt! - b.endedAt!);
+      for (const r of finished.slice(0, finished.length - this.maxKept)) this.runs.delete(r.id);
+    }
+  }
+}

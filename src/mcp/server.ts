@@ -1,0 +1,284 @@
+import { setMaxListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { HatcheryError } from '../errors.js';
+import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
+import type { McpServerDef } from '../schema/hatchery.js';
+import type { CallHost } from './calls.js';
+import { GENERIC_TOOL_NAMES } from './generic-tools.js';
+import { Limiter } from './limiter.js';
+import { DEFAULT_HEARTBEAT_MS } from './progress.js';
+import { secretRedactor } from './redact.js';
+import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
+import { RunRegistry, type RunRegistryOptions } from './runs.js';
+import { createSession, type Session } from './session.js';
+import { waitAtMost } from './signals.js';
+import { CancellableTaskStore } from './tasks.js';
+import { HatcheryWatcher } from './watcher.js';
+
+/** Options of the hatchery MCP server. */
+export interface HatcheryServerOptions {
+  /** Folder of hatchery files, searched recursively. */
+  dir: string;
+  /** A runtime to use; by default one is built from `runtimeOptions` (and closed with the server). */
+  runtime?: Runtime;
+  /** Options of the runtime built when `runtime` is not given. */
+  runtimeOptions?: RuntimeOptions;
+  /** MCP servers from --mcp-config, for mcp: tool references of the files. */
+  mcpServers?: Readonly<Record<string, McpServerDef>>;
+  /** Offer hatchery_list/run/start/status/result/cancel (default true). */
+  genericTools?: boolean;
+  /** Runs executing at once; further calls wait (default unlimited). */
+  maxConcurrent?: number;
+  /** Watch the folder and reload changed files (default true). */
+  watch?: boolean;
+  /** Quiet time after a file event before reloading, in milliseconds (default 100, at least 60). */
+  debounceMs?: number;
+  /** Interval of heartbeat progress notifications, in milliseconds (default 5000). */
+  heartbeatMs?: number;
+  /** How many finished background runs are kept, and for how long. */
+  runs?: RunRegistryOptions;
+  /** Accept task-augmented tool calls (MCP tasks; default true). */
+  tasks?: boolean;
+  /** Writes one log line (default: stderr, never stdout). */
+  log?: (line: string) => void;
+  /** Secrets besides the environment's API keys that must never appear in logs or results. */
+  secrets?: readonly string[];
+}
+
+/** Log levels used by the server (MCP logging levels). */
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Longest tool description quoted in the server instructions. */
+const INSTRUCTION_DESC_LIMIT = 200;
+/** Most tools listed by name in the server instructions. */
+const INSTRUCTION_TOOL_LIMIT = 50;
+
+/**
+ * Serves every hatchery of a folder as an MCP tool. One shared registry feeds any number of sessions
+ * (one for stdio, one per HTTP client); files are watched and reloaded; runs never share a ctx.
+ */
+export class HatcheryMcpServer implements CallHost {
+  readonly registry: HatcheryRegistry;
+  readonly runtime: Runtime;
+  readonly limiter: Limiter;
+  readonly runs: RunRegistry;
+  readonly taskStore: CancellableTaskStore | undefined;
+  readonly redact: (text: string) => string;
+  readonly heartbeatMs: number;
+  readonly genericTools: boolean;
+  readonly version = packageVersion();
+  private readonly sessions = new Set<Session>();
+  private inflight = 0;
+  private drained: (() => void) | undefined;
+  private readonly shutdown = new AbortController();
+  private readonly ownsRuntime: boolean;
+  private readonly writeLine: (line: string) => void;
+  private watcher: HatcheryWatcher | undefined;
+  private closing: Promise<void> | undefined;
+
+  private constructor(readonly options: HatcheryServerOptions) {
+    this.ownsRuntime = !options.runtime;
+    this.runtime = options.runtime ?? new Runtime(options.runtimeOptions);
+    this.registry = new HatcheryRegistry(options.dir, {
+      load: { mcpServers: options.mcpServers },
+      tasks: options.tasks !== false,
+      reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
+    });
+    this.limiter = new Limiter(options.maxConcurrent);
+    this.runs = new RunRegistry(options.runs);
+    this.taskStore = options.tasks === false ? undefined : new CancellableTaskStore();
+    this.redact = secretRedactor(this.runtime.env, options.secrets);
+    this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.genericTools = options.genericTools !== false;
+    this.writeLine = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    // Every background run listens to the shutdown signal; hundreds at once are normal, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+  }
+
+  /** Loads the folder (reporting broken files), starts watching it, and returns the server. */
+  static async start(options: HatcheryServerOptions): Promise<HatcheryMcpServer> {
+    const dir = path.resolve(options.dir);
+    let isDir = false;
+    try {
+      isDir = (await stat(dir)).isDirectory();
+    } catch {
+      // Reported below.
+    }
+    if (!isDir) {
+      throw new HatcheryError(
+        'USAGE',
+        `--dir ${options.dir}: no such folder (create it, or point --dir at your hatchery files)`,
+      );
+    }
+    const server = new HatcheryMcpServer({ ...options, dir });
+    const change = await server.registry.loadAll();
+    for (const p of change.problems) server.log('error', p);
+    const names = server.registry.entries().map((e) => e.name);
+    server.log(
+      'info',
+      `serving ${names.length} hatcher${names.length === 1 ? 'y' : 'ies'} from ${dir}${names.length ? `: ${names.join(', ')}` : ''}`,
+    );
+    if (options.watch !== false) {
+      const watcher = new HatcheryWatcher(dir, {
+        debounceMs: options.debounceMs,
+        onChange: async (paths) => {
+          await server.reload(paths);
+        },
+        onError: (err) => server.log('warning', `file watcher: ${err.message}`),
+      });
+      await watcher.start();
+      watcher.watchFiles(server.registry.dependencies());
+      server.watcher = watcher;
+    }
+    return server;
+  }
+
+  /** Aborts when the server shuts down; background runs are linked to it (calls end with their session). */
+  get signal(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
+  /** A new MCP session (a low-level SDK Server) fed from the shared registry; connect it to one transport. */
+  createSession(): Session {
+    const session = createSession(this);
+    this.sessions.add(session);
+    const prev = session.server.onclose;
+    session.server.onclose = () => {
+      this.sessions.delete(session);
+      prev?.();
+    };
+    return session;
+  }
+
+  /** Creates a session and connects it to a transport (stdio, in-memory...). */
+  async connect(transport: Transport): Promise<Server> {
+    const session = this.createSession();
+    await session.server.connect(transport);
+    return session.server;
+  }
+
+  /** Counts a run as in flight (shutdown waits for it to end). */
+  runStarted(): void {
+    this.inflight++;
+  }
+
+  /** Counts a run as ended. */
+  runEnded(): void {
+    if (--this.inflight === 0) this.drained?.();
+  }
+
+  /** Sessions connected now. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** The server instructions: what the tools are, and how to use the generic ones. */
+  instructions(): string {
+    const entries = this.registry.entries();
+    const lines = [
+      `hatchery-mcp runs JSON-defined LLM workflows ("hatcheries") from ${this.registry.dir}. Each hatchery is a tool: pass the text to work on as "input", plus the named inputs its schema lists; the result is the workflow's final output.`,
+    ];
+    if (entries.length === 0) lines.push('No hatchery is loaded yet.');
+    else {
+      lines.push('Hatcheries loaded at start:');
+      for (const e of entries.slice(0, INSTRUCTION_TOOL_LIMIT)) {
+        const d = e.hatchery.desc;
+        lines.push(
+          `- ${e.name}: ${d.length > INSTRUCTION_DESC_LIMIT ? `${d.slice(0, INSTRUCTION_DESC_LIMIT)}…` : d}`,
+        );
+      }
+      if (entries.length > INSTRUCTION_TOOL_LIMIT)
+        lines.push(`- and ${entries.length - INSTRUCTION_TOOL_LIMIT} more`);
+    }
+    if (this.genericTools) {
+      lines.push(
+        'Files are reloaded when they change. hatchery_list shows what is loaded now and hatchery_run runs a hatchery by name, even one added after your tool list was fetched.',
+        'Runs can take minutes. If your tool calls time out (often after 60 s), use hatchery_start to get a run id at once, then call hatchery_result with it (it waits up to wait_seconds) until it returns the result; hatchery_status shows progress and hatchery_cancel stops the run.',
+      );
+    }
+    return lines.join('\n');
+  }
+
+  /** Logs to stderr and, as an MCP log message, to every connected client. */
+  log(level: LogLevel, message: string): void {
+    const text = this.redact(message);
+    this.writeLine(`hatchery-mcp: ${level === 'info' ? '' : `${level}: `}${text}`);
+    for (const s of this.sessions) {
+      if (!s.server.getClientCapabilities()) continue;
+      s.server.sendLoggingMessage({ level, logger: 'hatchery-mcp', data: text }, s.sessionId()).catch(() => {
+        // A client that went away needs no log.
+      });
+    }
+  }
+
+  /** Reloads changed paths and tells every client when the tools changed. */
+  async reload(paths: string[]): Promise<RegistryChange> {
+    const change = await this.registry.refresh(paths);
+    for (const p of change.problems) this.log('error', p);
+    if (changedTools(change)) {
+      const parts = [
+        change.added.length ? `added ${change.added.join(', ')}` : '',
+        change.updated.length ? `updated ${change.updated.join(', ')}` : '',
+        change.removed.length ? `removed ${change.removed.join(', ')}` : '',
+      ].filter(Boolean);
+      this.log('info', `reloaded: ${parts.join('; ')}`);
+      this.watcher?.watchFiles(this.registry.dependencies());
+      for (const s of this.sessions) {
+        if (!s.server.getClientCapabilities()) continue;
+        try {
+          s.server.sendToolListChanged();
+          s.server.sendResourceListChanged();
+        } catch {
+          // Not connected any more.
+        }
+      }
+    }
+    return change;
+  }
+
+  /** Resolves once pending file changes have been handled (tests, benchmarks). */
+  async idle(): Promise<void> {
+    await this.watcher?.idle();
+  }
+
+  /**
+   * Shuts down: stops watching, cancels in-flight runs (waiting up to `graceMs` for them to end),
+   * closes every session and the MCP client connections of tools.
+   */
+  close(graceMs = 2_000): Promise<void> {
+    this.closing ??= (async () => {
+      await this.watcher?.close();
+      this.shutdown.abort(new HatcheryError('ABORTED', 'the server is shutting down'));
+      await this.runs.cancelAll(this.shutdown.signal.reason, graceMs);
+      // Closing a session aborts the signals of its calls in flight, which cancels their runs.
+      await Promise.all([...this.sessions].map((s) => s.server.close().catch(() => undefined)));
+      this.sessions.clear();
+      if (this.inflight > 0) {
+        await waitAtMost(
+          new Promise<void>((r) => {
+            this.drained = r;
+          }),
+          graceMs,
+        );
+      }
+      this.taskStore?.dispose();
+      if (this.ownsRuntime) await this.runtime.tools.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,217 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  type CreateTaskResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type RequestId,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import { formatError, HatcheryError } from '../errors.js';
+import { createSamplingProvider } from '../providers/sampling.js';
+import type { Provider } from '../providers/types.js';
+import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import type { RegistryEntry } from './registry.js';
+import type { BackgroundRun } from './runs.js';
+import type { HatcheryMcpServer } from './server.js';
+import { linkedController } from './signals.js';
+import { MAX_TASK_TTL_MS } from './tasks.js';
+import { hatcheryArgs } from './tool-defs.js';
+
+/** How long the user gets to answer an elicitation form, in milliseconds. */
+export const ELICIT_TIMEOUT_MS = 600_000;
+
+/** One MCP session: a low-level SDK server connected to one client. */
+export interface Session {
+  readonly server: Server;
+  /** The transport's session id (HTTP), for per-session log levels. */
+  sessionId(): string | undefined;
+}
+
+/** The client's model as a provider, when the client declared sampling; requests go with `related`. */
+function samplingFor(server: Server, related: RequestId | undefined): Provider | undefined {
+  const caps = server.getClientCapabilities();
+  if (!caps?.sampling) return undefined;
+  return createSamplingProvider({
+    supportsTools: caps.sampling.tools !== undefined,
+    createMessage: (params, o) =>
+      server.createMessage(params, { signal: o.signal, timeout: o.timeout, relatedRequestId: related }),
+  });
+}
+
+function elicitFor(server: Server, related: RequestId | undefined): ElicitFn | undefined {
+  if (!canElicitForm(server.getClientCapabilities())) return undefined;
+  return (params, signal) =>
+    server.elicitInput(params, { signal, timeout: ELICIT_TIMEOUT_MS, relatedRequestId: related });
+}
+
+/**
+ * Starts a hatchery run in the background (hatchery_start, task-augmented calls): arguments are
+ * checked and missing inputs asked for while the request is still open; then the run goes on its
+ * own, cancelled only by hatchery_cancel, tasks/cancel or shutdown.
+ */
+async function startBackground(
+  core: HatcheryMcpServer,
+  server: Server,
+  entry: RegistryEntry,
+  args: Record<string, unknown> | undefined,
+  requestSignal: AbortSignal,
+  related: RequestId,
+): Promise<BackgroundRun> {
+  const h = entry.hatchery;
+  const { input, vars } = hatcheryArgs(h, args);
+  const full = await completeInputs(h, vars, elicitFor(server, related), requestSignal);
+  const runArgs: Record<string, unknown> = input === undefined ? { ...full } : { ...full, input };
+  const { controller, unlink } = linkedController(core.signal);
+  // No related request: the one that started the run is answered before the run needs the client.
+  const sampling = samplingFor(server, undefined);
+  const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent) =>
+    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling }),
+  );
+  run.done.then(unlink, unlink);
+  return run;
+}
+
+/** Answers a task-augmented call: creates the task, runs in the background, stores the result. */
+async function startTask(
+  core: HatcheryMcpServer,
+  server: Server,
+  entry: RegistryEntry,
+  args: Record<string, unknown> | undefined,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): Promise<CreateTaskResult> {
+  // tasks/cancel marks the task cancelled before the run ends; storing a result then fails, on purpose.
+  const store = extra.taskStore!;
+  let run: BackgroundRun;
+  try {
+    run = await startBackground(core, server, entry, args, extra.signal, extra.requestId);
+  } catch (err) {
+    // The caller waits for a task, not a tool result: bad arguments are a protocol error here.
+    throw new McpError(ErrorCode.InvalidParams, core.redact(formatError(err)));
+  }
+  const ttl = Math.min(extra.taskRequestedTtl ?? MAX_TASK_TTL_MS, MAX_TASK_TTL_MS);
+  const task = await store.createTask({ ttl, pollInterval: 1_000 });
+  core.taskStore?.bind(task.taskId, run.controller);
+  run.done.then(async () => {
+    core.taskStore?.unbind(task.taskId);
+    // The spec counts a tool result with isError as a failed task; the result stays readable.
+    const status = run.state === 'succeeded' ? 'completed' : 'failed';
+    await store
+      .storeTaskResult(task.taskId, status, run.result ?? textResult('no result', true))
+      .catch(() => {
+        // Cancelled already (a terminal state) or dropped: nothing to store.
+      });
+  });
+  return { task };
+}
+
+/** Builds a session: tools, resources and logging, all read from the server's shared registry. */
+export function createSession(core: HatcheryMcpServer): Session {
+  const server = new Server(
+    { name: 'hatchery-mcp', title: 'hatchery-mcp', version: core.version },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        logging: {},
+        ...(core.taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+      },
+      instructions: core.instructions(),
+      debouncedNotificationMethods: [
+        'notifications/tools/list_changed',
+        'notifications/resources/list_changed',
+      ],
+      taskStore: core.taskStore,
+    },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: core.genericTools ? [...core.registry.tools(), ...GENERIC_TOOLS] : core.registry.tools(),
+  }));
+
+  const onCall = async (
+    request: CallToolRequest,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult | CreateTaskResult> => {
+    const { name, arguments: args } = request.params;
+    // The request's own signal is the run's: it fires on client cancellation, and closing the
+    // session at shutdown fires it too, so calls need no controller of their own.
+    const env: CallEnv = {
+      signal: extra.signal,
+      sampling: samplingFor(server, extra.requestId),
+      elicit: elicitFor(server, extra.requestId),
+    };
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      env.progress = {
+        token,
+        send: (params) => extra.sendNotification({ method: 'notifications/progress', params }),
+      };
+    }
+    const entry = core.registry.get(name);
+    if (!entry) {
+      if (core.genericTools && isGenericTool(name)) {
+        if (request.params.task) {
+          throw new McpError(ErrorCode.MethodNotFound, `${name} does not accept task-augmented calls`);
+        }
+        return callGenericTool(name, args, {
+          core,
+          env,
+          start: (e, a) => startBackground(core, server, e, a, extra.signal, extra.requestId),
+        });
+      }
+      const names = core.registry.entries().map((e) => e.name);
+      return errorResult(
+        core,
+        new HatcheryError(
+          'NOT_FOUND',
+          `no tool named "${name}"; hatcheries loaded now: ${names.length ? names.join(', ') : '(none)'}${core.genericTools ? ' (hatchery_list shows them)' : ''}`,
+        ),
+      );
+    }
+    if (request.params.task && extra.taskStore && core.taskStore) {
+      return startTask(core, server, entry, args, extra);
+    }
+    return (await runHatcheryCall(core, entry, args, env)).result;
+  };
+  // Server's own tools/call registration parses each request a second time (the Protocol already
+  // did) and re-validates every result; ours are built to the schema, so the Protocol's suffices.
+  // That is a tenth of a call's server time.
+  (
+    Protocol.prototype.setRequestHandler as (
+      this: Server,
+      schema: typeof CallToolRequestSchema,
+      h: typeof onCall,
+    ) => void
+  ).call(server, CallToolRequestSchema, onCall);
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: core.registry.entries().map((e) => ({
+      uri: e.uri,
+      name: e.name,
+      title: `${e.name} (hatchery definition)`,
+      description: e.hatchery.desc,
+      mimeType: 'application/json',
+    })),
+  }));
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    const entry = core.registry.byUri(request.params.uri);
+    if (!entry) throw new McpError(ErrorCode.InvalidParams, `no hatchery resource ${request.params.uri}`);
+    return { contents: [{ uri: entry.uri, mimeType: 'application/json', text: entry.text }] };
+  });
+
+  return { server, sessionId: () => server.transport?.sessionId };
+}

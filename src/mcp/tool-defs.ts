@@ -1,0 +1,112 @@
+import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { HatcheryError } from '../errors.js';
+import type { Hatchery } from '../runtime/types.js';
+
+/** Description of the free-text `input` argument every hatchery tool takes. */
+export const INPUT_DESCRIPTION = 'Input of the workflow: the text it works on ({{ ctx.input }})';
+
+/** Built-in tools that only read local files or echo text. */
+const LOCAL_READ_TOOLS: ReadonlySet<string> = new Set(['read_file', 'list_dir', 'echo']);
+
+/** Tool references of one node definition: a baneling's tool, a drone's tools, mcp servers and spawn tools. */
+function toolRefsOf(node: Record<string, unknown>): string[] {
+  const refs: string[] = [];
+  if (typeof node.tool_name === 'string') refs.push(node.tool_name);
+  for (const key of ['tools', 'mcp'] as const) {
+    const v = node[key];
+    if (Array.isArray(v))
+      for (const r of v) if (typeof r === 'string') refs.push(key === 'mcp' ? `mcp:${r}` : r);
+  }
+  const spawn = node.spawn as { templates?: { tools?: unknown }[] } | undefined;
+  for (const t of spawn?.templates ?? []) {
+    if (Array.isArray(t.tools)) for (const r of t.tools) if (typeof r === 'string') refs.push(r);
+  }
+  return refs;
+}
+
+/**
+ * What can be said about a hatchery without running it: whether it reaches outside the machine
+ * (models, HTTP, MCP servers, programs) and whether it only reads. Unknowns (hatch:, js:, mcp:
+ * tools) count as neither read-only nor closed-world.
+ */
+export function annotationsFor(h: Hatchery): ToolAnnotations {
+  let openWorld = false;
+  let readOnly = true;
+  for (const [i, node] of (h.def.nodes as Record<string, unknown>[]).entries()) {
+    const kind = [...h.nodes.values()].find((n) => n.index === i)?.kind;
+    if (kind === 'drone') openWorld = true;
+    if (kind === 'script') {
+      openWorld = true;
+      readOnly = false;
+    }
+    if (node.write_output !== undefined) readOnly = false;
+    for (const ref of toolRefsOf(node)) {
+      if (ref.startsWith('node:')) continue;
+      if (LOCAL_READ_TOOLS.has(ref)) continue;
+      if (ref === 'write_file') {
+        readOnly = false;
+        continue;
+      }
+      openWorld = true;
+      readOnly = false;
+    }
+  }
+  const a: ToolAnnotations = { title: h.name, readOnlyHint: readOnly, openWorldHint: openWorld };
+  if (readOnly) a.destructiveHint = false;
+  return a;
+}
+
+/** The MCP tool of a hatchery: `input` plus one string per declared input, described by its prompt. */
+export function hatcheryTool(h: Hatchery, options: { tasks: boolean }): Tool {
+  const properties: Record<string, object> = {
+    input: { type: 'string', description: INPUT_DESCRIPTION },
+  };
+  for (const [name, prompt] of Object.entries(h.inputs)) {
+    properties[name] = { type: 'string', description: prompt || name };
+  }
+  const tool: Tool = {
+    name: h.name,
+    description: h.desc,
+    // Declared inputs are not `required`: a missing one is asked of the user (elicitation) instead.
+    inputSchema: { type: 'object', properties, additionalProperties: false } as Tool['inputSchema'],
+    annotations: annotationsFor(h),
+  };
+  const out = h.outputSchema;
+  if (out && out.type === 'object') tool.outputSchema = out as Tool['outputSchema'];
+  if (options.tasks) tool.execution = { taskSupport: 'optional' };
+  return tool;
+}
+
+/** The call's `input` and declared inputs, checked against the hatchery (strings only, no unknown names). */
+export function hatcheryArgs(
+  h: Hatchery,
+  args: Record<string, unknown> | undefined,
+): { input?: string; vars: Record<string, string> } {
+  const vars: Record<string, string> = {};
+  let input: string | undefined;
+  const unknown: string[] = [];
+  for (const [k, v] of Object.entries(args ?? {})) {
+    if (v === undefined || v === null) continue;
+    if (k !== 'input' && !Object.hasOwn(h.inputs, k)) {
+      unknown.push(k);
+      continue;
+    }
+    if (typeof v !== 'string') {
+      throw new HatcheryError('USAGE', `argument "${k}" of ${h.name} must be a string, got ${typeof v}`, {
+        file: h.file,
+      });
+    }
+    if (k === 'input') input = v;
+    // A declared input may itself be called "input"; it is then both ctx.input and the declared value.
+    if (k !== 'input' || Object.hasOwn(h.inputs, k)) vars[k] = v;
+  }
+  if (unknown.length > 0) {
+    const accepted = ['input', ...Object.keys(h.inputs)].join(', ');
+    throw new HatcheryError(
+      'USAGE',
+      `${h.name} has no argument${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; it accepts: ${accepted}`,
+      { file: h.file },
+    );
+  }
+  return input === undefined ? { vars } : { input, vars };
+}

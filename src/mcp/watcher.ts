@@ -1,0 +1,113 @@
+import path from 'node:path';
+import { type FSWatcher, watch } from 'chokidar';
+
+/** Default quiet time after the last file event before a reload, in milliseconds. */
+export const DEFAULT_DEBOUNCE_MS = 100;
+/**
+ * Shortest debounce allowed. chokidar drops (does not delay) a file's change events within 50 ms of
+ * the previous one; waiting longer than that before reading guarantees the read sees the last write.
+ */
+export const MIN_DEBOUNCE_MS = 60;
+
+/** Options of the folder watcher. */
+export interface WatcherOptions {
+  /** Quiet time after the last event before `onChange` runs (editors write in several steps). */
+  debounceMs?: number;
+  /** Receives the paths that were added, changed or deleted; batches never overlap. */
+  onChange: (paths: string[]) => Promise<void>;
+  /** Receives watcher errors (the watcher keeps going). */
+  onError?: (err: Error) => void;
+}
+
+/**
+ * Watches the hatchery folder (recursively) and the files outside it that hatcheries depend on,
+ * and reports debounced batches of changed paths, one batch at a time.
+ */
+export class HatcheryWatcher {
+  private readonly dir: string;
+  private watcher: FSWatcher | undefined;
+  private readonly pending = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private readonly extra = new Set<string>();
+  private closed = false;
+  private readonly debounceMs: number;
+
+  constructor(
+    dir: string,
+    private readonly options: WatcherOptions,
+  ) {
+    this.dir = path.resolve(dir);
+    this.debounceMs = Math.max(options.debounceMs ?? DEFAULT_DEBOUNCE_MS, MIN_DEBOUNCE_MS);
+  }
+
+  /** Starts watching; resolves once the initial scan is done, so later edits are never missed. */
+  async start(): Promise<void> {
+    const dir = this.dir;
+    const w = watch(dir, {
+      ignoreInitial: true,
+      // Matches findHatcheryFiles: dot-folders and node_modules inside the folder are not served.
+      ignored: (p: string) => {
+        const rel = path.relative(dir, p);
+        if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return false;
+        return rel.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules');
+      },
+    });
+    this.watcher = w;
+    const on = (p: string) => this.queue(p);
+    w.on('add', on).on('change', on).on('unlink', on);
+    w.on('error', (err) => this.options.onError?.(err as Error));
+    await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+  }
+
+  /** Also watches these files (dependencies outside the folder); already watched paths are skipped. */
+  watchFiles(files: Iterable<string>): void {
+    if (!this.watcher || this.closed) return;
+    const add: string[] = [];
+    for (const f of files) {
+      const rel = path.relative(this.dir, f);
+      const inside = rel && !rel.startsWith('..') && !path.isAbsolute(rel);
+      if (inside || this.extra.has(f)) continue;
+      this.extra.add(f);
+      add.push(f);
+    }
+    if (add.length > 0) this.watcher.add(add);
+  }
+
+  /** Resolves when every batch queued so far has been handled (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.timer || this.pending.size > 0) {
+      await new Promise((r) => setTimeout(r, this.debounceMs));
+    }
+    await this.running;
+  }
+
+  /** Stops watching; a batch already running finishes. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending.clear();
+    await this.watcher?.close();
+    await this.running;
+  }
+
+  private queue(p: string): void {
+    if (this.closed) return;
+    this.pending.add(path.resolve(p));
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const batch = [...this.pending];
+      this.pending.clear();
+      this.running = this.running.then(async () => {
+        if (this.closed) return;
+        try {
+          await this.options.onChange(batch);
+        } catch (err) {
+          this.options.onError?.(err as Error);
+        }
+      });
+    }, this.debounceMs);
+  }
+}

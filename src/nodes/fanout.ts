@@ -1,0 +1,164 @@
+import { setMaxListeners } from 'node:events';
+import { formatError, HatcheryError, throwIfAborted, withContext } from '../errors.js';
+import type { Scope } from '../runtime/scope.js';
+import type { NodeResult } from '../runtime/types.js';
+import { didYouMean } from '../schema/suggest.js';
+import type { CompileContext } from './kind.js';
+
+/** One fan-out: `count` branches, at most `concurrency` at once; shared by parallel and map nodes. */
+export interface FanOutSpec {
+  readonly count: number;
+  readonly concurrency: number;
+  /** on_error: "continue": a failed branch's output is `error: <message>` and the others go on. */
+  readonly continueOnError: boolean;
+  /** Field of the node named in branch errors. */
+  readonly field: string;
+  /** The name of branch `i` in errors. */
+  name(i: number): string;
+  /** The node branch `i` starts from; errors of that node need not name it again. */
+  start(i: number): string;
+  /** Runs branch `i`; every await inside must honour `signal`, the fan-out's own. */
+  run(i: number, signal: AbortSignal): Promise<NodeResult>;
+}
+
+// Run-level limits are not a branch's failure: recording them as an output would let every other
+// branch hit the same wall, so they fail the node even with on_error: "continue".
+const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH']);
+
+/**
+ * Runs the branches of a fan-out and returns their results in branch order. The branches share one
+ * AbortController, linked to the scope's signal by a single listener, so a failing branch (or a
+ * cancelled run) stops all its siblings. Waits until every started branch has settled before it
+ * returns or throws, so no branch keeps writing into the run after the node is over.
+ */
+export async function fanOut(scope: Scope, spec: FanOutSpec): Promise<NodeResult[]> {
+  const parent = scope.signal;
+  throwIfAborted(parent);
+  const n = spec.count;
+  const results = new Array<NodeResult>(n);
+  if (n === 0) return results;
+  const controller = new AbortController();
+  const signal = controller.signal;
+  // Each in-flight branch may listen to this signal (provider timers, tool calls); that is expected,
+  // not a leak, so Node's 10-listener warning would only be noise for wide fan-outs.
+  setMaxListeners(0, signal);
+  const onParentAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onParentAbort, { once: true });
+  let failure: { index: number; error: unknown } | undefined;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < n && !signal.aborted) {
+      const i = next++;
+      try {
+        results[i] = await spec.run(i, signal);
+      } catch (err) {
+        // After a cancellation the siblings' errors are only echoes of it.
+        if (parent.aborted || failure) continue;
+        if (spec.continueOnError && !(err instanceof HatcheryError && FATAL.has(err.code))) {
+          results[i] = { text: `error: ${formatError(err)}` };
+          continue;
+        }
+        failure = { index: i, error: err };
+        controller.abort();
+      }
+    }
+  };
+  try {
+    const workers = Math.min(spec.concurrency, n);
+    const running = new Array<Promise<void>>(workers);
+    for (let w = 0; w < workers; w++) running[w] = worker();
+    await Promise.all(running);
+  } finally {
+    parent.removeEventListener('abort', onParentAbort);
+  }
+  throwIfAborted(parent);
+  if (failure) throw branchError(scope, spec, failure.index, failure.error);
+  return results;
+}
+
+/** `branch "<name>" failed: <where inside the branch>: <message>`, keeping the inner error's code. */
+function branchError(scope: Scope, spec: FanOutSpec, index: number, err: unknown): HatcheryError {
+  const inner = withContext(err, {});
+  const name = spec.name(index);
+  const parts: string[] = [];
+  const { file, node, field } = inner.context;
+  if (file && file !== scope.hatchery.file) parts.push(String(file));
+  if (node && node !== spec.start(index)) parts.push(`node "${String(node)}"`);
+  // A field the message already names (max_steps, or a nested fan-out's branch) would only repeat it.
+  if (field && inner.context.branch === undefined && !inner.message.includes(String(field)))
+    parts.push(String(field));
+  const where = parts.length > 0 ? `${parts.join(': ')}: ` : '';
+  return new HatcheryError(
+    inner.code,
+    `branch "${name}" failed: ${where}${inner.message}`,
+    { field: spec.field, branch: name },
+    { cause: inner },
+  );
+}
+
+/**
+ * Load-time check of a node a fan-out or loop starts from (`field` is its JSON path below the node):
+ * it must exist, and its next chain must not lead back to `self`, which would nest the node in itself.
+ */
+export function checkStartNode(cc: CompileContext, self: string, target: string, field: string): boolean {
+  if (!cc.nodeNames.has(target)) {
+    cc.problem(
+      field,
+      `no node named "${target}"${didYouMean(target, cc.nodeNames)}; nodes: ${[...cc.nodeNames].join(', ')}`,
+    );
+    return false;
+  }
+  if (target === self) {
+    cc.problem(field, `"${self}" cannot start from itself; name the first node of the chain to run`);
+    return false;
+  }
+  const path = pathBack(cc, target, self);
+  if (path) {
+    cc.problem(
+      field,
+      `the chain from "${target}" leads back to "${self}" (${path.join(' -> ')}), which would run "${self}" inside itself; end the chain instead (no next, or next: "END")`,
+    );
+    return false;
+  }
+  return true;
+}
+
+// Edges of each file's graph, built once per load: every parallel branch asks for them.
+const graphs = new WeakMap<object, Map<string, string[]>>();
+
+/** Each node's possible successors (next entries and on_limit), by node name. */
+function edgesOf(cc: CompileContext): Map<string, string[]> {
+  const nodes = cc.def.nodes as { name?: string; next?: string | string[]; on_limit?: string }[];
+  let edges = graphs.get(nodes);
+  if (edges) return edges;
+  edges = new Map();
+  for (const d of nodes) {
+    if (!d.name) continue;
+    const out = d.next === undefined ? [] : typeof d.next === 'string' ? [d.next] : [...d.next];
+    if (d.on_limit !== undefined) out.push(d.on_limit);
+    edges.set(d.name, out);
+  }
+  graphs.set(nodes, edges);
+  return edges;
+}
+
+/** The shortest next/on_limit path from `from` to `to`, or undefined when `to` is unreachable. */
+function pathBack(cc: CompileContext, from: string, to: string): string[] | undefined {
+  const edges = edgesOf(cc);
+  const prev = new Map<string, string>([[from, '']]);
+  const queue = [from];
+  for (let q = 0; q < queue.length; q++) {
+    const cur = queue[q]!;
+    for (const t of edges.get(cur) ?? []) {
+      if (prev.has(t)) continue;
+      prev.set(t, cur);
+      if (t === to) {
+        const path = [t];
+        for (let p = cur; p; p = prev.get(p)!) path.unshift(p);
+        return path;
+      }
+      queue.push(t);
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,61 @@
+import type { Scope } from '../runtime/scope.js';
+import type { CompiledNode, NodeResult } from '../runtime/types.js';
+import { walk } from '../runtime/walk.js';
+import type { MapDef } from '../schema/map.js';
+import { checkStartNode, fanOut } from './fanout.js';
+import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
+
+/** Default number of items a map node runs at once. */
+export const DEFAULT_MAP_CONCURRENCY = 4;
+
+/** The items of a rendered list: a JSON array's elements, otherwise the non-empty lines (trimmed). */
+export function parseItems(text: string): unknown[] {
+  const t = text.trim();
+  if (t.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(t);
+      if (Array.isArray(parsed)) return parsed;
+    } catch {
+      // Not JSON after all (e.g. a line starting with "[x]"): read it as lines.
+    }
+  }
+  const items: string[] = [];
+  for (const line of t.split('\n')) {
+    const s = line.trim();
+    if (s !== '') items.push(s);
+  }
+  return items;
+}
+
+/**
+ * Map: renders `items`, runs `node` and its next chain once per item in a child scope with
+ * ctx.item and ctx.index, `concurrency` at a time; the output is the JSON array of the outputs, in order.
+ */
+export const mapImpl: NodeKindImpl<MapDef> = {
+  compile(def: MapDef, base: NodeBase, cc: CompileContext): CompiledNode {
+    checkStartNode(cc, base.name, def.node, 'node');
+    const itemsTemplate = cc.template(def.items, 'items');
+    const start = def.node;
+    const concurrency = def.concurrency ?? DEFAULT_MAP_CONCURRENCY;
+    const continueOnError = def.on_error === 'continue';
+    return {
+      ...base,
+      exec: async (scope: Scope): Promise<NodeResult> => {
+        // itemsTemplate is only undefined when loading failed, and then nothing runs.
+        const items = parseItems(scope.render(itemsTemplate!));
+        const results = await fanOut(scope, {
+          count: items.length,
+          concurrency,
+          continueOnError,
+          field: 'node',
+          name: (i) => `${start}[${i}]`,
+          start: () => start,
+          run: (i, signal) => walk(scope.child({ item: items[i], index: i }, { signal }), start),
+        });
+        const outputs = new Array<string>(results.length);
+        for (let i = 0; i < results.length; i++) outputs[i] = results[i]!.text;
+        return { text: JSON.stringify(outputs), value: outputs };
+      },
+    };
+  },
+};

@@ -1,0 +1,57 @@
+import type { Scope } from '../runtime/scope.js';
+import type { CompiledNode, NodeResult } from '../runtime/types.js';
+import { walk } from '../runtime/walk.js';
+import type { ParallelDef } from '../schema/parallel.js';
+import { checkStartNode, fanOut } from './fanout.js';
+import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
+
+/** The default join: each branch's output under a `## <branch>` heading, separated by blank lines. */
+export function defaultJoin(names: readonly string[], results: readonly NodeResult[]): string {
+  let text = '';
+  for (let i = 0; i < names.length; i++) {
+    if (i > 0) text += '\n\n';
+    text += `## ${names[i]}\n${results[i]!.text}`;
+  }
+  return text;
+}
+
+/**
+ * Parallel: runs each branch (a node and its next chain) concurrently in a child scope, copies each
+ * branch's final output to out.<branch>, and joins the outputs.
+ */
+export const parallelImpl: NodeKindImpl<ParallelDef> = {
+  compile(def: ParallelDef, base: NodeBase, cc: CompileContext): CompiledNode {
+    const names = def.branches;
+    const seen = new Set<string>();
+    names.forEach((b, i) => {
+      if (seen.has(b))
+        cc.problem(`branches/${i}`, `"${b}" is listed twice; each branch needs its own out.${b}`);
+      seen.add(b);
+      checkStartNode(cc, base.name, b, `branches/${i}`);
+    });
+    const join = def.join === undefined ? undefined : cc.template(def.join, 'join');
+    const continueOnError = def.on_error === 'continue';
+    return {
+      ...base,
+      exec: async (scope: Scope): Promise<NodeResult> => {
+        const results = await fanOut(scope, {
+          count: names.length,
+          concurrency: names.length,
+          continueOnError,
+          field: 'branches',
+          name: (i) => names[i]!,
+          start: (i) => names[i]!,
+          run: (i, signal) => walk(scope.child(undefined, { signal }), names[i]!),
+        });
+        const out = scope.out;
+        for (let i = 0; i < names.length; i++) {
+          const r = results[i]!;
+          out[names[i]!] = r.value === undefined ? r.text : r.value;
+        }
+        if (!join) return { text: defaultJoin(names, results) };
+        const branches = names.map((name, i) => ({ name, output: results[i]!.text }));
+        return { text: join.render({ ...scope.vars, branches }) };
+      },
+    };
+  },
+};

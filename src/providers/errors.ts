@@ -1,0 +1,208 @@
+/**
+ * Shared error handling of the SDK-backed providers: maps SDK errors to HatcheryErrors without leaking
+ * credentials, and links each call to the caller's AbortSignal.
+ */
+import { HatcheryError, isAbortError, throwIfAborted } from '../errors.js';
+
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/** The error classes of one SDK; passed in so this module never loads either SDK itself. */
+export interface SdkErrorClasses {
+  APIError: ErrorClass;
+  APIUserAbortError: ErrorClass;
+  APIConnectionError: ErrorClass;
+  APIConnectionTimeoutError: ErrorClass;
+}
+
+/** What the error mapping needs to know about the failed call. */
+export interface ErrorMappingContext {
+  /** Vendor name as shown to users: `OpenAI`, `Anthropic`. */
+  vendor: string;
+  classes: SdkErrorClasses;
+  /** The key the call used; scrubbed from every message. */
+  apiKey?: string;
+  /** The effective per-attempt timeout, for the TIMEOUT message. */
+  timeoutMs: number;
+  baseURL: string;
+  /** The caller's signal: when it fired, the failure is a cancellation whatever the SDK says. */
+  signal?: AbortSignal;
+  /** The per-call guard, whose own abort reason (stream stall) wins over the SDK's error. */
+  guard?: CallGuard;
+}
+
+// Key shapes of the common vendors; a short known key is not scrubbed since it would mangle ordinary words.
+const KEY_PATTERNS = [/\bsk-[A-Za-z0-9_-]{6,}/g, /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi];
+
+/** Removes API keys and auth header values from text that may echo them (error bodies, URLs). */
+export function redactSecrets(text: string, apiKey?: string): string {
+  let out = text;
+  if (apiKey && apiKey.length >= 8) out = out.split(apiKey).join('***');
+  for (const re of KEY_PATTERNS)
+    out = out.replace(re, (m) => (/^sk-/.test(m) ? 'sk-***' : `${m.split(/\s/)[0]} ***`));
+  return out;
+}
+
+/** A base URL without user info or query, safe to print in a hint. */
+export function displayURL(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '(invalid base URL)';
+  }
+}
+
+/** Maps anything a provider call threw to a HatcheryError (PROVIDER, TIMEOUT or ABORTED). */
+export function toProviderError(err: unknown, ctx: ErrorMappingContext): HatcheryError {
+  // Cancellation first: once the caller aborted, the SDK's error (abort, connection reset) is a consequence.
+  const cancelled = abortedError(ctx.signal);
+  if (cancelled) return cancelled;
+  const own = ctx.guard?.signal.reason;
+  if (ctx.guard?.signal.aborted && own instanceof HatcheryError) return own;
+  if (err instanceof HatcheryError) return err;
+  const { classes, vendor } = ctx;
+  const clean = (s: string) => redactSecrets(s, ctx.apiKey);
+  if (err instanceof classes.APIConnectionTimeoutError) {
+    return new HatcheryError('TIMEOUT', `${vendor} call timed out after ${ctx.timeoutMs} ms`, {
+      timeoutMs: ctx.timeoutMs,
+    });
+  }
+  if (err instanceof classes.APIUserAbortError || isAbortError(err)) {
+    return new HatcheryError('ABORTED', `the ${vendor} call was cancelled`);
+  }
+  if (err instanceof classes.APIConnectionError) {
+    const cause = (err as { cause?: unknown }).cause;
+    const detail = causeDetail(cause) ?? err.message;
+    return new HatcheryError(
+      'PROVIDER',
+      clean(
+        `could not reach the ${vendor} API at ${displayURL(ctx.baseURL)} (${detail}): check the base URL (base_url, or the ${vendor.toUpperCase()}_BASE_URL variable) and the network`,
+      ),
+      { baseURL: displayURL(ctx.baseURL) },
+    );
+  }
+  if (err instanceof classes.APIError) {
+    const status = (err as { status?: unknown }).status;
+    const apiMessage = apiMessageOf(err);
+    if (typeof status === 'number') {
+      const hint =
+        status === 401 || status === 403
+          ? ' (check the API key)'
+          : status === 404
+            ? ` (check the model name and the base URL ${displayURL(ctx.baseURL)})`
+            : '';
+      // No `cause`: the SDK error holds the raw body, which may echo credentials.
+      return new HatcheryError('PROVIDER', clean(`${vendor} API error ${status}: ${apiMessage}${hint}`), {
+        status,
+      });
+    }
+    // Errors sent inside a stream (`event: error`) have no HTTP status.
+    return new HatcheryError('PROVIDER', clean(`${vendor} API error: ${apiMessage}`));
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new HatcheryError('PROVIDER', clean(`${vendor} call failed: ${message}`), {}, { cause: err });
+}
+
+/** The error a fired signal stands for (its HatcheryError reason, else ABORTED), or undefined. */
+export function abortedError(signal: AbortSignal | undefined): HatcheryError | undefined {
+  if (!signal?.aborted) return undefined;
+  try {
+    throwIfAborted(signal);
+  } catch (e) {
+    if (e instanceof HatcheryError) return e;
+  }
+  return new HatcheryError('ABORTED', 'the run was cancelled');
+}
+
+/** The server's own error text: `error.message` of the body when present, else the SDK message sans status. */
+function apiMessageOf(err: Error): string {
+  const e = err as { error?: unknown; message: string };
+  const body = e.error as { message?: unknown; error?: { message?: unknown } } | undefined;
+  const msg = body?.error?.message ?? body?.message;
+  const text = typeof msg === 'string' && msg ? msg : e.message.replace(/^\d{3}\s+/, '');
+  // Proxies answer with whole HTML pages; the start is enough to recognise them.
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text || 'no error message';
+}
+
+/** The innermost useful reason of a fetch failure, e.g. `ECONNREFUSED`. */
+function causeDetail(cause: unknown): string | undefined {
+  let c: unknown = cause;
+  let best: string | undefined;
+  for (let depth = 0; c && typeof c === 'object' && depth < 5; depth++) {
+    const e = c as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof e.code === 'string') best = e.code;
+    else if (typeof e.message === 'string' && e.message && !best) best = e.message;
+    c = e.cause;
+  }
+  return best;
+}
+
+/**
+ * One provider call's abort scope: a per-call signal linked to the caller's, so that
+ * - the caller's abort rejects at once, even while an SDK sleeps before a retry (OpenAI's sleep ignores signals);
+ * - the listener on the long-lived run signal is removed after the call (SDKs add one per attempt and
+ *   never remove it, which leaks and triggers MaxListenersExceeded warnings);
+ * - a stalled stream can be aborted with a TIMEOUT reason.
+ */
+export class CallGuard {
+  private readonly controller = new AbortController();
+  private readonly onAbort: () => void;
+  private rejectAbort: ((err: unknown) => void) | undefined;
+  private idle: NodeJS.Timeout | undefined;
+
+  constructor(private readonly outer: AbortSignal | undefined) {
+    this.onAbort = () => {
+      this.controller.abort(outer?.reason);
+      this.rejectAbort?.(outer?.reason);
+    };
+    outer?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** The signal to hand the SDK. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Settles like `promise`, or rejects as soon as the caller aborts; a late rejection is swallowed. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    promise.catch(() => {});
+    if (this.outer?.aborted || this.controller.signal.aborted) {
+      return Promise.reject(this.controller.signal.reason ?? this.outer?.reason);
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.rejectAbort = reject;
+      promise.then(resolve, reject);
+    });
+  }
+
+  /** Aborts the call with `reason` unless data arrives every `ms` (call `touch` on each chunk). */
+  watchIdle(ms: number, reason: () => HatcheryError): void {
+    this.idle = setTimeout(() => {
+      const r = reason();
+      this.controller.abort(r);
+      this.rejectAbort?.(r);
+    }, ms);
+    this.idle.unref?.();
+  }
+
+  /** Resets the idle timer after data arrived. */
+  touch(): void {
+    this.idle?.refresh();
+  }
+
+  /** Throws when the call was aborted (streams end quietly on abort, so callers check after reading). */
+  check(): void {
+    if (this.controller.signal.aborted) throw this.controller.signal.reason;
+  }
+
+  /** Detaches from the caller's signal and stops anything the SDK still has in flight (a pending retry). */
+  dispose(): void {
+    if (this.idle) clearTimeout(this.idle);
+    this.outer?.removeEventListener('abort', this.onAbort);
+    this.rejectAbort = undefined;
+    if (!this.controller.signal.aborted) this.controller.abort();
+  }
+}

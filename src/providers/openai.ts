@@ -1,0 +1,115 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { HatcheryError } from '../errors.js';
+import { abortedError, CallGuard, type ErrorMappingContext, toProviderError } from './errors.js';
+import {
+  fromOpenAIResponse,
+  type MaxTokensField,
+  OpenAIStreamAccumulator,
+  toOpenAIParams,
+} from './openai-convert.js';
+import type { ChatRequest, ChatResponse, Provider } from './types.js';
+
+const CLASSES = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
+
+/** Options of {@link OpenAIProvider} beyond the client. */
+export interface OpenAIProviderOptions {
+  /** Overrides the client's retry count for every call. */
+  maxRetries?: number;
+  /** Default: `max_completion_tokens` for api.openai.com, `max_tokens` for other (compatible) servers. */
+  maxTokensField?: MaxTokensField;
+}
+
+/** OpenAI Chat Completions (and compatible servers) as a Provider; retries and timeouts are the SDK's. */
+export class OpenAIProvider implements Provider {
+  readonly id = 'openai';
+  private readonly maxTokensField: MaxTokensField;
+
+  constructor(
+    private readonly client: OpenAI,
+    private readonly options: OpenAIProviderOptions = {},
+  ) {
+    this.maxTokensField =
+      options.maxTokensField ??
+      (/^https:\/\/api\.openai\.com(\/|$)/.test(client.baseURL) ? 'max_completion_tokens' : 'max_tokens');
+  }
+
+  async chat(request: ChatRequest): Promise<ChatResponse> {
+    const cancelled = abortedError(request.signal);
+    if (cancelled) throw cancelled;
+    const guard = new CallGuard(request.signal);
+    const timeoutMs = request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : undefined;
+    const opts = {
+      signal: guard.signal,
+      ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+      ...(this.options.maxRetries !== undefined ? { maxRetries: this.options.maxRetries } : {}),
+    };
+    const params = toOpenAIParams(request, { maxTokensField: this.maxTokensField });
+    const ctx: ErrorMappingContext = {
+      vendor: 'OpenAI',
+      classes: CLASSES,
+      apiKey: this.client.apiKey ?? undefined,
+      timeoutMs: timeoutMs ?? this.client.timeout,
+      baseURL: this.client.baseURL,
+      signal: request.signal,
+      guard,
+    };
+    try {
+      if (!request.stream) {
+        return fromOpenAIResponse(await guard.race(this.client.chat.completions.create(params, opts)));
+      }
+      const stream = await guard.race(
+        this.client.chat.completions.create(
+          { ...params, stream: true, stream_options: { include_usage: true } },
+          opts,
+        ),
+      );
+      // The SDK's timeout only covers the wait for headers; a stream that stalls afterwards is ours to catch.
+      const idleMs = ctx.timeoutMs;
+      guard.watchIdle(
+        idleMs,
+        () =>
+          new HatcheryError('TIMEOUT', `OpenAI stream stalled: no data for ${idleMs} ms`, {
+            timeoutMs: idleMs,
+          }),
+      );
+      const acc = new OpenAIStreamAccumulator();
+      for await (const chunk of stream) {
+        guard.touch();
+        const text = acc.push(chunk);
+        if (text) request.onDelta?.(text);
+      }
+      // The SDK ends the iteration quietly on abort, so check before trusting a partial reply.
+      guard.check();
+      if (!acc.finished) {
+        throw new HatcheryError('PROVIDER', 'OpenAI stream ended before the reply was complete');
+      }
+      return acc.finish();
+    } catch (err) {
+      throw toProviderError(err, ctx);
+    } finally {
+      guard.dispose();
+    }
+  }
+}
+
+/** Options of {@link createOpenAIProvider}. */
+export interface CreateOpenAIProviderOptions {
+  apiKey: string;
+  /** Default `https://api.openai.com/v1` (or OPENAI_BASE_URL, read by the SDK). */
+  baseURL?: string | undefined;
+  /** Retries on 408/409/429/5xx and connection errors, with backoff honouring retry-after(-ms). */
+  maxRetries?: number;
+  /** Per-attempt timeout when a request sets none. */
+  timeoutMs?: number | undefined;
+}
+
+/** Builds an OpenAIProvider with a fresh SDK client. */
+export function createOpenAIProvider(options: CreateOpenAIProviderOptions): OpenAIProvider {
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    maxRetries: options.maxRetries ?? 2,
+    ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+  });
+  return new OpenAIProvider(client);
+}

@@ -1,0 +1,190 @@
+/**
+ * Helpers of the MCP server tests: hatchery folders, in-memory server/client pairs, the built CLI
+ * as a child process, and waiting for events instead of sleeping.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import {
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
+import type { Provider } from '../../src/providers/types.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { tempDir } from '../helpers.js';
+
+/** The built CLI (npm test builds before running vitest). */
+export const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+/** The repository root. */
+export const ROOT = new URL('../..', import.meta.url).pathname;
+/** The example hatcheries shipped with the package. */
+export const EXAMPLES = path.join(ROOT, 'hatchery');
+
+/** Writes a hatchery definition (object → JSON) or raw text to `dir/file`; returns the path. */
+export function writeHatchery(dir: string, file: string, def: unknown): string {
+  const p = path.join(dir, file);
+  mkdirSync(path.dirname(p), { recursive: true });
+  writeFileSync(p, typeof def === 'string' ? def : JSON.stringify(def, null, 2));
+  return p;
+}
+
+/** A one-node baneling hatchery that echoes `prefix` + its input (no model needed). */
+export function echoDef(
+  name: string,
+  prefix = '',
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    name,
+    desc: `echoes its input (${name})`,
+    nodes: [
+      { name: 'Echo', type: 'tool', tool_name: 'echo', tool_args: { text: `${prefix}{{ ctx.input }}` } },
+    ],
+    ...extra,
+  };
+}
+
+/** A one-drone hatchery. */
+export function droneDef(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    desc: `asks the model (${name})`,
+    nodes: [{ name: 'Ask', usr_prompt: '{{ ctx.input }}' }],
+    ...extra,
+  };
+}
+
+/** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Counts list_changed notifications and collects log messages of a client. */
+export interface Watch {
+  listChanged: number;
+  logs: string[];
+}
+
+/** Records list_changed notifications and log messages on a client (before connecting). */
+export function watchClient(client: Client): Watch {
+  const w: Watch = { listChanged: 0, logs: [] };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    w.listChanged++;
+  });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    w.logs.push(String(n.params.data));
+  });
+  return w;
+}
+
+/** An in-memory server on `dir` with fixed providers, and a connected client. */
+export async function inMemory(
+  dir: string,
+  opts: {
+    providers?: Partial<Record<'openai' | 'anthropic' | 'sampling', Provider>>;
+    env?: Record<string, string>;
+    server?: Partial<HatcheryServerOptions>;
+    client?: ClientOptions;
+    setup?: (client: Client) => void;
+    allowRoots?: string[];
+  } = {},
+): Promise<{ core: HatcheryMcpServer; client: Client; watch: Watch; close: () => Promise<void> }> {
+  const runtime = new Runtime({
+    providers: opts.providers,
+    env: opts.env ?? {},
+    allowRoots: opts.allowRoots,
+  });
+  const core = await HatcheryMcpServer.start({
+    dir,
+    runtime,
+    debounceMs: 30,
+    // DEBUG_MCP=1 shows the server's log lines when a test needs explaining.
+    log: process.env.DEBUG_MCP ? (l) => console.error(l) : () => {},
+    ...opts.server,
+  });
+  const client = new Client({ name: 'test-client', version: '1.0.0' }, opts.client);
+  const watch = watchClient(client);
+  opts.setup?.(client);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await core.connect(serverSide);
+  await client.connect(clientSide);
+  return {
+    core,
+    client,
+    watch,
+    close: async () => {
+      await client.close();
+      await core.close();
+      await runtime.tools.close();
+    },
+  };
+}
+
+/** Environment of a CLI child that talks to the fake vendor servers. */
+export function fakeEnv(openaiBaseURL: string, anthropicBaseURL: string): Record<string, string> {
+  return {
+    OPENAI_API_KEY: 'test',
+    OPENAI_BASE_URL: openaiBaseURL,
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: anthropicBaseURL,
+    HATCHERY_MODEL: 'openai:gpt-test',
+  };
+}
+
+/** The built CLI serving `dir` over stdio, with a connected client; stderr is collected. */
+export async function spawnCli(
+  dir: string,
+  opts: {
+    env?: Record<string, string>;
+    args?: string[];
+    client?: ClientOptions;
+    setup?: (c: Client) => void;
+  } = {},
+): Promise<{
+  client: Client;
+  watch: Watch;
+  stderr: () => string;
+  transport: StdioClientTransport;
+  close: () => Promise<void>;
+}> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, '--dir', dir, ...(opts.args ?? [])],
+    cwd: ROOT,
+    env: { ...opts.env },
+    stderr: 'pipe',
+  });
+  let err = '';
+  transport.stderr?.on('data', (b) => {
+    err += String(b);
+  });
+  const client = new Client({ name: 'test-client', version: '1.0.0' }, opts.client);
+  const watch = watchClient(client);
+  opts.setup?.(client);
+  await client.connect(transport);
+  return { client, watch, transport, stderr: () => err, close: () => client.close() };
+}
+
+/** A fresh folder for hatchery files. */
+export function hatcheryDir(): string {
+  return tempDir('hatchery-mcp-test-');
+}
+
+/** Text of the first content block of a tool result. */
+export function textOf(result: unknown): string {
+  const c = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return c.map((b) => b.text ?? '').join('');
+}

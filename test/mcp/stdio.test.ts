@@ -1,0 +1,271 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { CreateMessageRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakeAnthropic } from '../fakes/fake-anthropic.js';
+import { FakeOpenAI } from '../fakes/fake-openai.js';
+import {
+  CLI,
+  EXAMPLES,
+  echoDef,
+  fakeEnv,
+  hatcheryDir,
+  ROOT,
+  spawnCli,
+  textOf,
+  waitFor,
+  writeHatchery,
+} from './helpers.js';
+
+const openai = new FakeOpenAI();
+const anthropic = new FakeAnthropic();
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  await openai.start();
+  await anthropic.start();
+  env = fakeEnv(openai.baseURL, anthropic.baseURL);
+});
+afterAll(async () => {
+  await openai.close();
+  await anthropic.close();
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+  openai.reset();
+});
+
+async function cli(...args: Parameters<typeof spawnCli>) {
+  const s = await spawnCli(...args);
+  cleanups.push(s.close);
+  return s;
+}
+
+describe('hatchery-mcp over stdio (built CLI)', () => {
+  it('lists the example hatcheries and runs each against the fake model servers', async () => {
+    const { client } = await cli(EXAMPLES, { env });
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'hello',
+        'read_notes',
+        'story_chain',
+        'triage_router',
+        'unique_lines',
+        'hatchery_run',
+      ]),
+    );
+    expect(textOf(await client.callTool({ name: 'hello', arguments: { input: 'hi there' } }))).toBe(
+      'echo: hi there',
+    );
+    const story = await client.callTool({ name: 'story_chain', arguments: { topic: 'cats' } });
+    expect(textOf(story)).toMatch(/^echo: Give this story a title.*echo: Write a story about cats\./s);
+    const triage = await client.callTool({
+      name: 'triage_router',
+      arguments: { input: 'Question: how do I log in?' },
+    });
+    expect(textOf(triage)).toMatch(/^echo: Answer this question briefly/);
+    const notes = await client.callTool({ name: 'read_notes', arguments: {} });
+    expect(textOf(notes)).toMatch(/^# welcome\.md\n\nWelcome to hatchery-mcp\./);
+    const lines = await client.callTool({ name: 'unique_lines', arguments: { input: 'b\na\nb' } });
+    expect(textOf(lines)).toBe('a\nb\n\n(2 unique lines)');
+    expect(openai.requests.length).toBe(5);
+  });
+
+  it('sends progress while a multi-node run is in flight', async () => {
+    openai.enqueue({ text: 'A story.', delayMs: 300 }, { text: 'Title\nA story.', delayMs: 300 });
+    const { client } = await cli(EXAMPLES, { env });
+    const seen: { p: Progress; at: number }[] = [];
+    const result = await client.callTool({ name: 'story_chain', arguments: { topic: 'owls' } }, undefined, {
+      onprogress: (p) => seen.push({ p, at: Date.now() }),
+    });
+    const doneAt = Date.now();
+    expect(textOf(result)).toBe('Title\nA story.');
+    const writerDone = seen.find((s) => /step 1: Writer done/.test(s.p.message ?? ''));
+    expect(writerDone).toBeDefined();
+    expect(doneAt - writerDone!.at).toBeGreaterThanOrEqual(200);
+    expect(seen.map((s) => s.p.message)).toEqual(expect.arrayContaining(['step 2: Titler started']));
+  });
+
+  it('cancellation stops a slow model call within a second', async () => {
+    openai.enqueue({ text: 'too late', delayMs: 30_000 });
+    const { client } = await cli(EXAMPLES, { env });
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'hello', arguments: { input: 'wait' } }, undefined, {
+      signal: controller.signal,
+    });
+    await waitFor(() => openai.requests.length === 1, 10_000, 'the model request');
+    const t0 = Date.now();
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    await waitFor(() => openai.disconnects === 1, 2_000, 'the model request to be dropped');
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
+  it('answers 100 concurrent calls with their own results', async () => {
+    const { client } = await cli(EXAMPLES, { env });
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        client.callTool({ name: 'hello', arguments: { input: `call ${i}` } }),
+      ),
+    );
+    expect(results.map(textOf)).toEqual(Array.from({ length: 100 }, (_, i) => `echo: call ${i}`));
+  });
+
+  it('completes a run longer than the request timeout with hatchery_start and hatchery_result', async () => {
+    const { client } = await cli(EXAMPLES, { env });
+    openai.enqueue({ text: 'slow one', delayMs: 2_000 });
+    await expect(
+      client.callTool({ name: 'hello', arguments: { input: 'x' } }, undefined, { timeout: 1_000 }),
+    ).rejects.toThrow(/timed out/i);
+    openai.enqueue({ text: 'slow two', delayMs: 2_000 });
+    const started = await client.callTool(
+      { name: 'hatchery_start', arguments: { name: 'hello', input: 'y' } },
+      undefined,
+      { timeout: 1_000 },
+    );
+    const runId = (started.structuredContent as { run_id: string }).run_id;
+    let text = '';
+    for (let i = 0; i < 50 && !text; i++) {
+      const r = await client.callTool(
+        { name: 'hatchery_result', arguments: { run_id: runId, wait_seconds: 0.4 } },
+        undefined,
+        { timeout: 1_000 },
+      );
+      if (!textOf(r).startsWith('still running')) text = textOf(r);
+    }
+    expect(text).toBe('slow two');
+  });
+
+  it("uses the client's model through sampling when no API key is set", async () => {
+    const { client } = await cli(EXAMPLES, {
+      env: {},
+      client: { capabilities: { sampling: {} } },
+      setup: (c) =>
+        c.setRequestHandler(CreateMessageRequestSchema, (req) => ({
+          model: 'client-model',
+          role: 'assistant',
+          content: { type: 'text', text: `sampled (${req.params.maxTokens} tokens max)` },
+        })),
+    });
+    const r = await client.callTool({ name: 'hello', arguments: { input: 'hi' } });
+    expect(textOf(r)).toMatch(/^sampled \(\d+ tokens max\)$/);
+  });
+
+  it('reloads edited files while connected: list_changed, errors as log messages and on stderr', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'one.json', echoDef('one'));
+    const { client, watch, stderr } = await cli(dir, { env });
+    const names = async () =>
+      (await client.listTools()).tools.map((t) => t.name).filter((n) => !n.startsWith('hatchery_'));
+    expect(await names()).toEqual(['one']);
+    const file = writeHatchery(dir, 'two.json', echoDef('two', '2:'));
+    await waitFor(
+      async () => watch.listChanged > 0 && (await names()).includes('two'),
+      10_000,
+      'the new tool',
+    );
+    writeFileSync(file, '{"name": "two", "desc": "broken", "nodes": [');
+    await waitFor(() => watch.logs.some((l) => l.includes(file)), 10_000, 'the error as a log message');
+    expect(stderr()).toContain(file);
+    expect(textOf(await client.callTool({ name: 'two', arguments: { input: 'x' } }))).toBe('2:x');
+    writeHatchery(dir, 'two.json', echoDef('two', 'fixed:'));
+    await waitFor(
+      async () => textOf(await client.callTool({ name: 'two', arguments: { input: 'x' } })) === 'fixed:x',
+      10_000,
+      'the fixed version',
+    );
+    const before = watch.listChanged;
+    rmSync(file);
+    await waitFor(
+      async () => watch.listChanged > before && !(await names()).includes('two'),
+      10_000,
+      'removal',
+    );
+  });
+});
+
+/** Runs the CLI with raw pipes. */
+function raw(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): {
+  child: ChildProcessWithoutNullStreams;
+  out: () => string;
+  err: () => string;
+  exit: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extraEnv },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b) => {
+    out += b;
+  });
+  child.stderr.on('data', (b) => {
+    err += b;
+  });
+  const exit = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  return { child, out: () => out, err: () => err, exit };
+}
+
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+describe('hatchery-mcp process behaviour', () => {
+  it('prints help and version, and refuses bad flags and missing folders', async () => {
+    const help = raw(['serve', '--help']);
+    expect(await help.exit).toBe(0);
+    expect(help.out()).toMatch(/--http \[HOST:\]PORT/);
+    expect(help.out()).toMatch(/--no-generic-tools/);
+    const version = raw(['serve', '--version']);
+    expect(await version.exit).toBe(0);
+    expect(version.out().trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const bad = raw(['--bogus']);
+    expect(await bad.exit).toBe(2);
+    expect(bad.err()).toMatch(/bogus/);
+    const missing = raw(['--dir', '/nonexistent/hatchery-folder']);
+    expect(await missing.exit).toBe(2);
+    expect(missing.err()).toMatch(/no such folder/);
+    const port = raw(['--http', 'localhost:99999']);
+    expect(await port.exit).toBe(2);
+  });
+
+  it('writes only protocol messages to stdout and exits when stdin closes', async () => {
+    const p = raw(['--dir', EXAMPLES]);
+    p.child.stdin.write(`${INIT}\n`);
+    p.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    p.child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_notes', arguments: {} } })}\n`,
+    );
+    await waitFor(() => p.out().includes('"id":1'), 10_000, 'the tool result');
+    p.child.stdin.end();
+    expect(await p.exit).toBe(0);
+    for (const line of p.out().trim().split('\n')) expect(JSON.parse(line).jsonrpc).toBe('2.0');
+    expect(p.err()).toMatch(/serving 5 hatcheries/);
+  });
+
+  it('shuts down on SIGTERM, cancelling runs in flight', async () => {
+    openai.enqueue({ text: 'never', delayMs: 30_000 });
+    const p = raw(['--dir', EXAMPLES], env);
+    p.child.stdin.write(`${INIT}\n`);
+    p.child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hello', arguments: { input: 'x' } } })}\n`,
+    );
+    await waitFor(() => openai.requests.length === 1, 10_000, 'the model request');
+    const t0 = Date.now();
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(p.err()).toMatch(/shutting down \(SIGTERM\)/);
+    await waitFor(() => openai.disconnects === 1, 2_000, 'the model request to be dropped');
+  });
+});
