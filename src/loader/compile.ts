@@ -104,7 +104,8 @@ export function compileHatchery(
     nodes: compiled,
     def,
     outputSchema: finalOutputSchema(
-      def.nodes as { next?: unknown; output_schema?: Record<string, unknown> }[],
+      def.start ?? first.name,
+      def.nodes as Parameters<typeof finalOutputSchema>[1],
     ),
     dependencies: [...dependencies],
   };

@@ -135,10 +135,34 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
   },
 };
 
-/** The output_schema of the node where a run ends, when there is exactly one such drone (MCP outputSchema). */
+/**
+ * The output_schema of the node where runs end (the MCP tool's outputSchema): follows `next` and
+ * `on_limit` from the start node; when exactly one reachable node ends runs and it has a schema,
+ * that is the hatchery's. Branch and loop bodies are not on this path, so their schemas never count.
+ */
 export function finalOutputSchema(
-  nodes: readonly { next?: unknown; output_schema?: Record<string, unknown> }[],
-) {
-  const terminal = nodes.filter((n) => n.next === undefined);
-  return terminal.length === 1 ? terminal[0]!.output_schema : undefined;
+  start: string,
+  nodes: readonly {
+    name?: string;
+    next?: string | string[];
+    on_limit?: string;
+    output_schema?: Record<string, unknown>;
+  }[],
+): Record<string, unknown> | undefined {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const seen = new Set<string>();
+  const ends: (typeof nodes)[number][] = [];
+  const queue = [start];
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const n = byName.get(name);
+    if (!n) continue;
+    const next = n.next === undefined ? [] : typeof n.next === 'string' ? [n.next] : n.next;
+    if (next.length === 0 || next.includes('END')) ends.push(n);
+    for (const t of next) if (t !== 'END') queue.push(t);
+    if (n.on_limit) queue.push(n.on_limit);
+  }
+  return ends.length === 1 ? ends[0]!.output_schema : undefined;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { describeAbort, formatError, HatcheryError, withContext } from '../errors.js';
 import { sdkFactory } from '../providers/factory.js';
@@ -68,7 +69,13 @@ export class Runtime {
   readonly guard: PathGuard;
   private readonly guards = new WeakMap<Hatchery, PathGuard>();
   private readonly options: RuntimeOptions;
-  private static readonly neverAborted = new AbortController().signal;
+  // Shared by every run started without a signal; fan-outs and providers attach (and remove)
+  // listeners to it, so many concurrent runs must not trip Node's max-listeners warning.
+  private static readonly neverAborted = (() => {
+    const signal = new AbortController().signal;
+    setMaxListeners(0, signal);
+    return signal;
+  })();
 
   constructor(options: RuntimeOptions = {}) {
     this.options = options;

@@ -20,7 +20,7 @@ export function raiseInTemplate(err: unknown): never {
 }
 
 // Keys that lead from any value to the Function constructor or the prototype chain;
-// a template reaching them could run arbitrary code, so lookups of them yield undefined.
+// a template reaching them could run arbitrary code, so looking them up is an error.
 const BLOCKED_KEYS = new Set([
   'constructor',
   '__proto__',
@@ -46,7 +46,17 @@ const originalSuppress = runtime.suppressValue;
 // call for `a.b` and `a["b"]`; suppressValue is what prints `{{ x }}`.
 runtime.memberLookup = function safeMemberLookup(obj: unknown, key: unknown): unknown {
   if (obj === undefined || obj === null) return undefined;
-  if (typeof key === 'string' && BLOCKED_KEYS.has(key)) return undefined;
+  if (typeof key === 'string' && BLOCKED_KEYS.has(key)) {
+    raiseInTemplate(
+      new HatcheryError(
+        'TEMPLATE',
+        `"${key}" cannot be accessed in templates (it would reach JavaScript internals)`,
+        {
+          variable: key,
+        },
+      ),
+    );
+  }
   const target = obj as Record<string, unknown>;
   const val = target[key as string];
   if (typeof val === 'function')

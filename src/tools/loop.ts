@@ -4,35 +4,10 @@ import { addUsage } from '../providers/types.js';
 import type { Scope } from '../runtime/scope.js';
 import type { NodeResult } from '../runtime/types.js';
 import type { ToolRef } from './refs.js';
-import type { Tool, ToolResult } from './types.js';
+import type { Tool, ToolContext, ToolResult } from './types.js';
 
 /** Default number of model turns in a tool-use loop. */
 export const DEFAULT_MAX_TURNS = 10;
-
-/**
- * A signal that fires when `parent` fires or after `ms`. One listener per call, removed in
- * `dispose`, so long runs never pile up listeners on the run's signal.
- */
-export function linkedSignal(parent: AbortSignal, ms: number): { signal: AbortSignal; dispose: () => void } {
-  const ctrl = new AbortController();
-  if (parent.aborted) {
-    ctrl.abort(parent.reason);
-    return { signal: ctrl.signal, dispose: () => {} };
-  }
-  const onAbort = () => ctrl.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => {
-    ctrl.abort(new HatcheryError('TIMEOUT', `timed out after ${ms} ms`));
-  }, ms);
-  timer.unref?.();
-  return {
-    signal: ctrl.signal,
-    dispose: () => {
-      clearTimeout(timer);
-      parent.removeEventListener('abort', onAbort);
-    },
-  };
-}
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
 export function capResult(text: string, limit: number): string {
@@ -59,37 +34,15 @@ export async function callTool(
 ): Promise<ToolResult> {
   const shared = scope.shared;
   const ms = timeoutMs ?? shared.runtime.tools.toolTimeoutMs;
-  const { signal, dispose } = linkedSignal(scope.signal, ms);
   const t0 = shared.emit ? performance.now() : 0;
   let isError = true;
   try {
-    const call = tool.call(args, { scope, signal, node });
-    // Tools that ignore their signal still lose the race: the run never waits past the timeout.
-    const res = await new Promise<ToolResult>((resolve, reject) => {
-      const onAbort = () => {
-        const r = signal.reason;
-        reject(
-          r instanceof HatcheryError
-            ? r
-            : new HatcheryError('ABORTED', 'the run was cancelled', {}, { cause: r }),
-        );
-      };
-      if (signal.aborted) onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
+    const res = tool.instant
+      ? await tool.call(args, { scope, signal: scope.signal, node })
+      : await guarded(scope, node, tool, args, ms);
     isError = res.isError === true;
     return withText(res);
-  } catch (err) {
-    if (err instanceof HatcheryError && err.code === 'TIMEOUT') {
-      throw new HatcheryError('TIMEOUT', `tool "${tool.name}" timed out after ${ms} ms`, {
-        node,
-        tool: tool.ref,
-      });
-    }
-    throw err;
   } finally {
-    dispose();
     shared.emit?.({
       type: 'tool_call',
       runId: shared.runId,
@@ -101,6 +54,84 @@ export async function callTool(
       isError,
     });
   }
+}
+
+/**
+ * Runs a tool call that may wait on I/O: it ends at the timeout or when the run is cancelled, even
+ * if the tool ignores its signal. The tool's own AbortController is only built when the tool reads
+ * `signal`, since most of the cost of a fast call would otherwise be that controller.
+ */
+function guarded(
+  scope: Scope,
+  node: string,
+  tool: Tool,
+  args: Record<string, unknown>,
+  ms: number,
+): Promise<ToolResult> {
+  throwIfAborted(scope.signal);
+  return new Promise<ToolResult>((resolve, reject) => {
+    let ctrl: AbortController | undefined;
+    let done = false;
+    const stop = (err: HatcheryError) => {
+      if (done) return;
+      finish();
+      ctrl?.abort(err);
+      reject(err);
+    };
+    const onAbort = () => {
+      const r = scope.signal.reason;
+      stop(
+        r instanceof HatcheryError
+          ? r
+          : new HatcheryError('ABORTED', 'the run was cancelled', {}, { cause: r }),
+      );
+    };
+    const timer = setTimeout(
+      () =>
+        stop(
+          new HatcheryError('TIMEOUT', `tool "${tool.name}" timed out after ${ms} ms`, {
+            node,
+            tool: tool.ref,
+          }),
+        ),
+      ms,
+    );
+    timer.unref?.();
+    scope.signal.addEventListener('abort', onAbort, { once: true });
+    function finish() {
+      done = true;
+      clearTimeout(timer);
+      scope.signal.removeEventListener('abort', onAbort);
+    }
+    const tc: ToolContext = {
+      scope,
+      node,
+      get signal() {
+        ctrl ??= new AbortController();
+        return ctrl.signal;
+      },
+    };
+    let call: Promise<ToolResult>;
+    try {
+      call = tool.call(args, tc);
+    } catch (err) {
+      finish();
+      reject(err);
+      return;
+    }
+    call.then(
+      (res) => {
+        if (done) return;
+        finish();
+        resolve(res);
+      },
+      (err: unknown) => {
+        if (done) return;
+        finish();
+        reject(err);
+      },
+    );
+  });
 }
 
 /** Resolves a baneling's reference to exactly one tool and calls it. */

@@ -25,5 +25,7 @@ export interface Tool {
   readonly inputSchema: Record<string, unknown>;
   /** The reference it came from, e.g. `hatch:sub.json` (for error messages). */
   readonly ref: string;
+  /** Completes without I/O or waiting (echo): called without timeout and cancellation machinery. */
+  readonly instant?: boolean;
   call(args: Record<string, unknown>, tc: ToolContext): Promise<ToolResult>;
 }

@@ -146,9 +146,9 @@ describe('models and keys', () => {
   it('fails before any call when a drone needs a missing key, naming the variable and the node', async () => {
     const openai = new ScriptedProvider(['never']);
     const runtime = new Runtime({ providers: { openai }, env: {} });
-    const err = await runtime
+    const err = (await runtime
       .run(load(twoDrones('anthropic:claude-test')))
-      .catch((e: unknown) => e as HatcheryError);
+      .catch((e: unknown) => e)) as HatcheryError;
     expect(err).toMatchObject({
       code: 'MISSING_API_KEY',
       context: { node: 'Second', variable: 'ANTHROPIC_API_KEY' },
@@ -158,9 +158,9 @@ describe('models and keys', () => {
   });
 
   it('says how to get a model when there is no key at all', async () => {
-    const err = await new Runtime({ env: {} })
+    const err = (await new Runtime({ env: {} })
       .run(load(twoDrones()))
-      .catch((e: unknown) => e as HatcheryError);
+      .catch((e: unknown) => e)) as HatcheryError;
     expect(err).toMatchObject({ code: 'NO_MODEL', context: { node: 'First' } });
     expect(err.message).toContain('set OPENAI_API_KEY or ANTHROPIC_API_KEY');
   });

@@ -59,14 +59,19 @@ describe('templates', () => {
   });
 
   it('cannot reach the Function constructor or prototypes', async () => {
-    const out = await runText(
-      hatch([
-        echo('{{ range.constructor }}|{{ ctx.__proto__ }}|{{ fread.constructor }}|{{ "a".constructor }}|ok'),
-      ]),
-    );
-    expect(out).toBe('||||ok');
-    const err = await runError(hatch([echo('{{ range.constructor("return process")() }}')]));
-    expect(err.code).toBe('TEMPLATE');
+    for (const expr of [
+      'range.constructor',
+      'ctx.__proto__',
+      'fread.constructor',
+      '"a".constructor',
+      'range.constructor("return process")()',
+      'ctx["constr" + "uctor"]',
+    ]) {
+      const err = await runError(hatch([{ name: 'Evil', ...echo(`{{ ${expr} }}`) }]));
+      expect(err.code).toBe('TEMPLATE');
+      expect(err.message).toMatch(/"(constructor|__proto__)" cannot be accessed in templates/);
+      expect(err.context).toMatchObject({ node: 'Evil', field: 'tool_args/text' });
+    }
   });
 
   it('prints objects and arrays as JSON', async () => {

@@ -32,14 +32,14 @@ describe('structured output (output_schema)', () => {
 
   it('retries once with the validation errors, then fails naming the field', async () => {
     const fixed = new ScriptedProvider(['{"title": "Dune"}', '{"title": "Dune", "score": 8}']);
-    expect((await new Runtime({ providers: { openai: fixed }, env: {} }).run(load(def))).output).toBe(
-      'Dune = 8',
-    );
+    expect(
+      (await new Runtime({ providers: { openai: fixed }, env: {} }).run(load(def), { input: 'Dune' })).output,
+    ).toBe('Dune = 8');
     expect(fixed.calls[1]!.messages.at(-1)?.content).toContain('score');
 
     const broken = new ScriptedProvider(['not json', '{"title": 3}']);
     await expect(
-      new Runtime({ providers: { openai: broken }, env: {} }).run(load(def)),
+      new Runtime({ providers: { openai: broken }, env: {} }).run(load(def), { input: 'Dune' }),
     ).rejects.toMatchObject({
       code: 'OUTPUT_SCHEMA',
       context: { node: 'Rate', field: 'output_schema' },
@@ -55,6 +55,25 @@ describe('structured output (output_schema)', () => {
     }).run(h);
     expect(res.value).toEqual({ title: 'A', score: 1 });
     expect(res.output).toBe('{"title":"A","score":1}');
+  });
+
+  it('ignores schemas of branch bodies and of runs with several end nodes', () => {
+    const fanout = load(
+      hatch([
+        { name: 'Fan', type: 'parallel', branches: ['Worker'], next: 'Final' },
+        { name: 'Worker', usr_prompt: 'x', output_schema: schema },
+        { name: 'Final', usr_prompt: 'y' },
+      ]),
+    );
+    expect(fanout.outputSchema).toBeUndefined();
+    const twoEnds = load(
+      hatch([
+        { name: 'Route', usr_prompt: 'x', next: ['A', 'B'] },
+        { name: 'A', usr_prompt: 'a', output_schema: schema },
+        { name: 'B', usr_prompt: 'b' },
+      ]),
+    );
+    expect(twoEnds.outputSchema).toBeUndefined();
   });
 
   it('refuses a schema that is not a JSON Schema at load time', () => {

@@ -51,14 +51,17 @@ describe('supervisor routing (route: "choose")', () => {
   });
 
   it('ends the run when the supervisor chooses END', async () => {
-    const res = await new Runtime({ providers: { openai: chooser('END') }, env: {} }).run(load(supervisor));
+    const res = await new Runtime({ providers: { openai: chooser('END') }, env: {} }).run(load(supervisor), {
+      input: 'x',
+    });
     expect(res.output).toBe('I mention Write and Research but choose by tool.');
   });
 
   it('retries an invalid choice once, then falls back to the default (last entry)', async () => {
     const retried = chooser('Nonsense', 'Write');
     expect(
-      (await new Runtime({ providers: { openai: retried }, env: {} }).run(load(supervisor))).output,
+      (await new Runtime({ providers: { openai: retried }, env: {} }).run(load(supervisor), { input: 'x' }))
+        .output,
     ).toBe('written');
     expect(retried.calls).toHaveLength(3);
     expect(JSON.stringify(retried.calls[2]!.messages)).toContain('Invalid choice');

@@ -7,6 +7,8 @@ export function defineBuiltin<S extends z.ZodObject>(spec: {
   name: string;
   description: string;
   schema: S;
+  /** No I/O, cannot hang: skip the timeout and cancellation machinery. */
+  instant?: boolean;
   run: (args: z.infer<S>, tc: ToolContext) => Promise<string | ToolResult>;
 }): Tool {
   const inputSchema = z.toJSONSchema(spec.schema, { io: 'input' }) as Record<string, unknown>;
@@ -16,6 +18,7 @@ export function defineBuiltin<S extends z.ZodObject>(spec: {
     description: spec.description,
     inputSchema,
     ref: spec.name,
+    instant: spec.instant,
     async call(args, tc) {
       const parsed = spec.schema.safeParse(args);
       if (!parsed.success) {

@@ -78,6 +78,7 @@ export const echoTool = defineBuiltin({
   name: 'echo',
   description: 'Return the given text unchanged.',
   schema: z.object({ text: z.string().describe('Text to return') }),
+  instant: true,
   async run({ text }) {
     return text;
   },
