@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findHatcheryFiles } from '../../src/loader/load.js';
+import { FakeAnthropic } from '../fakes/fake-anthropic.js';
+import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { tempDir } from '../helpers.js';
 
 const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
@@ -175,5 +178,74 @@ describe('hatchery-mcp validate, help and version', () => {
     }
     const v = await cli(['--version']);
     expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
+
+describe('hatchery-mcp run on every example, against the fake model servers', () => {
+  const openai = new FakeOpenAI();
+  const anthropic = new FakeAnthropic();
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    await openai.start();
+    await anthropic.start();
+    env = {
+      OPENAI_API_KEY: 'sk-test-never-printed',
+      OPENAI_BASE_URL: openai.baseURL,
+      ANTHROPIC_API_KEY: 'sk-ant-test-never-printed',
+      ANTHROPIC_BASE_URL: anthropic.baseURL,
+    };
+  });
+  afterAll(async () => {
+    await openai.close();
+    await anthropic.close();
+  });
+
+  const args: Record<string, string[]> = {
+    'story-chain.json': ['--set', 'topic=a lighthouse keeper'],
+    'triage-router.json': ['--input', 'I found a Bug in the export button'],
+    'unique-lines.json': ['--input', 'b\na\nb'],
+    'read-notes.json': ['--input', 'welcome.md'],
+  };
+
+  it('covers every example in hatchery/', async () => {
+    const files = (await findHatcheryFiles(path.join(ROOT, 'hatchery'))).map((f) => path.basename(f));
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    for (const f of files) {
+      const r = await cli(['run', `hatchery/${f}`, ...(args[f] ?? ['--input', 'What is MCP?'])], { env });
+      expect({ file: f, code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({
+        file: f,
+        code: 0,
+        stderr: '',
+      });
+      expect(r.stdout.trim().length).toBeGreaterThan(0);
+      expect(r.stdout + r.stderr).not.toContain('never-printed');
+    }
+  });
+
+  it('follows the router to the node named in the model output', async () => {
+    const r = await cli(['run', 'hatchery/triage-router.json', '--input', 'I found a Bug'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/\[2\] Bug /);
+    expect(r.stdout).toContain('Draft a reply to this bug report');
+  });
+
+  it('runs a drone on Anthropic when its model says so, and counts tokens', async () => {
+    const r = await cli(['run', 'hatchery/hello.json', '--input', 'hi', '--json'], {
+      env: { ...env, HATCHERY_MODEL: 'anthropic:claude-test' },
+    });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { output: string; usage: { inputTokens: number } };
+    expect(out.output).toContain('hi');
+    expect(out.usage.inputTokens).toBeGreaterThan(0);
+    expect(anthropic.requests.at(-1)?.body).toMatchObject({ model: 'claude-test' });
+  });
+
+  it('fails clearly, naming the variable and the node, when the key is missing', async () => {
+    const r = await cli(['run', 'hatchery/hello.json', '--input', 'hi'], {
+      env: { OPENAI_BASE_URL: openai.baseURL, HATCHERY_MODEL: 'openai:gpt-test' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('node "Answer"');
+    expect(r.stderr).toContain('needs OPENAI_API_KEY');
   });
 });
