@@ -6,6 +6,7 @@ import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import type { Hatchery } from '../src/runtime/types.js';
+import { median } from './lib/stats.js';
 
 function fanout(n: number): Hatchery {
   const names = Array.from({ length: n }, (_, i) => `B${i}`);
@@ -23,12 +24,6 @@ function fanout(n: number): Hatchery {
   );
   if (!res.ok) throw res.error;
   return res.hatchery;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 async function measure(n: number, delayMs: number, runs: number): Promise<number[]> {

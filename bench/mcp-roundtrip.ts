@@ -14,6 +14,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { median, quantile } from './lib/stats.js';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -40,17 +41,6 @@ const ROUNDS = flag('--rounds', 5);
 const WARMUP = 2_000;
 const BLOCK = 50;
 const TARGET = 1.2;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-}
 
 async function connect(command: string, args: string[]): Promise<Client> {
   const transport = new StdioClientTransport({ command, args, cwd: root, stderr: 'ignore' });

@@ -8,16 +8,11 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { median } from './lib/stats.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const argSaves = process.argv.indexOf('--saves');
 const SAVES = argSaves > 0 ? Number(process.argv[argSaves + 1]) : 30;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-reload-'));
 const file = path.join(dir, 'edited.json');

@@ -5,6 +5,7 @@ import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import type { Hatchery } from '../src/runtime/types.js';
+import { median } from './lib/stats.js';
 
 function chain(n: number): Hatchery {
   const nodes = Array.from({ length: n }, (_, i) => ({
@@ -18,12 +19,6 @@ function chain(n: number): Hatchery {
   );
   if (!res.ok) throw res.error;
   return res.hatchery;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 async function measure(n: number, runs: number, withEvents: boolean): Promise<number> {

@@ -4,9 +4,9 @@ import Anthropic, {
   APIError,
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
-import { HatcheryError } from '../errors.js';
 import { AnthropicStreamAccumulator, fromAnthropicMessage, toAnthropicParams } from './anthropic-convert.js';
 import { abortedError, CallGuard, type ErrorMappingContext, toProviderError } from './errors.js';
+import { drainStream } from './stream.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
 
 const CLASSES = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
@@ -52,27 +52,11 @@ export class AnthropicProvider implements Provider {
         return fromAnthropicMessage(await guard.race(this.client.messages.create(params, opts)), schemaTool);
       }
       const stream = await guard.race(this.client.messages.create({ ...params, stream: true }, opts));
-      // The SDK's timeout only covers the wait for headers; a stream that stalls afterwards is ours to catch.
-      const idleMs = opts.timeout;
-      guard.watchIdle(
-        idleMs,
-        () =>
-          new HatcheryError('TIMEOUT', `Anthropic stream stalled: no data for ${idleMs} ms`, {
-            timeoutMs: idleMs,
-          }),
-      );
-      const acc = new AnthropicStreamAccumulator(schemaTool);
-      for await (const event of stream) {
-        guard.touch();
-        const text = acc.push(event);
-        if (text) request.onDelta?.(text);
-      }
-      // The SDK ends the iteration quietly on abort, so check before trusting a partial reply.
-      guard.check();
-      if (!acc.finished) {
-        throw new HatcheryError('PROVIDER', 'Anthropic stream ended before the reply was complete');
-      }
-      return acc.finish();
+      return await drainStream(stream, new AnthropicStreamAccumulator(schemaTool), guard, {
+        vendor: 'Anthropic',
+        idleMs: opts.timeout,
+        onDelta: request.onDelta,
+      });
     } catch (err) {
       throw toProviderError(err, ctx);
     } finally {

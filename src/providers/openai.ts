@@ -1,5 +1,4 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { HatcheryError } from '../errors.js';
 import { abortedError, CallGuard, type ErrorMappingContext, toProviderError } from './errors.js';
 import {
   fromOpenAIResponse,
@@ -7,6 +6,7 @@ import {
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
+import { drainStream } from './stream.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
 
 const CLASSES = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
@@ -63,27 +63,11 @@ export class OpenAIProvider implements Provider {
           opts,
         ),
       );
-      // The SDK's timeout only covers the wait for headers; a stream that stalls afterwards is ours to catch.
-      const idleMs = ctx.timeoutMs;
-      guard.watchIdle(
-        idleMs,
-        () =>
-          new HatcheryError('TIMEOUT', `OpenAI stream stalled: no data for ${idleMs} ms`, {
-            timeoutMs: idleMs,
-          }),
-      );
-      const acc = new OpenAIStreamAccumulator();
-      for await (const chunk of stream) {
-        guard.touch();
-        const text = acc.push(chunk);
-        if (text) request.onDelta?.(text);
-      }
-      // The SDK ends the iteration quietly on abort, so check before trusting a partial reply.
-      guard.check();
-      if (!acc.finished) {
-        throw new HatcheryError('PROVIDER', 'OpenAI stream ended before the reply was complete');
-      }
-      return acc.finish();
+      return await drainStream(stream, new OpenAIStreamAccumulator(), guard, {
+        vendor: 'OpenAI',
+        idleMs: ctx.timeoutMs,
+        onDelta: request.onDelta,
+      });
     } catch (err) {
       throw toProviderError(err, ctx);
     } finally {
