@@ -90,13 +90,15 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
           : [];
         const usage: Usage = { inputTokens: 0, outputTokens: 0 };
         let text: string;
-        let messages: ChatMessage[];
+        // The conversation is only kept when something uses it: reuse, a schema retry, a choice.
+        const needsHistory = keep || schema !== undefined || choice !== undefined;
+        let messages: ChatMessage[] = request.messages;
         if (refs.length === 0 && extra.length === 0) {
           const res = await provider.chat(responseSchema ? { ...request, responseSchema } : request);
           usage.inputTokens += res.usage.inputTokens;
           usage.outputTokens += res.usage.outputTokens;
           text = res.text;
-          messages = [...request.messages, { role: 'assistant', content: text }];
+          if (needsHistory) messages = [...request.messages, { role: 'assistant', content: text }];
         } else {
           const res = await toolLoop(scope, {
             node: base.name,

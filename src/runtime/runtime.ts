@@ -68,6 +68,7 @@ export class Runtime {
   readonly tools: ToolResolver;
   readonly guard: PathGuard;
   private readonly guards = new WeakMap<Hatchery, PathGuard>();
+  private readonly preflighted = new WeakSet<Hatchery>();
   private readonly options: RuntimeOptions;
   // Shared by every run started without a signal; fan-outs and providers attach (and remove)
   // listeners to it, so many concurrent runs must not trip Node's max-listeners warning.
@@ -130,7 +131,8 @@ export class Runtime {
         value: result.value,
         usage: shared.usage,
         steps: shared.steps,
-        outputs: { ...scope.out },
+        // The run's own object: nothing else holds it, so no copy is needed.
+        outputs: scope.out,
       };
     } catch (err) {
       const error = signal.aborted
@@ -227,7 +229,12 @@ export class Runtime {
     const fileKeys = Object.keys(h.files);
     if (fileKeys.length > 0) await loadFiles(h, guard, ctx, fileKeys, shared.signal);
     const scope = new Scope(h, shared, guard, ctx, Object.create(null), depth);
-    for (const node of h.nodes.values()) node.preflight?.(scope);
+    // Preflight checks (API keys) depend only on this runtime's environment unless the run brings a
+    // sampling client, so a hatchery that passed them once need not walk its nodes again.
+    if (shared.sampling !== undefined || !this.preflighted.has(h)) {
+      for (const node of h.nodes.values()) node.preflight?.(scope);
+      if (shared.sampling === undefined) this.preflighted.add(h);
+    }
     return scope;
   }
 }
