@@ -18,6 +18,22 @@ export interface HttpServeOptions {
   allowedHosts?: readonly string[];
   /** Largest request body, in bytes (default 4 MiB). */
   maxBodyBytes?: number;
+  /**
+   * A session with no request in progress (no open event stream, no call running) for this long is
+   * closed, so clients that vanish without ending their session do not hold memory (default 30 min).
+   */
+  sessionIdleMs?: number;
+}
+
+/** Default idle time after which an HTTP session is closed. */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+/** A session's transport and what tells whether it is still in use. */
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  /** Requests (including open GET event streams) not yet answered. */
+  active: number;
+  lastSeen: number;
 }
 
 /** A running HTTP endpoint. */
@@ -69,7 +85,31 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const allowed = allowedHostnames(host, options.allowedHosts);
   const authorized = bearerChecker(options.token);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, Session>();
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const track = async (session: Session, res: ServerResponse, run: () => Promise<void>): Promise<void> => {
+    session.active++;
+    session.lastSeen = Date.now();
+    res.once('close', () => {
+      session.active--;
+      session.lastSeen = Date.now();
+    });
+    await run();
+  };
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) {
+        if (s.active === 0 && now - s.lastSeen >= idleMs) {
+          sessions.delete(id);
+          s.transport.close().catch(() => undefined);
+          core.log('info', `HTTP session ${id} closed after ${Math.round(idleMs / 1000)} s without requests`);
+        }
+      }
+    },
+    Math.max(10, Math.min(idleMs, 60_000)),
+  );
+  sweeper.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -90,12 +130,12 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
     }
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
-      const transport = transports.get(sid);
-      if (!transport) {
+      const session = sessions.get(sid);
+      if (!session) {
         reply(res, 404, 'session not found: it ended or the server restarted; initialize a new session');
         return;
       }
-      await transport.handleRequest(req, res);
+      await track(session, res, () => session.transport.handleRequest(req, res));
       return;
     }
     if (req.method !== 'POST') {
@@ -117,14 +157,15 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        transports.set(id, transport);
+        sessions.set(id, session);
       },
     });
+    const session: Session = { transport, active: 0, lastSeen: Date.now() };
     transport.onclose = () => {
-      if (transport.sessionId) transports.delete(transport.sessionId);
+      if (transport.sessionId) sessions.delete(transport.sessionId);
     };
     await core.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await track(session, res, () => transport.handleRequest(req, res, body));
   };
 
   const server = createServer((req, res) => {
@@ -148,8 +189,9 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
     port,
     close() {
       closing ??= (async () => {
-        await Promise.all([...transports.values()].map((t) => t.close().catch(() => undefined)));
-        transports.clear();
+        clearInterval(sweeper);
+        await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
+        sessions.clear();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           // Open event streams would keep close() waiting forever.

@@ -199,3 +199,56 @@ describe('Streamable HTTP', () => {
     expect(await exit).toBe(0);
   });
 });
+
+describe('HTTP session expiry', () => {
+  /** POSTs one JSON-RPC message; returns the status and the session id header. */
+  function post(url: string, body: unknown, sid?: string): Promise<{ status: number; sid?: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } : {}),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            const h = res.headers['mcp-session-id'];
+            resolve({ status: res.statusCode ?? 0, sid: typeof h === 'string' ? h : undefined });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  }
+
+  it('closes a session that sends nothing for sessionIdleMs, and says so to a late client', async () => {
+    const core = await HatcheryMcpServer.start({
+      dir: hatcheryDir(),
+      runtime: new Runtime({ env: {} }),
+      log: () => {},
+    });
+    const http = await serveHttp(core, { port: 0, sessionIdleMs: 150 });
+    cleanups.push(async () => {
+      await core.close();
+      await http.close();
+    });
+    const init = await post(http.url, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    expect(init.status).toBe(200);
+    const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    expect((await post(http.url, ping, init.sid)).status).toBe(200);
+    // Idleness is the point here: any request would keep the session alive.
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await post(http.url, ping, init.sid)).status).toBe(404);
+  });
+});
