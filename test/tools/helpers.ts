@@ -1,10 +1,6 @@
 /**
- * Helpers of the tool-layer tests: a minimal scripted provider, hatchery files in temp folders,
- * and the command line of the fixture MCP server.
- *
- * Note: src/providers/scripted.ts (the shared ScriptedProvider) did not exist when these tests were
- * written; `Scripted` below has the same shape (replies, function replies, `.calls`) and can be swapped
- * for it.
+ * Helpers of the tool-layer tests: hatchery files in temp folders, the command line of the fixture
+ * MCP server, and the scripted provider.
  */
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,39 +8,14 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadHatcheryText } from '../../src/loader/load.js';
 import type { LoadOptions } from '../../src/nodes/kind.js';
-import type { ChatRequest, ChatResponse, Provider, ToolCall } from '../../src/providers/types.js';
+import type { ScriptedProvider, ScriptedReply } from '../../src/providers/scripted.js';
 import type { Hatchery } from '../../src/runtime/types.js';
 
+/** The project's scripted provider, under the name these tests use. */
+export { ScriptedProvider as Scripted } from '../../src/providers/scripted.js';
+
 /** One scripted model reply. */
-export type Reply =
-  | string
-  | Error
-  | { text?: string; toolCalls?: (Omit<ToolCall, 'id'> & { id?: string })[] }
-  | ((req: ChatRequest, i: number) => Reply);
-
-/** A provider that answers from a script and records every request. */
-export class Scripted implements Provider {
-  readonly id = 'scripted';
-  readonly calls: ChatRequest[] = [];
-
-  constructor(private readonly replies: Reply[] | ((req: ChatRequest, i: number) => Reply)) {}
-
-  async chat(req: ChatRequest): Promise<ChatResponse> {
-    const i = this.calls.length;
-    // Copies, because the tool loop keeps appending to the same messages array.
-    this.calls.push({ ...req, messages: [...req.messages] });
-    let r: Reply | undefined = typeof this.replies === 'function' ? this.replies(req, i) : this.replies[i];
-    while (typeof r === 'function') r = r(req, i);
-    if (r === undefined) throw new Error(`scripted provider: no reply ${i}`);
-    if (r instanceof Error) throw r;
-    if (typeof r === 'string') return { text: r, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
-    return {
-      text: r.text ?? '',
-      toolCalls: (r.toolCalls ?? []).map((c, j) => ({ ...c, id: c.id ?? `call_${i}_${j}` })),
-      usage: { inputTokens: 1, outputTokens: 1 },
-    };
-  }
-}
+export type Reply = ScriptedReply;
 
 /** A reply asking for one tool call. */
 export const callTool = (name: string, args: Record<string, unknown> = {}): Reply => ({
@@ -52,7 +23,7 @@ export const callTool = (name: string, args: Record<string, unknown> = {}): Repl
 });
 
 /** The tool messages of the last request: what the model saw of its tool calls. */
-export function toolResults(p: Scripted, call = p.calls.length - 1) {
+export function toolResults(p: ScriptedProvider, call = p.calls.length - 1) {
   return (p.calls[call]?.messages ?? []).filter((m) => m.role === 'tool');
 }
 
