@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,34 @@ describe('hatchery-mcp run (as a process)', () => {
     const missing = await cli(['run', file, '--input', 'hi']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('missing input: mark (Punctuation to add); pass --set mark=...');
+  });
+
+  // `script` (util-linux, on every Debian) gives the CLI a real terminal, as a person running it has.
+  const hasScript = spawnSync('script', ['--version']).status === 0;
+  it.skipIf(!hasScript)('asks for missing declared inputs on a terminal', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'ask.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'ask',
+        desc: 'asks for a topic',
+        inputs: { topic: 'What topic?' },
+        nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text: 'topic={{ ctx.topic }}' } }],
+      }),
+    );
+    const child = spawn('script', ['-qec', `${process.execPath} ${CLI} run ${file} -q`, '/dev/null'], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'dumb' },
+    });
+    let out = '';
+    child.stdout.on('data', (b) => {
+      out += b;
+      if (out.includes('What topic?: ') && !out.includes('cats')) child.stdin.write('cats\n');
+    });
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(out).toContain('What topic?: ');
+    expect(out).toContain('topic=cats');
   });
 
   it('fails with exit 1 and a message naming file, node and field when a run fails', async () => {
