@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   type CallToolRequest,
   CallToolRequestSchema,
@@ -184,16 +184,7 @@ export function createSession(core: HatcheryMcpServer): Session {
     }
     return (await runHatcheryCall(core, entry, args, env)).result;
   };
-  // Server's own tools/call registration parses each request a second time (the Protocol already
-  // did) and re-validates every result; ours are built to the schema, so the Protocol's suffices.
-  // That is a tenth of a call's server time.
-  (
-    Protocol.prototype.setRequestHandler as (
-      this: Server,
-      schema: typeof CallToolRequestSchema,
-      h: typeof onCall,
-    ) => void
-  ).call(server, CallToolRequestSchema, onCall);
+  server.setRequestHandler(CallToolRequestSchema, onCall);
 
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: core.registry.entries().map((e) => ({
