@@ -7,7 +7,7 @@ import Anthropic, {
 import { AnthropicStreamAccumulator, fromAnthropicMessage, toAnthropicParams } from './anthropic-convert.js';
 import { abortedError, CallGuard, type ErrorMappingContext, toProviderError } from './errors.js';
 import { drainStream } from './stream.js';
-import type { ChatRequest, ChatResponse, Provider } from './types.js';
+import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
 
 const CLASSES = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
 
@@ -66,15 +66,7 @@ export class AnthropicProvider implements Provider {
 }
 
 /** Options of {@link createAnthropicProvider}. */
-export interface CreateAnthropicProviderOptions {
-  apiKey: string;
-  /** Default `https://api.anthropic.com` (or ANTHROPIC_BASE_URL, read by the SDK). */
-  baseURL?: string | undefined;
-  /** Retries on 408/409/429/5xx and connection errors, with backoff honouring retry-after(-ms). */
-  maxRetries?: number;
-  /** Per-attempt timeout when a request sets none. */
-  timeoutMs?: number | undefined;
-}
+export type CreateAnthropicProviderOptions = SdkProviderOptions;
 
 /** Builds an AnthropicProvider with a fresh SDK client. */
 export function createAnthropicProvider(options: CreateAnthropicProviderOptions): AnthropicProvider {

@@ -7,7 +7,7 @@ import {
   toOpenAIParams,
 } from './openai-convert.js';
 import { drainStream } from './stream.js';
-import type { ChatRequest, ChatResponse, Provider } from './types.js';
+import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
 
 const CLASSES = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
 
@@ -77,15 +77,7 @@ export class OpenAIProvider implements Provider {
 }
 
 /** Options of {@link createOpenAIProvider}. */
-export interface CreateOpenAIProviderOptions {
-  apiKey: string;
-  /** Default `https://api.openai.com/v1` (or OPENAI_BASE_URL, read by the SDK). */
-  baseURL?: string | undefined;
-  /** Retries on 408/409/429/5xx and connection errors, with backoff honouring retry-after(-ms). */
-  maxRetries?: number;
-  /** Per-attempt timeout when a request sets none. */
-  timeoutMs?: number | undefined;
-}
+export type CreateOpenAIProviderOptions = SdkProviderOptions;
 
 /** Builds an OpenAIProvider with a fresh SDK client. */
 export function createOpenAIProvider(options: CreateOpenAIProviderOptions): OpenAIProvider {

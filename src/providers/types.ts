@@ -76,3 +76,14 @@ export function addUsage(a: Usage, b: Usage | undefined): void {
   a.inputTokens += b.inputTokens;
   a.outputTokens += b.outputTokens;
 }
+
+/** Options of the SDK-backed provider factories (createOpenAIProvider, createAnthropicProvider). */
+export interface SdkProviderOptions {
+  apiKey: string;
+  /** Default: the vendor's API (or OPENAI_BASE_URL / ANTHROPIC_BASE_URL, read by the SDK). */
+  baseURL?: string | undefined;
+  /** Retries on 408/409/429/5xx and connection errors, with backoff honouring retry-after(-ms). */
+  maxRetries?: number;
+  /** Per-attempt timeout when a request sets none. */
+  timeoutMs?: number | undefined;
+}
