@@ -10,14 +10,27 @@ export {
   loadHatcheryObject,
   loadHatcheryText,
 } from './loader/load.js';
+export type { HttpHandle, HttpServeOptions } from './mcp/http.js';
+export { serveHttp } from './mcp/http.js';
+export type { HatcheryServerOptions, LogLevel } from './mcp/server.js';
+export { HatcheryMcpServer } from './mcp/server.js';
 export type { LoadOptions } from './nodes/kind.js';
+export type { AnthropicProviderOptions } from './providers/anthropic.js';
+export { AnthropicProvider, createAnthropicProvider } from './providers/anthropic.js';
+export type { OpenAIProviderOptions } from './providers/openai.js';
+export { createOpenAIProvider, OpenAIProvider } from './providers/openai.js';
 export type { ModelSpec, ProviderFactory, Vendor } from './providers/resolve.js';
 export { parseModel } from './providers/resolve.js';
+export type { CreateMessageFn, SamplingProviderOptions } from './providers/sampling.js';
+export { createSamplingProvider } from './providers/sampling.js';
+export type { Script, ScriptedReply } from './providers/scripted.js';
+export { ScriptedProvider } from './providers/scripted.js';
 export type {
   ChatMessage,
   ChatRequest,
   ChatResponse,
   Provider,
+  SdkProviderOptions,
   ToolCall,
   ToolSpec,
   Usage,
