@@ -68,6 +68,7 @@ export class Runtime {
   readonly tools: ToolResolver;
   readonly guard: PathGuard;
   private readonly guards = new WeakMap<Hatchery, PathGuard>();
+  private readonly ctxBases = new WeakMap<Hatchery, Record<string, unknown>>();
   private readonly preflighted = new WeakSet<Hatchery>();
   private readonly options: RuntimeOptions;
   // Shared by every run started without a signal; fan-outs and providers attach (and remove)
@@ -223,7 +224,12 @@ export class Runtime {
     vars: Readonly<Record<string, string>> | undefined,
   ): Promise<Scope> {
     const guard = this.guardFor(h);
-    const ctx = Scope.freshCtx(h, guard);
+    let base = this.ctxBases.get(h);
+    if (!base) {
+      base = Scope.ctxBase(h, guard);
+      this.ctxBases.set(h, base);
+    }
+    const ctx = Object.create(base) as Record<string, unknown>;
     if (input !== undefined) ctx.input = input;
     applyVars(h, ctx, vars);
     const fileKeys = Object.keys(h.files);

@@ -25,12 +25,25 @@ export class RunShared {
   ) {}
 }
 
-/** State of one hatchery run that its child scopes (node: tools, branches, loops) share. */
-export interface RunLocal {
+/**
+ * State of one hatchery run that its child scopes (node: tools, branches, loops) share. The maps are
+ * made on first use: most runs use neither max_visits nor conversation reuse.
+ */
+export class RunLocal {
+  private visitMap: Map<string, number> | undefined;
+  private conversationMap: Map<string, { system: string; messages: ChatMessage[] }> | undefined;
+
   /** Executions per node name (max_visits). */
-  readonly visits: Map<string, number>;
+  get visits(): Map<string, number> {
+    this.visitMap ??= new Map();
+    return this.visitMap;
+  }
+
   /** Message history of each drone that ran, for `conversation` reuse. */
-  readonly conversations: Map<string, { system: string; messages: ChatMessage[] }>;
+  get conversations(): Map<string, { system: string; messages: ChatMessage[] }> {
+    this.conversationMap ??= new Map();
+    return this.conversationMap;
+  }
 }
 
 /**
@@ -57,14 +70,16 @@ export class Scope {
     local?: RunLocal,
     signal?: AbortSignal,
   ) {
-    this.local = local ?? { visits: new Map(), conversations: new Map() };
+    this.local = local ?? new RunLocal();
     this.signal = signal ?? shared.signal;
     this.vars = { ctx, out, fread: (ctx as { fread: (p: string) => string }).fread };
   }
 
-  /** A fresh top-level ctx for a run of `hatchery`, with `fread` bound to its folder and roots. */
-  static freshCtx(hatchery: Hatchery, guard: PathGuard): Record<string, unknown> {
-    const ctx: Record<string, unknown> = Object.create(null);
+  /**
+   * The prototype of every top-level ctx of `hatchery`: holds only `fread`, bound to its folder and
+   * roots. Built once per hatchery and guard; each run's ctx is a fresh object on top of it.
+   */
+  static ctxBase(hatchery: Hatchery, guard: PathGuard): Record<string, unknown> {
     const fread = (p: unknown): string => {
       try {
         const abs = guard.resolve(hatchery.dir, String(p), { function: 'fread' });
@@ -79,9 +94,8 @@ export class Scope {
         );
       }
     };
-    // Non-enumerable: `ctx.fread` works in templates but never shows up when ctx is listed or dumped.
-    Object.defineProperty(ctx, 'fread', { value: fread, enumerable: false });
-    return ctx;
+    // Non-enumerable and inherited: `ctx.fread` works in templates but never shows up when ctx is listed.
+    return Object.create(null, { fread: { value: fread, enumerable: false } });
   }
 
   /** Renders a compiled template with this scope's variables. */
