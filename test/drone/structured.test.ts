@@ -82,3 +82,21 @@ describe('structured output (output_schema)', () => {
     );
   });
 });
+
+describe('hatchery/outline-expand.json', () => {
+  it('plans with structured output, writes the sections through a map, and continues the plan conversation', async () => {
+    const { loadHatchery } = await import('../../src/loader/load.js');
+    const h = await loadHatchery(new URL('../../hatchery/outline-expand.json', import.meta.url).pathname);
+    const model = new ScriptedProvider((req) => {
+      const user = String(req.messages.at(-1)?.content);
+      if (req.responseSchema) return '{"title": "Tides", "sections": ["Moon", "Sun"]}';
+      if (user.startsWith('Write the section')) return `text of ${user.split('"')[1]}`;
+      if (user.startsWith('Now write a two-sentence')) return `intro after ${req.messages.length} messages`;
+      throw new Error(`unexpected prompt: ${user}`);
+    });
+    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(h, { input: 'tides' });
+    expect(res.output).toBe(
+      '# Tides\n\nintro after 3 messages\n\n## Moon\n\ntext of Moon\n\n## Sun\n\ntext of Sun\n',
+    );
+  });
+});
