@@ -62,8 +62,19 @@ async function connect(url: string, token: string | undefined, setup?: (c: Clien
   return { client, watch };
 }
 
-/** A raw HTTP request (so Host and Origin can be set freely). */
-function rawPost(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+/** A raw HTTP POST (so Host, Origin and the session header can be set freely); an initialize by default. */
+function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  message: unknown = INITIALIZE,
+): Promise<{ status: number; body: string; sid?: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -80,22 +91,14 @@ function rawPost(url: string, headers: Record<string, string>): Promise<{ status
         res.on('data', (b) => {
           body += b;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('end', () => {
+          const sid = res.headers['mcp-session-id'];
+          resolve({ status: res.statusCode ?? 0, body, ...(typeof sid === 'string' ? { sid } : {}) });
+        });
       },
     );
     req.on('error', reject);
-    req.end(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
-    );
+    req.end(JSON.stringify(message));
   });
 }
 
@@ -201,31 +204,8 @@ describe('Streamable HTTP', () => {
 });
 
 describe('HTTP session expiry', () => {
-  /** POSTs one JSON-RPC message; returns the status and the session id header. */
-  function post(url: string, body: unknown, sid?: string): Promise<{ status: number; sid?: string }> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        url,
-        {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } : {}),
-          },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            const h = res.headers['mcp-session-id'];
-            resolve({ status: res.statusCode ?? 0, sid: typeof h === 'string' ? h : undefined });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify(body));
-    });
-  }
+  const post = (url: string, message: unknown, sid?: string) =>
+    rawPost(url, sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } : {}, message);
 
   it('closes a session that sends nothing for sessionIdleMs, and says so to a late client', async () => {
     const core = await HatcheryMcpServer.start({
@@ -238,12 +218,7 @@ describe('HTTP session expiry', () => {
       await core.close();
       await http.close();
     });
-    const init = await post(http.url, {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    });
+    const init = await post(http.url, INITIALIZE);
     expect(init.status).toBe(200);
     const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
     expect((await post(http.url, ping, init.sid)).status).toBe(200);
