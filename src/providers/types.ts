@@ -67,9 +67,6 @@ export interface Provider {
   chat(request: ChatRequest): Promise<ChatResponse>;
 }
 
-/** The zero usage. */
-export const NO_USAGE: Readonly<Usage> = Object.freeze({ inputTokens: 0, outputTokens: 0 });
-
 /** Adds `b` into `a` in place. */
 export function addUsage(a: Usage, b: Usage | undefined): void {
   if (!b) return;

@@ -140,11 +140,6 @@ export class Template {
   }
 }
 
-/** Compiles a template, or returns undefined for an absent field. */
-export function compileOptional(source: string | undefined, where: ErrorContext): Template | undefined {
-  return source === undefined ? undefined : new Template(source, where);
-}
-
 function cleanMessage(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
   return msg

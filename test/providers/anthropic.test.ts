@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
+import { chatRequest, failure, weather } from './helpers.js';
 
 const KEY = 'sk-ant-test-SECRET0123456789abcdef';
 const fake = new FakeAnthropic();
@@ -11,29 +11,7 @@ const fake = new FakeAnthropic();
 const provider = (maxRetries = 2, key = KEY) =>
   new AnthropicProvider(new Anthropic({ apiKey: key, baseURL: fake.baseURL, maxRetries }));
 
-function request(extra: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: 'claude-test',
-    system: 'You are terse.',
-    messages: [{ role: 'user', content: 'Say hello' }],
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (e: unknown) => e as HatcheryError,
-  );
-
-const weather = {
-  name: 'get_weather',
-  description: 'Weather of a city',
-  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-};
+const request = (extra: Partial<ChatRequest> = {}) => chatRequest('claude-test', extra);
 
 beforeAll(() => fake.start());
 afterAll(() => fake.close());

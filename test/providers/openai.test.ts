@@ -1,10 +1,10 @@
 import { getEventListeners } from 'node:events';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { chatRequest, failure, weather } from './helpers.js';
 
 const KEY = 'sk-test-SECRET0123456789abcdef';
 const fake = new FakeOpenAI();
@@ -16,29 +16,7 @@ const provider = (options: ConstructorParameters<typeof OpenAIProvider>[1] = {},
     options,
   );
 
-function request(extra: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: 'gpt-test',
-    system: 'You are terse.',
-    messages: [{ role: 'user', content: 'Say hello' }],
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (e: unknown) => e as HatcheryError,
-  );
-
-const weather = {
-  name: 'get_weather',
-  description: 'Weather of a city',
-  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-};
+const request = (extra: Partial<ChatRequest> = {}) => chatRequest('gpt-test', extra);
 
 beforeAll(async () => {
   await fake.start();
