@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError } from '../errors.js';
 import { loadHatchery } from '../loader/load.js';
+import { killAllTrees } from '../runtime/process-tree.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -90,9 +91,18 @@ export async function runCommand(argv: string[]): Promise<number> {
     tools: { allowShell: values['allow-shell'] === true, mcpServers },
   });
   const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // The first Ctrl-C cancels the run, which stops its process trees (SIGTERM, then SIGKILL) and
+  // exits 130 once they are gone; a second one kills them at once and exits.
+  const onSignal = () => {
+    if (!controller.signal.aborted) {
+      controller.abort();
+      return;
+    }
+    killAllTrees();
+    process.exit(EXIT.CANCELLED);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     const result = await runtime.run(hatchery, {
       input,

@@ -6,7 +6,7 @@ import { loopSchema } from './loop.js';
 import { mapSchema } from './map.js';
 import { fileObject } from './object.js';
 import { parallelSchema } from './parallel.js';
-import { scriptSchema } from './script.js';
+import { childEnvField, scriptSchema } from './script.js';
 
 /** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -19,7 +19,7 @@ export const mcpServerSchema = z.union([
   fileObject({
     command: z.string().min(1).describe('Program to start (stdio transport)'),
     args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional().describe('Extra environment variables'),
+    env: childEnvField.optional(),
     cwd: z.string().optional(),
   }),
   fileObject({

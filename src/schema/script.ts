@@ -2,6 +2,16 @@ import { z } from 'zod';
 import { nodeBase, template, timeoutMs } from './common.js';
 import { fileObject } from './object.js';
 
+/**
+ * `env` of a script node or stdio MCP server: variables the program gets besides the allow-listed
+ * parent ones (PATH, HOME, LANG...). Values are literal; `${NAME}` in a value is the parent's NAME.
+ */
+export const childEnvField = z
+  .record(z.string().regex(/^[^=\0]+$/, 'must be a variable name (no "=")'), z.string())
+  .describe(
+    `Environment variables of the program besides PATH, HOME, LANG and the like (no other variable of this process reaches it); "\${NAME}" in a value is this process's NAME, e.g. {"GITHUB_TOKEN": "\${GITHUB_TOKEN}"}`,
+  );
+
 /** A script node: pipes text through a program (the UNIX-filter node). */
 export const scriptSchema = fileObject({
   ...nodeBase,
@@ -11,6 +21,7 @@ export const scriptSchema = fileObject({
     .min(1)
     .describe('The program and its arguments as an argv array; never run through a shell'),
   stdin: template("Text fed to the program's stdin; default the previous node's output").optional(),
+  env: childEnvField.optional(),
   timeout_ms: timeoutMs.optional().describe('Kill the program after this many milliseconds (default 60000)'),
 });
 

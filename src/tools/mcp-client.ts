@@ -1,11 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError, isAbortError, throwIfAborted } from '../errors.js';
-import { childEnv } from '../nodes/script.js';
+import { childEnv } from '../runtime/child-env.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import { stdioTransport } from './mcp-stdio.js';
 import type { Tool, ToolResult } from './types.js';
 
 /** Default time a server gets to start and answer `initialize`. */
@@ -270,13 +270,12 @@ export class McpPool {
         requestInit: def.headers ? { headers: def.headers } : undefined,
       });
     } else {
-      const stdio = new StdioClientTransport({
+      const stdio = stdioTransport({
         command: def.command,
         args: def.args ?? [],
-        // The SDK passes only a minimal environment; servers need PATH, proxies and so on, never our keys.
-        env: { ...(childEnv() as Record<string, string>), ...(def.env ?? {}) },
+        // The one child policy: the allow-list plus the entry's `env` (`${NAME}` passes NAME through).
+        env: childEnv(def.env),
         cwd: def.cwd,
-        stderr: 'pipe',
       });
       conn.stderr = '';
       stdio.stderr?.on('data', (chunk: Buffer) => {

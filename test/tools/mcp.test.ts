@@ -221,18 +221,24 @@ describe('mcp: tools over stdio', () => {
     expect(pool.openConnections).toBe(0);
   });
 
-  it('passes the environment and the entry env to servers, never API keys', async () => {
+  it('passes the allow-listed environment and the entry env to servers, nothing else', async () => {
     const pool = new McpPool();
     pools.push(pool);
     const saved = process.env.OPENAI_API_KEY;
     process.env.OPENAI_API_KEY = 'sk-secret';
     process.env.HATCHERY_TEST_INHERITED = 'inherited';
     try {
-      const def = { ...echoServer(), env: { ECHO_FIXTURE_ENV: 'set-by-def' } };
+      const def = {
+        ...echoServer(),
+        env: { ECHO_FIXTURE_ENV: 'set-by-def', PASSED: `\${HATCHERY_TEST_INHERITED}` },
+      };
       const getenv = await pool.tool('env', def, 'getenv', never);
       const get = async (name: string) => (await getenv.call({ name }, { signal: never } as never)).text;
       expect(await get('ECHO_FIXTURE_ENV')).toBe('set-by-def');
-      expect(await get('HATCHERY_TEST_INHERITED')).toBe('inherited');
+      expect(await get('PATH')).toBe(process.env.PATH);
+      // Only variables the entry names reach the server (issue 8: no inherited secrets).
+      expect(await get('HATCHERY_TEST_INHERITED')).toBe('(unset)');
+      expect(await get('PASSED')).toBe('inherited');
       expect(await get('OPENAI_API_KEY')).toBe('(unset)');
     } finally {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { HatcheryError } from '../../errors.js';
-import { DEFAULT_SCRIPT_TIMEOUT_MS, runProgram } from '../../nodes/script.js';
+import {
+  DEFAULT_SCRIPT_TIMEOUT_MS,
+  type ProgramResult,
+  programFailure,
+  runProgram,
+} from '../../runtime/program.js';
 import { defineBuiltin } from './define.js';
 import { toolPath } from './files.js';
 
@@ -30,8 +35,9 @@ export const shellExecTool = defineBuiltin({
   async run({ argv, stdin, cwd, timeout_ms }, tc) {
     const dir = cwd === undefined ? tc.scope.hatchery.dir : toolPath(cwd, tc, 'shell_exec');
     const timeoutMs = timeout_ms ?? DEFAULT_SCRIPT_TIMEOUT_MS;
-    let res: Awaited<ReturnType<typeof runProgram>>;
+    let res: ProgramResult;
     try {
+      // The child environment is the allow-list only: a drone's call names no variables.
       res = await runProgram(argv, { stdin: stdin ?? '', cwd: dir, timeoutMs, signal: tc.signal });
     } catch (err) {
       const msg = err instanceof HatcheryError ? err.message : (err as Error).message;
@@ -40,13 +46,17 @@ export const shellExecTool = defineBuiltin({
     if (tc.signal.aborted) throw new HatcheryError('ABORTED', 'shell_exec: the call was cancelled');
     const stderr = res.stderr.trim();
     const errTail = stderr.length > STDERR_TAIL ? `...${stderr.slice(-STDERR_TAIL)}` : stderr;
-    if (res.timedOut) {
+    if (res.stopped === 'timeout') {
       return { text: `"${argv[0]}" was killed after ${timeoutMs} ms\n${res.stdout}`, isError: true };
     }
-    if (res.code !== 0) {
-      const how = res.code === null ? `was killed by ${res.signal}` : `exited with code ${res.code}`;
+    if (res.stopped === 'output') {
+      // The output itself is dropped: 10 MB would flood the model's context anyway.
+      return { text: `${programFailure(argv[0]!, res)}; ask for less output`, isError: true };
+    }
+    const failure = programFailure(argv[0]!, res);
+    if (failure) {
       return {
-        text: `"${argv[0]}" ${how}${errTail ? `\nstderr: ${errTail}` : ''}${res.stdout ? `\nstdout: ${res.stdout}` : ''}`,
+        text: `${failure}${errTail ? `\nstderr: ${errTail}` : ''}${res.stdout ? `\nstdout: ${res.stdout}` : ''}`,
         isError: true,
       };
     }
