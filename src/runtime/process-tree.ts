@@ -46,6 +46,13 @@ export function endTree(child: ChildProcess, graceMs = KILL_GRACE_MS): void {
   }
   if (POSIX) signalTree(child, 'SIGCONT');
   const timer = setTimeout(() => {
+    // The group may have emptied and its id gone to a newer child of ours: that one is not to be killed.
+    for (const other of live) {
+      if (other !== child && other.pid === child.pid) {
+        live.delete(child);
+        return;
+      }
+    }
     signalTree(child, 'SIGKILL');
     // After SIGKILL the group is gone unless the direct child lingers (reaped when it exits).
     if (child.exitCode !== null || child.signalCode !== null) live.delete(child);
@@ -57,11 +64,6 @@ export function endTree(child: ChildProcess, graceMs = KILL_GRACE_MS): void {
 export function killAllTrees(): void {
   for (const child of live) signalTree(child, 'SIGKILL');
   live.clear();
-}
-
-/** Process trees started and possibly still alive (tests, status). */
-export function liveTrees(): number {
-  return live.size;
 }
 
 /**
