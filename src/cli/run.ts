@@ -128,8 +128,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (controller.signal.aborted) return EXIT.CANCELLED;
     return EXIT.RUN_FAILED;
   } finally {
+    // Still listening while MCP servers close: a signal now must not kill us before their trees.
+    await runtime.tools.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await runtime.tools.close();
   }
 }

@@ -37,7 +37,6 @@ export const shellExecTool = defineBuiltin({
     const timeoutMs = timeout_ms ?? DEFAULT_SCRIPT_TIMEOUT_MS;
     let res: ProgramResult;
     try {
-      // The child environment is the allow-list only: a drone's call names no variables.
       res = await runProgram(argv, { stdin: stdin ?? '', cwd: dir, timeoutMs, signal: tc.signal });
     } catch (err) {
       const msg = err instanceof HatcheryError ? err.message : (err as Error).message;
