@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { HatcheryError } from '../errors.js';
 import type { Scope } from '../runtime/scope.js';
 import type { Template } from '../runtime/templates.js';
@@ -121,9 +122,14 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
       exec: async (scope: Scope): Promise<NodeResult> => {
         const argv = cmd.map((t) => scope.render(t as Template));
         const input = stdin ? scope.render(stdin) : scope.last;
+        const dir = scope.hatchery.dir;
+        // A program given by a relative path (./x.sh, tools/x.py) lives beside the hatchery file,
+        // whatever folder it runs in; bare names are looked up on PATH.
+        const prog = argv[0] ?? '';
+        if (/[\\/]/.test(prog) && !path.isAbsolute(prog)) argv[0] = path.resolve(dir, prog);
         const res = await runProgram(argv, {
           stdin: input,
-          cwd: scope.hatchery.dir,
+          cwd: scope.guard.workDir(dir, undefined),
           timeoutMs,
           signal: scope.signal,
         });

@@ -72,8 +72,10 @@ export class ToolResolver {
         return [tool];
       }
       case 'hatch': {
-        const abs = path.resolve(scope.hatchery.dir, ref.path);
+        const abs = this.hatchPath(ref.ref, ref.path, scope);
         const sub = await this.hatcheries.get(abs);
+        // Its folder is protected from writes before any of its runs (or the caller's) can write.
+        this.runtime.guardFor(sub);
         return [hatchTool(ref.ref, sub)];
       }
       case 'node':
@@ -86,6 +88,18 @@ export class ToolResolver {
       case 'js':
         return [await this.js.resolve(ref, scope)];
     }
+  }
+
+  /** The file of a hatch: reference, confined to the read roots like every other path. */
+  private hatchPath(ref: string, rel: string, scope: Scope): string {
+    const guard = scope.guard;
+    const abs = path.resolve(scope.hatchery.dir, rel);
+    if (guard.allows(abs)) return abs;
+    throw new HatcheryError(
+      'PATH_DENIED',
+      `"${ref}": ${abs} is outside the allowed roots (${guard.roots.join(', ')}); a hatch: tool only loads files below them: move the file under a root or allow its folder with --allow-root DIR`,
+      { tool: ref, path: rel },
+    );
   }
 
   /** The definition of an MCP server: attached at load time, else the file's or --mcp-config's entry. */

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { HatcheryError } from '../../errors.js';
 import { DEFAULT_SCRIPT_TIMEOUT_MS, runProgram } from '../../nodes/script.js';
 import { defineBuiltin } from './define.js';
-import { toolPath } from './files.js';
 
 /** Characters of stderr shown when a program fails. */
 const STDERR_TAIL = 2000;
@@ -19,7 +18,9 @@ export const shellExecTool = defineBuiltin({
       .string()
       .min(1)
       .optional()
-      .describe('Working folder, relative to the hatchery file (default its folder)'),
+      .describe(
+        'Working folder, relative to the hatchery file; it must be a write root or inside one (default: the working folder of the server)',
+      ),
     timeout_ms: z
       .number()
       .int()
@@ -28,7 +29,8 @@ export const shellExecTool = defineBuiltin({
       .describe(`Kill the program after this many milliseconds (default ${DEFAULT_SCRIPT_TIMEOUT_MS})`),
   }),
   async run({ argv, stdin, cwd, timeout_ms }, tc) {
-    const dir = cwd === undefined ? tc.scope.hatchery.dir : toolPath(cwd, tc, 'shell_exec');
+    // A write root that is not protected: a program must not drop files where hatcheries are loaded from.
+    const dir = tc.scope.guard.workDir(tc.scope.hatchery.dir, cwd, { node: tc.node, tool: 'shell_exec' });
     const timeoutMs = timeout_ms ?? DEFAULT_SCRIPT_TIMEOUT_MS;
     let res: Awaited<ReturnType<typeof runProgram>>;
     try {
