@@ -114,7 +114,7 @@ export class WritePolicy {
       : 'every write root (there is none: the working folder is / or the home folder)';
     return new HatcheryError(
       'PATH_DENIED',
-      `${what} "${p}" (${abs}) is outside ${roots}; use a path below one of them, or allow a folder with --allow-write DIR`,
+      `${what} "${p}" (${abs}): it is outside ${roots}; use a path below one of them, or allow a folder with --allow-write DIR`,
       { ...where, path: p },
     );
   }
@@ -122,21 +122,18 @@ export class WritePolicy {
   /** Throws PATH_DENIED unless a run may write the file whose real path is `real`. */
   checkWrite(real: string, p: string, abs: string, where: ErrorContext): void {
     if (!this.inRoots(real)) throw this.outside(p, abs, where, 'cannot write');
-    if (this.isHatcheryFile(real)) {
-      throw new HatcheryError(
-        'PATH_DENIED',
-        `cannot write "${p}" (${abs}): it is a hatchery file or a file a loaded hatchery depends on, and a run never creates or changes those (a model could plant or change a tool), even with --allow-write`,
-        { ...where, path: p },
-      );
-    }
     const locked = this.lockedBy(real);
-    if (locked !== undefined) {
-      throw new HatcheryError(
-        'PATH_DENIED',
-        `cannot write "${p}" (${abs}): it is inside the protected folder ${locked} (${WHY_PROTECTED}); write elsewhere, or let runs write there with --allow-write ${locked} (or a folder inside it)`,
-        { ...where, path: p, protected: locked },
-      );
-    }
+    const hatchery = this.isHatcheryFile(real);
+    if (locked === undefined && !hatchery) return;
+    const inLocked = locked === undefined ? '' : `it is inside the protected folder ${locked} (${WHY_PROTECTED})`;
+    const why = hatchery
+      ? `${inLocked ? `${inLocked}, and ` : ''}it is a hatchery file or a file a loaded hatchery depends on: a run never creates or changes those, even with --allow-write`
+      : `${inLocked}; write elsewhere, or let runs write there with --allow-write ${locked} (or a folder inside it)`;
+    throw new HatcheryError('PATH_DENIED', `cannot write "${p}" (${abs}): ${why}`, {
+      ...where,
+      path: p,
+      ...(locked === undefined ? {} : { protected: locked }),
+    });
   }
 
   /** Throws unless folders may be made at `real`: inside a write root, or on the way to one. */
