@@ -125,7 +125,8 @@ export class WritePolicy {
     const locked = this.lockedBy(real);
     const hatchery = this.isHatcheryFile(real);
     if (locked === undefined && !hatchery) return;
-    const inLocked = locked === undefined ? '' : `it is inside the protected folder ${locked} (${WHY_PROTECTED})`;
+    const inLocked =
+      locked === undefined ? '' : `it is inside the protected folder ${locked} (${WHY_PROTECTED})`;
     const why = hatchery
       ? `${inLocked ? `${inLocked}, and ` : ''}it is a hatchery file or a file a loaded hatchery depends on: a run never creates or changes those, even with --allow-write`
       : `${inLocked}; write elsewhere, or let runs write there with --allow-write ${locked} (or a folder inside it)`;
