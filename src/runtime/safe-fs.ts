@@ -4,11 +4,12 @@ import {
   existsSync,
   fstatSync,
   openSync,
+  readlinkSync,
   readSync,
   realpathSync,
   statSync,
 } from 'node:fs';
-import { type FileHandle, mkdir, open, realpath, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readlink, realpath, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 // Every file access of a run goes through here: open first, then check where the opened file really
@@ -32,9 +33,18 @@ function errno(code: string, message: string): NodeJS.ErrnoException {
   return e;
 }
 
+/**
+ * The kernel's name of an open file: already canonical (no symlinks, no `..`). A file replaced or
+ * removed since it was opened reads as "<path> (deleted)"; only the last component carries the
+ * suffix, so dropping it never changes the folder the file is in.
+ */
+function procPath(link: string): string {
+  return link.endsWith(' (deleted)') ? link.slice(0, -' (deleted)'.length) : link;
+}
+
 /** Real path of an open descriptor: /proc on Linux, else the path's realpath if it is the same file. */
 function fdRealpathSync(fd: number, opened: string): string {
-  if (PROC_FD) return realpathSync.native(`/proc/self/fd/${fd}`);
+  if (PROC_FD) return procPath(readlinkSync(`/proc/self/fd/${fd}`));
   const real = realpathSync.native(opened);
   const a = fstatSync(fd);
   const b = statSync(real);
@@ -43,7 +53,7 @@ function fdRealpathSync(fd: number, opened: string): string {
 }
 
 async function fdRealpath(fh: FileHandle, opened: string): Promise<string> {
-  if (PROC_FD) return realpath(`/proc/self/fd/${fh.fd}`);
+  if (PROC_FD) return procPath(await readlink(`/proc/self/fd/${fh.fd}`));
   const real = await realpath(opened);
   const [a, b] = await Promise.all([fh.stat(), stat(real)]);
   if (a.dev !== b.dev || a.ino !== b.ino) throw errno('ESTALE', 'the file changed while it was opened');

@@ -25,16 +25,17 @@ afterEach(() => {
 
 /** Starts a process that keeps replacing `<dir>/data.txt` by a symlink to the secret and back. */
 async function startSwapper(dir: string, secretFile: string): Promise<void> {
+  // Both states cost the same (make an entry, rename it over data.txt), so reads meet each often.
   const code = `
     const fs = require('node:fs');
     const [dir, secret] = process.argv.slice(1);
-    const data = dir + '/data.txt', link = dir + '/.link', file = dir + '/.file';
+    const data = dir + '/data.txt', link = dir + '/.link', file = dir + '/.file', master = dir + '/.master';
+    fs.writeFileSync(master, 'inside');
     process.stdout.write('ready\\n');
     for (;;) {
-      try { fs.unlinkSync(link); } catch {}
       fs.symlinkSync(secret, link);
       fs.renameSync(link, data);
-      fs.writeFileSync(file, 'inside');
+      fs.linkSync(master, file);
       fs.renameSync(file, data);
     }`;
   const child = spawn(process.execPath, ['-e', code, dir, secretFile], {
