@@ -5,7 +5,7 @@
  * runtime reads it thousands of times; the outside content must never appear.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/runtime/runtime.js';
@@ -38,9 +38,12 @@ async function startSwapper(dir: string, secretFile: string): Promise<void> {
       fs.linkSync(master, file);
       fs.renameSync(file, data);
     }`;
-  const child = spawn(process.execPath, ['-e', code, dir, secretFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  await startProcess(code, dir, secretFile);
+}
+
+/** Starts `code` in a separate Node process and waits until it says it is ready. */
+async function startProcess(code: string, ...args: string[]): Promise<void> {
+  const child = spawn(process.execPath, ['-e', code, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   swapper = child;
   await new Promise<void>((resolve, reject) => {
     child.stdout?.once('data', () => resolve());
@@ -108,6 +111,36 @@ describe('a file swapped for a symlink while it is read never leaks the outside 
     const { dir, secretFile } = setup();
     const h = load({ name: 'e', desc: 'd', files: { doc: 'data.txt' }, nodes: [echo('{{ ctx.doc }}')] }, dir);
     await startSwapper(dir, secretFile);
+    const { ok, leaked } = await hammer(new Runtime({ env: {} }), h);
+    expect(leaked).toEqual([]);
+    expect(ok).toBeGreaterThan(0);
+  });
+});
+
+describe('a folder swapped for a symlink while it is listed never shows the outside folder', () => {
+  it('list_dir', async () => {
+    const dir = tempDir('files-race-');
+    const outside = tempDir('files-race-out-');
+    writeFileSync(path.join(outside, `${SECRET}.txt`), '');
+    mkdirSync(path.join(dir, 'sub'));
+    writeFileSync(path.join(dir, 'sub', 'inside.txt'), '');
+    const code = `
+      const fs = require('node:fs');
+      const [dir, outside] = process.argv.slice(1);
+      const sub = dir + '/sub', hold = dir + '/.hold', link = dir + '/.link';
+      process.stdout.write('ready\\n');
+      for (;;) {
+        fs.renameSync(sub, hold);
+        fs.symlinkSync(outside, link);
+        fs.renameSync(link, sub);
+        fs.unlinkSync(sub);
+        fs.renameSync(hold, sub);
+      }`;
+    await startProcess(code, dir, outside);
+    const h = load(
+      { name: 'l', desc: 'd', nodes: [{ type: 'tool', tool_name: 'list_dir', tool_args: { path: 'sub' } }] },
+      dir,
+    );
     const { ok, leaked } = await hammer(new Runtime({ env: {} }), h);
     expect(leaked).toEqual([]);
     expect(ok).toBeGreaterThan(0);
