@@ -73,7 +73,8 @@ export class ToolResolver {
       }
       case 'hatch': {
         const abs = this.hatchPath(ref.ref, ref.path, scope);
-        const sub = await this.hatcheries.get(abs);
+        // Read through a checked descriptor: the file cannot be swapped for a link to elsewhere.
+        const sub = await this.hatcheries.get(abs, scope.guard.readCheck(ref.path, abs, { tool: ref.ref }));
         // Its folder is protected from writes before any of its runs (or the caller's) can write.
         this.runtime.guardFor(sub);
         return [hatchTool(ref.ref, sub)];

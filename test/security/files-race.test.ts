@@ -23,14 +23,19 @@ afterEach(() => {
   swapper = undefined;
 });
 
-/** Starts a process that keeps replacing `<dir>/data.txt` by a symlink to the secret and back. */
-async function startSwapper(dir: string, secretFile: string): Promise<void> {
+/** Starts a process that keeps replacing `<dir>/<name>` by a symlink to the secret and back. */
+async function startSwapper(
+  dir: string,
+  secretFile: string,
+  name = 'data.txt',
+  inside = 'inside',
+): Promise<void> {
   // Both states cost the same (make an entry, rename it over data.txt), so reads meet each often.
   const code = `
     const fs = require('node:fs');
-    const [dir, secret] = process.argv.slice(1);
-    const data = dir + '/data.txt', link = dir + '/.link', file = dir + '/.file', master = dir + '/.master';
-    fs.writeFileSync(master, 'inside');
+    const [dir, secret, name, inside] = process.argv.slice(1);
+    const data = dir + '/' + name, link = dir + '/.link', file = dir + '/.file', master = dir + '/.master';
+    fs.writeFileSync(master, inside);
     process.stdout.write('ready\\n');
     for (;;) {
       fs.symlinkSync(secret, link);
@@ -38,7 +43,7 @@ async function startSwapper(dir: string, secretFile: string): Promise<void> {
       fs.linkSync(master, file);
       fs.renameSync(file, data);
     }`;
-  await startProcess(code, dir, secretFile);
+  await startProcess(code, dir, secretFile, name, inside);
 }
 
 /** Starts `code` in a separate Node process and waits until it says it is ready. */
@@ -111,6 +116,30 @@ describe('a file swapped for a symlink while it is read never leaks the outside 
     const { dir, secretFile } = setup();
     const h = load({ name: 'e', desc: 'd', files: { doc: 'data.txt' }, nodes: [echo('{{ ctx.doc }}')] }, dir);
     await startSwapper(dir, secretFile);
+    const { ok, leaked } = await hammer(new Runtime({ env: {} }), h);
+    expect(leaked).toEqual([]);
+    expect(ok).toBeGreaterThan(0);
+  });
+});
+
+describe('a hatch: file swapped for a symlink to an outside hatchery never runs it', () => {
+  it('hatch:', async () => {
+    const dir = tempDir('files-race-');
+    const outside = tempDir('files-race-out-');
+    const def = (name: string, text: string) =>
+      JSON.stringify({ name, desc: 'd', nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text } }] });
+    const evil = path.join(outside, 'evil.json');
+    writeFileSync(evil, def('sub', SECRET));
+    writeFileSync(path.join(dir, 'sub.json'), def('sub', 'inside'));
+    const h = load(
+      {
+        name: 'c',
+        desc: 'd',
+        nodes: [{ type: 'tool', tool_name: 'hatch:sub.json', tool_args: { input: 'x' } }],
+      },
+      dir,
+    );
+    await startSwapper(dir, evil, 'sub.json', def('sub', 'inside'));
     const { ok, leaked } = await hammer(new Runtime({ env: {} }), h);
     expect(leaked).toEqual([]);
     expect(ok).toBeGreaterThan(0);
