@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadHatchery } from '../../src/loader/load.js';
 import { HatcheryMcpServer } from '../../src/mcp/server.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
@@ -166,6 +167,38 @@ describe('a run cannot plant a tool in the served folder', () => {
     const res = await client.callTool({ name: 'writer', arguments: { input: 'go' } });
     expect(textOf(res)).toContain(`inside the protected folder ${dir}`);
     expect(existsSync(path.join(dir, 'notes.txt'))).toBe(false);
+  });
+});
+
+describe('RuntimeOptions.protectedDirs (embedders serving a folder themselves)', () => {
+  it('protects the folder from runs of hatcheries loaded from anywhere', async () => {
+    const project = tempDir('files-plant-');
+    const served = path.join(project, 'served');
+    const elsewhere = path.join(project, 'flows');
+    writeHatchery(served, 'a.json', writerDef);
+    const file = writeHatchery(elsewhere, 'w.json', {
+      name: 'w',
+      desc: 'd',
+      nodes: [
+        {
+          type: 'tool',
+          tool_name: 'echo',
+          tool_args: { text: '{}' },
+          write_output: '../served/{{ ctx.input }}',
+        },
+      ],
+    });
+    const h = await loadHatchery(file);
+    const runtime = new Runtime({ env: {}, cwd: project, protectedDirs: [served] });
+    for (const target of ['planted.json', 'notes.txt']) {
+      await expect(runtime.run(h, { input: target })).rejects.toMatchObject({ code: 'PATH_DENIED' });
+      expect(existsSync(path.join(served, target))).toBe(false);
+    }
+    const opened = new Runtime({ env: {}, cwd: project, protectedDirs: [served], allowWrite: [served] });
+    await opened.run(h, { input: 'notes.txt' });
+    await expect(opened.run(h, { input: 'planted.json' })).rejects.toMatchObject({ code: 'PATH_DENIED' });
+    expect(existsSync(path.join(served, 'notes.txt'))).toBe(true);
+    expect(existsSync(path.join(served, 'planted.json'))).toBe(false);
   });
 });
 
