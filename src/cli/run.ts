@@ -19,6 +19,9 @@ Options:
                       for on a terminal
   --max-steps N       maximum node executions (overrides the file's max_steps; default 100)
   --allow-root DIR    let files, fread and file tools use DIR too (repeatable)
+  --allow-write DIR   let runs write in DIR (repeatable); writes go only to the working
+                      folder and these roots, never into the hatchery's own folder unless
+                      DIR is that folder or inside it (risk: a model could plant a tool)
   --allow-shell       enable the shell_exec tool
   --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
   --quiet, -q         no progress lines on stderr
@@ -57,6 +60,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     set: { type: 'string', multiple: true },
     'max-steps': { type: 'string' },
     'allow-root': { type: 'string', multiple: true },
+    'allow-write': { type: 'string', multiple: true },
     'allow-shell': { type: 'boolean' },
     'mcp-config': { type: 'string' },
     quiet: { type: 'boolean', short: 'q' },
@@ -87,6 +91,7 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   const runtime = new Runtime({
     allowRoots: values['allow-root'],
+    allowWrite: values['allow-write'],
     maxSteps,
     tools: { allowShell: values['allow-shell'] === true, mcpServers },
   });

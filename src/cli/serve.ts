@@ -22,6 +22,10 @@ Options:
   --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
                         hatchery_result and hatchery_cancel
   --allow-root DIR      let files, fread and file tools use DIR too (repeatable)
+  --allow-write DIR     let runs write in DIR (repeatable). Runs write only below the working
+                        folder and these roots, never in the served folder or a hatchery's
+                        folder unless DIR is that folder or inside it (risk: a model could
+                        plant a tool); hatchery files are never written
   --allow-shell         enable the shell_exec tool
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
@@ -93,6 +97,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'max-concurrent': { type: 'string' },
     'no-generic-tools': { type: 'boolean' },
     'allow-root': { type: 'string', multiple: true },
+    'allow-write': { type: 'string', multiple: true },
     'allow-shell': { type: 'boolean' },
     'mcp-config': { type: 'string' },
     'max-steps': { type: 'string' },
@@ -127,6 +132,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     dir: values.dir ?? 'hatchery',
     runtimeOptions: {
       allowRoots: values['allow-root'],
+      allowWrite: values['allow-write'],
       maxSteps,
       tools: { allowShell: values['allow-shell'] === true, mcpServers },
     },

@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HatcheryError, ValidationError, type ValidationProblem } from '../errors.js';
 import type { LoadOptions } from '../nodes/kind.js';
+import { type RealPathCheck, readTextChecked } from '../runtime/safe-fs.js';
 import type { Hatchery } from '../runtime/types.js';
 import { compileHatchery } from './compile.js';
 import { parseJson } from './parse.js';
@@ -72,8 +73,11 @@ export class HatcheryCache {
 
   constructor(private readonly options: LoadOptions = {}) {}
 
-  /** The current hatchery at `file`; throws NOT_FOUND or a ValidationError. */
-  async get(file: string): Promise<Hatchery> {
+  /**
+   * The current hatchery at `file`; throws NOT_FOUND or a ValidationError. With `check`, the file is
+   * read through a descriptor whose real path `check` approves (a hatch: target confined to roots).
+   */
+  async get(file: string, check?: RealPathCheck): Promise<Hatchery> {
     const abs = path.resolve(file);
     let info: { mtimeMs: number; size: number };
     try {
@@ -89,8 +93,27 @@ export class HatcheryCache {
     }
     const hit = this.entries.get(abs);
     if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size) return hit.hatchery;
-    const hatchery = await loadHatchery(abs, this.options);
+    const hatchery = check ? await this.loadChecked(abs, check) : await loadHatchery(abs, this.options);
     this.entries.set(abs, { mtimeMs: info.mtimeMs, size: info.size, hatchery });
     return hatchery;
+  }
+
+  private async loadChecked(abs: string, check: RealPathCheck): Promise<Hatchery> {
+    let text: string;
+    try {
+      text = await readTextChecked(abs, check);
+    } catch (err) {
+      if (err instanceof HatcheryError) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new HatcheryError(
+        'NOT_FOUND',
+        `cannot read hatchery file: ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`,
+        { file: abs },
+        { cause: err },
+      );
+    }
+    const res = loadHatcheryText(text, abs, this.options);
+    if (!res.ok) throw res.error;
+    return res.hatchery;
   }
 }

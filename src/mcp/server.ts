@@ -99,6 +99,8 @@ export class HatcheryMcpServer implements CallHost {
       tasks: options.tasks !== false,
       reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
     });
+    // No run may plant a tool: the served folder, its hatchery files and their dependencies are off limits.
+    this.runtime.protectServed(this.registry.dir, () => this.registry.dependencies());
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
     this.taskStore = options.tasks === false ? undefined : new CancellableTaskStore();

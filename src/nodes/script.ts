@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { HatcheryError } from '../errors.js';
 import {
   DEFAULT_SCRIPT_TIMEOUT_MS,
@@ -30,9 +31,14 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
       exec: async (scope: Scope): Promise<NodeResult> => {
         const argv = cmd.map((t) => scope.render(t as Template));
         const input = stdin ? scope.render(stdin) : scope.last;
+        const dir = scope.hatchery.dir;
+        // A program given by a relative path (./x.sh, tools/x.py) lives beside the hatchery file,
+        // whatever folder it runs in; bare names are looked up on PATH.
+        const prog = argv[0] ?? '';
+        if (/[\\/]/.test(prog) && !path.isAbsolute(prog)) argv[0] = path.resolve(dir, prog);
         const res = await runProgram(argv, {
           stdin: input,
-          cwd: scope.hatchery.dir,
+          cwd: scope.guard.workDir(dir, undefined),
           timeoutMs,
           signal: scope.signal,
           env,

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { readFile } from 'node:fs/promises';
 import { describeAbort, formatError, HatcheryError, withContext } from '../errors.js';
 import { sdkFactory } from '../providers/factory.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
@@ -10,6 +9,7 @@ import { PathGuard } from './paths.js';
 import { RunShared, Scope } from './scope.js';
 import type { Hatchery, RunListener } from './types.js';
 import { walk } from './walk.js';
+import { WritePolicy } from './write-policy.js';
 
 /** Default node-execution budget of a run. */
 export const DEFAULT_MAX_STEPS = 100;
@@ -20,8 +20,17 @@ export const DEFAULT_MAX_DEPTH = 5;
 export interface RuntimeOptions {
   /** Environment for API keys, base URLs and HATCHERY_MODEL (default process.env). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Folders files may be read from and written to, besides each hatchery's own folder. */
+  /** Folders files may be read from and written to, besides each hatchery's own folder (--allow-root). */
   allowRoots?: readonly string[];
+  /**
+   * More write roots (--allow-write). One that is a protected folder, or inside one, lets runs write
+   * there (hatchery files stay off limits).
+   */
+  allowWrite?: readonly string[];
+  /** Served folders: runs never write in them (unless allowWrite opens them) nor create hatchery files there. */
+  protectedDirs?: readonly string[];
+  /** The default write root (default process.cwd(); ignored when it is / or the home folder). */
+  cwd?: string;
   /** Overrides the files' max_steps (the CLI's --max-steps). */
   maxSteps?: number;
   /** Overrides the files' max_depth. */
@@ -82,7 +91,14 @@ export class Runtime {
   constructor(options: RuntimeOptions = {}) {
     this.options = options;
     this.env = options.env ?? process.env;
-    this.guard = new PathGuard(options.allowRoots ?? []);
+    const policy = new WritePolicy({
+      cwd: options.cwd,
+      allowRoots: options.allowRoots,
+      allowWrite: options.allowWrite,
+      protectedDirs: options.protectedDirs,
+    });
+    // The write roots (which hold the --allow-root folders) are read roots too: a run may read back what it wrote.
+    this.guard = new PathGuard(policy.roots, policy);
     this.providers = new ProviderRegistry({
       env: this.env,
       overrides: options.providers,
@@ -91,14 +107,26 @@ export class Runtime {
     this.tools = new ToolResolver(this, options.tools ?? {});
   }
 
-  /** The path guard of a hatchery: its own folder plus the runtime's allowed roots. */
+  /**
+   * The path guard of a hatchery: its own folder plus the runtime's allowed roots. The first call for
+   * a hatchery also protects its folder, file and dependencies from writes of every run.
+   */
   guardFor(h: Hatchery): PathGuard {
     let g = this.guards.get(h);
     if (!g) {
+      this.guard.policy.protectHatchery(h);
       g = this.guard.withRoot(h.dir);
       this.guards.set(h, g);
     }
     return g;
+  }
+
+  /**
+   * Protects a served folder: runs never write in it (unless --allow-write opens it) nor create or
+   * change a hatchery file there; `files` lists more files they must never change.
+   */
+  protectServed(dir: string, files?: () => Iterable<string>): void {
+    this.guard.policy.protectServed(dir, files);
   }
 
   /** Runs a hatchery from its start node with a fresh ctx. Throws a HatcheryError on failure. */
@@ -297,10 +325,10 @@ async function loadFiles(
     keys.map(async (key) => {
       const rel = h.files[key]!;
       const where = { file: h.file, field: `files/${key}` };
-      const abs = guard.resolve(h.dir, rel, where);
       try {
-        ctx[key] = await readFile(abs, { encoding: 'utf8', signal });
+        ctx[key] = await guard.readText(h.dir, rel, where, { signal });
       } catch (err) {
+        if (err instanceof HatcheryError) throw err;
         const code = (err as NodeJS.ErrnoException).code;
         throw new HatcheryError(
           'FILE_IO',

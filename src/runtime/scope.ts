@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { HatcheryError } from '../errors.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
 import type { PathGuard } from './paths.js';
@@ -82,8 +81,7 @@ export class Scope {
   static ctxBase(hatchery: Hatchery, guard: PathGuard): Record<string, unknown> {
     const fread = (p: unknown): string => {
       try {
-        const abs = guard.resolve(hatchery.dir, String(p), { function: 'fread' });
-        return readFileSync(abs, 'utf8');
+        return guard.readTextSync(hatchery.dir, String(p), { function: 'fread' });
       } catch (err) {
         if (err instanceof HatcheryError) raiseInTemplate(err);
         const code = (err as NodeJS.ErrnoException).code ?? '';

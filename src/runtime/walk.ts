@@ -1,9 +1,8 @@
-import { appendFile, mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import { HatcheryError, throwIfAborted, withContext } from '../errors.js';
 import { addUsage } from '../providers/types.js';
 import type { Scope } from './scope.js';
 import type { CompiledNode, NodeResult, Router } from './types.js';
+import { writeOutput } from './write-output.js';
 
 /** Picks the next node name from a compiled router and the node's output; undefined ends the run. */
 export function route(r: Router, output: string): string | undefined {
@@ -109,19 +108,4 @@ export async function walk(scope: Scope, start: string): Promise<NodeResult> {
     name = result.next !== undefined ? (result.next ?? undefined) : route(node.route, text);
   }
   return result;
-}
-
-/** Appends a node's output and a newline to its write_output file, creating folders. */
-async function writeOutput(scope: Scope, node: CompiledNode, text: string): Promise<void> {
-  const where = { file: scope.hatchery.file, node: node.name, field: 'write_output' };
-  const rel = scope.render(node.writeOutput!);
-  const abs = scope.guard.resolve(scope.hatchery.dir, rel, where);
-  try {
-    await mkdir(path.dirname(abs), { recursive: true });
-    await appendFile(abs, `${text}\n`, 'utf8');
-  } catch (err) {
-    throw new HatcheryError('FILE_IO', `cannot write "${rel}": ${(err as Error).message}`, where, {
-      cause: err,
-    });
-  }
 }

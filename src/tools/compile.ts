@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CompileContext } from '../nodes/kind.js';
+import { isInside, realish } from '../runtime/safe-fs.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { parseServerEntry } from './mcp-client.js';
 import { parseToolRef, type ToolRef } from './refs.js';
@@ -14,8 +15,13 @@ function anchored(def: McpServerDef, dir: string): McpServerDef {
   return { ...def, cwd: path.resolve(dir, def.cwd) };
 }
 
-/** The `name` field of a hatchery file, read without compiling it (hatch: targets may be recursive). */
-function peekName(abs: string): string | undefined {
+/**
+ * The `name` field of a hatchery file, read without compiling it (hatch: targets may be recursive).
+ * Only files below the hatchery's own folder are read at load time: other folders are confined to
+ * the run's roots, which are known only when it runs (its tool names are checked then).
+ */
+function peekName(abs: string, dir: string): string | undefined {
+  if (!isInside(realish(abs), realish(dir))) return undefined;
   try {
     const v = JSON.parse(readFileSync(abs, 'utf8')) as { name?: unknown };
     return typeof v.name === 'string' ? v.name : undefined;
@@ -89,7 +95,7 @@ export function staticToolName(ref: ToolRef, dir: string): string | undefined {
     case 'node':
       return ref.node;
     case 'hatch':
-      return peekName(path.resolve(dir, ref.path));
+      return peekName(path.resolve(dir, ref.path), dir);
     case 'mcp':
       return ref.tool;
     case 'js':

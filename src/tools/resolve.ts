@@ -72,8 +72,11 @@ export class ToolResolver {
         return [tool];
       }
       case 'hatch': {
-        const abs = path.resolve(scope.hatchery.dir, ref.path);
-        const sub = await this.hatcheries.get(abs);
+        const abs = this.hatchPath(ref.ref, ref.path, scope);
+        // Read through a checked descriptor: the file cannot be swapped for a link to elsewhere.
+        const sub = await this.hatcheries.get(abs, scope.guard.readCheck(ref.path, abs, { tool: ref.ref }));
+        // Its folder is protected from writes before any of its runs (or the caller's) can write.
+        this.runtime.guardFor(sub);
         return [hatchTool(ref.ref, sub)];
       }
       case 'node':
@@ -86,6 +89,18 @@ export class ToolResolver {
       case 'js':
         return [await this.js.resolve(ref, scope)];
     }
+  }
+
+  /** The file of a hatch: reference, confined to the read roots like every other path. */
+  private hatchPath(ref: string, rel: string, scope: Scope): string {
+    const guard = scope.guard;
+    const abs = path.resolve(scope.hatchery.dir, rel);
+    if (guard.allows(abs)) return abs;
+    throw new HatcheryError(
+      'PATH_DENIED',
+      `"${ref}": ${abs} is outside the allowed roots (${guard.roots.join(', ')}); a hatch: tool only loads files below them: move the file under a root or allow its folder with --allow-root DIR`,
+      { tool: ref, path: rel },
+    );
   }
 
   /** The definition of an MCP server: attached at load time, else the file's or --mcp-config's entry. */

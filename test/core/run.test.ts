@@ -46,7 +46,8 @@ describe('runs', () => {
       ]),
       dir,
     );
-    const runtime = new Runtime({ env: {} });
+    // The hatchery's own folder is protected; --allow-write on it lets runs write there.
+    const runtime = new Runtime({ env: {}, allowWrite: [dir] });
     const res = await runtime.run(h, { input: 'x' });
     expect(res.output).toBe('first x / first x');
     expect(res.outputs).toEqual({ A: 'first x', B: 'first x / first x' });

@@ -153,9 +153,13 @@ describe('shell_exec', () => {
       },
       'done',
     ]);
-    const res = await new Runtime({ providers: { openai: model }, env: {}, tools: { allowShell: true } }).run(
-      h,
-    );
+    // A working folder must be writable: the hatchery's folder is protected unless opened with --allow-write.
+    const res = await new Runtime({
+      providers: { openai: model },
+      env: {},
+      allowWrite: [path.join(dir, 'work')],
+      tools: { allowShell: true },
+    }).run(h);
     expect(res.output).toBe('done');
     const [failed, slow, pwd, outside, cat] = toolResults(model);
     expect(failed).toMatchObject({
@@ -166,7 +170,7 @@ describe('shell_exec', () => {
     expect(pwd).toMatchObject({ isError: false, content: `${path.join(dir, 'work')}\n` });
     expect(outside).toMatchObject({
       isError: true,
-      content: expect.stringContaining('outside the allowed roots'),
+      content: expect.stringContaining('outside the write roots'),
     });
     expect(cat).toMatchObject({ isError: false, content: 'fed' });
   });
@@ -191,6 +195,12 @@ describe('built-in tools in a drone', () => {
       callTool('read_file', { path: 'out/note.txt' }),
       (req) => String(req.messages.at(-1)?.content),
     ]);
-    expect((await new Runtime({ providers: { openai: model }, env: {} }).run(h)).output).toBe('hello');
+    // Writes below the hatchery's own folder need --allow-write on (a folder inside) it.
+    const runtime = new Runtime({
+      providers: { openai: model },
+      env: {},
+      allowWrite: [path.join(dir, 'out')],
+    });
+    expect((await runtime.run(h)).output).toBe('hello');
   });
 });

@@ -1,5 +1,3 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { HatcheryError } from '../../errors.js';
 import type { ToolContext } from '../types.js';
@@ -25,26 +23,25 @@ function ioError(err: unknown, tool: string, p: string): HatcheryError {
   );
 }
 
-/** read_file: returns a UTF-8 text file below the allowed roots. */
+/** read_file: returns a UTF-8 text file below the read roots (checked on the opened file). */
 export const readFileTool = defineBuiltin({
   name: 'read_file',
   description: 'Read a UTF-8 text file (path relative to the hatchery file) and return its content.',
   schema: z.object({ path: z.string().min(1).describe('File path, relative to the hatchery file') }),
   async run({ path: p }, tc) {
-    const abs = toolPath(p, tc, 'read_file');
+    const { scope } = tc;
+    const where = { node: tc.node, tool: 'read_file' };
     try {
-      const info = await stat(abs);
-      if (info.size > READ_LIMIT_BYTES) {
-        throw new HatcheryError(
-          'FILE_IO',
-          `read_file: "${p}" is ${info.size} bytes, over the ${READ_LIMIT_BYTES} byte limit`,
-          {
-            tool: 'read_file',
-            path: p,
-          },
-        );
-      }
-      return await readFile(abs, { encoding: 'utf8', signal: tc.signal });
+      return await scope.guard.readText(scope.hatchery.dir, p, where, {
+        signal: tc.signal,
+        maxBytes: READ_LIMIT_BYTES,
+        tooBig: (size) =>
+          new HatcheryError(
+            'FILE_IO',
+            `read_file: "${p}" is ${size} bytes, over the ${READ_LIMIT_BYTES} byte limit`,
+            { tool: 'read_file', path: p },
+          ),
+      });
     } catch (err) {
       if (err instanceof HatcheryError) throw err;
       throw ioError(err, 'read_file', p);
@@ -52,7 +49,7 @@ export const readFileTool = defineBuiltin({
   },
 });
 
-/** write_file: writes (or appends) a text file below the allowed roots, creating folders. */
+/** write_file: writes (or appends) a text file where the write policy allows, creating folders. */
 export const writeFileTool = defineBuiltin({
   name: 'write_file',
   description: 'Write text to a file (path relative to the hatchery file), creating folders as needed.',
@@ -62,11 +59,17 @@ export const writeFileTool = defineBuiltin({
     append: z.boolean().optional().describe('Append instead of replacing (default false)'),
   }),
   async run({ path: p, content, append }, tc) {
-    const abs = toolPath(p, tc, 'write_file');
+    const { scope } = tc;
     try {
-      await mkdir(path.dirname(abs), { recursive: true });
-      await writeFile(abs, content, { encoding: 'utf8', flag: append ? 'a' : 'w', signal: tc.signal });
+      await scope.guard.writeText(
+        scope.hatchery.dir,
+        p,
+        content,
+        { node: tc.node, tool: 'write_file' },
+        { append },
+      );
     } catch (err) {
+      if (err instanceof HatcheryError) throw err;
       throw ioError(err, 'write_file', p);
     }
     return `${append ? 'appended' : 'wrote'} ${Buffer.byteLength(content)} bytes to ${p}`;

@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { HatcheryError, throwIfAborted } from '../../errors.js';
+import { openDirChecked } from '../../runtime/safe-fs.js';
 import { defineBuiltin } from './define.js';
 import { toolPath } from './files.js';
 
@@ -22,36 +23,56 @@ export const listDirTool = defineBuiltin({
   }),
   async run({ path: p, recursive }, tc) {
     const root = toolPath(p, tc, 'list_dir');
+    const check = tc.scope.guard.readCheck(p, root, { node: tc.node, tool: 'list_dir' });
     const lines: string[] = [];
     let more = false;
-    const visit = async (dir: string): Promise<void> => {
+    const fail = (err: unknown, rel: string): never => {
+      if (err instanceof HatcheryError) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such folder' : code === 'ENOTDIR' ? 'not a folder' : (code ?? '');
+      throw new HatcheryError(
+        'FILE_IO',
+        `list_dir: cannot list "${rel || p}": ${why}`,
+        { tool: 'list_dir', path: p },
+        { cause: err },
+      );
+    };
+    // Each folder is opened, checked on its descriptor and read through it; sub-folders are opened
+    // through their parent's descriptor without following links, so a folder swapped for a symlink
+    // mid-listing cannot show what lies outside the roots.
+    const visit = async (dir: string, rel: string, noFollow: boolean): Promise<void> => {
       throwIfAborted(tc.signal);
-      let entries: Dirent[];
+      let opened: ReturnType<typeof openDirChecked>;
       try {
-        entries = await readdir(dir, { withFileTypes: true });
+        opened = openDirChecked(dir, check, noFollow);
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        const why = code === 'ENOENT' ? 'no such folder' : code === 'ENOTDIR' ? 'not a folder' : (code ?? '');
-        throw new HatcheryError(
-          'FILE_IO',
-          `list_dir: cannot list "${path.relative(root, dir) || p}": ${why}`,
-          { tool: 'list_dir', path: p },
-          { cause: err },
-        );
+        return fail(err, rel);
       }
-      entries.sort((a, b) => a.name.localeCompare(b.name));
-      for (const e of entries) {
-        if (lines.length >= LIST_LIMIT) {
-          more = true;
-          return;
+      try {
+        let entries: Dirent[];
+        try {
+          entries = await readdir(opened.via, { withFileTypes: true });
+        } catch (err) {
+          return fail(err, rel);
         }
-        const rel = path.relative(root, path.join(dir, e.name)).split(path.sep).join('/');
-        // Symlinked folders are listed, never followed: they could lead out of the allowed roots.
-        lines.push(e.isDirectory() ? `${rel}/` : rel);
-        if (recursive && e.isDirectory() && !SKIP.has(e.name)) await visit(path.join(dir, e.name));
+        entries.sort((a, b) => a.name.localeCompare(b.name));
+        for (const e of entries) {
+          if (lines.length >= LIST_LIMIT) {
+            more = true;
+            return;
+          }
+          const sub = rel ? `${rel}/${e.name}` : e.name;
+          // Symlinked folders are listed, never followed: they could lead out of the allowed roots.
+          lines.push(e.isDirectory() ? `${sub}/` : sub);
+          if (recursive && e.isDirectory() && !SKIP.has(e.name)) {
+            await visit(path.join(opened.via, e.name), sub, true);
+          }
+        }
+      } finally {
+        opened.close();
       }
     };
-    await visit(root);
+    await visit(root, '', false);
     if (more) lines.push(`[listing cut at ${LIST_LIMIT} entries; list a sub-folder to see more]`);
     return lines.length > 0 ? lines.join('\n') : '(empty folder)';
   },

@@ -7,7 +7,6 @@ import {
   runProgram,
 } from '../../runtime/program.js';
 import { defineBuiltin } from './define.js';
-import { toolPath } from './files.js';
 
 /** Characters of stderr shown when a program fails. */
 const STDERR_TAIL = 2000;
@@ -24,7 +23,9 @@ export const shellExecTool = defineBuiltin({
       .string()
       .min(1)
       .optional()
-      .describe('Working folder, relative to the hatchery file (default its folder)'),
+      .describe(
+        'Working folder, relative to the hatchery file; it must be a write root or inside one (default: the working folder of the server)',
+      ),
     timeout_ms: z
       .number()
       .int()
@@ -33,7 +34,8 @@ export const shellExecTool = defineBuiltin({
       .describe(`Kill the program after this many milliseconds (default ${DEFAULT_SCRIPT_TIMEOUT_MS})`),
   }),
   async run({ argv, stdin, cwd, timeout_ms }, tc) {
-    const dir = cwd === undefined ? tc.scope.hatchery.dir : toolPath(cwd, tc, 'shell_exec');
+    // A write root that is not protected: a program must not drop files where hatcheries are loaded from.
+    const dir = tc.scope.guard.workDir(tc.scope.hatchery.dir, cwd, { node: tc.node, tool: 'shell_exec' });
     const timeoutMs = timeout_ms ?? DEFAULT_SCRIPT_TIMEOUT_MS;
     let res: ProgramResult;
     try {

@@ -1,0 +1,168 @@
+import { homedir, tmpdir } from 'node:os';
+import path from 'node:path';
+import { type ErrorContext, HatcheryError } from '../errors.js';
+import { isInside, realish } from './safe-fs.js';
+
+/** Why a protected folder is protected, quoted in every refusal. */
+const WHY_PROTECTED =
+  'a run may not change the folder hatcheries are loaded from: a model could plant a tool';
+
+/** How the write policy of a Runtime is set up. */
+export interface WritePolicyOptions {
+  /** The default write root (the process's working folder); never used when it is `/` or the home folder. */
+  cwd?: string;
+  /** --allow-root folders: read and write roots. */
+  allowRoots?: readonly string[];
+  /** --allow-write folders: write roots that also lift the protection of a protected folder they are in. */
+  allowWrite?: readonly string[];
+  /** Served folders: protected, and no hatchery file (`*.json` the server would load) is ever written in them. */
+  protectedDirs?: readonly string[];
+}
+
+/** True for a `*.json` file below `dir` that a served folder would load (same rule as the MCP registry). */
+export function isServedHatcheryFile(abs: string, dir: string): boolean {
+  if (!abs.endsWith('.json')) return false;
+  const rel = path.relative(dir, abs);
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return false;
+  return !rel.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules');
+}
+
+/** The process folder as the default write root, unless it is a filesystem root or the home folder. */
+function defaultRoot(cwd: string): string | undefined {
+  const abs = path.resolve(cwd);
+  if (path.parse(abs).root === abs) return undefined;
+  if (abs === path.resolve(homedir())) return undefined;
+  return abs;
+}
+
+/**
+ * Where the runs of one Runtime may write. Write roots: the working folder, --allow-root and
+ * --allow-write folders. Carved out of them: protected folders (served folders, and the folder of
+ * every hatchery file run or loaded), unless an --allow-write folder is that folder or inside it;
+ * and, always, hatchery files: served `*.json`, loaded hatchery files and what they depend on.
+ * Grows as hatcheries are loaded; never shrinks.
+ */
+export class WritePolicy {
+  /** Write roots as given (absolute), for messages. */
+  readonly roots: readonly string[];
+  /** The working folder, when it is a write root. */
+  readonly defaultRoot: string | undefined;
+  private readonly realRoots: string[];
+  private readonly optIns: string[];
+  private readonly served = new Set<string>();
+  private readonly hatcheryDirs = new Set<string>();
+  private readonly files = new Set<string>();
+  private readonly fileSources: (() => Iterable<string>)[] = [];
+
+  constructor(o: WritePolicyOptions = {}) {
+    this.defaultRoot = defaultRoot(o.cwd ?? process.cwd());
+    const roots = [
+      ...(this.defaultRoot ? [this.defaultRoot] : []),
+      ...(o.allowRoots ?? []),
+      ...(o.allowWrite ?? []),
+    ].map((r) => path.resolve(r));
+    this.roots = [...new Set(roots)];
+    this.realRoots = this.roots.map(realish);
+    this.optIns = (o.allowWrite ?? []).map((r) => realish(path.resolve(r)));
+    for (const d of o.protectedDirs ?? []) this.protectServed(d);
+  }
+
+  /** Protects a served folder; `files` lists more files runs must never change (the served ones' dependencies). */
+  protectServed(dir: string, files?: () => Iterable<string>): void {
+    this.served.add(realish(path.resolve(dir)));
+    if (files) this.fileSources.push(files);
+  }
+
+  /** Protects a loaded hatchery: its folder, its file and every file it depends on. */
+  protectHatchery(h: { file: string; dir: string; dependencies: readonly string[] }): void {
+    // A definition built in memory ('' file) was not loaded from any folder.
+    if (!h.file) return;
+    this.hatcheryDirs.add(realish(h.dir));
+    this.files.add(realish(h.file));
+    for (const d of h.dependencies) this.files.add(realish(d));
+  }
+
+  /** True when `real` is a hatchery file or a file a loaded hatchery depends on. */
+  isHatcheryFile(real: string): boolean {
+    if (this.files.has(real)) return true;
+    for (const dir of this.served) if (isServedHatcheryFile(real, dir)) return true;
+    for (const source of this.fileSources) {
+      for (const f of source()) if (f === real || realish(f) === real) return true;
+    }
+    return false;
+  }
+
+  /** The protected folder `real` is in that no --allow-write folder opens, if any. */
+  lockedBy(real: string): string | undefined {
+    for (const set of [this.served, this.hatcheryDirs]) {
+      for (const dir of set) {
+        if (!isInside(real, dir)) continue;
+        const opened = this.optIns.some((o) => isInside(o, dir) && isInside(real, o));
+        if (!opened) return dir;
+      }
+    }
+    return undefined;
+  }
+
+  private inRoots(real: string): boolean {
+    return this.realRoots.some((root) => isInside(real, root));
+  }
+
+  private outside(p: string, abs: string, where: ErrorContext, what: string): HatcheryError {
+    const roots = this.roots.length
+      ? `the write roots (${this.roots.join(', ')})`
+      : 'every write root (there is none: the working folder is / or the home folder)';
+    return new HatcheryError(
+      'PATH_DENIED',
+      `${what} "${p}" (${abs}): it is outside ${roots}; use a path below one of them, or allow a folder with --allow-write DIR`,
+      { ...where, path: p },
+    );
+  }
+
+  /** Throws PATH_DENIED unless a run may write the file whose real path is `real`. */
+  checkWrite(real: string, p: string, abs: string, where: ErrorContext): void {
+    if (!this.inRoots(real)) throw this.outside(p, abs, where, 'cannot write');
+    const locked = this.lockedBy(real);
+    const hatchery = this.isHatcheryFile(real);
+    if (locked === undefined && !hatchery) return;
+    const inLocked =
+      locked === undefined ? '' : `it is inside the protected folder ${locked} (${WHY_PROTECTED})`;
+    const why = hatchery
+      ? `${inLocked ? `${inLocked}, and ` : ''}it is a hatchery file or a file a loaded hatchery depends on: a run never creates or changes those, even with --allow-write`
+      : `${inLocked}; write elsewhere, or let runs write there with --allow-write ${locked} (or a folder inside it)`;
+    throw new HatcheryError('PATH_DENIED', `cannot write "${p}" (${abs}): ${why}`, {
+      ...where,
+      path: p,
+      ...(locked === undefined ? {} : { protected: locked }),
+    });
+  }
+
+  /** Throws unless folders may be made at `real`: inside a write root, or on the way to one. */
+  checkFolder(real: string, p: string, abs: string, where: ErrorContext): void {
+    if (this.inRoots(real) || this.realRoots.some((root) => isInside(root, real))) return;
+    throw this.outside(p, abs, where, 'cannot create folders for');
+  }
+
+  /** Throws PATH_DENIED unless `real` may be a program's working folder. */
+  checkWorkDir(real: string, p: string, abs: string, where: ErrorContext): void {
+    if (!this.inRoots(real)) throw this.outside(p, abs, where, 'working folder');
+    const locked = this.lockedBy(real);
+    if (locked !== undefined) {
+      throw new HatcheryError(
+        'PATH_DENIED',
+        `working folder "${p}" (${abs}) is inside the protected folder ${locked} (${WHY_PROTECTED}); use another folder, or start with --allow-write ${locked}`,
+        { ...where, path: p, protected: locked },
+      );
+    }
+  }
+
+  /** The working folder of a program started without one: `preferred` if writable, else a write root. */
+  defaultWorkDir(preferred: string): string {
+    for (const dir of [preferred, ...this.roots]) {
+      const real = realish(dir);
+      if (this.inRoots(real) && this.lockedBy(real) === undefined) return dir;
+    }
+    // No writable folder at all (e.g. a server started from /): a program still needs somewhere to run.
+    return tmpdir();
+  }
+}
