@@ -19,6 +19,10 @@ Options:
   --max-steps N       maximum node executions (overrides the file's max_steps; default 100)
   --allow-root DIR    let files, fread and file tools use DIR too (repeatable)
   --allow-shell       enable the shell_exec tool
+  --allow-host HOST    let http_request reach HOST (name, name:port or *.domain) although it
+                      is on this machine or a private network (repeatable)
+  --allow-private-network
+                      let http_request reach every address, local and private ones included
   --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
   --quiet, -q         no progress lines on stderr
   --json              print {"output", "usage", "steps"} as JSON instead of the text
@@ -57,6 +61,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     'max-steps': { type: 'string' },
     'allow-root': { type: 'string', multiple: true },
     'allow-shell': { type: 'boolean' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-private-network': { type: 'boolean' },
     'mcp-config': { type: 'string' },
     quiet: { type: 'boolean', short: 'q' },
     json: { type: 'boolean' },
@@ -87,7 +93,12 @@ export async function runCommand(argv: string[]): Promise<number> {
   const runtime = new Runtime({
     allowRoots: values['allow-root'],
     maxSteps,
-    tools: { allowShell: values['allow-shell'] === true, mcpServers },
+    tools: {
+      allowShell: values['allow-shell'] === true,
+      allowHosts: values['allow-host'],
+      allowPrivateNetwork: values['allow-private-network'] === true,
+      mcpServers,
+    },
   });
   const controller = new AbortController();
   const onSignal = () => controller.abort();

@@ -23,6 +23,10 @@ Options:
                         hatchery_result and hatchery_cancel
   --allow-root DIR      let files, fread and file tools use DIR too (repeatable)
   --allow-shell         enable the shell_exec tool
+  --allow-host HOST     let http_request reach HOST (name, name:port or *.domain) although
+                        it is on this machine or a private network (repeatable)
+  --allow-private-network
+                        let http_request reach every address, local and private ones included
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
   -h, --help            show this help
@@ -94,6 +98,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'no-generic-tools': { type: 'boolean' },
     'allow-root': { type: 'string', multiple: true },
     'allow-shell': { type: 'boolean' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-private-network': { type: 'boolean' },
     'mcp-config': { type: 'string' },
     'max-steps': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -128,7 +134,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
     runtimeOptions: {
       allowRoots: values['allow-root'],
       maxSteps,
-      tools: { allowShell: values['allow-shell'] === true, mcpServers },
+      tools: {
+        allowShell: values['allow-shell'] === true,
+        allowHosts: values['allow-host'],
+        allowPrivateNetwork: values['allow-private-network'] === true,
+        mcpServers,
+      },
     },
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,
