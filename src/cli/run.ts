@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError } from '../errors.js';
 import { loadHatchery } from '../loader/load.js';
 import { Runtime } from '../runtime/runtime.js';
+import { checkAllowHosts } from '../tools/builtin/net-guard.js';
 import { EXIT, intOption, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
@@ -95,7 +96,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     maxSteps,
     tools: {
       allowShell: values['allow-shell'] === true,
-      allowHosts: values['allow-host'],
+      allowHosts: checkAllowHosts(values['allow-host']),
       allowPrivateNetwork: values['allow-private-network'] === true,
       mcpServers,
     },

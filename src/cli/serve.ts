@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { HatcheryError } from '../errors.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
+import { checkAllowHosts } from '../tools/builtin/net-guard.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { version } from './main.js';
@@ -136,7 +137,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       maxSteps,
       tools: {
         allowShell: values['allow-shell'] === true,
-        allowHosts: values['allow-host'],
+        allowHosts: checkAllowHosts(values['allow-host']),
         allowPrivateNetwork: values['allow-private-network'] === true,
         mcpServers,
       },

@@ -218,6 +218,9 @@ describe('opting in', () => {
     expect(target.hits).toEqual([]);
     expect((await run('--allow-host', `127.0.0.1:${target.port}`)).out).toBe('target /cli\n');
     expect((await run('--allow-private-network')).out).toBe('target /cli\n');
+    const bad = await run('--allow-host', 'http://127.0.0.1/');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--allow-host expects a host name');
   });
 });
 

@@ -103,6 +103,21 @@ function parseAllowEntry(entry: string): { host: string; port: string } | undefi
   }
 }
 
+/** Returns `entries` when each is a host, host:port or *.domain; throws a USAGE error naming the bad one. */
+export function checkAllowHosts(entries: readonly string[] | undefined): string[] | undefined {
+  if (!entries) return undefined;
+  for (const e of entries) {
+    const parsed = parseAllowEntry(e);
+    if (!parsed || /[/?#@]/.test(e)) {
+      throw new HatcheryError(
+        'USAGE',
+        `--allow-host expects a host name or address, optionally with :port (api.internal, 127.0.0.1:8080, [::1]:8080, *.corp.example), got "${e}"`,
+      );
+    }
+  }
+  return [...entries];
+}
+
 /** True when `url`'s host (and port) is in `allowHosts`; `*.example.com` matches its subdomains. */
 export function hostAllowed(url: URL, allowHosts: readonly string[] | undefined): boolean {
   if (!allowHosts || allowHosts.length === 0) return false;
