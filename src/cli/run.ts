@@ -3,6 +3,7 @@ import { formatError, HatcheryError } from '../errors.js';
 import { loadHatchery } from '../loader/load.js';
 import { killAllTrees } from '../runtime/process-tree.js';
 import { Runtime } from '../runtime/runtime.js';
+import { checkAllowHosts } from '../tools/builtin/net-guard.js';
 import { EXIT, intOption, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
@@ -23,6 +24,10 @@ Options:
                       folder and these roots, never into the hatchery's own folder unless
                       DIR is that folder or inside it (risk: a model could plant a tool)
   --allow-shell       enable the shell_exec tool
+  --allow-host HOST    let http_request reach HOST (name, name:port or *.domain) although it
+                      is on this machine or a private network (repeatable)
+  --allow-private-network
+                      let http_request reach every address, local and private ones included
   --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
   --quiet, -q         no progress lines on stderr
   --json              print {"output", "usage", "steps"} as JSON instead of the text
@@ -62,6 +67,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     'allow-root': { type: 'string', multiple: true },
     'allow-write': { type: 'string', multiple: true },
     'allow-shell': { type: 'boolean' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-private-network': { type: 'boolean' },
     'mcp-config': { type: 'string' },
     quiet: { type: 'boolean', short: 'q' },
     json: { type: 'boolean' },
@@ -93,7 +100,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     allowRoots: values['allow-root'],
     allowWrite: values['allow-write'],
     maxSteps,
-    tools: { allowShell: values['allow-shell'] === true, mcpServers },
+    tools: {
+      allowShell: values['allow-shell'] === true,
+      allowHosts: checkAllowHosts(values['allow-host']),
+      allowPrivateNetwork: values['allow-private-network'] === true,
+      mcpServers,
+    },
   });
   const controller = new AbortController();
   // The first Ctrl-C cancels the run, which stops its process trees (SIGTERM, then SIGKILL) and

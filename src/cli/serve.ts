@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { HatcheryError } from '../errors.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
+import { checkAllowHosts } from '../tools/builtin/net-guard.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { version } from './main.js';
@@ -27,6 +28,10 @@ Options:
                         folder unless DIR is that folder or inside it (risk: a model could
                         plant a tool); hatchery files are never written
   --allow-shell         enable the shell_exec tool
+  --allow-host HOST     let http_request reach HOST (name, name:port or *.domain) although
+                        it is on this machine or a private network (repeatable)
+  --allow-private-network
+                        let http_request reach every address, local and private ones included
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
   -h, --help            show this help
@@ -99,6 +104,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'allow-root': { type: 'string', multiple: true },
     'allow-write': { type: 'string', multiple: true },
     'allow-shell': { type: 'boolean' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-private-network': { type: 'boolean' },
     'mcp-config': { type: 'string' },
     'max-steps': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -134,7 +141,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
       allowRoots: values['allow-root'],
       allowWrite: values['allow-write'],
       maxSteps,
-      tools: { allowShell: values['allow-shell'] === true, mcpServers },
+      tools: {
+        allowShell: values['allow-shell'] === true,
+        allowHosts: checkAllowHosts(values['allow-host']),
+        allowPrivateNetwork: values['allow-private-network'] === true,
+        mcpServers,
+      },
     },
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,

@@ -21,7 +21,7 @@ export interface ErrorMappingContext {
   classes: SdkErrorClasses;
   /** The key the call used; scrubbed from every message. */
   apiKey?: string;
-  /** The effective per-attempt timeout, for the TIMEOUT message. */
+  /** The call's timeout (all attempts together), for the TIMEOUT message. */
   timeoutMs: number;
   baseURL: string;
   /** The caller's signal: when it fired, the failure is a cancellation whatever the SDK says. */
@@ -65,11 +65,7 @@ export function toProviderError(err: unknown, ctx: ErrorMappingContext): Hatcher
   if (err instanceof HatcheryError) return err;
   const { classes, vendor } = ctx;
   const clean = (s: string) => redactSecrets(s, ctx.apiKey);
-  if (err instanceof classes.APIConnectionTimeoutError) {
-    return new HatcheryError('TIMEOUT', `${vendor} call timed out after ${ctx.timeoutMs} ms`, {
-      timeoutMs: ctx.timeoutMs,
-    });
-  }
+  if (err instanceof classes.APIConnectionTimeoutError) return timedOut(vendor, ctx.timeoutMs);
   if (err instanceof classes.APIUserAbortError || isAbortError(err)) {
     return new HatcheryError('ABORTED', `the ${vendor} call was cancelled`);
   }
@@ -104,6 +100,11 @@ export function toProviderError(err: unknown, ctx: ErrorMappingContext): Hatcher
   }
   const message = err instanceof Error ? err.message : String(err);
   return new HatcheryError('PROVIDER', clean(`${vendor} call failed: ${message}`), {}, { cause: err });
+}
+
+/** The TIMEOUT of a call that ran out of time (also what an SDK's own attempt timeout maps to). */
+export function timedOut(vendor: string, timeoutMs: number): HatcheryError {
+  return new HatcheryError('TIMEOUT', `${vendor} call timed out after ${timeoutMs} ms`, { timeoutMs });
 }
 
 /** The error a fired signal stands for (its HatcheryError reason, else ABORTED), or undefined. */
@@ -142,16 +143,19 @@ function causeDetail(cause: unknown): string | undefined {
 
 /**
  * One provider call's abort scope: a per-call signal linked to the caller's, so that
- * - the caller's abort rejects at once, even while an SDK sleeps before a retry (OpenAI's sleep ignores signals);
+ * - the caller's abort rejects at once, even during the wait before a retry;
  * - the listener on the long-lived run signal is removed after the call (SDKs add one per attempt and
  *   never remove it, which leaks and triggers MaxListenersExceeded warnings);
- * - a stalled stream can be aborted with a TIMEOUT reason.
+ * - the call's deadline (every attempt and retry wait together) and a stalled stream abort it with a
+ *   TIMEOUT reason.
  */
 export class CallGuard {
   private readonly controller = new AbortController();
   private readonly onAbort: () => void;
   private rejectAbort: ((err: unknown) => void) | undefined;
   private idle: NodeJS.Timeout | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private deadlineAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly outer: AbortSignal | undefined) {
     this.onAbort = () => {
@@ -178,13 +182,50 @@ export class CallGuard {
     });
   }
 
+  /** Aborts the call with `reason` once `ms` have passed, whatever it is doing (attempt or retry wait). */
+  startDeadline(ms: number, reason: () => HatcheryError): void {
+    this.deadlineAt = performance.now() + ms;
+    this.deadlineTimer = setTimeout(() => this.abortWith(reason()), ms);
+  }
+
+  /** Ends the deadline: a streamed reply is then bounded by its idle timeout instead. */
+  endDeadline(): void {
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    this.deadlineAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** Milliseconds left before the deadline (Infinity without one). */
+  remaining(): number {
+    return this.deadlineAt - performance.now();
+  }
+
+  /** Waits `ms`, or rejects with the abort reason as soon as the call is aborted (cancel or deadline). */
+  sleep(ms: number): Promise<void> {
+    const signal = this.controller.signal;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private abortWith(reason: HatcheryError): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort(reason);
+    this.rejectAbort?.(reason);
+  }
+
   /** Aborts the call with `reason` unless data arrives every `ms` (call `touch` on each chunk). */
   watchIdle(ms: number, reason: () => HatcheryError): void {
-    this.idle = setTimeout(() => {
-      const r = reason();
-      this.controller.abort(r);
-      this.rejectAbort?.(r);
-    }, ms);
+    this.idle = setTimeout(() => this.abortWith(reason()), ms);
     this.idle.unref?.();
   }
 
@@ -201,6 +242,7 @@ export class CallGuard {
   /** Detaches from the caller's signal and stops anything the SDK still has in flight (a pending retry). */
   dispose(): void {
     if (this.idle) clearTimeout(this.idle);
+    this.endDeadline();
     this.outer?.removeEventListener('abort', this.onAbort);
     this.rejectAbort = undefined;
     if (!this.controller.signal.aborted) this.controller.abort();

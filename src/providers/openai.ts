@@ -1,11 +1,13 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { abortedError, CallGuard, type ErrorMappingContext, toProviderError } from './errors.js';
+import { abortedError, CallGuard, timedOut, toProviderError } from './errors.js';
 import {
   fromOpenAIResponse,
   type MaxTokensField,
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
+import { type RetryContext, withRetries } from './retry.js';
+import { endpointOf, isChatCompletion, notAReply } from './shape.js';
 import { drainStream } from './stream.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
 
@@ -19,7 +21,7 @@ export interface OpenAIProviderOptions {
   maxTokensField?: MaxTokensField;
 }
 
-/** OpenAI Chat Completions (and compatible servers) as a Provider; retries and timeouts are the SDK's. */
+/** OpenAI Chat Completions (and compatible servers) as a Provider; the timeout bounds retries too. */
 export class OpenAIProvider implements Provider {
   readonly id = 'openai';
   private readonly maxTokensField: MaxTokensField;
@@ -37,36 +39,57 @@ export class OpenAIProvider implements Provider {
     const cancelled = abortedError(request.signal);
     if (cancelled) throw cancelled;
     const guard = new CallGuard(request.signal);
-    const timeoutMs = request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : undefined;
-    const opts = {
-      signal: guard.signal,
-      ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-      ...(this.options.maxRetries !== undefined ? { maxRetries: this.options.maxRetries } : {}),
-    };
+    const timeoutMs =
+      request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : this.client.timeout;
     const params = toOpenAIParams(request, { maxTokensField: this.maxTokensField });
-    const ctx: ErrorMappingContext = {
+    const ctx: RetryContext = {
       vendor: 'OpenAI',
       classes: CLASSES,
       apiKey: this.client.apiKey ?? undefined,
-      timeoutMs: timeoutMs ?? this.client.timeout,
+      timeoutMs,
       baseURL: this.client.baseURL,
       signal: request.signal,
       guard,
+      maxRetries: this.options.maxRetries ?? this.client.maxRetries,
     };
+    const fallback = `${this.client.baseURL.replace(/\/$/, '')}/chat/completions`;
+    // The timeout bounds every attempt and retry wait together; the SDK's own retries are off (see retry.ts).
+    guard.startDeadline(timeoutMs, () => timedOut('OpenAI', timeoutMs));
+    const opts = (timeout: number) => ({ signal: guard.signal, timeout, maxRetries: 0 });
     try {
       if (!request.stream) {
-        return fromOpenAIResponse(await guard.race(this.client.chat.completions.create(params, opts)));
+        const { data, response } = await withRetries(
+          (timeout) => this.client.chat.completions.create(params, opts(timeout)).withResponse(),
+          ctx,
+        );
+        if (!isChatCompletion(data)) {
+          throw notAReply({
+            vendor: 'OpenAI',
+            what: 'chat completion',
+            endpoint: endpointOf(response, fallback),
+            response,
+            body: data,
+            apiKey: ctx.apiKey,
+          });
+        }
+        return fromOpenAIResponse(data);
       }
-      const stream = await guard.race(
-        this.client.chat.completions.create(
-          { ...params, stream: true, stream_options: { include_usage: true } },
-          opts,
-        ),
+      const { data: stream, response } = await withRetries(
+        (timeout) =>
+          this.client.chat.completions
+            .create({ ...params, stream: true, stream_options: { include_usage: true } }, opts(timeout))
+            .withResponse(),
+        ctx,
       );
+      // From here on data must keep coming (idle timeout), however long the whole reply takes.
+      guard.endDeadline();
       return await drainStream(stream, new OpenAIStreamAccumulator(), guard, {
         vendor: 'OpenAI',
-        idleMs: ctx.timeoutMs,
+        idleMs: timeoutMs,
         onDelta: request.onDelta,
+        endpoint: endpointOf(response, fallback),
+        response,
+        what: 'stream of chat completion chunks',
       });
     } catch (err) {
       throw toProviderError(err, ctx);

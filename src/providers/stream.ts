@@ -1,5 +1,6 @@
 import { HatcheryError } from '../errors.js';
 import type { CallGuard } from './errors.js';
+import { notAReply, type ReplyInfo } from './shape.js';
 import type { ChatResponse } from './types.js';
 
 /** What each vendor's stream accumulator offers: events in, text deltas out, a reply at the end. */
@@ -17,7 +18,17 @@ export async function drainStream<E>(
   stream: AsyncIterable<E>,
   acc: StreamAccumulator<E>,
   guard: CallGuard,
-  opts: { vendor: string; idleMs: number; onDelta: ((text: string) => void) | undefined },
+  opts: {
+    vendor: string;
+    idleMs: number;
+    onDelta: ((text: string) => void) | undefined;
+    /** Where the stream came from, for errors (no credentials, no query). */
+    endpoint?: string;
+    /** The raw response, for its content-type when the body was no event stream at all. */
+    response?: ReplyInfo;
+    /** What the stream should have been, e.g. `stream of chat completion chunks`. */
+    what?: string;
+  },
 ): Promise<ChatResponse> {
   const { vendor, idleMs } = opts;
   guard.watchIdle(
@@ -27,14 +38,31 @@ export async function drainStream<E>(
         timeoutMs: idleMs,
       }),
   );
+  let events = 0;
   for await (const event of stream) {
+    events++;
     guard.touch();
     const text = acc.push(event);
     if (text) opts.onDelta?.(text);
   }
   // The SDKs end the iteration quietly on abort, so check before trusting a partial reply.
   guard.check();
-  if (!acc.finished)
-    throw new HatcheryError('PROVIDER', `${vendor} stream ended before the reply was complete`);
+  if (!acc.finished) {
+    // Not one event: the body was something else (an HTML page, plain JSON) under a 200.
+    if (events === 0 && opts.endpoint) {
+      throw notAReply({
+        vendor,
+        what: opts.what ?? 'event stream',
+        endpoint: opts.endpoint,
+        response: opts.response,
+      });
+    }
+    const from = opts.endpoint ? ` from ${opts.endpoint}` : '';
+    throw new HatcheryError(
+      'PROVIDER',
+      `${vendor} stream${from} ended before the reply was complete`,
+      opts.endpoint ? { endpoint: opts.endpoint } : {},
+    );
+  }
   return acc.finish();
 }

@@ -40,7 +40,7 @@ export interface ChatRequest {
   toolChoice?: 'auto' | 'required' | { name: string };
   temperature?: number;
   maxTokens?: number;
-  /** Per-call timeout in milliseconds (each attempt). */
+  /** Timeout of the call in milliseconds: every attempt and retry wait together (a stream then its idle gaps). */
   timeoutMs?: number;
   stream?: boolean;
   /** Ask for JSON matching this schema (structured output). */
@@ -79,8 +79,8 @@ export interface SdkProviderOptions {
   apiKey: string;
   /** Default: the vendor's API (or OPENAI_BASE_URL / ANTHROPIC_BASE_URL, read by the SDK). */
   baseURL?: string | undefined;
-  /** Retries on 408/409/429/5xx and connection errors, with backoff honouring retry-after(-ms). */
+  /** Retries on 408/409/429/5xx and connection errors, with backoff honouring retry-after(-ms), within the timeout. */
   maxRetries?: number;
-  /** Per-attempt timeout when a request sets none. */
+  /** Timeout of a call (all attempts and retry waits) when a request sets none. */
   timeoutMs?: number | undefined;
 }

@@ -21,6 +21,14 @@ export function route(r: Router, output: string): string | undefined {
   }
 }
 
+/** Steps between two turns given to the event loop; a power of two, so the test is a mask. */
+const YIELD_EVERY = 1024;
+
+/** Resolves after the event loop has run timers and I/O (a macrotask, unlike a resolved promise). */
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Counts a visit of `node`; returns the on_limit target when max_visits is exceeded. */
 function visit(scope: Scope, node: CompiledNode): string | undefined {
   const max = node.maxVisits;
@@ -57,6 +65,9 @@ export async function walk(scope: Scope, start: string): Promise<NodeResult> {
       node = nodes.get(redirect)!;
       name = redirect;
     }
+    // Instant nodes settle in microtasks only, which starve timers, I/O and cancellation; every
+    // YIELD_EVERY steps the loop gets a turn (one allocation per 1024 steps, none in between).
+    if ((shared.steps & (YIELD_EVERY - 1)) === YIELD_EVERY - 1) await yieldToLoop();
     throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     const step = ++shared.steps;
     if (step > shared.maxSteps) {

@@ -16,6 +16,13 @@ import type { Tool } from './types.js';
 export interface ToolResolverOptions {
   /** Enables the shell_exec built-in (--allow-shell). */
   allowShell?: boolean;
+  /**
+   * Hosts http_request may reach although they are on this machine or a private network
+   * (--allow-host): `name`, `name:port`, `[v6]:port`, or `*.domain` for its subdomains.
+   */
+  allowHosts?: readonly string[];
+  /** Lets http_request reach every address: loopback, private, link-local (--allow-private-network). */
+  allowPrivateNetwork?: boolean;
   /** MCP servers from --mcp-config. */
   mcpServers?: Readonly<Record<string, McpServerDef>>;
   /** Largest tool result shown to a model, in characters (default 20000); longer ones are cut with a note. */

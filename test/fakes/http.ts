@@ -33,11 +33,15 @@ export interface FakeMessageReply {
   chunkDelayMs?: number;
 }
 
-/** A failure: HTTP status with an error body in the vendor's shape, or `body` verbatim. */
+/**
+ * A failure: HTTP status with an error body in the vendor's shape, or `body` verbatim as JSON, or `raw`
+ * text (content-type from `headers`, default text/html). Status 200 with `body`/`raw` sends a wrong reply.
+ */
 export interface FakeErrorReply {
   status: number;
   message?: string;
   body?: unknown;
+  raw?: string;
   /** Default `{ 'retry-after-ms': '1' }` so SDK retries are instant; pass `'retry-after-ms': ''` to drop it. */
   headers?: Record<string, string>;
   delayMs?: number;
@@ -191,6 +195,11 @@ export class FakeServer {
     if ('status' in reply) {
       const headers: Record<string, string> = { 'retry-after-ms': '1', ...reply.headers };
       for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
+      if (reply.raw !== undefined) {
+        res.writeHead(reply.status, { 'content-type': 'text/html; charset=utf-8', ...headers });
+        res.end(reply.raw);
+        return;
+      }
       const payload =
         reply.body ?? this.wire.errorBody(reply.status, reply.message ?? `fake error ${reply.status}`);
       return sendJson(res, reply.status, payload, headers);

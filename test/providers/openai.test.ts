@@ -258,11 +258,11 @@ describe('OpenAIProvider through the real SDK', () => {
     expect(Date.now() - t0).toBeLessThan(2000);
   });
 
-  it('retries a timed-out attempt', async () => {
+  it('bounds all attempts with the timeout: a slow attempt leaves no time for a retry', async () => {
     fake.enqueue({ text: 'late', delayMs: 5000 }, 'in time');
-    const res = await provider({ maxRetries: 1 }).chat(request({ timeoutMs: 100 }));
-    expect(res.text).toBe('in time');
-    expect(fake.requests).toHaveLength(2);
+    const err = await failure(provider({ maxRetries: 1 }).chat(request({ timeoutMs: 100 })));
+    expect(err).toMatchObject({ code: 'TIMEOUT', message: 'OpenAI call timed out after 100 ms' });
+    expect(fake.requests).toHaveLength(1);
   });
 
   it('times out a stream that stalls after the headers', async () => {

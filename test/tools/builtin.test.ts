@@ -74,7 +74,13 @@ describe('http_request', () => {
     await new Promise((r) => server.close(r));
   });
   const tool = BUILTIN_TOOLS.get('http_request')!;
-  const tc = { signal: new AbortController().signal, node: 'n' } as ToolContext;
+  // The test server is on loopback, which http_request refuses unless the operator opts in.
+  const runtime = rt({ tools: { allowPrivateNetwork: true } });
+  const tc = {
+    signal: new AbortController().signal,
+    node: 'n',
+    scope: { shared: { runtime } },
+  } as unknown as ToolContext;
 
   it('GETs and POSTs with headers and a body', async () => {
     expect((await tool.call({ url: `${url}/x?q=1` }, tc)).text).toBe('GET /x?q=1  ');
