@@ -24,7 +24,7 @@ Options:
                       folder and these roots, never into the hatchery's own folder unless
                       DIR is that folder or inside it (risk: a model could plant a tool)
   --allow-shell       enable the shell_exec tool
-  --allow-host HOST    let http_request reach HOST (name, name:port or *.domain) although it
+  --allow-host HOST   let http_request reach HOST (name, name:port or *.domain) although it
                       is on this machine or a private network (repeatable)
   --allow-private-network
                       let http_request reach every address, local and private ones included
