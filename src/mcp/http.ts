@@ -23,10 +23,18 @@ export interface HttpServeOptions {
    * closed, so clients that vanish without ending their session do not hold memory (default 30 min).
    */
   sessionIdleMs?: number;
+  /**
+   * Most sessions kept at once (default 1000): each holds an SDK server and transport, so clients
+   * that open sessions without end must not grow memory without bound. A new client takes the place
+   * of the session idle the longest; when every session has a request in flight it gets HTTP 503.
+   */
+  maxSessions?: number;
 }
 
 /** Default idle time after which an HTTP session is closed. */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+/** Default cap of HTTP sessions kept at once. */
+export const DEFAULT_MAX_SESSIONS = 1000;
 
 /** A session's transport and what tells whether it is still in use. */
 interface Session {
@@ -41,6 +49,8 @@ export interface HttpHandle {
   /** The endpoint URL, e.g. http://127.0.0.1:3000/mcp. */
   readonly url: string;
   readonly port: number;
+  /** Sessions open now. */
+  readonly sessionCount: number;
   /** Closes every session and the listening socket. */
   close(): Promise<void>;
 }
@@ -87,6 +97,26 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const sessions = new Map<string, Session>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const maxSessions = Math.max(1, options.maxSessions ?? DEFAULT_MAX_SESSIONS);
+  /** Sessions being initialized: not in `sessions` yet, but they count against the cap. */
+  let opening = 0;
+  const drop = (id: string, s: Session, why: string): void => {
+    sessions.delete(id);
+    s.transport.close().catch(() => undefined);
+    core.log('info', `HTTP session ${id} closed ${why}`);
+  };
+  /** Makes room for one more session: false when every session is busy. */
+  const room = (): boolean => {
+    while (sessions.size + opening >= maxSessions) {
+      let oldest: [string, Session] | undefined;
+      for (const entry of sessions) {
+        if (entry[1].active === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
+      }
+      if (!oldest) return false;
+      drop(oldest[0], oldest[1], `to make room for a new client (--max-sessions ${maxSessions})`);
+    }
+    return true;
+  };
   const track = async (session: Session, res: ServerResponse, run: () => Promise<void>): Promise<void> => {
     session.active++;
     session.lastSeen = Date.now();
@@ -101,9 +131,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       const now = Date.now();
       for (const [id, s] of sessions) {
         if (s.active === 0 && now - s.lastSeen >= idleMs) {
-          sessions.delete(id);
-          s.transport.close().catch(() => undefined);
-          core.log('info', `HTTP session ${id} closed after ${Math.round(idleMs / 1000)} s without requests`);
+          drop(id, s, `after ${Math.round(idleMs / 1000)} s without requests`);
         }
       }
     },
@@ -154,9 +182,25 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       reply(res, 400, 'bad request: no mcp-session-id; start with an initialize request');
       return;
     }
+    if (!room()) {
+      reply(
+        res,
+        503,
+        `server busy: it has reached its limit of ${maxSessions} sessions (--max-sessions) and every one has a request in progress; retry later`,
+        { 'retry-after': '5' },
+      );
+      return;
+    }
+    opening++;
+    let counted = true;
+    const opened = () => {
+      if (counted) opening--;
+      counted = false;
+    };
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
+        opened();
         sessions.set(id, session);
       },
     });
@@ -164,8 +208,15 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await core.connect(transport);
-    await track(session, res, () => transport.handleRequest(req, res, body));
+    try {
+      await core.connect(transport);
+      await track(session, res, () => transport.handleRequest(req, res, body));
+    } finally {
+      opened();
+      // An initialize that failed leaves a server no client can reach: close it.
+      if (!transport.sessionId || !sessions.has(transport.sessionId))
+        transport.close().catch(() => undefined);
+    }
   };
 
   const server = createServer((req, res) => {
@@ -187,6 +238,9 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   return {
     url: `http://${shownHost}:${port}${MCP_PATH}`,
     port,
+    get sessionCount() {
+      return sessions.size;
+    },
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
