@@ -9,6 +9,8 @@ export const DEFAULT_MAX_DESC_BYTES = 4096;
 export const MAX_MESSAGE_BYTES = 16 * 1024;
 /** Cap of an error result's text, in bytes: the problem, not the content of a broken file. */
 export const MAX_ERROR_BYTES = 64 * 1024;
+/** Bytes kept free for the notice that ends a cut result. */
+const NOTICE_BYTES = 512;
 /** Strings of structured content are never cut below this many characters. */
 const MIN_STRING_CAP = 64;
 
@@ -177,12 +179,15 @@ export class OutboundGuard {
   /** Cuts the long text blocks of a result; their full text goes to the output store. */
   private capText(result: CallToolResult): CallToolResult {
     const content: CallToolResult['content'] = [];
+    let cutAny = false;
     for (const block of result.content) {
-      const c = block.type === 'text' ? cut(block.text, this.maxResultBytes) : undefined;
-      if (!c || block.type !== 'text') {
+      if (block.type !== 'text' || !cut(block.text, this.maxResultBytes)) {
         content.push(block);
         continue;
       }
+      // Room for the notice, so that the capped result passes this gate again unchanged.
+      const c = cut(block.text, this.maxResultBytes - NOTICE_BYTES)!;
+      cutAny = true;
       const stored = this.outputs?.put(block.text, this.maxResultBytes);
       const where = stored
         ? ` The full output is kept for a while as ${stored.parts.length} MCP resource${stored.parts.length > 1 ? 's' : ''} of up to ${formatBytes(this.maxResultBytes)} each: ${stored.parts[0]} to ${stored.parts[stored.parts.length - 1]} (read them with resources/read).`
@@ -201,7 +206,7 @@ export class OutboundGuard {
         });
       }
     }
-    return { ...result, content };
+    return cutAny ? { ...result, content } : result;
   }
 
   /** Applies `f` to every string (and object key) of a JSON-like value; copies only what changed. */

@@ -151,7 +151,8 @@ export class HatcheryRegistry {
       const waiting = [...this.files].filter(([, s]) => s.error && !s.served).map(([f]) => f);
       if (waiting.length === 0) break;
       const before = change.added.length;
-      await this.reload(waiting.sort(), direct, change);
+      // Not direct: an error already reported in this refresh is not reported twice.
+      await this.reload(waiting.sort(), new Set(), change);
       if (change.added.length === before) break;
     }
     // A name let go of and taken again in one refresh (two files swapping names) was updated.
