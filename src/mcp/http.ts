@@ -26,7 +26,8 @@ export interface HttpServeOptions {
   /**
    * Most sessions kept at once (default 1000): each holds an SDK server and transport, so clients
    * that open sessions without end must not grow memory without bound. A new client takes the place
-   * of the session idle the longest; when every session has a request in flight it gets HTTP 503.
+   * of the session idle the longest (no request of its client unanswered; an open event stream does
+   * not count); when every session has a request in flight it gets HTTP 503.
    */
   maxSessions?: number;
 }
@@ -41,6 +42,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   /** Requests (including open GET event streams) not yet answered. */
   active: number;
+  /** Ids of the client's JSON-RPC requests not answered yet: while any is, the session is not evicted. */
+  calls: Set<string | number>;
   lastSeen: number;
 }
 
@@ -87,6 +90,31 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
 }
 
 /**
+ * Keeps `calls` as the ids of the client's requests not answered yet. Counted at the JSON-RPC level,
+ * not per HTTP request: an answer is counted out before it is written, so a client that has its
+ * answer never finds its session still busy, and an open event stream alone is no call.
+ */
+function trackCalls(transport: StreamableHTTPServerTransport, calls: Set<string | number>): void {
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message) {
+      if ('id' in message) calls.add(message.id);
+      // A cancelled request gets no answer.
+      else if (message.method === 'notifications/cancelled') {
+        const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
+        if (id !== undefined) calls.delete(id);
+      }
+    }
+    onmessage?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (!('method' in message) && 'id' in message && message.id !== undefined) calls.delete(message.id);
+    return send(message, options);
+  };
+}
+
+/**
  * Serves the hatchery server over Streamable HTTP at /mcp: one session (an SDK server and its
  * transport) per client, Host and Origin checked against DNS rebinding, and an optional bearer token.
  */
@@ -110,7 +138,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
     while (sessions.size + opening >= maxSessions) {
       let oldest: [string, Session] | undefined;
       for (const entry of sessions) {
-        if (entry[1].active === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
+        if (entry[1].calls.size === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
       }
       if (!oldest) return false;
       drop(oldest[0], oldest[1], `to make room for a new client (--max-sessions ${maxSessions})`);
@@ -204,12 +232,13 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
         sessions.set(id, session);
       },
     });
-    const session: Session = { transport, active: 0, lastSeen: Date.now() };
+    const session: Session = { transport, active: 0, calls: new Set(), lastSeen: Date.now() };
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
     try {
       await core.connect(transport);
+      trackCalls(transport, session.calls);
       await track(session, res, () => transport.handleRequest(req, res, body));
     } finally {
       opened();

@@ -82,6 +82,8 @@ describe('HTTP session cap', () => {
     const b = await connect(http.url);
     const c = await connect(http.url);
     expect(http.sessionCount).toBe(3);
+    // Each has its event stream open by now: listening alone does not make a session busy.
+    for (const client of [b, c]) expect(textOf(await shout(client))).toBe('!x');
     // a is used again, so b is now the one idle the longest.
     expect(textOf(await shout(a))).toBe('!x');
     const d = await connect(http.url);
