@@ -3,7 +3,7 @@
  * 10 MiB message limit made the client drop the connection and the server exit. The built CLI
  * is served over stdio to the real SDK client; after each trigger the server must still answer.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,6 +141,30 @@ describe('oversized messages do not end the stdio server', () => {
     ).rejects.toThrow(/a client message of 11\.5 MB was skipped: over the server's limit/);
     await stillServing();
   }, 60_000);
+
+  it('cuts results at --max-result-bytes', async () => {
+    const small = hatcheryDir();
+    writeFileSync(path.join(small, 'big.mjs'), readFileSync(path.join(dir, 'big.mjs')));
+    writeHatchery(small, 'big.json', {
+      name: 'big_result',
+      desc: 'd',
+      nodes: [
+        { name: 'Big', type: 'tool', tool_name: 'js:big.mjs#big', tool_args: { n: '{{ ctx.input }}' } },
+      ],
+    });
+    const s = await spawnCli(small, { args: ['--max-result-bytes', '4096'] });
+    try {
+      const fits = await s.client.callTool({ name: 'big_result', arguments: { input: '3000' } });
+      expect(textOf(fits)).toBe('x'.repeat(3000));
+      const cut = textOf(await s.client.callTool({ name: 'big_result', arguments: { input: '5000' } }));
+      expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(4096);
+      expect(cut).toMatch(
+        /^x+\n\n\[output truncated: 5 KB in all, over the server's limit of 4 KB per result/,
+      );
+    } finally {
+      await s.close();
+    }
+  });
 
   it('never sent a message near the client limit', () => {
     expect(biggest).toBeGreaterThan(MiB);
