@@ -19,8 +19,9 @@ Options:
   --token TOKEN         with --http: demand "Authorization: Bearer TOKEN"
                         (default: the HATCHERY_MCP_TOKEN environment variable)
   --max-concurrent N    run at most N hatcheries at once; further calls wait their turn
-  --max-result-bytes N  cut tool results longer than N bytes (default 1048576); the full
-                        output stays readable as hatchery-output:// resources for an hour
+  --max-result-bytes N  cut tool results longer than N bytes (default 1048576, at least
+                        1024); the full output stays readable as hatchery-output://
+                        resources for an hour
   --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
                         idle one is closed for a new one, and when all are busy new
                         clients get HTTP 503

@@ -155,7 +155,12 @@ export class GuardedStdioServerTransport implements Transport {
       });
     }
     const what = 'method' in message ? message.method : 'message';
-    throw new Error(`${what} not sent: ${size}, over the limit of ${formatBytes(this.max)} per message`);
+    const err = new Error(
+      `${what} not sent: ${size}, over the limit of ${formatBytes(this.max)} per message`,
+    );
+    // Reported here too: the sender of a notification usually ignores failures.
+    this.onerror?.(err);
+    throw err;
   }
 
   private write(message: JSONRPCMessage | string): Promise<void> {
