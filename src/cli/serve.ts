@@ -1,7 +1,7 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { HatcheryError } from '../errors.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
+import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { checkAllowHosts } from '../tools/builtin/net-guard.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -20,6 +20,12 @@ Options:
   --token TOKEN         with --http: demand "Authorization: Bearer TOKEN"
                         (default: the HATCHERY_MCP_TOKEN environment variable)
   --max-concurrent N    run at most N hatcheries at once; further calls wait their turn
+  --max-result-bytes N  cut tool results longer than N bytes (default 1048576, at least
+                        1024); the full output stays readable as hatchery-output://
+                        resources for an hour
+  --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
+                        idle one is closed for a new one, and when all are busy new
+                        clients get HTTP 503
   --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
                         hatchery_result and hatchery_cancel
   --allow-root DIR      let files, fread and file tools use DIR too (repeatable)
@@ -100,6 +106,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     http: { type: 'string' },
     token: { type: 'string' },
     'max-concurrent': { type: 'string' },
+    'max-result-bytes': { type: 'string' },
+    'max-sessions': { type: 'string' },
     'no-generic-tools': { type: 'boolean' },
     'allow-root': { type: 'string', multiple: true },
     'allow-write': { type: 'string', multiple: true },
@@ -132,6 +140,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const token = http ? values.token || process.env.HATCHERY_MCP_TOKEN || undefined : undefined;
   const maxConcurrent = intOption(values['max-concurrent'], 'max-concurrent');
   const maxSteps = intOption(values['max-steps'], 'max-steps');
+  const maxResultBytes = intOption(values['max-result-bytes'], 'max-result-bytes');
+  const maxSessions = intOption(values['max-sessions'], 'max-sessions');
+  if (maxSessions !== undefined && !http) {
+    throw new HatcheryError('USAGE', '--max-sessions only applies with --http (stdio has one session)');
+  }
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   if (!http) keepStdoutForProtocol();
 
@@ -151,17 +164,18 @@ export async function serveCommand(argv: string[]): Promise<number> {
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,
+    maxResultBytes,
     secrets: token ? [token] : [],
   });
   const shutdown = shutdownRequested(!http);
   let closeHttp: (() => Promise<void>) | undefined;
   try {
     if (http) {
-      const handle = await serveHttp(core, { host: http.host, port: http.port, token });
+      const handle = await serveHttp(core, { host: http.host, port: http.port, token, maxSessions });
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
     } else {
-      const transport = new StdioServerTransport();
+      const transport = new GuardedStdioServerTransport();
       await core.connect(transport);
     }
     const why = await shutdown.done;

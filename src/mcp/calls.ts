@@ -5,6 +5,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import type { RunListener } from '../runtime/types.js';
 import { completeInputs, type ElicitFn } from './elicit.js';
 import type { Limiter } from './limiter.js';
+import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
 import type { RegistryEntry } from './registry.js';
 import type { RunOutcome } from './runs.js';
@@ -14,8 +15,8 @@ import { hatcheryArgs } from './tool-defs.js';
 export interface CallHost {
   readonly runtime: Runtime;
   readonly limiter: Limiter;
-  /** Removes secrets from texts sent to clients. */
-  readonly redact: (text: string) => string;
+  /** Redacts and caps everything sent to clients. */
+  readonly out: OutboundGuard;
   readonly heartbeatMs: number;
   /** Bookkeeping of runs in flight, so shutdown can wait for them. */
   runStarted(): void;
@@ -43,10 +44,13 @@ export function textResult(text: string, isError = false): CallToolResult {
     : { content: [{ type: 'text', text }] };
 }
 
-/** The error result of a failed call: the message a user needs, with file, node and cause. */
-export function errorResult(host: Pick<CallHost, 'redact'>, err: unknown): CallToolResult {
-  return textResult(host.redact(formatError(err)), true);
+/** The error result of a failed call: the message a user needs, with file, node and cause (redacted, capped). */
+export function errorResult(host: Pick<CallHost, 'out'>, err: unknown): CallToolResult {
+  return textResult(host.out.text(formatError(err), MAX_ERROR_BYTES), true);
 }
+
+/** Cap of one progress message, in bytes. */
+const PROGRESS_BYTES = 1024;
 
 function hasMissing(declared: Readonly<Record<string, string>>, vars: Record<string, string>): boolean {
   for (const k in declared) if (vars[k] === undefined) return true;
@@ -82,7 +86,11 @@ export async function runHatcheryCall(
     const allVars = hasMissing(h.inputs, vars) ? await completeInputs(h, vars, env.elicit, env.signal) : vars;
     release = host.limiter.max === undefined ? undefined : await host.limiter.acquire(env.signal);
     if (env.progress) {
-      reporter = new ProgressReporter(env.progress.token, env.progress.send, host.heartbeatMs);
+      const send = env.progress.send;
+      // Node names and labels come from the file: redacted and capped like everything sent.
+      const guarded: ProgressSender = (p) =>
+        send({ ...p, message: host.out.text(p.message, PROGRESS_BYTES) });
+      reporter = new ProgressReporter(env.progress.token, guarded, host.heartbeatMs);
       reporter.start(`${h.name} started`);
     }
     const result = await host.runtime.run(h, {
@@ -92,15 +100,19 @@ export async function runHatcheryCall(
       onEvent: combine(reporter?.listener, env.onEvent),
       sampling: env.sampling,
     });
-    const text = host.redact(result.output);
+    const text = result.output;
     const value = result.value;
+    // Guarded here rather than when sent: background runs keep their result, so keep it small.
     if (entry.tool.outputSchema && value !== null && typeof value === 'object' && !Array.isArray(value)) {
       return {
         state: 'succeeded',
-        result: { content: [{ type: 'text', text }], structuredContent: value as Record<string, unknown> },
+        result: host.out.result({
+          content: [{ type: 'text', text }],
+          structuredContent: value as Record<string, unknown>,
+        }),
       };
     }
-    return { state: 'succeeded', result: textResult(text) };
+    return { state: 'succeeded', result: host.out.result(textResult(text)) };
   } catch (err) {
     return { state: env.signal.aborted ? 'cancelled' : 'failed', result: errorResult(host, err) };
   } finally {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../errors.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
 import type { HatcheryMcpServer } from './server.js';
@@ -166,11 +167,12 @@ function json(value: unknown, prefix = ''): CallToolResult {
 function list(core: HatcheryMcpServer): CallToolResult {
   const hatcheries = core.registry.entries().map((e) => ({
     name: e.name,
-    description: e.hatchery.desc,
+    description: core.out.desc(e.hatchery.desc),
     inputs: { ...e.hatchery.inputs },
     file: path.relative(core.registry.dir, e.file),
   }));
-  const problems = core.registry.problems();
+  // One broken file must not fill the answer: each problem is capped like an error result.
+  const problems = core.registry.problems().map((p) => core.out.text(p, MAX_ERROR_BYTES));
   return json({ hatcheries, ...(problems.length ? { problems } : {}) });
 }
 

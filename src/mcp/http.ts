@@ -23,16 +23,27 @@ export interface HttpServeOptions {
    * closed, so clients that vanish without ending their session do not hold memory (default 30 min).
    */
   sessionIdleMs?: number;
+  /**
+   * Most sessions kept at once (default 1000): each holds an SDK server and transport, so clients
+   * that open sessions without end must not grow memory without bound. A new client takes the place
+   * of the session idle the longest (no request of its client unanswered; an open event stream does
+   * not count); when every session has a request in flight it gets HTTP 503.
+   */
+  maxSessions?: number;
 }
 
 /** Default idle time after which an HTTP session is closed. */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+/** Default cap of HTTP sessions kept at once. */
+export const DEFAULT_MAX_SESSIONS = 1000;
 
 /** A session's transport and what tells whether it is still in use. */
 interface Session {
   transport: StreamableHTTPServerTransport;
   /** Requests (including open GET event streams) not yet answered. */
   active: number;
+  /** Ids of the client's JSON-RPC requests not answered yet: while any is, the session is not evicted. */
+  calls: Set<string | number>;
   lastSeen: number;
 }
 
@@ -41,6 +52,8 @@ export interface HttpHandle {
   /** The endpoint URL, e.g. http://127.0.0.1:3000/mcp. */
   readonly url: string;
   readonly port: number;
+  /** Sessions open now. */
+  readonly sessionCount: number;
   /** Closes every session and the listening socket. */
   close(): Promise<void>;
 }
@@ -77,6 +90,31 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
 }
 
 /**
+ * Keeps `calls` as the ids of the client's requests not answered yet. Counted at the JSON-RPC level,
+ * not per HTTP request: an answer is counted out before it is written, so a client that has its
+ * answer never finds its session still busy, and an open event stream alone is no call.
+ */
+function trackCalls(transport: StreamableHTTPServerTransport, calls: Set<string | number>): void {
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message) {
+      if ('id' in message) calls.add(message.id);
+      // A cancelled request gets no answer.
+      else if (message.method === 'notifications/cancelled') {
+        const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
+        if (id !== undefined) calls.delete(id);
+      }
+    }
+    onmessage?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (!('method' in message) && 'id' in message && message.id !== undefined) calls.delete(message.id);
+    return send(message, options);
+  };
+}
+
+/**
  * Serves the hatchery server over Streamable HTTP at /mcp: one session (an SDK server and its
  * transport) per client, Host and Origin checked against DNS rebinding, and an optional bearer token.
  */
@@ -87,6 +125,26 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const sessions = new Map<string, Session>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const maxSessions = Math.max(1, options.maxSessions ?? DEFAULT_MAX_SESSIONS);
+  /** Sessions being initialized: not in `sessions` yet, but they count against the cap. */
+  let opening = 0;
+  const drop = (id: string, s: Session, why: string): void => {
+    sessions.delete(id);
+    s.transport.close().catch(() => undefined);
+    core.log('info', `HTTP session ${id} closed ${why}`);
+  };
+  /** Makes room for one more session: false when every session is busy. */
+  const room = (): boolean => {
+    while (sessions.size + opening >= maxSessions) {
+      let oldest: [string, Session] | undefined;
+      for (const entry of sessions) {
+        if (entry[1].calls.size === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
+      }
+      if (!oldest) return false;
+      drop(oldest[0], oldest[1], `to make room for a new client (--max-sessions ${maxSessions})`);
+    }
+    return true;
+  };
   const track = async (session: Session, res: ServerResponse, run: () => Promise<void>): Promise<void> => {
     session.active++;
     session.lastSeen = Date.now();
@@ -101,9 +159,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       const now = Date.now();
       for (const [id, s] of sessions) {
         if (s.active === 0 && now - s.lastSeen >= idleMs) {
-          sessions.delete(id);
-          s.transport.close().catch(() => undefined);
-          core.log('info', `HTTP session ${id} closed after ${Math.round(idleMs / 1000)} s without requests`);
+          drop(id, s, `after ${Math.round(idleMs / 1000)} s without requests`);
         }
       }
     },
@@ -154,18 +210,42 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       reply(res, 400, 'bad request: no mcp-session-id; start with an initialize request');
       return;
     }
+    if (!room()) {
+      reply(
+        res,
+        503,
+        `server busy: it has reached its limit of ${maxSessions} sessions (--max-sessions) and every one has a request in progress; retry later`,
+        { 'retry-after': '5' },
+      );
+      return;
+    }
+    opening++;
+    let counted = true;
+    const opened = () => {
+      if (counted) opening--;
+      counted = false;
+    };
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
+        opened();
         sessions.set(id, session);
       },
     });
-    const session: Session = { transport, active: 0, lastSeen: Date.now() };
+    const session: Session = { transport, active: 0, calls: new Set(), lastSeen: Date.now() };
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await core.connect(transport);
-    await track(session, res, () => transport.handleRequest(req, res, body));
+    try {
+      await core.connect(transport);
+      trackCalls(transport, session.calls);
+      await track(session, res, () => transport.handleRequest(req, res, body));
+    } finally {
+      opened();
+      // An initialize that failed leaves a server no client can reach: close it.
+      if (!transport.sessionId || !sessions.has(transport.sessionId))
+        transport.close().catch(() => undefined);
+    }
   };
 
   const server = createServer((req, res) => {
@@ -187,6 +267,9 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   return {
     url: `http://${shownHost}:${port}${MCP_PATH}`,
     port,
+    get sessionCount() {
+      return sessions.size;
+    },
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);

@@ -2,6 +2,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { findHatcheryFiles, loadHatcheryText } from '../loader/load.js';
+
+/** What loading one file's text gives. */
+type LoadResult = ReturnType<typeof loadHatcheryText>;
+
 import type { LoadOptions } from '../nodes/kind.js';
 import type { Hatchery } from '../runtime/types.js';
 import { hatcheryTool } from './tool-defs.js';
@@ -147,23 +151,51 @@ export class HatcheryRegistry {
       const waiting = [...this.files].filter(([, s]) => s.error && !s.served).map(([f]) => f);
       if (waiting.length === 0) break;
       const before = change.added.length;
-      await this.reload(waiting.sort(), direct, change);
+      // Not direct: an error already reported in this refresh is not reported twice.
+      await this.reload(waiting.sort(), new Set(), change);
       if (change.added.length === before) break;
+    }
+    // A name let go of and taken again in one refresh (two files swapping names) was updated.
+    const again = new Set(change.removed.filter((n) => change.added.includes(n)));
+    if (again.size > 0) {
+      change.removed = change.removed.filter((n) => !again.has(n));
+      change.added = change.added.filter((n) => !again.has(n));
+      change.updated.push(...again);
     }
     if (changedTools(change)) this.toolList = undefined;
     return change;
   }
 
-  /** Reloads files: deletions first, so that a name they free can be taken in the same pass. */
+  /**
+   * Reloads files: deletions first, then every file that now defines another name lets go of its
+   * old one, and only then are names claimed; so names freed in the same save (a rename, two files
+   * swapping names) can be taken, and a file refused for a duplicate name serves nothing, as its
+   * error says.
+   */
   private async reload(files: string[], direct: Set<string>, change: RegistryChange): Promise<void> {
     const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => undefined)));
-    files.forEach((f, i) => {
-      if (texts[i] === undefined) this.remove(f, change);
-    });
+    const loaded: [string, string, LoadResult][] = [];
     files.forEach((f, i) => {
       const text = texts[i];
-      if (text !== undefined) this.load(f, text, direct.has(f), change);
+      if (text === undefined) this.remove(f, change);
+      else loaded.push([f, text, loadHatcheryText(text, f, this.options.load)]);
     });
+    for (const [f, , res] of loaded) {
+      const served = this.files.get(f)?.served;
+      if (res.ok && served !== undefined && served !== res.hatchery.name) this.release(f, change);
+    }
+    for (const [f, text, res] of loaded) this.load(f, text, res, direct.has(f), change);
+  }
+
+  /** Stops serving the name a file served (it defines another one now). */
+  private release(file: string, change: RegistryChange): void {
+    const state = this.files.get(file);
+    if (!state?.served) return;
+    if (this.byName.get(state.served)?.file === file) {
+      this.byName.delete(state.served);
+      change.removed.push(state.served);
+    }
+    state.served = undefined;
   }
 
   private remove(file: string, change: RegistryChange): void {
@@ -176,7 +208,7 @@ export class HatcheryRegistry {
     }
   }
 
-  private load(file: string, text: string, direct: boolean, change: RegistryChange): void {
+  private load(file: string, text: string, res: LoadResult, direct: boolean, change: RegistryChange): void {
     const state = this.files.get(file) ?? {};
     this.files.set(file, state);
     const fail = (message: string) => {
@@ -184,7 +216,6 @@ export class HatcheryRegistry {
       if (direct || state.error !== message) change.problems.push(message);
       state.error = message;
     };
-    const res = loadHatcheryText(text, file, this.options.load);
     if (!res.ok) {
       fail(res.error.message);
       return;

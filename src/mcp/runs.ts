@@ -25,7 +25,7 @@ export interface BackgroundRun {
   node?: string;
   /** Nodes executed so far, nested runs included. */
   steps: number;
-  /** Latest output of every top-level node that finished. */
+  /** Latest output of every top-level node that finished (its first 2,000 characters). */
   outputs: Record<string, string>;
   readonly startedAt: number;
   endedAt?: number;
@@ -103,7 +103,8 @@ export class RunRegistry {
           break;
         case 'node_end':
           run.steps = Math.max(run.steps, e.step);
-          if (e.depth === 0) run.outputs[e.node] = e.output;
+          // Capped when kept: a finished run stays in memory for an hour.
+          if (e.depth === 0) run.outputs[e.node] = cap(e.output, STATUS_OUTPUT_LIMIT);
           break;
       }
     };
@@ -162,8 +163,7 @@ export class RunRegistry {
   /** A JSON-friendly view of a run for hatchery_status. */
   status(run: BackgroundRun): Record<string, unknown> {
     const end = run.endedAt ?? Date.now();
-    const outputs: Record<string, string> = {};
-    for (const [k, v] of Object.entries(run.outputs)) outputs[k] = cap(v, STATUS_OUTPUT_LIMIT);
+    const outputs = { ...run.outputs };
     return {
       run_id: run.id,
       hatchery: run.hatchery,

@@ -4,12 +4,15 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../errors.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import type { CallHost } from './calls.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
 import { Limiter } from './limiter.js';
+import { OutboundGuard } from './outbound.js';
+import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { secretRedactor } from './redact.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
@@ -47,6 +50,13 @@ export interface HatcheryServerOptions {
   log?: (line: string) => void;
   /** Secrets besides the environment's API keys that must never appear in logs or results. */
   secrets?: readonly string[];
+  /**
+   * Largest text of one tool result, in bytes (default 1 MiB); a longer output is cut, and kept in
+   * full as `hatchery-output://` resources for a while.
+   */
+  maxResultBytes?: number;
+  /** Largest tool, input or resource description sent, in bytes (default 4 KiB). */
+  maxDescBytes?: number;
 }
 
 /** Log levels used by the server (MCP logging levels). */
@@ -79,6 +89,10 @@ export class HatcheryMcpServer implements CallHost {
   readonly runs: RunRegistry;
   readonly taskStore: CancellableTaskStore | undefined;
   readonly redact: (text: string) => string;
+  /** Redacts and caps everything sent to clients. */
+  readonly out: OutboundGuard;
+  /** Full outputs of results cut to the size limit, served as resources. */
+  readonly outputs = new OutputStore();
   readonly heartbeatMs: number;
   readonly genericTools: boolean;
   readonly version = packageVersion();
@@ -90,6 +104,7 @@ export class HatcheryMcpServer implements CallHost {
   private readonly writeLine: (line: string) => void;
   private watcher: HatcheryWatcher | undefined;
   private closing: Promise<void> | undefined;
+  private listed: { from: Tool[]; tools: Tool[] } | undefined;
 
   private constructor(readonly options: HatcheryServerOptions) {
     this.ownsRuntime = !options.runtime;
@@ -105,6 +120,11 @@ export class HatcheryMcpServer implements CallHost {
     this.runs = new RunRegistry(options.runs);
     this.taskStore = options.tasks === false ? undefined : new CancellableTaskStore();
     this.redact = secretRedactor(this.runtime.env, options.secrets);
+    this.out = new OutboundGuard(
+      this.redact,
+      { maxResultBytes: options.maxResultBytes, maxDescBytes: options.maxDescBytes },
+      this.outputs,
+    );
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.genericTools = options.genericTools !== false;
     this.writeLine = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -159,6 +179,8 @@ export class HatcheryMcpServer implements CallHost {
   createSession(): Session {
     const session = createSession(this);
     this.sessions.add(session);
+    // Transport troubles (a skipped oversized message, a write that failed) end one message, not the server.
+    session.server.onerror = (err) => this.writeLine(`hatchery-mcp: warning: ${this.out.text(err.message)}`);
     const prev = session.server.onclose;
     session.server.onclose = () => {
       this.sessions.delete(session);
@@ -189,6 +211,13 @@ export class HatcheryMcpServer implements CallHost {
     return this.sessions.size;
   }
 
+  /** The hatchery tools as sent: descriptions redacted and capped (computed once per change). */
+  tools(): Tool[] {
+    const from = this.registry.tools();
+    if (this.listed?.from !== from) this.listed = { from, tools: from.map((t) => this.out.tool(t)) };
+    return this.listed.tools;
+  }
+
   /** The server instructions: what the tools are, and how to use the generic ones. */
   instructions(): string {
     const entries = this.registry.entries();
@@ -199,10 +228,7 @@ export class HatcheryMcpServer implements CallHost {
     else {
       lines.push('Hatcheries loaded at start:');
       for (const e of entries.slice(0, INSTRUCTION_TOOL_LIMIT)) {
-        const d = e.hatchery.desc;
-        lines.push(
-          `- ${e.name}: ${d.length > INSTRUCTION_DESC_LIMIT ? `${d.slice(0, INSTRUCTION_DESC_LIMIT)}…` : d}`,
-        );
+        lines.push(`- ${e.name}: ${this.out.text(e.hatchery.desc, INSTRUCTION_DESC_LIMIT)}`);
       }
       if (entries.length > INSTRUCTION_TOOL_LIMIT)
         lines.push(`- and ${entries.length - INSTRUCTION_TOOL_LIMIT} more`);
@@ -218,7 +244,8 @@ export class HatcheryMcpServer implements CallHost {
 
   /** Logs to stderr and, as an MCP log message, to every connected client. */
   log(level: LogLevel, message: string): void {
-    const text = this.redact(message);
+    // Capped: a broken file's error must not carry the file (clients drop messages over 10 MiB).
+    const text = this.out.text(message);
     this.writeLine(`hatchery-mcp: ${level === 'info' ? '' : `${level}: `}${text}`);
     for (const s of this.sessions) {
       if (!s.server.getClientCapabilities()) continue;

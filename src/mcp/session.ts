@@ -21,6 +21,7 @@ import type { Provider } from '../providers/types.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
 import type { HatcheryMcpServer } from './server.js';
@@ -49,10 +50,26 @@ function samplingFor(server: Server, related: RequestId | undefined): Provider |
   });
 }
 
-function elicitFor(server: Server, related: RequestId | undefined): ElicitFn | undefined {
+function elicitFor(
+  core: HatcheryMcpServer,
+  server: Server,
+  related: RequestId | undefined,
+): ElicitFn | undefined {
   if (!canElicitForm(server.getClientCapabilities())) return undefined;
-  return (params, signal) =>
-    server.elicitInput(params, { signal, timeout: ELICIT_TIMEOUT_MS, relatedRequestId: related });
+  return (params, signal) => {
+    // The form's texts are the file's input prompts: redacted and capped like any description.
+    const props: typeof params.requestedSchema.properties = {};
+    for (const [k, p] of Object.entries(params.requestedSchema.properties)) {
+      props[k] =
+        'description' in p && p.description ? { ...p, description: core.out.desc(p.description) } : p;
+    }
+    const safe = {
+      ...params,
+      message: core.out.desc(params.message),
+      requestedSchema: { ...params.requestedSchema, properties: props },
+    };
+    return server.elicitInput(safe, { signal, timeout: ELICIT_TIMEOUT_MS, relatedRequestId: related });
+  };
 }
 
 /**
@@ -70,7 +87,7 @@ async function startBackground(
 ): Promise<BackgroundRun> {
   const h = entry.hatchery;
   const { input, vars } = hatcheryArgs(h, args);
-  const full = await completeInputs(h, vars, elicitFor(server, related), requestSignal);
+  const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
   const runArgs: Record<string, unknown> = input === undefined ? { ...full } : { ...full, input };
   const { controller, unlink } = linkedController(core.signal);
   // No related request: the one that started the run is answered before the run needs the client.
@@ -97,7 +114,7 @@ async function startTask(
     run = await startBackground(core, server, entry, args, extra.signal, extra.requestId);
   } catch (err) {
     // The caller waits for a task, not a tool result: bad arguments are a protocol error here.
-    throw new McpError(ErrorCode.InvalidParams, core.redact(formatError(err)));
+    throw new McpError(ErrorCode.InvalidParams, core.out.text(formatError(err), MAX_ERROR_BYTES));
   }
   const ttl = Math.min(extra.taskRequestedTtl ?? MAX_TASK_TTL_MS, MAX_TASK_TTL_MS);
   const task = await store.createTask({ ttl, pollInterval: 1_000 });
@@ -107,7 +124,7 @@ async function startTask(
     // The spec counts a tool result with isError as a failed task; the result stays readable.
     const status = run.state === 'succeeded' ? 'completed' : 'failed';
     await store
-      .storeTaskResult(task.taskId, status, run.result ?? textResult('no result', true))
+      .storeTaskResult(task.taskId, status, core.out.result(run.result ?? textResult('no result', true)))
       .catch(() => {
         // Cancelled already (a terminal state) or dropped: nothing to store.
       });
@@ -136,7 +153,7 @@ export function createSession(core: HatcheryMcpServer): Session {
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: core.genericTools ? [...core.registry.tools(), ...GENERIC_TOOLS] : core.registry.tools(),
+    tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
   }));
 
   const onCall = async (
@@ -149,7 +166,7 @@ export function createSession(core: HatcheryMcpServer): Session {
     const env: CallEnv = {
       signal: extra.signal,
       sampling: samplingFor(server, extra.requestId),
-      elicit: elicitFor(server, extra.requestId),
+      elicit: elicitFor(core, server, extra.requestId),
     };
     const token = extra._meta?.progressToken;
     if (token !== undefined) {
@@ -164,11 +181,13 @@ export function createSession(core: HatcheryMcpServer): Session {
         if (request.params.task) {
           throw new McpError(ErrorCode.MethodNotFound, `${name} does not accept task-augmented calls`);
         }
-        return callGenericTool(name, args, {
+        // Statuses, lists and stored results: one gate redacts and caps them all.
+        const r = await callGenericTool(name, args, {
           core,
           env,
           start: (e, a) => startBackground(core, server, e, a, extra.signal, extra.requestId),
         });
+        return core.out.result(r);
       }
       const names = core.registry.entries().map((e) => e.name);
       return errorResult(
@@ -191,7 +210,7 @@ export function createSession(core: HatcheryMcpServer): Session {
       uri: e.uri,
       name: e.name,
       title: `${e.name} (hatchery definition)`,
-      description: e.hatchery.desc,
+      description: core.out.desc(e.hatchery.desc),
       mimeType: 'application/json',
     })),
   }));
@@ -199,9 +218,29 @@ export function createSession(core: HatcheryMcpServer): Session {
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
 
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const entry = core.registry.byUri(request.params.uri);
-    if (!entry) throw new McpError(ErrorCode.InvalidParams, `no hatchery resource ${request.params.uri}`);
-    return { contents: [{ uri: entry.uri, mimeType: 'application/json', text: entry.text }] };
+    const { uri } = request.params;
+    if (core.outputs.owns(uri)) {
+      const text = core.outputs.read(uri);
+      if (text === undefined) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `no output ${core.out.text(uri, 200)}: it never existed, or it was dropped (outputs are kept for an hour, the latest 20 at most)`,
+        );
+      }
+      // Parts were cut to the result limit when stored; redacted already.
+      return { contents: [{ uri, mimeType: 'text/plain', text }] };
+    }
+    const entry = core.registry.byUri(uri);
+    if (!entry)
+      throw new McpError(ErrorCode.InvalidParams, `no hatchery resource ${core.out.text(uri, 200)}`);
+    const bytes = Buffer.byteLength(entry.text);
+    if (bytes > core.out.maxResultBytes) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `${entry.name}: the file is ${formatBytes(bytes)}, over the server's limit of ${formatBytes(core.out.maxResultBytes)} per message; read ${entry.file} directly`,
+      );
+    }
+    return { contents: [{ uri: entry.uri, mimeType: 'application/json', text: core.redact(entry.text) }] };
   });
 
   return { server, sessionId: () => server.transport?.sessionId };

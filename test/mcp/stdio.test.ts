@@ -238,6 +238,12 @@ describe('hatchery-mcp process behaviour', () => {
     expect(missing.err()).toMatch(/no such folder/);
     const port = raw(['--http', 'localhost:99999']);
     expect(await port.exit).toBe(2);
+    const sessions = raw(['--dir', EXAMPLES, '--max-sessions', '3']);
+    expect(await sessions.exit).toBe(2);
+    expect(sessions.err()).toMatch(/--max-sessions only applies with --http/);
+    const bytes = raw(['--dir', EXAMPLES, '--max-result-bytes', 'lots']);
+    expect(await bytes.exit).toBe(2);
+    expect(bytes.err()).toMatch(/--max-result-bytes must be a positive integer/);
   });
 
   it('writes only protocol messages to stdout and exits when stdin closes', async () => {

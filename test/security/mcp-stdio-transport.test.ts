@@ -1,0 +1,73 @@
+/** The guarded stdio transport: no message over the limit leaves, and none coming in ends the session. */
+import { PassThrough } from 'node:stream';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { GuardedStdioServerTransport } from '../../src/mcp/stdio.js';
+
+function setup(max = 1000) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const written: string[] = [];
+  stdout.on('data', (b) => written.push(String(b)));
+  const t = new GuardedStdioServerTransport(stdin, stdout, { maxMessageBytes: max });
+  const received: JSONRPCMessage[] = [];
+  const errors: string[] = [];
+  t.onmessage = (m) => received.push(m);
+  t.onerror = (e) => errors.push(e.message);
+  let closed = false;
+  t.onclose = () => {
+    closed = true;
+  };
+  return { t, stdin, stdout, written, received, errors, closed: () => closed };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('GuardedStdioServerTransport', () => {
+  it('answers an oversized response with an error response of the same id', async () => {
+    const s = setup();
+    await s.t.start();
+    await s.t.send({
+      jsonrpc: '2.0',
+      id: 7,
+      result: { content: [{ type: 'text', text: 'x'.repeat(5000) }] },
+    });
+    await tick();
+    const sent = JSON.parse(s.written.join(''));
+    expect(sent).toMatchObject({ id: 7, error: { code: -32603 } });
+    expect(sent.error.message).toMatch(/the server's answer \(5 KB\) is over the limit of 1 KB per message/);
+    // A notification too large is refused (and reported), not written.
+    await expect(
+      s.t.send({ jsonrpc: '2.0', method: 'notifications/message', params: { data: 'y'.repeat(5000) } }),
+    ).rejects.toThrow(/notifications\/message not sent/);
+    expect(s.errors.some((e) => e.includes('not sent'))).toBe(true);
+  });
+
+  it('skips an oversized client message arriving in pieces, answers it, and reads the next one', async () => {
+    const s = setup();
+    await s.t.start();
+    const big = JSON.stringify({
+      method: 'tools/call',
+      params: { x: 'z'.repeat(3000) },
+      jsonrpc: '2.0',
+      id: 42,
+    });
+    s.stdin.write(big.slice(0, 1200));
+    s.stdin.write(big.slice(1200, 2500));
+    s.stdin.write(`${big.slice(2500)}\n${JSON.stringify({ jsonrpc: '2.0', id: 43, method: 'ping' })}\n`);
+    await tick();
+    await tick();
+    expect(s.received).toEqual([{ jsonrpc: '2.0', id: 43, method: 'ping' }]);
+    const answer = JSON.parse(s.written.join(''));
+    expect(answer).toMatchObject({ id: 42, error: { code: -32600 } });
+    expect(answer.error.message).toMatch(/a client message of 3 KB was skipped/);
+    expect(s.closed()).toBe(false);
+  });
+
+  it('reports a broken stdout instead of crashing', async () => {
+    const s = setup();
+    await s.t.start();
+    s.stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    expect(s.errors).toContain('write EPIPE');
+  });
+});
