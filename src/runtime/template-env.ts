@@ -70,7 +70,7 @@ env.globals = Object.assign(Object.create(null), {
         }),
       );
     const arr: number[] = [];
-    for (let i = 0; i < n; i++) arr.push(start + i * step);
+    for (let i = 0; i < n; i++) arr.push(Number(start) + i * step);
     return arr;
   }),
   cycler: allowCall(function cycler(...items: unknown[]) {
@@ -180,4 +180,21 @@ const filters: Record<string, Fn> = {
     return keyed.map((e) => e.v);
   } as Fn),
 };
+
+// Filters whose size argument allocates that much (padding, fill items, slices): capped like range.
+for (const [name, at] of [
+  ['center', 1],
+  ['indent', 1],
+  ['batch', 1],
+  ['slice', 1],
+] as const) {
+  const fn = builtin[name]!;
+  filters[name] = function sized(this: unknown, ...args: unknown[]) {
+    if (Number(args[at]) > MAX_RANGE)
+      raiseInTemplate(
+        new HatcheryError('TEMPLATE', `${name}: a size above ${MAX_RANGE} is refused`, { variable: name }),
+      );
+    return fn.apply(this, args);
+  };
+}
 for (const [name, fn] of Object.entries(filters)) templateEnv.addFilter(name, fn);

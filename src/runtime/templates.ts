@@ -81,6 +81,13 @@ export class Template {
         { cause: err },
       );
     }
+    if (msg.includes('Maximum call stack size exceeded'))
+      return new HatcheryError(
+        'TEMPLATE',
+        'templates nest too deeply: does an included, imported or extended template load itself?',
+        this.where,
+        { cause: err },
+      );
     return new HatcheryError('TEMPLATE', `template error: ${cleanMessage(err)}`, this.where, { cause: err });
   }
 }
