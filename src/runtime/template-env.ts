@@ -11,17 +11,23 @@ type Ctx = { env: { opts: { throwOnUndefined?: boolean } } };
 /**
  * Loads `{% include %}`, `{% import %}` and `{% extends %}` targets with the fread of the render in
  * progress: the same PathGuard and folder as fread, so a template reads nothing fread may not, and a
- * hatchery never reads through another's roots. Nothing is cached: each render reads the file again.
+ * hatchery never reads through another's roots. Compiled templates are cached for one render only
+ * (an include in a loop is read once; the next render reads the file again).
  */
 const guardedLoader = {
-  cache: Object.create(null) as Record<string, unknown>,
-  getSource(name: string): { src: string; path: string; noCache: true } {
+  get cache(): Record<string, unknown> {
+    renderState.loaded ??= Object.create(null) as Record<string, unknown>;
+    return renderState.loaded;
+  },
+  // nunjucks assigns a shared `{}` here at startup; the cache is the render's, so that is ignored.
+  set cache(_ignored: unknown) {},
+  getSource(name: string): { src: string; path: string } {
     const fread = renderState.fread;
     if (typeof fread !== 'function')
       raiseInTemplate(
         new HatcheryError('TEMPLATE', `cannot load template "${name}" outside a run`, { path: name }),
       );
-    return { src: String((fread as Fn)(name)), path: name, noCache: true };
+    return { src: String((fread as Fn)(name)), path: name };
   },
 };
 
@@ -30,10 +36,13 @@ export const templateEnv = new nunjucks.Environment(guardedLoader as unknown as 
   autoescape: false,
   throwOnUndefined: true,
 });
-// _initLoaders gave the loader a plain `{}` cache, where a name like "constructor" would hit Object.
-guardedLoader.cache = Object.create(null);
+
+/** How deep include/import/extends may nest (counting sequential ones: nunjucks continues inside them). */
+export const MAX_INCLUDE_DEPTH = 50;
+let includeDepth = 0;
 
 const env = templateEnv as unknown as {
+  getTemplate(...args: unknown[]): unknown;
   globals: Record<string, unknown>;
   filters: Record<string, Fn>;
   tests: Record<string, Fn>;
@@ -41,6 +50,26 @@ const env = templateEnv as unknown as {
   getTest(name: string): Fn;
 };
 const hasOwn = Object.prototype.hasOwnProperty;
+
+// Without a limit a template that includes itself recurses until the stack overflows, and nunjucks
+// rebuilds its error message at every level on the way out: seconds of work for one render.
+const getTemplate = env.getTemplate;
+env.getTemplate = function limitedGetTemplate(...args: unknown[]): unknown {
+  if (includeDepth >= MAX_INCLUDE_DEPTH)
+    raiseInTemplate(
+      new HatcheryError(
+        'TEMPLATE',
+        `include/import/extends nest more than ${MAX_INCLUDE_DEPTH} deep: does a template load itself?`,
+        { path: String(args[0]) },
+      ),
+    );
+  includeDepth++;
+  try {
+    return getTemplate.apply(this, args);
+  } finally {
+    includeDepth--;
+  }
+};
 
 // Filters and tests are looked up by name on plain objects: only own entries, so `| constructor`
 // or `is toString` is "not found" instead of Object's members.

@@ -16,7 +16,9 @@ export const renderState: {
   fread: unknown;
   /** A helper's typed error (e.g. fread's PATH_DENIED), which nunjucks would flatten into a string. */
   pending: unknown;
-} = { fread: undefined, pending: undefined };
+  /** Templates loaded by include/import/extends during this render (made on first use). */
+  loaded: Record<string, unknown> | undefined;
+} = { fread: undefined, pending: undefined, loaded: undefined };
 
 /** Throws `err` from inside a template helper so that `render` rethrows it unchanged. */
 export function raiseInTemplate(err: unknown): never {

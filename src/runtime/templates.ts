@@ -51,6 +51,7 @@ export class Template {
     const outer = state.fread;
     state.pending = undefined;
     state.fread = vars.fread;
+    state.loaded = undefined;
     try {
       return this.compiled.render(vars);
     } catch (err) {
@@ -66,6 +67,7 @@ export class Template {
       throw this.translate(err);
     } finally {
       state.fread = outer;
+      state.loaded = undefined;
     }
   }
 
@@ -84,7 +86,7 @@ export class Template {
     if (msg.includes('Maximum call stack size exceeded'))
       return new HatcheryError(
         'TEMPLATE',
-        'templates nest too deeply: does an included, imported or extended template load itself?',
+        'templates nest too deeply: does a macro call itself without end?',
         this.where,
         { cause: err },
       );

@@ -60,7 +60,7 @@ function checkAll(output: string): void {
   assertNoLeak(output);
   const got = branches(output);
   expect([...got.keys()]).toEqual(ids);
-  CORPUS.forEach(([, expected], i) => checkBranch(ids[i]!, got.get(ids[i]!)!, expected));
+  for (const [i, [, expected]] of CORPUS.entries()) checkBranch(ids[i]!, got.get(ids[i]!)!, expected);
 }
 
 const saved = { ...process.env };
