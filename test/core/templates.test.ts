@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/errors.js';
+import { loadHatchery } from '../../src/loader/load.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
@@ -251,8 +252,7 @@ describe('templates: what the sandbox keeps working', () => {
   });
 
   it('the unique_lines example still counts lines with .split()', async () => {
-    const def = JSON.parse(readFileSync(path.join(ROOT, 'hatchery', 'unique-lines.json'), 'utf8'));
-    const h = load(def, path.join(ROOT, 'hatchery'), 'unique-lines.json');
+    const h = await loadHatchery(path.join(ROOT, 'hatchery', 'unique-lines.json'));
     const out = (await new Runtime({ env: {} }).run(h, { input: 'b\na\nb' })).output;
     expect(out).toBe('a\nb\n\n(2 unique lines)');
   });
