@@ -18,7 +18,10 @@ export const renderState: {
   pending: unknown;
   /** Templates loaded by include/import/extends during this render (made on first use). */
   loaded: Record<string, unknown> | undefined;
-} = { fread: undefined, pending: undefined, loaded: undefined };
+  /** The render's ctx and out: the run's scope objects, read on a fast path. */
+  ctx: unknown;
+  out: unknown;
+} = { fread: undefined, pending: undefined, loaded: undefined, ctx: undefined, out: undefined };
 
 /** Throws `err` from inside a template helper so that `render` rethrows it unchanged. */
 export function raiseInTemplate(err: unknown): never {
@@ -142,9 +145,7 @@ const SafeString = runtime.SafeString;
 /** An own data property of `o` (a getter is refused, a function must be callable). */
 function ownValue(o: object, key: string | number): unknown {
   if (lookupGetter.call(o, key) !== undefined) deny(key, 'it is a getter, not data');
-  const v = (o as Record<string | number, unknown>)[key];
-  if (typeof v === 'function' && !isCallable(v)) deny(key, 'it is a function that templates cannot call');
-  return v;
+  return dataValue((o as Record<string | number, unknown>)[key], key);
 }
 
 /** True when the chain from `p` ends in null without passing Object.prototype: ctx/out scope chains. */
@@ -153,7 +154,23 @@ function scopeChain(p: object): boolean {
   return true;
 }
 
+/** A value read from data: a function is returned only when templates may call it. */
+function dataValue(v: unknown, key: string | number): unknown {
+  if (typeof v === 'function' && !isCallable(v)) deny(key, 'it is a function that templates cannot call');
+  return v;
+}
+
 function objectMember(obj: object, key: string | number): unknown {
+  const state = renderState;
+  if (obj === state.ctx || obj === state.out) {
+    // The run's ctx/out: null-prototype objects chained to the parent scope's, holding data
+    // properties only (Runtime and Scope build them by assignment), so no getter check is needed;
+    // that check is slow on these dictionary-mode objects and they are read in every template.
+    for (let o: object | null = obj; o !== null && o !== OBJECT_PROTO; o = getProto(o))
+      if (hasOwn.call(o, key)) return dataValue((o as Record<string | number, unknown>)[key], key);
+    if (key in OBJECT_PROTO) deny(key, 'it is not a field of this value');
+    return undefined;
+  }
   if (hasOwn.call(obj, key)) return ownValue(obj, key);
   const p = getProto(obj);
   // Child scopes read their parent's ctx/out through the prototype chain; those chains are made of

@@ -48,9 +48,10 @@ export class Template {
   render(vars: TemplateVars): string {
     if (this.compiled === undefined) return this.source;
     const state = renderState;
-    const outer = state.fread;
     state.pending = undefined;
     state.fread = vars.fread;
+    state.ctx = vars.ctx;
+    state.out = vars.out;
     state.loaded = undefined;
     try {
       return this.compiled.render(vars);
@@ -66,8 +67,8 @@ export class Template {
       }
       throw this.translate(err);
     } finally {
-      state.fread = outer;
-      state.loaded = undefined;
+      // Renders never nest (helpers do not render), so the slots simply empty; nothing of the run stays referenced.
+      state.fread = state.ctx = state.out = state.loaded = undefined;
     }
   }
 
