@@ -102,6 +102,15 @@ export const CORPUS: [string, Expect][] = [
   [`{{ range is constructor }}`, { deny: /test not found: constructor/ }],
   [`{{ ctx.input | replace(r/h/, range.constructor) }}`, ACCESS],
   [`{{ "x" | center(1000000000) }}`, { deny: /center: a size above 100000 is refused/ }],
+  // Objects whose prototype a template sets (dict literals and keyword arguments named __proto__)
+  [`{% set d = {"__proto__": range} %}{{ d.constructor(${P})() }}`, ACCESS],
+  [`{% set d = {"__proto__": range} %}{{ d.call(null, 3) }}`, ACCESS],
+  [`{% macro m(call) %}{{ call.constructor(${P})() }}{% endmacro %}{{ m(__proto__=range) }}`, ACCESS],
+  [
+    `{% macro m(call) %}{{ call(range, 3) }}{% endmacro %}{{ m(__proto__=range) }}`,
+    { deny: /cannot be called in templates/ },
+  ],
+  [`{{ ctx.input.split(",", {"__proto__": range}) }}`, { deny: /methods take only strings/ }],
   // Functions as values: not printable; implicit conversions only reach registered functions
   [`{{ range }}`, { deny: /a function cannot be printed/ }],
   [`{% set d = {"toString": joiner()} %}[{{ d ~ "" }}]`, { output: /^\[\]$/ }],
