@@ -21,13 +21,23 @@ const guardedLoader = {
   },
   // nunjucks assigns a shared `{}` here at startup; the cache is the render's, so that is ignored.
   set cache(_ignored: unknown) {},
-  getSource(name: string): { src: string; path: string } {
+  getSource(name: string): { src: string; path: string } | null {
     const fread = renderState.fread;
     if (typeof fread !== 'function')
       raiseInTemplate(
         new HatcheryError('TEMPLATE', `cannot load template "${name}" outside a run`, { path: name }),
       );
-    return { src: String((fread as Fn)(name)), path: name };
+    try {
+      return { src: String((fread as Fn)(name)), path: name };
+    } catch (err) {
+      // A missing file is "not found" to nunjucks, so `{% include "x" ignore missing %}` works;
+      // a refused path (PATH_DENIED) stays an error.
+      if (err instanceof HatcheryError && err.code === 'FILE_IO' && err.message.includes('ENOENT')) {
+        renderState.pending = undefined;
+        return null;
+      }
+      throw err;
+    }
   },
 };
 

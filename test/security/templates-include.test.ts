@@ -51,6 +51,10 @@ describe('include, import and extends', () => {
     expect(
       await render(dir, '{% extends "parts/base.njk" %}{% block body %}child+{{ super() }}{% endblock %}'),
     ).toBe('<child+base>');
+    expect(await render(dir, '[{% include "parts/none.njk" ignore missing %}]')).toBe('[]');
+    expect((await refusal(dir, '{% include "parts/none.njk" %}')).message).toMatch(
+      /template not found: parts\/none\.njk/,
+    );
   });
 
   it('refuse every file outside the roots, exactly where fread refuses it (.., absolute, symlink)', async () => {
@@ -120,6 +124,6 @@ describe('include, import and extends', () => {
     });
     expect(r.out).not.toContain('VIEWS-SECRET');
     expect(r.code).not.toBe(0);
-    expect(r.out).toMatch(/fread\("secret\.njk"\) failed: ENOENT/);
+    expect(r.out).toMatch(/template not found: secret\.njk/);
   });
 });
