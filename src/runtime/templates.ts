@@ -1,5 +1,7 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../errors.js';
+import { templateEnv } from './template-env.js';
+import { renderState } from './template-sandbox.js';
 
 /** What every template sees: the run's ctx, node outputs by name, and `fread`. */
 export interface TemplateVars {
@@ -9,70 +11,8 @@ export interface TemplateVars {
   [extra: string]: unknown;
 }
 
-// Rendering is synchronous, so one slot is enough to carry a helper's typed error
-// (e.g. fread's PATH_DENIED) past nunjucks, which would otherwise flatten it into a string.
-let pendingError: unknown;
-
-/** Throws `err` from inside a template helper so that `render` rethrows it unchanged. */
-export function raiseInTemplate(err: unknown): never {
-  pendingError = err;
-  throw err;
-}
-
-// Keys that lead from any value to the Function constructor or the prototype chain;
-// a template reaching them could run arbitrary code, so looking them up is an error.
-const BLOCKED_KEYS = new Set([
-  'constructor',
-  '__proto__',
-  'prototype',
-  '__defineGetter__',
-  '__defineSetter__',
-  '__lookupGetter__',
-  '__lookupSetter__',
-  'caller',
-  'callee',
-  'arguments',
-]);
-
-type Runtime = {
-  memberLookup: (obj: unknown, key: unknown) => unknown;
-  suppressValue: (val: unknown, autoescape: boolean) => unknown;
-  SafeString: new (s: string) => unknown;
-};
-const runtime = (nunjucks as unknown as { runtime: Runtime }).runtime;
-const originalSuppress = runtime.suppressValue;
-
-// Patched once for the nunjucks copy this package owns. memberLookup is what compiled templates
-// call for `a.b` and `a["b"]`; suppressValue is what prints `{{ x }}`.
-runtime.memberLookup = function safeMemberLookup(obj: unknown, key: unknown): unknown {
-  if (obj === undefined || obj === null) return undefined;
-  if (typeof key === 'string' && BLOCKED_KEYS.has(key)) {
-    raiseInTemplate(
-      new HatcheryError(
-        'TEMPLATE',
-        `"${key}" cannot be accessed in templates (it would reach JavaScript internals)`,
-        {
-          variable: key,
-        },
-      ),
-    );
-  }
-  const target = obj as Record<string, unknown>;
-  const val = target[key as string];
-  if (typeof val === 'function')
-    return (...args: unknown[]) => (val as (...a: unknown[]) => unknown).apply(obj, args);
-  return val;
-};
-runtime.suppressValue = function jsonAwareSuppress(val: unknown, autoescape: boolean): unknown {
-  // Objects and arrays print as JSON, not "[object Object]": structured outputs stay readable in prompts.
-  if (val !== null && typeof val === 'object' && !(val instanceof runtime.SafeString)) {
-    return originalSuppress(JSON.stringify(val), autoescape);
-  }
-  return originalSuppress(val, autoescape);
-};
-
-/** The one shared environment: autoescape off (prompts are not HTML), undefined output is an error. */
-export const templateEnv = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: true });
+export { templateEnv } from './template-env.js';
+export { raiseInTemplate } from './template-sandbox.js';
 
 const TAG = /\{\{|\{%|\{#/;
 
@@ -107,13 +47,18 @@ export class Template {
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
     if (this.compiled === undefined) return this.source;
-    pendingError = undefined;
+    const state = renderState;
+    state.pending = undefined;
+    state.fread = vars.fread;
+    state.ctx = vars.ctx;
+    state.out = vars.out;
+    state.loaded = undefined;
     try {
       return this.compiled.render(vars);
     } catch (err) {
-      const own = pendingError;
+      const own = state.pending;
       if (own !== undefined) {
-        pendingError = undefined;
+        state.pending = undefined;
         if (own instanceof HatcheryError) {
           for (const [k, v] of Object.entries(this.where))
             if (own.context[k] === undefined) own.context[k] = v;
@@ -121,6 +66,9 @@ export class Template {
         }
       }
       throw this.translate(err);
+    } finally {
+      // Renders never nest (helpers do not render), so the slots simply empty; nothing of the run stays referenced.
+      state.fread = state.ctx = state.out = state.loaded = undefined;
     }
   }
 
@@ -136,6 +84,13 @@ export class Template {
         { cause: err },
       );
     }
+    if (msg.includes('Maximum call stack size exceeded'))
+      return new HatcheryError(
+        'TEMPLATE',
+        'templates nest too deeply: does a macro call itself without end?',
+        this.where,
+        { cause: err },
+      );
     return new HatcheryError('TEMPLATE', `template error: ${cleanMessage(err)}`, this.where, { cause: err });
   }
 }

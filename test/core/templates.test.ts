@@ -2,9 +2,12 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/errors.js';
+import { loadHatchery } from '../../src/loader/load.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 const echo = (text: string) => ({ type: 'tool', tool_name: 'echo', tool_args: { text } });
 
@@ -130,5 +133,127 @@ describe('fread and files', () => {
     expect(err.toString()).toContain('files/style: cannot read "nope.md": no such file');
     const denied = await runError(hatch([echo('x')], { files: { pw: '../../../../etc/passwd' } }), { dir });
     expect(denied.code).toBe('PATH_DENIED');
+  });
+});
+
+describe('templates: what the sandbox keeps working', () => {
+  it('loops, loop variables, dict iteration, macros with caller, cycler, joiner and range', async () => {
+    const out = await runText(
+      hatch([
+        echo(
+          [
+            '{% for x in ["a", "b"] %}{{ loop.index }}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}',
+            '{% for k, v in {"p": 1, "q": 2} %}{{ k }}={{ v }};{% endfor %}',
+            '{% macro box(title, sep="|") %}[{{ title }}{{ sep }}{{ caller() }}]{% endmacro %}',
+            '{% call box("t", sep=":") %}body {{ ctx.input }}{% endcall %}',
+            '{% set c = cycler("odd", "even") %}{% for i in range(1, 4) %}{{ c.next() }}{% endfor %}/{{ c.current }}',
+            '{% set j = joiner(" + ") %}{% for i in range(3) %}{{ j() }}{{ i }}{% endfor %}',
+            '{{ range(10, 0, -3) | join(",") }}',
+          ].join('\n'),
+        ),
+      ]),
+      { input: 'hi' },
+    );
+    expect(out).toBe(
+      ['1a,2b', 'p=1;q=2;', '', '[t:body hi]', 'oddevenodd/odd', '0 + 1 + 2', '10,7,4,1'].join('\n'),
+    );
+  });
+
+  it('filters that take attribute names, on data', async () => {
+    const people =
+      '[{"n": "bo", "age": 3, "team": {"id": "x"} }, {"n": "Al", "age": 1, "team": {"id": "y"} }, {"n": "cy", "age": 2, "team": {"id": "x"} }]';
+    const out = await runText(
+      hatch([
+        echo(
+          [
+            `{% set ps = ${people} %}`,
+            '{{ ps | sort(attribute="age") | join(",", "n") }}',
+            '{{ ps | sort(false, false, "n") | join(",", "n") }}',
+            '{% for id, group in ps | groupby("team.id") %}{{ id }}:{{ group | length }} {% endfor %}',
+            '{{ ps | sum("age") }}',
+            '{{ ps | selectattr("team") | length }}/{{ ps | rejectattr("age") | length }}',
+            '{{ {"b": 2, "a": 1} | dictsort | first | join("=") }}',
+            '{{ ps | first | dump }}',
+          ].join('\n'),
+        ),
+      ]),
+    );
+    expect(out).toBe(
+      [
+        '',
+        'Al,cy,bo',
+        'Al,bo,cy',
+        'x:2 y:1 ',
+        '6',
+        '3/0',
+        'a=1',
+        '{"n":"bo","age":3,"team":{"id":"x"}}',
+      ].join('\n'),
+    );
+  });
+
+  it('allow-listed string, array and number methods', async () => {
+    const out = await runText(
+      hatch([
+        echo(
+          '{{ ctx.input.split(",") | length }} {{ " x ".trim() }}{{ ctx.input.upper() }} {{ ctx.input.replace(r/,/g, ";") }} {{ ctx.input.split(",").join("|") }} {{ (2.345).toFixed(1) }} {{ ctx.input.startsWith("a") }} {{ ctx.input[0] }}{{ ctx.input.length }}',
+        ),
+      ]),
+      { input: 'a,b,c' },
+    );
+    expect(out).toBe('3 xA,B,C a;b;c a|b|c 2.3 true a5');
+  });
+
+  it('child scopes (parallel and map branches) read their parent ctx, out and fread', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'note.txt'), 'noted');
+    const out = await runText(
+      hatch([
+        { name: 'First', ...echo('first:{{ ctx.input }}'), next: 'Fan' },
+        { name: 'Fan', type: 'parallel', branches: ['A'], next: 'Each' },
+        {
+          name: 'A',
+          ...echo('{{ ctx.input }}|{{ out.First }}|{{ ctx.fread("note.txt") }}|{{ fread("note.txt") }}'),
+        },
+        { name: 'Each', type: 'map', items: '["x", "y"]', node: 'Item', next: 'Show' },
+        { name: 'Item', ...echo('{{ ctx.index }}{{ ctx.item }}-{{ ctx.input }}-{{ out.A }}') },
+        { name: 'Show', ...echo('{{ out.Each | join(" ") }}') },
+      ]),
+      { dir, input: 'in' },
+    );
+    expect(out).toBe('0x-in-in|first:in|noted|noted 1y-in-in|first:in|noted|noted');
+  });
+
+  it('never invokes a getter or a method of a value handed in by a library caller', async () => {
+    let touched = false;
+    const tricky = {
+      plain: 'ok',
+      get secret() {
+        touched = true;
+        return 'leaked';
+      },
+    };
+    const h = load(
+      hatch([{ name: 'Show', ...echo('{{ ctx.obj.plain }}') }], { inputs: { obj: 'an object' } }),
+    );
+    const runtime = new Runtime({ env: {} });
+    const vars = { obj: tricky } as unknown as Record<string, string>;
+    expect((await runtime.run(h, { vars })).output).toBe('ok');
+    for (const expr of ['ctx.obj.secret', 'ctx.when.getTime()']) {
+      const bad = load(
+        hatch([{ name: 'Show', ...echo(`{{ ${expr} }}`) }], { inputs: { obj: 'an object', when: 'a date' } }),
+      );
+      const err = await runtime.run(bad, { vars: { ...vars, when: new Date() } as never }).catch((e) => e);
+      expect(err).toBeInstanceOf(HatcheryError);
+      expect(err.code).toBe('TEMPLATE');
+      expect(err.message).toMatch(/cannot be accessed in templates/);
+    }
+    expect(touched).toBe(false);
+  });
+
+  it('the unique_lines example still counts lines with .split()', async () => {
+    const h = await loadHatchery(path.join(ROOT, 'hatchery', 'unique-lines.json'));
+    const out = (await new Runtime({ env: {} }).run(h, { input: 'b\na\nb' })).output;
+    expect(out).toBe('a\nb\n\n(2 unique lines)');
   });
 });

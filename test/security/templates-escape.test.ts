@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HatcheryError } from '../../src/errors.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { hatch, load, tempDir } from '../helpers.js';
+import { CLI, ROOT, spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
+import { CANARY, CANARY_VAR, CORPUS, type Expect, MARKER_VAR } from './templates-corpus.js';
+
+const ids = CORPUS.map((_, i) => `F${String(i + 1).padStart(2, '0')}`);
+const marker = path.join(tempDir(), 'pwned');
+// The canary and the marker path live in the environment of every process that renders the corpus.
+const canaryEnv = { [CANARY_VAR]: CANARY, [MARKER_VAR]: marker };
+
+/** The whole corpus as one hatchery: a parallel node whose branches each render one form. */
+function corpusHatchery(): Record<string, unknown> {
+  return hatch(
+    [
+      { name: 'Fan', type: 'parallel', branches: ids, on_error: 'continue' },
+      ...CORPUS.map(([src], i) => ({
+        name: ids[i],
+        type: 'tool',
+        tool_name: 'echo',
+        tool_args: { text: src },
+      })),
+    ],
+    { name: 'corpus', max_steps: 1000 },
+  );
+}
+
+/** Checks one branch of the joined output against what its form must produce. */
+function checkBranch(id: string, text: string, expected: Expect): void {
+  if ('output' in expected) {
+    expect(text, id).toMatch(expected.output);
+    return;
+  }
+  expect(text, id).toMatch(new RegExp(`^error: .*node "${id}": tool_args/text: `));
+  if ('deny' in expected) expect(text, id).toMatch(expected.deny);
+  else expect(text, id).toMatch(/undefined variable `/);
+}
+
+/** Asserts that nothing of the process leaked into `output` and that no shell command ran. */
+function assertNoLeak(output: string): void {
+  expect(output).not.toContain(CANARY);
+  expect(output).not.toContain(process.execPath);
+  expect(output).not.toMatch(/\[object process\]|pwned/);
+  expect(existsSync(marker)).toBe(false);
+}
+
+/** Splits the parallel node's default join ("## F01\n<text>\n\n## F02...") by branch. */
+function branches(output: string): Map<string, string> {
+  const parts = output.split(/^## (F\d\d)\n/m).slice(1);
+  const m = new Map<string, string>();
+  for (let i = 0; i < parts.length; i += 2) m.set(parts[i]!, parts[i + 1]!.replace(/\n\n$/, ''));
+  return m;
+}
+
+function checkAll(output: string): void {
+  assertNoLeak(output);
+  const got = branches(output);
+  expect([...got.keys()]).toEqual(ids);
+  for (const [i, [, expected]] of CORPUS.entries()) checkBranch(ids[i]!, got.get(ids[i]!)!, expected);
+}
+
+const saved = { ...process.env };
+beforeAll(() => Object.assign(process.env, canaryEnv));
+afterAll(() => {
+  for (const k of Object.keys(canaryEnv)) if (saved[k] === undefined) delete process.env[k];
+});
+
+describe(`template escape corpus (${CORPUS.length} forms)`, () => {
+  it('has at least 30 forms', () => {
+    expect(CORPUS.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each(CORPUS.map(([src, expected], i) => [ids[i]!, src, expected] as const))(
+    '%s in-process: %s',
+    async (id, src, expected) => {
+      const h = load(hatch([{ name: id, type: 'tool', tool_name: 'echo', tool_args: { text: src } }]));
+      let output: string;
+      try {
+        output = (await new Runtime({ env: {} }).run(h, { input: 'hello' })).output;
+      } catch (err) {
+        expect(err).toBeInstanceOf(HatcheryError);
+        const e = err as HatcheryError;
+        assertNoLeak(`${e.message} ${String(e.cause ?? '')}`);
+        expect(e.context).toMatchObject({ node: id, field: 'tool_args/text' });
+        if ('output' in expected) throw err;
+        if ('deny' in expected) {
+          expect(e.code).toBe('TEMPLATE');
+          expect(e.message).toMatch(expected.deny);
+        } else expect(e.code).toBe('UNDEFINED_VARIABLE');
+        return;
+      }
+      assertNoLeak(output);
+      expect('output' in expected, `${id} rendered ${JSON.stringify(output)}`).toBe(true);
+      expect(output).toMatch((expected as { output: RegExp }).output);
+    },
+  );
+
+  it('refuses every form through the built CLI (one process for the whole corpus)', async () => {
+    const file = writeHatchery(tempDir(), 'corpus.json', corpusHatchery());
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve, reject) => {
+        const child = spawn(process.execPath, [CLI, 'run', file, '--input', 'hello'], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...canaryEnv },
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (b) => {
+          stdout += b;
+        });
+        child.stderr.on('data', (b) => {
+          stderr += b;
+        });
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    assertNoLeak(r.stderr);
+    checkAll(r.stdout.replace(/\n$/, ''));
+  });
+
+  it('refuses every form over MCP stdio (one server for the whole corpus)', async () => {
+    const dir = tempDir();
+    writeHatchery(dir, 'corpus.json', corpusHatchery());
+    const s = await spawnCli(dir, { env: canaryEnv });
+    try {
+      const res = await s.client.callTool({ name: 'corpus', arguments: { input: 'hello' } });
+      expect(res.isError ?? false).toBe(false);
+      checkAll(textOf(res));
+      assertNoLeak(s.stderr());
+    } finally {
+      await s.close();
+    }
+  });
+});
