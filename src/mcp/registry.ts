@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { findHatcheryFiles, loadHatcheryText } from '../loader/load.js';
+import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import type { LoadOptions } from '../nodes/kind.js';
 import type { Hatchery } from '../runtime/types.js';
 import { hatcheryTool } from './tool-defs.js';
@@ -184,7 +184,14 @@ export class HatcheryRegistry {
       if (direct || state.error !== message) change.problems.push(message);
       state.error = message;
     };
-    const res = loadHatcheryText(text, file, this.options.load);
+    let res: ReturnType<typeof loadHatcheryText>;
+    try {
+      res = loadHatcheryText(text, file, this.options.load);
+    } catch (err) {
+      // Whatever goes wrong with one file is that file's error: start-up and other reloads go on.
+      fail(`${file}: ${unexpectedLoadError(err)}`);
+      return;
+    }
     if (!res.ok) {
       fail(res.error.message);
       return;
