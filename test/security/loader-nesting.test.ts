@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadHatcheryObject } from '../../src/loader/load.js';
 import { HatcheryRegistry } from '../../src/mcp/registry.js';
+import { HatcheryWatcher } from '../../src/mcp/watcher.js';
 import { tempDir } from '../helpers.js';
 import { echoDef, hatcheryDir, spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
 import { cli, deepDef } from './loader-helpers.js';
@@ -88,5 +89,29 @@ describe('deeply nested files', () => {
     expect(change.problems[0]).toMatch(/a\.json: .*RangeError: Maximum call stack size exceeded/);
     const again = await registry.refresh([path.join(dir, 'a.json')]);
     expect(again.problems[0]).toMatch(/a\.json/);
+  });
+
+  it('a reload that throws (and a log that throws) never stops later reloads', async () => {
+    const dir = hatcheryDir();
+    const batches: string[][] = [];
+    const watcher = new HatcheryWatcher(dir, {
+      debounceMs: 60,
+      onChange: async (paths) => {
+        batches.push(paths);
+        if (batches.length === 1) throw new RangeError('Maximum call stack size exceeded');
+      },
+      onError: () => {
+        throw new Error('the log is gone');
+      },
+    });
+    await watcher.start();
+    cleanups.push(() => watcher.close());
+    const a = writeHatchery(dir, 'a.json', echoDef('a'));
+    await waitFor(() => batches.length >= 1, 10_000, 'the first batch');
+    await watcher.idle();
+    const b = writeHatchery(dir, 'b.json', echoDef('b'));
+    await waitFor(() => batches.length >= 2, 10_000, 'the batch after the failed one');
+    expect(batches[0]).toEqual([a]);
+    expect(batches[1]).toEqual([b]);
   });
 });
