@@ -38,8 +38,9 @@ export function loadHatcheryObject(value: unknown, file: string, options: LoadOp
 
 /** The message of an exception thrown while loading a file (not a problem the loader reported). */
 export function unexpectedLoadError(err: unknown): string {
-  if (err instanceof HatcheryError) return err.message;
-  const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const cut = (m: string) => (m.length > 200 ? `${m.slice(0, 200)}…` : m);
+  if (err instanceof HatcheryError) return cut(err.message);
+  const what = cut(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
   return `the file could not be loaded (${what}); please report this as a bug of hatchery-mcp`;
 }
 
