@@ -52,9 +52,12 @@ export function intOption(value: string | undefined, name: string): number | und
   return n;
 }
 
-/** Parses repeated `name=value` options into a map. */
+/**
+ * Parses repeated `name=value` options into a map without a prototype: `--set __proto__=x` is then a
+ * name like any other (refused later as undeclared) instead of silently replacing the map's prototype.
+ */
 export function keyValues(values: string[] | undefined, option: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const kv of values ?? []) {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new HatcheryError('USAGE', `--${option} expects name=value, got "${kv}"`);

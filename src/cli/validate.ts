@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { HatcheryError } from '../errors.js';
-import { findHatcheryFiles, loadHatcheryText } from '../loader/load.js';
+import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 
@@ -40,7 +40,16 @@ export async function validateCommand(argv: string[]): Promise<number> {
   }
   let bad = 0;
   for (const f of files) {
-    const res = loadHatcheryText(await readFile(f, 'utf8'), f, { mcpServers });
+    let res: ReturnType<typeof loadHatcheryText>;
+    try {
+      res = loadHatcheryText(await readFile(f, 'utf8'), f, { mcpServers });
+    } catch (err) {
+      // One unreadable or unloadable file is reported with its name; the others are still checked.
+      bad++;
+      const code = (err as NodeJS.ErrnoException).code;
+      process.stdout.write(`${f}: ${code ? `cannot read the file: ${code}` : unexpectedLoadError(err)}\n`);
+      continue;
+    }
     if (res.ok) {
       process.stdout.write(
         `${f}: ok (${res.hatchery.name}, ${res.hatchery.nodes.size} node${res.hatchery.nodes.size === 1 ? '' : 's'})\n`,

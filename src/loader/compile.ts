@@ -96,8 +96,9 @@ export function compileHatchery(
     file,
     dir,
     start: def.start ?? first.name,
-    inputs: def.inputs ?? {},
-    files: def.files ?? {},
+    // No prototype: `name in inputs` and `inputs[name]` see declared names only, never "constructor".
+    inputs: Object.assign(Object.create(null), def.inputs),
+    files: Object.assign(Object.create(null), def.files),
     model: def.model,
     maxSteps: def.max_steps,
     maxDepth: def.max_depth,

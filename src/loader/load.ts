@@ -5,6 +5,7 @@ import type { LoadOptions } from '../nodes/kind.js';
 import { type RealPathCheck, readTextChecked } from '../runtime/safe-fs.js';
 import type { Hatchery } from '../runtime/types.js';
 import { compileHatchery } from './compile.js';
+import { capProblems } from './limits.js';
 import { parseJson } from './parse.js';
 import { validateDefinition } from './validate.js';
 
@@ -14,19 +15,38 @@ export type LoadResult = { ok: true; hatchery: Hatchery } | { ok: false; error: 
 /** Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative paths. */
 export function loadHatcheryText(text: string, file: string, options: LoadOptions = {}): LoadResult {
   const parsed = parseJson(text);
-  if (parsed.problem) return { ok: false, error: new ValidationError(file, [parsed.problem]) };
+  if (parsed.problem) return invalid(file, [parsed.problem]);
   return loadHatcheryObject(parsed.value, file, options);
 }
 
-/** Validates and compiles a hatchery from a parsed definition (e.g. built in code). */
+/**
+ * Validates and compiles a hatchery from a parsed definition (e.g. built in code). Any exception,
+ * even a bug of ours, becomes this file's error: one bad file never stops a server or a reload.
+ */
 export function loadHatcheryObject(value: unknown, file: string, options: LoadOptions = {}): LoadResult {
-  const abs = file ? path.resolve(file) : '';
-  const { def, nodes, problems } = validateDefinition(value);
-  if (!def || problems.length > 0) return { ok: false, error: new ValidationError(file, problems) };
-  const compileProblems: ValidationProblem[] = [];
-  const hatchery = compileHatchery(abs, def, nodes, options, compileProblems);
-  if (!hatchery) return { ok: false, error: new ValidationError(file, compileProblems) };
-  return { ok: true, hatchery };
+  try {
+    const abs = file ? path.resolve(file) : '';
+    const { def, nodes, problems } = validateDefinition(value);
+    if (!def || problems.length > 0) return invalid(file, problems);
+    const compileProblems: ValidationProblem[] = [];
+    const hatchery = compileHatchery(abs, def, nodes, options, compileProblems);
+    if (!hatchery) return invalid(file, compileProblems);
+    return { ok: true, hatchery };
+  } catch (err) {
+    return invalid(file, [{ path: '', message: unexpectedLoadError(err) }]);
+  }
+}
+
+/** The message of an exception thrown while loading a file (not a problem the loader reported). */
+export function unexpectedLoadError(err: unknown): string {
+  const cut = (m: string) => (m.length > 200 ? `${m.slice(0, 200)}…` : m);
+  if (err instanceof HatcheryError) return cut(err.message);
+  const what = cut(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+  return `the file could not be loaded (${what}); please report this as a bug of hatchery-mcp`;
+}
+
+function invalid(file: string, problems: ValidationProblem[]): LoadResult {
+  return { ok: false, error: new ValidationError(file, capProblems(problems)) };
 }
 
 /** Reads, validates and compiles a hatchery file; throws a ValidationError listing every problem. */

@@ -1,6 +1,9 @@
 import type { ValidationProblem } from '../errors.js';
 
-/** Parses JSON text; a syntax error becomes a problem with line and column. */
+/** Characters of the file shown on each side of a syntax error. */
+const EXCERPT_SIDE = 40;
+
+/** Parses JSON text; a syntax error becomes a problem with line, column and a short excerpt. */
 export function parseJson(text: string): { value?: unknown; problem?: ValidationProblem } {
   if (text.trim() === '')
     return { problem: { path: '', message: 'the file is empty (expected a JSON object)' } };
@@ -9,15 +12,117 @@ export function parseJson(text: string): { value?: unknown; problem?: Validation
   } catch (err) {
     const msg = (err as Error).message;
     const m = /position (\d+)/.exec(msg);
-    let where = '';
-    if (m) {
-      const pos = Number(m[1]);
-      const before = text.slice(0, pos);
-      const line = before.split('\n').length;
-      const col = pos - before.lastIndexOf('\n');
-      where = ` at line ${line}, column ${col}`;
+    // V8 names the position of some errors only; the others are found by scanning for the first error.
+    const pos = m ? Number(m[1]) : syntaxErrorOffset(text);
+    // V8 may quote the source ("..." is not valid JSON): only our own short excerpt is shown.
+    const reason = msg
+      .replace(/\s*in JSON at position \d+.*$/s, '')
+      .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
+      .replace(/^JSON\.parse: /, '')
+      .slice(0, 120);
+    return { problem: { path: '', message: `invalid JSON${where(text, pos)}: ${reason}` } };
+  }
+}
+
+/** " at line L, column C (near "…excerpt…")" for an offset in the text. */
+function where(text: string, pos: number): string {
+  if (pos < 0 || pos > text.length) return '';
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < pos; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  let lineEnd = text.indexOf('\n', pos);
+  if (lineEnd === -1) lineEnd = text.length;
+  const from = Math.max(lineStart, pos - EXCERPT_SIDE);
+  const to = Math.min(lineEnd, pos + EXCERPT_SIDE);
+  const excerpt = `${from > lineStart ? '…' : ''}${text.slice(from, to)}${to < lineEnd ? '…' : ''}`;
+  const near = excerpt.trim() === '' ? ' (at the end of the file)' : ` (near ${JSON.stringify(excerpt)})`;
+  return ` at line ${line}, column ${pos - lineStart + 1}${pos >= text.length ? ' (at the end of the file)' : near}`;
+}
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const LITERAL = /true|false|null/y;
+const HEX4 = /[0-9a-fA-F]{4}/y;
+
+/** Offset of the first JSON syntax error, found without recursion (nesting may be any depth). */
+export function syntaxErrorOffset(text: string): number {
+  const n = text.length;
+  const stack: number[] = []; // 123 "{" or 91 "["
+  let i = 0;
+  const ws = () => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c !== 32 && c !== 9 && c !== 10 && c !== 13) break;
+      i++;
     }
-    const cleaned = msg.replace(/\s*in JSON at position \d+.*$/s, '').replace(/^JSON\.parse: /, '');
-    return { problem: { path: '', message: `invalid JSON${where}: ${cleaned}` } };
+  };
+  /** Scans a string starting at i (a quote); false at the offending character. */
+  const str = (): boolean => {
+    if (text.charCodeAt(i) !== 34) return false;
+    i++;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 34) {
+        i++;
+        return true;
+      }
+      if (c < 32) return false;
+      if (c === 92) {
+        const e = text[i + 1];
+        if (e === 'u') {
+          HEX4.lastIndex = i + 2;
+          if (!HEX4.test(text)) return false;
+          i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+        else return false;
+      } else i++;
+    }
+    return false;
+  };
+  const sticky = (re: RegExp): boolean => {
+    re.lastIndex = i;
+    if (!re.test(text)) return false;
+    i = re.lastIndex;
+    return true;
+  };
+  let state: 'value' | 'key' | 'after' = 'value';
+  for (;;) {
+    ws();
+    if (state === 'value') {
+      const c = text.charCodeAt(i);
+      if (c === 123 || c === 91) {
+        stack.push(c);
+        i++;
+        ws();
+        if (text.charCodeAt(i) === (c === 123 ? 125 : 93)) {
+          stack.pop();
+          i++;
+          state = 'after';
+        } else state = c === 123 ? 'key' : 'value';
+      } else if (c === 34) {
+        if (!str()) return i;
+        state = 'after';
+      } else if (sticky(NUMBER) || sticky(LITERAL)) state = 'after';
+      else return i;
+    } else if (state === 'key') {
+      if (!str()) return i;
+      ws();
+      if (text.charCodeAt(i) !== 58) return i;
+      i++;
+      state = 'value';
+    } else {
+      const top = stack[stack.length - 1];
+      if (top === undefined) return i < n ? i : -1;
+      const c = text.charCodeAt(i);
+      if (c === 44) {
+        i++;
+        state = top === 123 ? 'key' : 'value';
+      } else if (c === (top === 123 ? 125 : 93)) {
+        stack.pop();
+        i++;
+      } else return i;
+    }
   }
 }

@@ -1,10 +1,17 @@
 import type { z } from 'zod';
 import type { ValidationProblem } from '../errors.js';
 import { END } from '../schema/common.js';
-import { type HatcheryDef, hatcheryAliases, hatcheryTopSchema } from '../schema/hatchery.js';
+import {
+  type HatcheryDef,
+  hatcheryAliases,
+  hatcheryTopSchema,
+  RESERVED_SAVE_NAMES,
+  RESERVED_VAR_NAMES,
+} from '../schema/hatchery.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
-import { UNKNOWN_KEY } from '../schema/object.js';
-import { didYouMean } from '../schema/suggest.js';
+import { UNKNOWN_KEY, UNKNOWN_KEY_SEPARATOR } from '../schema/object.js';
+import { listNames, quote, didYouMean as suggestion } from '../schema/suggest.js';
+import { nestingProblem, segment } from './limits.js';
 
 /** A node after validation: its kind, its definition and its (possibly generated) name. */
 export interface ValidNode {
@@ -28,7 +35,8 @@ const FREE_FORM = new Set(['tool_args', 'output_schema', 'inputs', 'files', 'env
 function stripMeta(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripMeta);
   if (value === null || typeof value !== 'object') return value;
-  const outObj: Record<string, unknown> = {};
+  // No prototype: a "__proto__" key stays a key (and is reported as unknown) instead of replacing it.
+  const outObj: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(value)) {
     if (k.startsWith('$') || k.startsWith('_')) continue;
     outObj[k] = FREE_FORM.has(k) ? v : stripMeta(v);
@@ -44,15 +52,15 @@ function applyAliases(
   problems: ValidationProblem[],
 ): { obj: Record<string, unknown>; renamed: Map<string, string> } {
   const renamed = new Map<string, string>();
-  const result: Record<string, unknown> = {};
+  const result: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(obj)) {
-    const canonical = aliases[k];
+    const canonical = Object.hasOwn(aliases, k) ? aliases[k] : undefined;
     if (canonical === undefined) {
-      if (!(k in result)) result[k] = v;
+      if (!Object.hasOwn(result, k)) result[k] = v;
       continue;
     }
-    if (canonical in obj || renamed.has(canonical)) {
-      const other = canonical in obj ? canonical : renamed.get(canonical);
+    if (Object.hasOwn(obj, canonical) || renamed.has(canonical)) {
+      const other = Object.hasOwn(obj, canonical) ? canonical : renamed.get(canonical);
       problems.push({ path: join(path, k), message: `"${k}" and "${other}" mean the same thing; keep one` });
       continue;
     }
@@ -63,7 +71,10 @@ function applyAliases(
 }
 
 function join(...parts: (string | number)[]): string {
-  return parts.filter((p) => p !== '').join('/');
+  return parts
+    .filter((p) => p !== '')
+    .map(segment)
+    .join('/');
 }
 
 /** Converts zod issues to problems, with paths in the user's own spelling of aliased keys. */
@@ -78,9 +89,9 @@ function toProblems(
     if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
     const path = join(base, ...segs);
     if (issue.code === 'unrecognized_keys') {
-      const messages = issue.message.split('; ');
+      const messages = issue.message.split(UNKNOWN_KEY_SEPARATOR);
       issue.keys.forEach((k, i) => {
-        problems.push({ path: join(path, k), message: messages[i] ?? `${UNKNOWN_KEY} "${k}"` });
+        problems.push({ path: join(path, k), message: messages[i] ?? `${UNKNOWN_KEY} ${quote(k)}` });
       });
       continue;
     }
@@ -88,10 +99,19 @@ function toProblems(
   }
 }
 
+/** Problems of one file that get a "did you mean": only the first are shown, and each costs a search. */
+const SUGGESTIONS = 50;
+let suggestionsLeft = SUGGESTIONS;
+
+function didYouMean(word: string, candidates: readonly string[] | ReadonlySet<string>): string {
+  return suggestionsLeft-- > 0 ? suggestion(word, candidates) : '';
+}
+
 /** Validates a parsed hatchery definition; reports every problem at once with its JSON path. */
 export function validateDefinition(raw: unknown): Validated {
   const problems: ValidationProblem[] = [];
   const nodes: ValidNode[] = [];
+  suggestionsLeft = SUGGESTIONS;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     problems.push({
       path: '',
@@ -99,6 +119,9 @@ export function validateDefinition(raw: unknown): Validated {
     });
     return { nodes, problems };
   }
+  // Checked first and without recursion: everything after this recurses into the value.
+  const tooDeep = nestingProblem(raw);
+  if (tooDeep) return { nodes, problems: [tooDeep] };
   const stripped = stripMeta(raw) as Record<string, unknown>;
   const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
   const topResult = hatcheryTopSchema.safeParse(top);
@@ -120,7 +143,7 @@ export function validateDefinition(raw: unknown): Validated {
       const valid = [...TYPE_TO_KIND.keys()];
       problems.push({
         path: join(path, 'type'),
-        message: `unknown node type ${JSON.stringify(type)}${typeof type === 'string' ? didYouMean(type, valid) : ''}; valid types: ${valid.join(', ')} (or no type for a drone)`,
+        message: `unknown node type ${quote(type)}${typeof type === 'string' ? didYouMean(type, valid) : ''}; valid types: ${valid.join(', ')} (or no type for a drone)`,
       });
       return;
     }
@@ -161,7 +184,7 @@ function checkGraph(
     if (names.has(name)) {
       problems.push({
         path: `nodes/${index}/name`,
-        message: `duplicate node name "${name}"; node names must be unique`,
+        message: `duplicate node name ${quote(name)}; node names must be unique`,
       });
     }
     names.add(name);
@@ -183,7 +206,7 @@ function checkGraph(
     if (t === END || names.has(t)) return;
     problems.push({
       path,
-      message: `no node named "${t}"${didYouMean(t, names)}; nodes: ${[...names].join(', ')}`,
+      message: `no node named ${quote(t)}${didYouMean(t, names)}; nodes: ${listNames(names)}`,
     });
   };
   if (typeof top.start === 'string') {
@@ -208,10 +231,42 @@ function checkGraph(
       });
     }
   }
-  if (top.inputs && typeof top.inputs === 'object' && 'input' in top.inputs) {
-    problems.push({
-      path: 'inputs/input',
-      message: '"input" is the run\'s own input ({{ ctx.input }}); give the declared input another name',
-    });
+  checkVarNames(top, nodes, problems);
+}
+
+/** Declared inputs, `files` entries and `save_output` names become ctx keys: reserved names are refused. */
+function checkVarNames(top: Partial<HatcheryDef>, nodes: ValidNode[], problems: ValidationProblem[]): void {
+  const inputs = top.inputs && typeof top.inputs === 'object' ? Object.keys(top.inputs) : [];
+  for (const name of inputs) {
+    const why = RESERVED_VAR_NAMES.get(name);
+    if (why)
+      problems.push({
+        path: join('inputs', name),
+        message: `"${name}" ${why}; give the declared input another name`,
+      });
+  }
+  if (top.files && typeof top.files === 'object') {
+    for (const name of Object.keys(top.files)) {
+      const why = RESERVED_VAR_NAMES.get(name);
+      if (why)
+        problems.push({
+          path: join('files', name),
+          message: `"${name}" ${why}; give the file variable another name`,
+        });
+      else if (inputs.includes(name))
+        problems.push({
+          path: join('files', name),
+          message: `${quote(name)} is also a declared input; the file would overwrite it, so give one of them another name`,
+        });
+    }
+  }
+  for (const n of nodes) {
+    const save = n.def.save_output;
+    const why = typeof save === 'string' ? RESERVED_SAVE_NAMES.get(save) : undefined;
+    if (why)
+      problems.push({
+        path: `nodes/${n.index}/save_output`,
+        message: `"${save}" ${why}; save the output under another name`,
+      });
   }
 }

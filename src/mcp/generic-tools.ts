@@ -131,7 +131,8 @@ function target(
       `no hatchery named "${name}"; loaded now: ${names.length ? names.join(', ') : '(none)'}`,
     );
   }
-  const flat: Record<string, unknown> = {};
+  // No prototype: a "__proto__" key in `inputs` stays a key (refused as unknown) instead of a prototype.
+  const flat: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(args)) {
     if (k === 'name' || k === 'inputs') continue;
     flat[k] = v;

@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { findHatcheryFiles, loadHatcheryText } from '../loader/load.js';
-
-/** What loading one file's text gives. */
-type LoadResult = ReturnType<typeof loadHatcheryText>;
-
+import { ValidationError } from '../errors.js';
+import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import type { LoadOptions } from '../nodes/kind.js';
 import type { Hatchery } from '../runtime/types.js';
 import { hatcheryTool } from './tool-defs.js';
+
+/** What loading one file's text gives. */
+type LoadResult = ReturnType<typeof loadHatcheryText>;
 
 /** One served hatchery: the loaded definition, its file text and its MCP tool. */
 export interface RegistryEntry {
@@ -178,7 +178,7 @@ export class HatcheryRegistry {
     files.forEach((f, i) => {
       const text = texts[i];
       if (text === undefined) this.remove(f, change);
-      else loaded.push([f, text, loadHatcheryText(text, f, this.options.load)]);
+      else loaded.push([f, text, this.loadText(f, text)]);
     });
     for (const [f, , res] of loaded) {
       const served = this.files.get(f)?.served;
@@ -188,6 +188,18 @@ export class HatcheryRegistry {
   }
 
   /** Stops serving the name a file served (it defines another one now). */
+  /** Loads one file's text; whatever goes wrong is that file's error, so start-up and other reloads go on. */
+  private loadText(file: string, text: string): LoadResult {
+    try {
+      return loadHatcheryText(text, file, this.options.load);
+    } catch (err) {
+      return {
+        ok: false,
+        error: new ValidationError(file, [{ path: '', message: unexpectedLoadError(err) }]),
+      };
+    }
+  }
+
   private release(file: string, change: RegistryChange): void {
     const state = this.files.get(file);
     if (!state?.served) return;

@@ -128,6 +128,8 @@ export class HatcheryMcpServer implements CallHost {
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.genericTools = options.genericTools !== false;
     this.writeLine = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    // A js: module edited past its reload limit keeps its last version: say so to the user.
+    this.runtime.tools.js.onNotice ??= (message) => this.log('warning', message);
     // Every background run listens to the shutdown signal; hundreds at once are normal, not a leak.
     setMaxListeners(0, this.shutdown.signal);
   }

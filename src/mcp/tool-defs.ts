@@ -77,14 +77,21 @@ export function hatcheryTool(h: Hatchery, options: { tasks: boolean }): Tool {
   return tool;
 }
 
-/** The call's `input` and declared inputs, checked against the hatchery (strings only, no unknown names). */
+/**
+ * The call's `input` and declared inputs, checked against the hatchery (strings only, no unknown names).
+ * `vars` has no prototype, so a declared name is never confused with an inherited one ("toString").
+ */
 export function hatcheryArgs(
   h: Hatchery,
   args: Record<string, unknown> | undefined,
 ): { input?: string; vars: Record<string, string> } {
-  const vars: Record<string, string> = {};
+  const vars: Record<string, string> = Object.create(null);
   let input: string | undefined;
   const unknown: string[] = [];
+  // The SDK's argument parsing turns a "__proto__" argument whose value is an object into the
+  // arguments' prototype: refuse it rather than let it vanish.
+  const proto = args ? Object.getPrototypeOf(args) : null;
+  if (proto !== null && proto !== Object.prototype) unknown.push('__proto__');
   for (const [k, v] of Object.entries(args ?? {})) {
     if (v === undefined || v === null) continue;
     if (k !== 'input' && !Object.hasOwn(h.inputs, k)) {
@@ -102,9 +109,11 @@ export function hatcheryArgs(
   }
   if (unknown.length > 0) {
     const accepted = ['input', ...Object.keys(h.inputs)].join(', ');
+    const shown = unknown.slice(0, 10).map((u) => JSON.stringify(u.length > 60 ? `${u.slice(0, 60)}…` : u));
+    if (unknown.length > shown.length) shown.push(`and ${unknown.length - shown.length} more`);
     throw new HatcheryError(
       'USAGE',
-      `${h.name} has no argument${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; it accepts: ${accepted}`,
+      `${h.name} has no argument${unknown.length > 1 ? 's' : ''} ${shown.join(', ')}; it accepts: ${accepted}`,
       { file: h.file },
     );
   }

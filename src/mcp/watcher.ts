@@ -105,7 +105,12 @@ export class HatcheryWatcher {
         try {
           await this.options.onChange(batch);
         } catch (err) {
-          this.options.onError?.(err as Error);
+          // The batch chain must never reject: a rejected link would skip every later batch.
+          try {
+            this.options.onError?.(err instanceof Error ? err : new Error(String(err)));
+          } catch {
+            // Nothing left to report to.
+          }
         }
       });
     }, this.debounceMs);

@@ -283,7 +283,10 @@ function checkDepth(shared: RunShared, depth: number, h: Hatchery): void {
   }
 }
 
-/** Copies declared inputs into ctx; unknown names and missing inputs are errors listing them all. */
+/**
+ * Copies declared inputs into ctx; unknown names and missing inputs are errors listing them all.
+ * Only the file's own declared names count: "constructor" or "__proto__" are refused like any undeclared name.
+ */
 function applyVars(
   h: Hatchery,
   ctx: Record<string, unknown>,
@@ -292,12 +295,12 @@ function applyVars(
   const declared = h.inputs;
   if (vars) {
     for (const [k, v] of Object.entries(vars)) {
-      if (!(k in declared)) {
+      if (!Object.hasOwn(declared, k)) {
         const names = Object.keys(declared);
         throw new HatcheryError(
           'MISSING_INPUT',
-          `"${k}" is not a declared input of ${h.name}; declared inputs: ${names.length ? names.join(', ') : '(none)'}`,
-          { file: h.file, field: 'inputs', input: k },
+          `${JSON.stringify(k.length > 60 ? `${k.slice(0, 60)}…` : k)} is not a declared input of ${h.name}; declared inputs: ${names.length ? names.join(', ') : '(none)'}`,
+          { file: h.file, field: 'inputs', input: k.slice(0, 60) },
         );
       }
       ctx[k] = v;

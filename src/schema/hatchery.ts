@@ -31,6 +31,23 @@ export const mcpServerSchema = z.union([
 /** Map of server name to MCP server definition. */
 export const mcpServersSchema = z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), mcpServerSchema);
 
+const PROTOTYPE_REASON =
+  'is reserved: it names part of every JavaScript object (its prototype), and a variable with this name could change how ctx behaves';
+
+/** Names `save_output` cannot take: the vocabulary of JavaScript prototypes, and the template function. */
+export const RESERVED_SAVE_NAMES: ReadonlyMap<string, string> = new Map([
+  ...[...Object.getOwnPropertyNames(Object.prototype), 'prototype'].map(
+    (n) => [n, PROTOTYPE_REASON] as const,
+  ),
+  ['fread', 'is reserved: it is the template function {{ fread(path) }}'],
+]);
+
+/** Names a declared input or `files` entry cannot take (they become ctx keys); each with the reason. */
+export const RESERVED_VAR_NAMES: ReadonlyMap<string, string> = new Map([
+  ...RESERVED_SAVE_NAMES,
+  ['input', "is the run's own input ({{ ctx.input }})"],
+]);
+
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
 
 /** A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`). */

@@ -1,8 +1,12 @@
 import { z } from 'zod';
-import { didYouMean } from './suggest.js';
+import { didYouMean, quote } from './suggest.js';
 
 /** Prefix of unknown key messages; the loader splits them into one problem per key. */
 export const UNKNOWN_KEY = 'unknown key';
+/** Separates the per-key messages of one unknown-keys issue; quoted keys never contain it. */
+export const UNKNOWN_KEY_SEPARATOR = '\n';
+/** Unknown keys of one object that get a "did you mean"; the rest are only named. */
+const SUGGESTED_KEYS = 50;
 
 /**
  * A strict object of the file format: unknown keys are errors that suggest the nearest valid key
@@ -13,7 +17,9 @@ export function fileObject<S extends z.core.$ZodLooseShape>(shape: S, aliases: R
   return z.strictObject(shape, {
     error: (iss) => {
       if (iss.code !== 'unrecognized_keys') return undefined;
-      return iss.keys.map((k) => `${UNKNOWN_KEY} "${k}"${didYouMean(k, valid)}`).join('; ');
+      return iss.keys
+        .map((k, i) => `${UNKNOWN_KEY} ${quote(k)}${i < SUGGESTED_KEYS ? didYouMean(k, valid) : ''}`)
+        .join(UNKNOWN_KEY_SEPARATOR);
     },
   });
 }

@@ -1,3 +1,28 @@
+/** Longest value quoted whole in an error message; longer ones are cut with "…". */
+export const QUOTE_LIMIT = 60;
+/** Most candidates a suggestion compares against: keeps "did you mean" linear on huge files. */
+export const SUGGEST_CANDIDATES = 200;
+/** Longest word worth suggesting for: names of the format are short, so a long word is no typo of one. */
+const SUGGEST_WORD_LIMIT = 64;
+
+/** A value as a JSON string literal, cut to about `limit` characters so no message embeds a huge value. */
+export function quote(value: unknown, limit = QUOTE_LIMIT): string {
+  const s = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  // Cut before escaping: JSON.stringify of a huge string would be as huge as the string.
+  return JSON.stringify(s.length > limit ? `${s.slice(0, limit)}…` : s);
+}
+
+/** Up to `limit` names, comma-separated, then how many more there are. */
+export function listNames(names: readonly string[] | ReadonlySet<string>, limit = 20): string {
+  const shown: string[] = [];
+  for (const n of names) {
+    if (shown.length >= limit) break;
+    shown.push(n.length > QUOTE_LIMIT ? `${n.slice(0, QUOTE_LIMIT)}…` : n);
+  }
+  const more = ('size' in names ? names.size : names.length) - shown.length;
+  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+}
+
 /** Edit distance between two short strings (keys, node names, types). */
 export function editDistance(a: string, b: string): number {
   const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -13,12 +38,19 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
-/** The candidate closest to `word`, if it is close enough to be a plausible typo. */
+/**
+ * The candidate closest to `word`, if it is close enough to be a plausible typo. Only the first
+ * SUGGEST_CANDIDATES candidates are compared, so a file with 100,000 names costs no more than one with 200.
+ */
 export function nearest(word: string, candidates: Iterable<string>): string | undefined {
+  if (word.length > SUGGEST_WORD_LIMIT) return undefined;
   let best: string | undefined;
   let bestScore = Number.POSITIVE_INFINITY;
   const lower = word.toLowerCase();
+  let seen = 0;
   for (const c of candidates) {
+    if (++seen > SUGGEST_CANDIDATES) break;
+    if (c.length > SUGGEST_WORD_LIMIT) continue;
     const cl = c.toLowerCase();
     const score = cl === lower ? 0 : cl.includes(lower) || lower.includes(cl) ? 1 : editDistance(lower, cl);
     if (score < bestScore) {
@@ -35,5 +67,5 @@ export function nearest(word: string, candidates: Iterable<string>): string | un
 /** "; did you mean "x"?" or nothing. */
 export function didYouMean(word: string, candidates: Iterable<string>): string {
   const n = nearest(word, candidates);
-  return n ? ` (did you mean "${n}"?)` : '';
+  return n ? ` (did you mean ${quote(n)}?)` : '';
 }

@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../errors.js';
@@ -176,41 +177,87 @@ function buildTool(mod: Module, ref: JsRef): Tool {
   };
 }
 
-/** Loads js: tools; modules are imported once per file modification, so edits are picked up. */
+/**
+ * Distinct contents of one js: module imported per process. Node never unloads an ES module, so each
+ * imported version stays in memory for good: past this many, edits are no longer loaded.
+ */
+export const MAX_JS_MODULE_VERSIONS = 100;
+
+/** The versions of one module file imported so far, by content hash, and the one in use. */
+interface ModuleVersions {
+  /** Modification time and size of the file when `current` was chosen. */
+  stamp: string;
+  current: string;
+  imports: Map<string, Promise<Module>>;
+  /** True once the notice about the limit was given. */
+  refused: boolean;
+}
+
+/**
+ * Loads js: tools. A module is imported anew when its content changes, so edits are picked up; a
+ * content seen before reuses its first import, and at most `maxVersions` contents are imported per
+ * file (the server keeps serving the last one and says so through `onNotice`).
+ */
 export class JsTools {
-  private readonly modules = new Map<string, { version: string; mod: Promise<Module> }>();
+  /** Receives the notice that a module's further edits are not loaded (the server logs it). */
+  onNotice: ((message: string) => void) | undefined;
+  private readonly modules = new Map<string, ModuleVersions>();
   private readonly tools = new Map<string, { version: string; tool: Tool }>();
+
+  constructor(readonly maxVersions = MAX_JS_MODULE_VERSIONS) {}
 
   /** The tool a js: reference names, from the module below the scope's allowed roots. */
   async resolve(ref: JsRef, scope: Scope): Promise<Tool> {
     const abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
-    let version: string;
+    let stamp: string;
     try {
       const info = await stat(abs);
-      version = `${info.mtimeMs}-${info.size}`;
+      stamp = `${info.mtimeMs}-${info.size}`;
     } catch (err) {
-      throw new HatcheryError(
-        'NOT_FOUND',
-        `${ref.ref}: cannot read module ${abs}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-        { tool: ref.ref, path: ref.module },
-        { cause: err },
-      );
+      throw notFound(ref, abs, err);
     }
+    const versions = await this.versionsAt(abs, stamp, ref);
+    const version = versions.current;
     const key = `${abs}#${ref.export}`;
     const hit = this.tools.get(key);
     if (hit && hit.version === version) return hit.tool;
-    const tool = buildTool(await this.load(abs, version, ref), ref);
+    const tool = buildTool(await versions.imports.get(version)!, ref);
     this.tools.set(key, { version, tool });
     return tool;
   }
 
-  private load(abs: string, version: string, ref: JsRef): Promise<Module> {
-    const hit = this.modules.get(abs);
-    if (hit && hit.version === version) return hit.mod;
-    // The query makes Node import the edited file anew instead of its cached first version.
-    const url = `${pathToFileURL(abs).href}?mtime=${encodeURIComponent(version)}`;
+  /** The versions of a module file, with `current` set to what the file holds now (within the limit). */
+  private async versionsAt(abs: string, stamp: string, ref: JsRef): Promise<ModuleVersions> {
+    const known = this.modules.get(abs);
+    if (known && known.stamp === stamp) return known;
+    let text: Buffer;
+    try {
+      text = await readFile(abs);
+    } catch (err) {
+      throw notFound(ref, abs, err);
+    }
+    const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
+    const versions = known ?? { stamp, current: hash, imports: new Map(), refused: false };
+    this.modules.set(abs, versions);
+    versions.stamp = stamp;
+    if (versions.imports.has(hash)) {
+      versions.current = hash;
+      return versions;
+    }
+    if (versions.imports.size >= this.maxVersions) {
+      // Keep serving the version in use: one more import would stay in memory until the process ends.
+      if (!versions.refused) {
+        versions.refused = true;
+        const notice = `js:${ref.module}: ${versions.imports.size} versions of ${abs} were loaded since the server started and Node keeps each in memory, so this edit and later ones are not loaded: restart the server to load further edits of ${abs}`;
+        if (this.onNotice) this.onNotice(notice);
+        else process.emitWarning(notice, 'HatcheryWarning');
+      }
+      return versions;
+    }
+    // The query makes Node import the edited file anew instead of its cached first version; the
+    // same content gives the same URL, so Node's own cache serves it again.
+    const url = `${pathToFileURL(abs).href}?v=${hash}`;
     const mod = (import(url) as Promise<Module>).catch((err: unknown) => {
-      this.modules.delete(abs);
       throw new HatcheryError(
         'TOOL',
         `${ref.ref}: cannot import ${abs}: ${(err as Error)?.message ?? String(err)}`,
@@ -218,7 +265,19 @@ export class JsTools {
         { cause: err },
       );
     });
-    this.modules.set(abs, { version, mod });
-    return mod;
+    // A failed import is kept too: the same broken content fails the same way without importing again.
+    mod.catch(() => {});
+    versions.imports.set(hash, mod);
+    versions.current = hash;
+    return versions;
   }
+}
+
+function notFound(ref: JsRef, abs: string, err: unknown): HatcheryError {
+  return new HatcheryError(
+    'NOT_FOUND',
+    `${ref.ref}: cannot read module ${abs}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    { tool: ref.ref, path: ref.module },
+    { cause: err },
+  );
 }
