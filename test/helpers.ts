@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,4 +30,37 @@ export function problems(def: unknown): string[] {
 /** A minimal valid hatchery with the given nodes. */
 export function hatch(nodes: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { name: 'test', desc: 'a test hatchery', nodes, ...extra };
+}
+
+/** The built CLI (npm test builds before running vitest). */
+export const CLI_PATH = new URL('../dist/cli.js', import.meta.url).pathname;
+/** The repository root. */
+export const REPO_ROOT = new URL('..', import.meta.url).pathname;
+
+/**
+ * Runs the built CLI as a user would, in a clean environment (PATH and HOME plus `env`: no API keys
+ * leak in from the developer's shell); resolves with the exit code and both streams.
+ */
+export function runCli(
+  args: string[],
+  opts: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], {
+      cwd: opts.cwd ?? REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b) => {
+      stdout += b;
+    });
+    child.stderr.on('data', (b) => {
+      stderr += b;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.stdin ?? '');
+  });
 }

@@ -58,7 +58,11 @@ export const droneSchema = fileObject(
     base_url: z.url().optional().describe('OpenAI-compatible endpoint (Ollama, vLLM, ...) for this node'),
     temperature: z.number().min(0).max(2).optional(),
     max_tokens: z.number().int().min(1).optional().describe('Maximum tokens of the reply'),
-    timeout_ms: timeoutMs.optional().describe('Time one model call may take in milliseconds, retries and their waits included (default 300000)'),
+    timeout_ms: timeoutMs
+      .optional()
+      .describe(
+        'Time one model call may take in milliseconds, retries and their waits included (default 300000)',
+      ),
     stream: z.boolean().optional().describe('Stream the reply from the provider (default false)'),
     tools: z
       .array(z.string().min(1))

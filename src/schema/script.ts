@@ -22,7 +22,9 @@ export const scriptSchema = fileObject({
     .describe('The program and its arguments as an argv array; never run through a shell'),
   stdin: template("Text fed to the program's stdin; default the previous node's output").optional(),
   env: childEnvField.optional(),
-  timeout_ms: timeoutMs.optional().describe('Kill the program and every process it started after this many milliseconds (default 60000)'),
+  timeout_ms: timeoutMs
+    .optional()
+    .describe('Kill the program and every process it started after this many milliseconds (default 60000)'),
 });
 
 /** A script node as written in a file. */

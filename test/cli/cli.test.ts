@@ -5,36 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../helpers.js';
 
 const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-/** Runs the built CLI as a user would; resolves with exit code and both streams. */
-function cli(
-  args: string[],
-  opts: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: opts.cwd ?? ROOT,
-      // A clean environment: no API keys leak in from the developer's shell.
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => {
-      stdout += b;
-    });
-    child.stderr.on('data', (b) => {
-      stderr += b;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.stdin ?? '');
-  });
-}
+const cli = runCli;
 
 describe('hatchery-mcp run (as a process)', () => {
   it('runs the keyless example: output on stdout, one line per node on stderr', async () => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,10 +8,8 @@ import { HatcheryError } from '../../src/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { blockedRange, hostAllowed } from '../../src/tools/builtin/net-guard.js';
 import type { ToolResolverOptions } from '../../src/tools/resolve.js';
-import { tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../helpers.js';
 import { loadIn } from '../tools/helpers.js';
-
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 
 /** A loopback server that records the paths it was asked for and answers `<name> <path>`. */
 class Target {
@@ -196,22 +193,10 @@ describe('opting in', () => {
         ],
       }),
     );
-    const run = (...flags: string[]) =>
-      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, 'run', file, '-q', ...flags], {
-          env: { PATH: process.env.PATH ?? '' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (b) => {
-          out += b;
-        });
-        child.stderr.on('data', (b) => {
-          err += b;
-        });
-        child.on('close', (code) => resolve({ code, out, err }));
-      });
+    const run = async (...flags: string[]) => {
+      const r = await runCli(['run', file, '-q', ...flags]);
+      return { code: r.code, out: r.stdout, err: r.stderr };
+    };
     const refused = await run();
     expect(refused.code).toBe(1);
     expect(refused.err).toContain(`--allow-host 127.0.0.1:${target.port}`);

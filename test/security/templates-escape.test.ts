@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, tempDir } from '../helpers.js';
-import { CLI, ROOT, spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
+import { hatch, load, runCli, tempDir } from '../helpers.js';
+import { spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
 import { CANARY, CANARY_VAR, CORPUS, type Expect, MARKER_VAR } from './templates-corpus.js';
 
 const ids = CORPUS.map((_, i) => `F${String(i + 1).padStart(2, '0')}`);
@@ -101,24 +100,7 @@ describe(`template escape corpus (${CORPUS.length} forms)`, () => {
 
   it('refuses every form through the built CLI (one process for the whole corpus)', async () => {
     const file = writeHatchery(tempDir(), 'corpus.json', corpusHatchery());
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (resolve, reject) => {
-        const child = spawn(process.execPath, [CLI, 'run', file, '--input', 'hello'], {
-          cwd: ROOT,
-          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...canaryEnv },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (b) => {
-          stdout += b;
-        });
-        child.stderr.on('data', (b) => {
-          stderr += b;
-        });
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      },
-    );
+    const r = await runCli(['run', file, '--input', 'hello'], { env: canaryEnv });
     expect(r.code, r.stderr).toBe(0);
     assertNoLeak(r.stderr);
     checkAll(r.stdout.replace(/\n$/, ''));

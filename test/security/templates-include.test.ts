@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, tempDir } from '../helpers.js';
-import { CLI, writeHatchery } from '../mcp/helpers.js';
+import { hatch, load, runCli, tempDir } from '../helpers.js';
+import { writeHatchery } from '../mcp/helpers.js';
 
 const echo = (text: string) => ({ name: 'Show', type: 'tool', tool_name: 'echo', tool_args: { text } });
 
@@ -107,21 +106,8 @@ describe('include, import and extends', () => {
     mkdirSync(path.join(cwd, 'views'));
     writeFileSync(path.join(cwd, 'views', 'secret.njk'), 'VIEWS-SECRET');
     const file = writeHatchery(tempDir(), 'views.json', hatch([echo('{% include "secret.njk" %}')]));
-    const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, 'run', file, '--input', 'x'], {
-        cwd,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
-      });
-      let out = '';
-      child.stdout.on('data', (b) => {
-        out += b;
-      });
-      child.stderr.on('data', (b) => {
-        out += b;
-      });
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, out }));
-    });
+    const res = await runCli(['run', file, '--input', 'x'], { cwd });
+    const r = { code: res.code, out: res.stdout + res.stderr };
     expect(r.out).not.toContain('VIEWS-SECRET');
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/template not found: secret\.njk/);
