@@ -5,10 +5,8 @@ import Anthropic, {
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
 import { AnthropicStreamAccumulator, fromAnthropicMessage, toAnthropicParams } from './anthropic-convert.js';
-import { abortedError, CallGuard, timedOut, toProviderError } from './errors.js';
-import { type RetryContext, withRetries } from './retry.js';
-import { endpointOf, isAnthropicMessage, notAReply } from './shape.js';
-import { drainStream } from './stream.js';
+import { sdkChat } from './sdk-call.js';
+import { isAnthropicMessage } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
 
 const CLASSES = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
@@ -29,64 +27,22 @@ export class AnthropicProvider implements Provider {
   ) {}
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
-    const cancelled = abortedError(request.signal);
-    if (cancelled) throw cancelled;
-    const guard = new CallGuard(request.signal);
-    const timeoutMs =
-      request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : this.client.timeout;
     const { params, schemaTool } = toAnthropicParams(request);
-    const ctx: RetryContext = {
+    const messages = this.client.messages;
+    return sdkChat(request, {
       vendor: 'Anthropic',
       classes: CLASSES,
-      apiKey: this.client.apiKey ?? undefined,
-      timeoutMs,
-      baseURL: this.client.baseURL,
-      signal: request.signal,
-      guard,
-      maxRetries: this.options.maxRetries ?? this.client.maxRetries,
-    };
-    const fallback = `${this.client.baseURL.replace(/\/$/, '')}/v1/messages`;
-    // The timeout bounds every attempt and retry wait together; the SDK's own retries are off (see retry.ts).
-    // `timeout` is always explicit: without it the SDK refuses large non-streaming max_tokens up front.
-    guard.startDeadline(timeoutMs, () => timedOut('Anthropic', timeoutMs));
-    const opts = (timeout: number) => ({ signal: guard.signal, timeout, maxRetries: 0 });
-    try {
-      if (!request.stream) {
-        const { data, response } = await withRetries(
-          (timeout) => this.client.messages.create(params, opts(timeout)).withResponse(),
-          ctx,
-        );
-        if (!isAnthropicMessage(data)) {
-          throw notAReply({
-            vendor: 'Anthropic',
-            what: 'Messages API reply',
-            endpoint: endpointOf(response, fallback),
-            response,
-            body: data,
-            apiKey: ctx.apiKey,
-          });
-        }
-        return fromAnthropicMessage(data, schemaTool);
-      }
-      const { data: stream, response } = await withRetries(
-        (timeout) => this.client.messages.create({ ...params, stream: true }, opts(timeout)).withResponse(),
-        ctx,
-      );
-      // From here on data must keep coming (idle timeout), however long the whole reply takes.
-      guard.endDeadline();
-      return await drainStream(stream, new AnthropicStreamAccumulator(schemaTool), guard, {
-        vendor: 'Anthropic',
-        idleMs: timeoutMs,
-        onDelta: request.onDelta,
-        endpoint: endpointOf(response, fallback),
-        response,
-        what: 'stream of Messages API events',
-      });
-    } catch (err) {
-      throw toProviderError(err, ctx);
-    } finally {
-      guard.dispose();
-    }
+      client: this.client,
+      maxRetries: this.options.maxRetries,
+      path: '/v1/messages',
+      reply: (opts) => messages.create(params, opts).withResponse(),
+      isReply: isAnthropicMessage,
+      replyWhat: 'Messages API reply',
+      fromReply: (message) => fromAnthropicMessage(message, schemaTool),
+      stream: (opts) => messages.create({ ...params, stream: true }, opts).withResponse(),
+      accumulator: () => new AnthropicStreamAccumulator(schemaTool),
+      streamWhat: 'stream of Messages API events',
+    });
   }
 }
 

@@ -1,14 +1,12 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { abortedError, CallGuard, timedOut, toProviderError } from './errors.js';
 import {
   fromOpenAIResponse,
   type MaxTokensField,
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
-import { type RetryContext, withRetries } from './retry.js';
-import { endpointOf, isChatCompletion, notAReply } from './shape.js';
-import { drainStream } from './stream.js';
+import { sdkChat } from './sdk-call.js';
+import { isChatCompletion } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
 
 const CLASSES = { APIError, APIUserAbortError, APIConnectionError, APIConnectionTimeoutError };
@@ -36,66 +34,25 @@ export class OpenAIProvider implements Provider {
   }
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
-    const cancelled = abortedError(request.signal);
-    if (cancelled) throw cancelled;
-    const guard = new CallGuard(request.signal);
-    const timeoutMs =
-      request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : this.client.timeout;
     const params = toOpenAIParams(request, { maxTokensField: this.maxTokensField });
-    const ctx: RetryContext = {
+    const completions = this.client.chat.completions;
+    return sdkChat(request, {
       vendor: 'OpenAI',
       classes: CLASSES,
-      apiKey: this.client.apiKey ?? undefined,
-      timeoutMs,
-      baseURL: this.client.baseURL,
-      signal: request.signal,
-      guard,
-      maxRetries: this.options.maxRetries ?? this.client.maxRetries,
-    };
-    const fallback = `${this.client.baseURL.replace(/\/$/, '')}/chat/completions`;
-    // The timeout bounds every attempt and retry wait together; the SDK's own retries are off (see retry.ts).
-    guard.startDeadline(timeoutMs, () => timedOut('OpenAI', timeoutMs));
-    const opts = (timeout: number) => ({ signal: guard.signal, timeout, maxRetries: 0 });
-    try {
-      if (!request.stream) {
-        const { data, response } = await withRetries(
-          (timeout) => this.client.chat.completions.create(params, opts(timeout)).withResponse(),
-          ctx,
-        );
-        if (!isChatCompletion(data)) {
-          throw notAReply({
-            vendor: 'OpenAI',
-            what: 'chat completion',
-            endpoint: endpointOf(response, fallback),
-            response,
-            body: data,
-            apiKey: ctx.apiKey,
-          });
-        }
-        return fromOpenAIResponse(data);
-      }
-      const { data: stream, response } = await withRetries(
-        (timeout) =>
-          this.client.chat.completions
-            .create({ ...params, stream: true, stream_options: { include_usage: true } }, opts(timeout))
-            .withResponse(),
-        ctx,
-      );
-      // From here on data must keep coming (idle timeout), however long the whole reply takes.
-      guard.endDeadline();
-      return await drainStream(stream, new OpenAIStreamAccumulator(), guard, {
-        vendor: 'OpenAI',
-        idleMs: timeoutMs,
-        onDelta: request.onDelta,
-        endpoint: endpointOf(response, fallback),
-        response,
-        what: 'stream of chat completion chunks',
-      });
-    } catch (err) {
-      throw toProviderError(err, ctx);
-    } finally {
-      guard.dispose();
-    }
+      client: this.client,
+      maxRetries: this.options.maxRetries,
+      path: '/chat/completions',
+      reply: (opts) => completions.create(params, opts).withResponse(),
+      isReply: isChatCompletion,
+      replyWhat: 'chat completion',
+      fromReply: fromOpenAIResponse,
+      stream: (opts) =>
+        completions
+          .create({ ...params, stream: true, stream_options: { include_usage: true } }, opts)
+          .withResponse(),
+      accumulator: () => new OpenAIStreamAccumulator(),
+      streamWhat: 'stream of chat completion chunks',
+    });
   }
 }
 
