@@ -3,10 +3,10 @@ import { formatError, HatcheryError } from '../errors.js';
 import { loadHatchery } from '../loader/load.js';
 import { killAllTrees } from '../runtime/process-tree.js';
 import { Runtime } from '../runtime/runtime.js';
-import { checkAllowHosts } from '../tools/builtin/net-guard.js';
-import { EXIT, intOption, keyValues, parseArgs } from './args.js';
+import { EXIT, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
+import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp run`. */
 export const RUN_HELP = `Usage: hatchery-mcp run <file> [options]
@@ -63,13 +63,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs(argv, {
     input: { type: 'string', short: 'i' },
     set: { type: 'string', multiple: true },
-    'max-steps': { type: 'string' },
-    'allow-root': { type: 'string', multiple: true },
-    'allow-write': { type: 'string', multiple: true },
-    'allow-shell': { type: 'boolean' },
-    'allow-host': { type: 'string', multiple: true },
-    'allow-private-network': { type: 'boolean' },
-    'mcp-config': { type: 'string' },
+    ...RUNTIME_FLAGS,
     quiet: { type: 'boolean', short: 'q' },
     json: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -83,8 +77,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw new HatcheryError('USAGE', `run takes one hatchery file\n\n${RUN_HELP}`);
   }
   const vars = keyValues(values.set, 'set');
-  const maxSteps = intOption(values['max-steps'], 'max-steps');
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
+  const options = runtimeOptions(values, mcpServers);
   const hatchery = await loadHatchery(file, { mcpServers });
 
   let input = values.input;
@@ -96,17 +90,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     Object.assign(vars, await askMissing(hatchery.inputs, missing));
   }
 
-  const runtime = new Runtime({
-    allowRoots: values['allow-root'],
-    allowWrite: values['allow-write'],
-    maxSteps,
-    tools: {
-      allowShell: values['allow-shell'] === true,
-      allowHosts: checkAllowHosts(values['allow-host']),
-      allowPrivateNetwork: values['allow-private-network'] === true,
-      mcpServers,
-    },
-  });
+  const runtime = new Runtime(options);
   const controller = new AbortController();
   // The first Ctrl-C cancels the run, which stops its process trees (SIGTERM, then SIGKILL) and
   // exits 130 once they are gone; a second one kills them at once and exits.

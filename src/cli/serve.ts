@@ -2,10 +2,10 @@ import { HatcheryError } from '../errors.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
-import { checkAllowHosts } from '../tools/builtin/net-guard.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { version } from './main.js';
+import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of the MCP server command. */
 export const SERVE_HELP = `Usage: hatchery-mcp [serve] [--dir DIR] [options]
@@ -109,13 +109,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'max-result-bytes': { type: 'string' },
     'max-sessions': { type: 'string' },
     'no-generic-tools': { type: 'boolean' },
-    'allow-root': { type: 'string', multiple: true },
-    'allow-write': { type: 'string', multiple: true },
-    'allow-shell': { type: 'boolean' },
-    'allow-host': { type: 'string', multiple: true },
-    'allow-private-network': { type: 'boolean' },
-    'mcp-config': { type: 'string' },
-    'max-steps': { type: 'string' },
+    ...RUNTIME_FLAGS,
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
   });
@@ -139,7 +133,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const token = http ? values.token || process.env.HATCHERY_MCP_TOKEN || undefined : undefined;
   const maxConcurrent = intOption(values['max-concurrent'], 'max-concurrent');
-  const maxSteps = intOption(values['max-steps'], 'max-steps');
   const maxResultBytes = intOption(values['max-result-bytes'], 'max-result-bytes');
   const maxSessions = intOption(values['max-sessions'], 'max-sessions');
   if (maxSessions !== undefined && !http) {
@@ -150,17 +143,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const core = await HatcheryMcpServer.start({
     dir: values.dir ?? 'hatchery',
-    runtimeOptions: {
-      allowRoots: values['allow-root'],
-      allowWrite: values['allow-write'],
-      maxSteps,
-      tools: {
-        allowShell: values['allow-shell'] === true,
-        allowHosts: checkAllowHosts(values['allow-host']),
-        allowPrivateNetwork: values['allow-private-network'] === true,
-        mcpServers,
-      },
-    },
+    runtimeOptions: runtimeOptions(values, mcpServers),
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,
