@@ -204,6 +204,8 @@ describe('AnthropicProvider through the real SDK', () => {
     fake.enqueue({ text: 'late', delayMs: 5000 });
     const err = await failure(provider(0).chat(request({ timeoutMs: 100 })));
     expect(err).toMatchObject({ code: 'TIMEOUT', message: 'Anthropic call timed out after 100 ms' });
+    // The attempt reached the server; waiting for it keeps its reply from being taken by the next test.
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
   });
 
   it('times out a stream that stalls after the headers', async () => {

@@ -256,13 +256,16 @@ describe('OpenAIProvider through the real SDK', () => {
     const err = await failure(provider({ maxRetries: 0 }).chat(request({ timeoutMs: 100 })));
     expect(err).toMatchObject({ code: 'TIMEOUT', message: 'OpenAI call timed out after 100 ms' });
     expect(Date.now() - t0).toBeLessThan(2000);
+    // The attempt reached the server; waiting for it keeps its reply from being taken by the next test.
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
   });
 
   it('bounds all attempts with the timeout: a slow attempt leaves no time for a retry', async () => {
     fake.enqueue({ text: 'late', delayMs: 5000 }, 'in time');
     const err = await failure(provider({ maxRetries: 1 }).chat(request({ timeoutMs: 100 })));
     expect(err).toMatchObject({ code: 'TIMEOUT', message: 'OpenAI call timed out after 100 ms' });
-    expect(fake.requests).toHaveLength(1);
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    expect(fake.pending).toBe(1);
   });
 
   it('times out a stream that stalls after the headers', async () => {

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { CLI, writeHatchery } from '../mcp/helpers.js';
-import { running, since, treeArgv, treePids } from './procs-helpers.js';
+import { expectEnded, running, since, treeArgv, treePids } from './procs-helpers.js';
 
 /** Starts `hatchery-mcp run` on a one-script hatchery running the tree script. */
 function runTree(trapTerm = false) {
@@ -37,8 +37,7 @@ describe('Ctrl-C on hatchery-mcp run', () => {
     expect(await exited).toBe(130);
     expect(since(t0)).toBeLessThan(4000);
     expect(stderr()).toMatch(/cancelled/);
-    expect(running(sh)).toBe(false);
-    expect(running(grand)).toBe(false);
+    await expectEnded(sh, grand);
   });
 
   it('a second Ctrl-C kills a tree that ignores SIGTERM at once', async () => {
@@ -51,8 +50,7 @@ describe('Ctrl-C on hatchery-mcp run', () => {
     // SIGKILL reached the group before the CLI exited; the kernel may take a moment to finish them.
     const t0 = Date.now();
     while ((running(sh) || running(grand)) && since(t0) < 2000) await new Promise((r) => setTimeout(r, 20));
-    expect(running(sh)).toBe(false);
-    expect(running(grand)).toBe(false);
+    await expectEnded(sh, grand);
   });
 
   it('the first Ctrl-C alone ends a tree that ignores SIGTERM, with SIGKILL after the grace', async () => {
@@ -62,7 +60,6 @@ describe('Ctrl-C on hatchery-mcp run', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(since(t0)).toBeLessThan(6000);
-    expect(running(sh)).toBe(false);
-    expect(running(grand)).toBe(false);
+    await expectEnded(sh, grand);
   });
 });

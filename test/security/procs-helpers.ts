@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { expect, vi } from 'vitest';
 import { waitFor } from '../mcp/helpers.js';
 import { TSX } from '../tools/helpers.js';
 
@@ -50,6 +51,14 @@ export function running(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Asserts that every pid has ended. A program's promise settles when its pipes close, which the kernel
+ * does early in a process's exit; the process itself is gone a moment later, so allow that moment (1 s).
+ */
+export async function expectEnded(...pids: number[]): Promise<void> {
+  await vi.waitFor(() => expect(pids.filter(running)).toEqual([]), { timeout: 1000 });
 }
 
 /** The tree fixture MCP server as an mcpServers entry. */

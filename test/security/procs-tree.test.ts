@@ -10,7 +10,7 @@ import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { waitFor } from '../mcp/helpers.js';
 import { loadIn, Scripted, TSX, toolResults } from '../tools/helpers.js';
-import { running, since, treeArgv, treePids } from './procs-helpers.js';
+import { expectEnded, running, since, treeArgv, treePids } from './procs-helpers.js';
 
 function script(node: Record<string, unknown>, signal?: AbortSignal) {
   const dir = tempDir();
@@ -42,8 +42,7 @@ describe('script timeouts end the whole process tree', () => {
     const err = (await script({ cmd: treeArgv(dir), timeout_ms: 1500 }).catch((e) => e)) as HatcheryError;
     expect(err.code).toBe('TIMEOUT');
     const { sh, grand } = await treePids(dir);
-    expect(running(sh)).toBe(false);
-    expect(running(grand)).toBe(false);
+    await expectEnded(sh, grand);
   });
 
   it('uses SIGKILL on a tree that ignores SIGTERM, within the grace', async () => {
@@ -55,8 +54,7 @@ describe('script timeouts end the whole process tree', () => {
     expect(err.code).toBe('TIMEOUT');
     expect(since(t0)).toBeLessThan(7000);
     const { sh, grand } = await treePids(dir);
-    expect(running(sh)).toBe(false);
-    expect(running(grand)).toBe(false);
+    await expectEnded(sh, grand);
   });
 });
 
@@ -71,8 +69,7 @@ describe('cancellation ends the whole process tree', () => {
     const err = await run;
     expect(err).toMatchObject({ code: 'ABORTED' });
     expect(since(t0)).toBeLessThan(4000);
-    expect(running(sh)).toBe(false);
-    expect(running(grand)).toBe(false);
+    await expectEnded(sh, grand);
   });
 });
 
@@ -86,7 +83,7 @@ describe('a program that ends while its background job holds the pipe', () => {
     expect(res.output).toBe('done\n');
     expect(since(t0)).toBeLessThan(5000);
     const { grand } = await treePids(dir);
-    expect(running(grand)).toBe(false);
+    await expectEnded(grand);
   });
 });
 
@@ -116,8 +113,7 @@ describe('shell_exec', () => {
     expect(res).toMatchObject({ isError: true, content: expect.stringContaining('killed after 1500 ms') });
     expect(since(t0)).toBeLessThan(5000);
     const { sh, grand } = await treePids(dir);
-    expect(running(sh)).toBe(false);
-    expect(running(grand)).toBe(false);
+    await expectEnded(sh, grand);
   });
 });
 
