@@ -83,7 +83,9 @@ export function spawnTools(scope: Scope, spec: SpawnSpec, parent: SpawnParent, d
     };
   }
   const taskSchema = { type: 'object', properties: taskProps, required: ['template', 'task'] };
-  const one = async (args: Record<string, unknown>) => {
+  // Each agent runs under the signal of the tool call that spawned it: a timed-out or cancelled
+  // call ends its agents (and everything they started), not only the wait for them.
+  const one = async (args: Record<string, unknown>, signal: AbortSignal) => {
     const tmpl = spec.templates.get(String(args.template));
     if (!tmpl) {
       throw new HatcheryError(
@@ -96,7 +98,7 @@ export function spawnTools(scope: Scope, spec: SpawnSpec, parent: SpawnParent, d
     }
     const addition =
       typeof args.system_prompt_addition === 'string' ? args.system_prompt_addition : undefined;
-    return runSpawned(scope, spec, parent, tmpl, args.task, addition, depth);
+    return runSpawned(scope.child({}, { signal }), spec, parent, tmpl, args.task, addition, depth);
   };
   return [
     {
@@ -104,8 +106,8 @@ export function spawnTools(scope: Scope, spec: SpawnSpec, parent: SpawnParent, d
       description: `Start a helper agent for one focused sub-task and get its answer.\nTemplates:\n${choices}`,
       inputSchema: taskSchema,
       ref: 'spawn_agent',
-      async call(args) {
-        return { text: JSON.stringify(await one(args)) };
+      async call(args, tc) {
+        return { text: JSON.stringify(await one(args, tc.signal)) };
       },
     },
     {
@@ -118,15 +120,16 @@ export function spawnTools(scope: Scope, spec: SpawnSpec, parent: SpawnParent, d
         required: ['tasks'],
       },
       ref: 'spawn_agents_parallel',
-      async call(args) {
+      async call(args, tc) {
+        const signal = tc.signal;
         const tasks = args.tasks;
         if (!Array.isArray(tasks) || tasks.length === 0) {
           throw new HatcheryError('TOOL', 'tasks must be a non-empty list of { template, task }');
         }
         const results = await Promise.all(
           tasks.map((t) =>
-            one((t ?? {}) as Record<string, unknown>).catch((err: unknown) => {
-              if (scope.signal.aborted) throw err;
+            one((t ?? {}) as Record<string, unknown>, signal).catch((err: unknown) => {
+              if (signal.aborted) throw err;
               return {
                 error: formatError(err),
                 template: String((t as { template?: unknown })?.template),
@@ -168,6 +171,7 @@ async function runSpawned(
   const refs = tmpl.name === 'self' && tmpl.refs.length === 0 ? parent.refs : tmpl.refs;
   const request: ChatRequest = {
     ...parent.request,
+    signal: scope.signal,
     model,
     system,
     messages: [{ role: 'user', content: task }],

@@ -188,14 +188,15 @@ export class Runtime {
   }
 
   /**
-   * Runs a hatchery nested in another run (a hatch: tool): fresh ctx, but the parent's signal,
-   * step budget and event listener, one level deeper.
+   * Runs a hatchery nested in another run (a hatch: tool): fresh ctx, the parent's step budget and
+   * event listener, one level deeper. `signal` is the calling tool call's: the nested run ends with it.
    */
   async runNested(
     h: Hatchery,
     parent: Scope,
     input: string,
-    vars?: Readonly<Record<string, string>>,
+    vars: Readonly<Record<string, string>> | undefined,
+    signal: AbortSignal,
   ): Promise<string> {
     const shared = parent.shared;
     const depth = parent.depth + 1;
@@ -204,7 +205,7 @@ export class Runtime {
     shared.emit?.({ type: 'run_start', runId: shared.runId, hatchery: h.name, depth });
     const steps0 = shared.steps;
     try {
-      const scope = await this.scopeFor(h, shared, depth, input, vars);
+      const scope = await this.scopeFor(h, shared, depth, input, vars, signal);
       const result = await walk(scope, h.start);
       shared.emit?.({
         type: 'run_end',
@@ -235,10 +236,13 @@ export class Runtime {
     }
   }
 
-  /** Runs from one node of the caller's hatchery along its next chain, in a child scope (node: tools). */
-  async runFromNode(parent: Scope, node: string, input: string): Promise<string> {
+  /**
+   * Runs from one node of the caller's hatchery along its next chain, in a child scope (node: tools).
+   * `signal` is the calling tool call's: the child run ends with it.
+   */
+  async runFromNode(parent: Scope, node: string, input: string, signal: AbortSignal): Promise<string> {
     checkDepth(parent.shared, parent.depth + 1, parent.hatchery);
-    const child = parent.child({ input }, { depth: parent.depth + 1 });
+    const child = parent.child({ input }, { depth: parent.depth + 1, signal });
     const result = await walk(child, node);
     return result.text;
   }
@@ -250,6 +254,7 @@ export class Runtime {
     depth: number,
     input: string | undefined,
     vars: Readonly<Record<string, string>> | undefined,
+    signal: AbortSignal = shared.signal,
   ): Promise<Scope> {
     const guard = this.guardFor(h);
     let base = this.ctxBases.get(h);
@@ -261,8 +266,8 @@ export class Runtime {
     if (input !== undefined) ctx.input = input;
     applyVars(h, ctx, vars);
     const fileKeys = Object.keys(h.files);
-    if (fileKeys.length > 0) await loadFiles(h, guard, ctx, fileKeys, shared.signal);
-    const scope = new Scope(h, shared, guard, ctx, Object.create(null), depth);
+    if (fileKeys.length > 0) await loadFiles(h, guard, ctx, fileKeys, signal);
+    const scope = new Scope(h, shared, guard, ctx, Object.create(null), depth, undefined, undefined, signal);
     // Preflight checks (API keys) depend only on this runtime's environment unless the run brings a
     // sampling client, so a hatchery that passed them once need not walk its nodes again.
     if (shared.sampling !== undefined || !this.preflighted.has(h)) {

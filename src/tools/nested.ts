@@ -29,7 +29,7 @@ export function hatchTool(ref: string, sub: Hatchery): Tool {
       for (const k of Object.keys(sub.inputs)) {
         if (typeof args[k] === 'string') vars[k] = args[k] as string;
       }
-      const text = await tc.scope.shared.runtime.runNested(sub, tc.scope, input, vars);
+      const text = await tc.scope.shared.runtime.runNested(sub, tc.scope, input, vars, tc.signal);
       return { text };
     },
   };
@@ -58,7 +58,7 @@ export function nodeTool(ref: string, node: string): Tool {
           },
         );
       }
-      const text = await tc.scope.shared.runtime.runFromNode(tc.scope, node, input);
+      const text = await tc.scope.shared.runtime.runFromNode(tc.scope, node, input, tc.signal);
       return { text };
     },
   };
