@@ -2,10 +2,11 @@
 // time (a setTimeout that honours the signal). Ideally N branches × D ms take D ms; the rest is the
 // runtime's own cost: child scopes, walks, templates, the shared AbortController, the join.
 // Usage: node --import tsx bench/fanout.ts
+
+import type { Hatchery } from '../src/engine/contracts.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
 import { Runtime } from '../src/runtime/runtime.js';
-import type { Hatchery } from '../src/runtime/types.js';
 import { median } from './lib/stats.js';
 
 function fanout(n: number): Hatchery {

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PathGuard } from '../src/runtime/paths.js';
-import type { Scope } from '../src/runtime/scope.js';
+import { PathGuard } from '../src/core/fs/paths.js';
+import type { Scope } from '../src/engine/scope.js';
 import { JsTools } from '../src/tools/js.js';
 import { parseToolRef } from '../src/tools/refs.js';
 

@@ -1,10 +1,11 @@
 // Runtime overhead per node: chains of N trivial drones answered by the scripted provider (no I/O),
 // so the time measured is the runtime's own work: walk, templates, events, routing, provider dispatch.
 // Usage: node --import tsx bench/runtime-overhead.ts
+
+import type { Hatchery } from '../src/engine/contracts.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
 import { Runtime } from '../src/runtime/runtime.js';
-import type { Hatchery } from '../src/runtime/types.js';
 import { median } from './lib/stats.js';
 
 function chain(n: number): Hatchery {

@@ -1,7 +1,8 @@
 // The public API of hatchery-mcp, hand-picked: everything else is internal and may change.
 
-export type { ErrorCode, ErrorContext, ValidationProblem } from './errors.js';
-export { formatError, HatcheryError, ValidationError } from './errors.js';
+export type { ErrorCode, ErrorContext, ValidationProblem } from './core/errors.js';
+export { formatError, HatcheryError, ValidationError } from './core/errors.js';
+export type { CompiledNode, Hatchery, NodeResult, RunEvent, RunListener } from './engine/contracts.js';
 export type { LoadResult } from './loader/load.js';
 export {
   findHatcheryFiles,
@@ -37,7 +38,6 @@ export type {
 } from './providers/types.js';
 export type { RunOptions, RunResult, RuntimeOptions } from './runtime/runtime.js';
 export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Runtime } from './runtime/runtime.js';
-export type { CompiledNode, Hatchery, NodeResult, RunEvent, RunListener } from './runtime/types.js';
 export type { HatcheryDef, McpServerDef } from './schema/hatchery.js';
 export { hatcherySchema } from './schema/hatchery.js';
 export { hatcheryJsonSchema } from './schema/json-schema.js';

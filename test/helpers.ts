@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ValidationError } from '../src/errors.js';
+import type { ValidationError } from '../src/core/errors.js';
+import type { Hatchery } from '../src/engine/contracts.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
-import type { Hatchery } from '../src/runtime/types.js';
 
 /** A fresh temporary folder (real path, so symlink checks compare like with like). */
 export function tempDir(prefix = 'hatchery-test-'): string {

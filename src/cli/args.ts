@@ -1,5 +1,5 @@
 import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 
 /** The parsed option values for an options config: strings, booleans, or arrays of them. */
 export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { type McpServerDef, mcpServersSchema } from '../schema/hatchery.js';
 
 /** Reads an MCP config file in Claude Desktop's shape (`{ "mcpServers": { ... } }`). */

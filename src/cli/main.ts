@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { formatError, HatcheryError, ValidationError } from '../errors.js';
+import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { hatcheryJsonSchema } from '../schema/json-schema.js';
 import { EXIT } from './args.js';
 import { RUN_HELP, runCommand } from './run.js';

@@ -1,4 +1,4 @@
-import type { RunEvent } from '../runtime/types.js';
+import type { RunEvent } from '../engine/contracts.js';
 
 function tokens(e: Extract<RunEvent, { type: 'node_end' }>): string {
   if (!e.usage || (e.usage.inputTokens === 0 && e.usage.outputTokens === 0)) return '';

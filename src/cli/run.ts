@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
-import { formatError, HatcheryError } from '../errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
+import { killAllTrees } from '../core/process/process-tree.js';
 import { loadHatchery } from '../loader/load.js';
-import { killAllTrees } from '../runtime/process-tree.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';

@@ -1,4 +1,4 @@
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';

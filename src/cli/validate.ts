@@ -1,5 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';

@@ -1,4 +1,4 @@
-import type { ValidationProblem } from '../errors.js';
+import type { ValidationProblem } from '../core/errors.js';
 
 /** Deepest nesting of objects and arrays a hatchery file may have; real files stay under 15. */
 export const MAX_NESTING_DEPTH = 64;

@@ -1,9 +1,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { HatcheryError, ValidationError, type ValidationProblem } from '../errors.js';
+import { HatcheryError, ValidationError, type ValidationProblem } from '../core/errors.js';
+import { type RealPathCheck, readTextChecked } from '../core/fs/safe-fs.js';
+import type { Hatchery } from '../engine/contracts.js';
 import type { LoadOptions } from '../nodes/kind.js';
-import { type RealPathCheck, readTextChecked } from '../runtime/safe-fs.js';
-import type { Hatchery } from '../runtime/types.js';
 import { compileHatchery } from './compile.js';
 import { capProblems } from './limits.js';
 import { parseJson } from './parse.js';

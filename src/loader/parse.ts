@@ -1,4 +1,4 @@
-import type { ValidationProblem } from '../errors.js';
+import type { ValidationProblem } from '../core/errors.js';
 
 /** Characters of the file shown on each side of a syntax error. */
 const EXCERPT_SIDE = 40;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ValidationProblem } from '../errors.js';
+import type { ValidationProblem } from '../core/errors.js';
 import { END } from '../schema/common.js';
 import {
   type HatcheryDef,

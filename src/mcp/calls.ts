@@ -1,8 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { formatError } from '../errors.js';
+import { formatError } from '../core/errors.js';
+import type { RunListener } from '../engine/contracts.js';
 import type { Provider } from '../providers/types.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { RunListener } from '../runtime/types.js';
 import { completeInputs, type ElicitFn } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';

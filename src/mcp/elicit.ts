@@ -1,6 +1,6 @@
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { HatcheryError } from '../errors.js';
-import type { Hatchery } from '../runtime/types.js';
+import { HatcheryError } from '../core/errors.js';
+import type { Hatchery } from '../engine/contracts.js';
 
 /** Asks the user of the MCP client for values (an `elicitation/create` form request). */
 export type ElicitFn = (params: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;

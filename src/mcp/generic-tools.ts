@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';

@@ -1,4 +1,4 @@
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 
 /**
  * Caps how many runs execute at once (--max-concurrent); the rest wait in arrival order.

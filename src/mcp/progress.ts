@@ -1,4 +1,4 @@
-import type { RunEvent, RunListener } from '../runtime/types.js';
+import type { RunEvent, RunListener } from '../engine/contracts.js';
 
 /** Default interval of heartbeat progress during a long node, in milliseconds (well under 10 s). */
 export const DEFAULT_HEARTBEAT_MS = 5_000;

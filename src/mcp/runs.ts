@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { RunListener } from '../runtime/types.js';
+import type { RunListener } from '../engine/contracts.js';
 import { sleep, waitAtMost } from './signals.js';
 
 /** Where a background run is: waiting for a slot, running, or finished one way or another. */

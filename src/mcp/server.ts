@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import type { CallHost } from './calls.js';

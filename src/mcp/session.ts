@@ -15,7 +15,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { formatError, HatcheryError } from '../errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';

@@ -1,6 +1,6 @@
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { HatcheryError } from '../errors.js';
-import type { Hatchery } from '../runtime/types.js';
+import { HatcheryError } from '../core/errors.js';
+import type { Hatchery } from '../engine/contracts.js';
 
 /** Description of the free-text `input` argument every hatchery tool takes. */
 export const INPUT_DESCRIPTION = 'Input of the workflow: the text it works on ({{ ctx.input }})';

@@ -1,7 +1,7 @@
-import { HatcheryError } from '../errors.js';
-import type { Scope } from '../runtime/scope.js';
-import { Template } from '../runtime/templates.js';
-import type { CompiledNode, NodeResult } from '../runtime/types.js';
+import { HatcheryError } from '../core/errors.js';
+import type { CompiledNode, NodeResult } from '../engine/contracts.js';
+import type { Scope } from '../engine/scope.js';
+import { Template } from '../engine/templates/templates.js';
 import type { BanelingDef } from '../schema/baneling.js';
 import { checkToolRef } from '../tools/compile.js';
 import { callToolRef } from '../tools/loop.js';

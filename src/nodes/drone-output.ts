@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import type { CompileContext } from './kind.js';

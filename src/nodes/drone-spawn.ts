@@ -1,8 +1,8 @@
-import { formatError, HatcheryError } from '../errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
+import type { Scope } from '../engine/scope.js';
+import type { Template } from '../engine/templates/templates.js';
 import type { ChatRequest, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
-import type { Scope } from '../runtime/scope.js';
-import type { Template } from '../runtime/templates.js';
 import type { SpawnTemplateDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { toolLoop } from '../tools/loop.js';

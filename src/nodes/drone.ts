@@ -1,8 +1,8 @@
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
+import type { CompiledNode, NodeResult } from '../engine/contracts.js';
+import type { Scope } from '../engine/scope.js';
 import type { ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, ChatRequest, Usage } from '../providers/types.js';
-import type { Scope } from '../runtime/scope.js';
-import type { CompiledNode, NodeResult } from '../runtime/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { toolLoop } from '../tools/loop.js';

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import { formatError, HatcheryError, throwIfAborted, withContext } from '../errors.js';
-import type { Scope } from '../runtime/scope.js';
-import type { NodeResult } from '../runtime/types.js';
+import { formatError, HatcheryError, throwIfAborted, withContext } from '../core/errors.js';
+import type { NodeResult } from '../engine/contracts.js';
+import type { Scope } from '../engine/scope.js';
 import { didYouMean } from '../schema/suggest.js';
 import type { CompileContext } from './kind.js';
 

@@ -1,5 +1,5 @@
-import type { Template } from '../runtime/templates.js';
-import type { CompiledNode } from '../runtime/types.js';
+import type { CompiledNode } from '../engine/contracts.js';
+import type { Template } from '../engine/templates/templates.js';
 import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
 
 /** Options that shape how files are loaded (from the CLI or the embedding program). */

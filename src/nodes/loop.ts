@@ -1,8 +1,8 @@
-import { HatcheryError } from '../errors.js';
-import type { Scope } from '../runtime/scope.js';
-import type { Template } from '../runtime/templates.js';
-import type { CompiledNode, NodeResult } from '../runtime/types.js';
-import { walk } from '../runtime/walk.js';
+import { HatcheryError } from '../core/errors.js';
+import type { CompiledNode, NodeResult } from '../engine/contracts.js';
+import type { Scope } from '../engine/scope.js';
+import type { Template } from '../engine/templates/templates.js';
+import { walk } from '../engine/walk.js';
 import type { LoopDef } from '../schema/loop.js';
 import { checkStartNode } from './fanout.js';
 import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';

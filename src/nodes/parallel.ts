@@ -1,6 +1,6 @@
-import type { Scope } from '../runtime/scope.js';
-import type { CompiledNode, NodeResult } from '../runtime/types.js';
-import { walk } from '../runtime/walk.js';
+import type { CompiledNode, NodeResult } from '../engine/contracts.js';
+import type { Scope } from '../engine/scope.js';
+import { walk } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
 import { checkStartNode, fanOut } from './fanout.js';
 import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';

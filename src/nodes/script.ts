@@ -1,14 +1,14 @@
 import path from 'node:path';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import {
   DEFAULT_SCRIPT_TIMEOUT_MS,
   programFailure,
   runProgram,
   SCRIPT_OUTPUT_LIMIT,
-} from '../runtime/program.js';
-import type { Scope } from '../runtime/scope.js';
-import type { Template } from '../runtime/templates.js';
-import type { CompiledNode, NodeResult } from '../runtime/types.js';
+} from '../core/process/program.js';
+import type { CompiledNode, NodeResult } from '../engine/contracts.js';
+import type { Scope } from '../engine/scope.js';
+import type { Template } from '../engine/templates/templates.js';
 import type { ScriptDef } from '../schema/script.js';
 import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
 
@@ -24,7 +24,7 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
     const cmd = def.cmd.map((c, i) => cc.template(c, `cmd/${i}`));
     const stdin = def.stdin === undefined ? undefined : cc.template(def.stdin, 'stdin');
     const timeoutMs = def.timeout_ms ?? DEFAULT_SCRIPT_TIMEOUT_MS;
-    // Only what the file names reaches the program besides the allow-list (runtime/child-env.ts).
+    // Only what the file names reaches the program besides the allow-list (core/process/child-env.ts).
     const env = def.env;
     return {
       ...base,

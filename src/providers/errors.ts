@@ -2,7 +2,7 @@
  * Shared error handling of the SDK-backed providers: maps SDK errors to HatcheryErrors without leaking
  * credentials, and links each call to the caller's AbortSignal.
  */
-import { HatcheryError, isAbortError, throwIfAborted } from '../errors.js';
+import { HatcheryError, isAbortError, throwIfAborted } from '../core/errors.js';
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 

@@ -1,4 +1,4 @@
-import { type ErrorContext, HatcheryError } from '../errors.js';
+import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import type { Provider } from './types.js';
 
 /** The vendors a `model` string can name. */

@@ -3,7 +3,7 @@
  * the SDKs' waits know nothing of the call's timeout (`retry-after: 10` with a 2 s timeout took 20 s)
  * and OpenAI's ignores cancellation and keeps the process alive. Same policy as the SDKs otherwise.
  */
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { type CallGuard, type ErrorMappingContext, toProviderError } from './errors.js';
 
 /** What the retry loop needs besides the attempt. */

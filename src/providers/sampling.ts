@@ -4,7 +4,7 @@ import type {
   CreateMessageResultWithTools,
   SamplingMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import { HatcheryError, isAbortError } from '../errors.js';
+import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { ChatMessage, ChatRequest, ChatResponse, Provider, ToolCall } from './types.js';
 
 /** Parameters of one `sampling/createMessage` request. */

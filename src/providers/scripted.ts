@@ -1,4 +1,4 @@
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { abortedError } from './errors.js';
 import type { ChatRequest, ChatResponse, Provider, ToolCall, Usage } from './types.js';
 

@@ -2,7 +2,7 @@
  * Checks that a 200 reply is what the endpoint should send. A wrong base_url often reaches a web page
  * or another API that answers 200: without this, its HTML or `{}` became an empty successful output.
  */
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { displayURL, redactSecrets } from './errors.js';
 
 /** The parts of the SDKs' raw Response the checks read. */

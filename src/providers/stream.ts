@@ -1,4 +1,4 @@
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
 import type { CallGuard } from './errors.js';
 import { notAReply, type ReplyInfo } from './shape.js';
 import type { ChatResponse } from './types.js';

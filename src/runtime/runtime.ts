@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { describeAbort, formatError, HatcheryError, withContext } from '../errors.js';
+import { describeAbort, formatError, HatcheryError, withContext } from '../core/errors.js';
+import { PathGuard } from '../core/fs/paths.js';
+import { WritePolicy } from '../core/fs/write-policy.js';
+import type { Hatchery, RunListener } from '../engine/contracts.js';
+import { RunShared, Scope } from '../engine/scope.js';
+import { walk } from '../engine/walk.js';
 import { sdkFactory } from '../providers/factory.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
-import { PathGuard } from './paths.js';
-import { RunShared, Scope } from './scope.js';
-import type { Hatchery, RunListener } from './types.js';
-import { walk } from './walk.js';
-import { WritePolicy } from './write-policy.js';
 
 /** Default node-execution budget of a run. */
 export const DEFAULT_MAX_STEPS = 100;

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isInside, realish } from '../core/fs/safe-fs.js';
 import type { CompileContext } from '../nodes/kind.js';
-import { isInside, realish } from '../runtime/safe-fs.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { parseServerEntry } from './mcp-client.js';
 import { parseToolRef, type ToolRef } from './refs.js';

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { HatcheryError, isAbortError } from '../errors.js';
-import type { Scope } from '../runtime/scope.js';
+import { HatcheryError, isAbortError } from '../core/errors.js';
+import type { Scope } from '../engine/scope.js';
 import type { ToolRef } from './refs.js';
 import type { Tool, ToolResult } from './types.js';
 

@@ -1,8 +1,8 @@
-import { formatError, HatcheryError, isAbortError, throwIfAborted } from '../errors.js';
+import { formatError, HatcheryError, isAbortError, throwIfAborted } from '../core/errors.js';
+import type { NodeResult } from '../engine/contracts.js';
+import type { Scope } from '../engine/scope.js';
 import type { ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
-import type { Scope } from '../runtime/scope.js';
-import type { NodeResult } from '../runtime/types.js';
 import type { ToolRef } from './refs.js';
 import type { Tool, ToolContext, ToolResult } from './types.js';
 

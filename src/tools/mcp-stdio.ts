@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { endTree, KILL_GRACE_MS, spawnTree } from '../runtime/process-tree.js';
+import { endTree, KILL_GRACE_MS, spawnTree } from '../core/process/process-tree.js';
 
 /** How long a server gets to exit by itself once its stdin is closed, before it is stopped. */
 const STDIN_EOF_GRACE_MS = 1_000;

@@ -1,5 +1,5 @@
-import { HatcheryError } from '../errors.js';
-import type { Hatchery } from '../runtime/types.js';
+import { HatcheryError } from '../core/errors.js';
+import type { Hatchery } from '../engine/contracts.js';
 import type { Tool } from './types.js';
 
 function inputOf(args: Record<string, unknown>, tool: string): string {

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
+import type { Scope } from '../engine/scope.js';
 import { HatcheryCache } from '../loader/load.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { Scope } from '../runtime/scope.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
 import type { McpRefWithDef } from './compile.js';

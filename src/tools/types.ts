@@ -1,4 +1,4 @@
-import type { Scope } from '../runtime/scope.js';
+import type { Scope } from '../engine/scope.js';
 
 /** What a tool call may use: the calling run's scope, its cancellation signal, the calling node. */
 export interface ToolContext {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HatcheryError } from '../../src/errors.js';
+import { HatcheryError } from '../../src/core/errors.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load } from '../helpers.js';

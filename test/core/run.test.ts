@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
+import type { RunEvent } from '../../src/engine/contracts.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import type { RunEvent } from '../../src/runtime/types.js';
 import { hatch, load, tempDir } from '../helpers.js';
 
 const echo = (name: string, text: string, extra: Record<string, unknown> = {}) => ({

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HatcheryError } from '../../src/errors.js';
+import { HatcheryError } from '../../src/core/errors.js';
 import { loadHatchery } from '../../src/loader/load.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';

@@ -1,4 +1,4 @@
-import { HatcheryError } from '../../src/errors.js';
+import { HatcheryError } from '../../src/core/errors.js';
 import type { ChatRequest, ChatResponse, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 

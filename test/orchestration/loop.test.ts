@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { hatch, load } from '../helpers.js';
 import { echo, runtimeWith } from './helpers.js';

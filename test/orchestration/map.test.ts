@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import { parseItems } from '../../src/nodes/map.js';
 import { hatch, load } from '../helpers.js';
 import { echo, runtimeWith, TestModel, userText } from './helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
+import type { RunEvent } from '../../src/engine/contracts.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import type { RunEvent } from '../../src/runtime/types.js';
 import { hatch, load } from '../helpers.js';
 import { echo, runtimeWith, TestModel, userText } from './helpers.js';
 

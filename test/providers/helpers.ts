@@ -1,4 +1,4 @@
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 
 /** A minimal chat request for `model`, with a never-aborted signal; `extra` overrides any field. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatMessage, ChatRequest } from '../../src/providers/types.js';
 

@@ -8,8 +8,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Hatchery } from '../../src/engine/contracts.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import type { Hatchery } from '../../src/runtime/types.js';
 import { load, tempDir } from '../helpers.js';
 
 const SECRET = 'TOP-SECRET-OUTSIDE';

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ValidationError } from '../../src/errors.js';
+import type { ValidationError } from '../../src/core/errors.js';
 import { loadHatcheryText } from '../../src/loader/load.js';
 import { tempDir } from '../helpers.js';
 import { cli } from './loader-helpers.js';

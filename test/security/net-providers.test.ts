@@ -4,7 +4,7 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HatcheryError } from '../../src/errors.js';
+import { HatcheryError } from '../../src/core/errors.js';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { ChatRequest, Provider } from '../../src/providers/types.js';

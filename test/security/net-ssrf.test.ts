@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { HatcheryError } from '../../src/errors.js';
+import { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { blockedRange, hostAllowed } from '../../src/tools/builtin/net-guard.js';
 import type { ToolResolverOptions } from '../../src/tools/resolve.js';

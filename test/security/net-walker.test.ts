@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HatcheryError } from '../../src/errors.js';
+import { HatcheryError } from '../../src/core/errors.js';
 import { hatch, load } from '../helpers.js';
 import { echo, runtimeWith } from '../orchestration/helpers.js';
 

@@ -3,7 +3,7 @@
  * process's variables plus what the file's `env` names, never tokens, credentials or passwords.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, expandEnvValue } from '../../src/runtime/child-env.js';
+import { childEnv, expandEnvValue } from '../../src/core/process/child-env.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { McpPool } from '../../src/tools/mcp-client.js';
 import { tempDir } from '../helpers.js';

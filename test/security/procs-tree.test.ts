@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { waitFor } from '../mcp/helpers.js';
@@ -120,7 +120,7 @@ describe('shell_exec', () => {
 describe('this process exiting', () => {
   it('kills the trees still running (they are in their own groups, so nothing else would)', async () => {
     const dir = tempDir();
-    const program = new URL('../../src/runtime/program.ts', import.meta.url).href;
+    const program = new URL('../../src/core/process/program.ts', import.meta.url).href;
     const code = `
       const { runProgram } = await import(${JSON.stringify(program)});
       runProgram(${JSON.stringify(treeArgv(dir))}, { stdin: '', cwd: '.', timeoutMs: 60000, signal: new AbortController().signal });

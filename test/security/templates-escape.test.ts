@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HatcheryError } from '../../src/errors.js';
+import { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, runCli, tempDir } from '../helpers.js';
 import { spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';

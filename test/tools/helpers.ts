@@ -6,10 +6,10 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Hatchery } from '../../src/engine/contracts.js';
 import { loadHatcheryText } from '../../src/loader/load.js';
 import type { LoadOptions } from '../../src/nodes/kind.js';
 import type { ScriptedProvider, ScriptedReply } from '../../src/providers/scripted.js';
-import type { Hatchery } from '../../src/runtime/types.js';
 
 /** The project's scripted provider, under the name these tests use. */
 export { ScriptedProvider as Scripted } from '../../src/providers/scripted.js';

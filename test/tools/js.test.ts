@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { callTool, loadIn, Scripted, toolResults } from './helpers.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { McpPool, parseServerEntry, splitCommandLine } from '../../src/tools/mcp-client.js';
 import { createEchoServer } from '../fixtures/mcp-echo-server.js';

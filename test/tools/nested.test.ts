@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/errors.js';
+import type { HatcheryError } from '../../src/core/errors.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';

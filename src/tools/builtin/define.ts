@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HatcheryError } from '../../errors.js';
+import { HatcheryError } from '../../core/errors.js';
 import type { Tool, ToolContext, ToolResult } from '../types.js';
 
 /** Declares a built-in tool from a zod schema: arguments are validated and errors name the field. */

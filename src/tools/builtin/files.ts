@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HatcheryError } from '../../errors.js';
+import { HatcheryError } from '../../core/errors.js';
 import type { ToolContext } from '../types.js';
 import { defineBuiltin } from './define.js';
 

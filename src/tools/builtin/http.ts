@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
-import { HatcheryError, isAbortError } from '../../errors.js';
+import { HatcheryError, isAbortError } from '../../core/errors.js';
 import type { ToolContext } from '../types.js';
 import { defineBuiltin } from './define.js';
 import { checkLiteral, guardedLookup, type NetPolicy } from './net-guard.js';

@@ -2,8 +2,8 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { HatcheryError, throwIfAborted } from '../../errors.js';
-import { openDirChecked } from '../../runtime/safe-fs.js';
+import { HatcheryError, throwIfAborted } from '../../core/errors.js';
+import { openDirChecked } from '../../core/fs/safe-fs.js';
 import { defineBuiltin } from './define.js';
 import { toolPath } from './files.js';
 

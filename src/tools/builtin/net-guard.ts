@@ -5,7 +5,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { HatcheryError } from '../../errors.js';
+import { HatcheryError } from '../../core/errors.js';
 
 /** What the operator opened (ToolResolverOptions.allowHosts / allowPrivateNetwork). */
 export interface NetPolicy {

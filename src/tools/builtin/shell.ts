@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { HatcheryError } from '../../errors.js';
+import { HatcheryError } from '../../core/errors.js';
 import {
   DEFAULT_SCRIPT_TIMEOUT_MS,
   type ProgramResult,
   programFailure,
   runProgram,
-} from '../../runtime/program.js';
+} from '../../core/process/program.js';
 import { defineBuiltin } from './define.js';
 
 /** Characters of stderr shown when a program fails. */

@@ -1,6 +1,6 @@
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
+import type { CompiledNode } from './contracts.js';
 import type { Scope } from './scope.js';
-import type { CompiledNode } from './types.js';
 
 /**
  * Appends a node's output and a newline to its write_output file, creating folders. The path is

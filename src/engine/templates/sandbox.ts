@@ -1,5 +1,5 @@
 import nunjucks from 'nunjucks';
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../../core/errors.js';
 
 /**
  * The template sandbox. Templates are deny by default: a member lookup returns only own data

@@ -2,7 +2,7 @@ import type { Usage } from '../providers/types.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import type { NodeKind } from '../schema/nodes.js';
 import type { Scope } from './scope.js';
-import type { Template } from './templates.js';
+import type { Template } from './templates/templates.js';
 
 /** Where a node goes next, compiled once at load time. */
 export type Router =

@@ -1,9 +1,9 @@
-import { HatcheryError } from '../errors.js';
+import { HatcheryError } from '../core/errors.js';
+import type { PathGuard } from '../core/fs/paths.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
-import type { PathGuard } from './paths.js';
-import type { Runtime } from './runtime.js';
-import { raiseInTemplate, type Template, type TemplateVars } from './templates.js';
-import type { Hatchery, RunEvent } from './types.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { Hatchery, RunEvent } from './contracts.js';
+import { raiseInTemplate, type Template, type TemplateVars } from './templates/templates.js';
 
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
 export class RunShared {

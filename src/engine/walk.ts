@@ -1,7 +1,7 @@
-import { HatcheryError, throwIfAborted, withContext } from '../errors.js';
+import { HatcheryError, throwIfAborted, withContext } from '../core/errors.js';
 import { addUsage } from '../providers/types.js';
+import type { CompiledNode, NodeResult, Router } from './contracts.js';
 import type { Scope } from './scope.js';
-import type { CompiledNode, NodeResult, Router } from './types.js';
 import { writeOutput } from './write-output.js';
 
 /** Picks the next node name from a compiled router and the node's output; undefined ends the run. */

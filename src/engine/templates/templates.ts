@@ -1,7 +1,7 @@
 import nunjucks from 'nunjucks';
-import { type ErrorContext, HatcheryError } from '../errors.js';
-import { templateEnv } from './template-env.js';
-import { renderState } from './template-sandbox.js';
+import { type ErrorContext, HatcheryError } from '../../core/errors.js';
+import { templateEnv } from './env.js';
+import { renderState } from './sandbox.js';
 
 /** What every template sees: the run's ctx, node outputs by name, and `fread`. */
 export interface TemplateVars {
@@ -11,8 +11,8 @@ export interface TemplateVars {
   [extra: string]: unknown;
 }
 
-export { templateEnv } from './template-env.js';
-export { raiseInTemplate } from './template-sandbox.js';
+export { templateEnv } from './env.js';
+export { raiseInTemplate } from './sandbox.js';
 
 const TAG = /\{\{|\{%|\{#/;
 

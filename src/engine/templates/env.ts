@@ -1,6 +1,6 @@
 import nunjucks from 'nunjucks';
-import { HatcheryError } from '../errors.js';
-import { allowCall, memberLookup, raiseInTemplate, renderState, runtime } from './template-sandbox.js';
+import { HatcheryError } from '../../core/errors.js';
+import { allowCall, memberLookup, raiseInTemplate, renderState, runtime } from './sandbox.js';
 
 /** The most items `range()` makes: a template must not be able to exhaust memory with one call. */
 export const MAX_RANGE = 100_000;
