@@ -2,7 +2,17 @@
 
 export type { ErrorCode, ErrorContext, ValidationProblem } from './core/errors.js';
 export { formatError, HatcheryError, ValidationError } from './core/errors.js';
-export type { CompiledNode, Hatchery, NodeResult, RunEvent, RunListener } from './engine/contracts.js';
+export type {
+  CompiledNode,
+  Hatchery,
+  LoadOptions,
+  NodeResult,
+  RunEvent,
+  RunListener,
+  Tool,
+  ToolContext,
+  ToolResult,
+} from './engine/contracts.js';
 export type { LoadResult } from './loader/load.js';
 export {
   findHatcheryFiles,
@@ -15,7 +25,6 @@ export type { HttpHandle, HttpServeOptions } from './mcp/http.js';
 export { serveHttp } from './mcp/http.js';
 export type { HatcheryServerOptions, LogLevel } from './mcp/server.js';
 export { HatcheryMcpServer } from './mcp/server.js';
-export type { LoadOptions } from './nodes/kind.js';
 export type { AnthropicProviderOptions } from './providers/anthropic.js';
 export { AnthropicProvider, createAnthropicProvider } from './providers/anthropic.js';
 export type { OpenAIProviderOptions } from './providers/openai.js';
@@ -41,4 +50,3 @@ export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Runtime } from './runtime/runtime
 export type { HatcheryDef, McpServerDef } from './schema/hatchery.js';
 export { hatcherySchema } from './schema/hatchery.js';
 export { hatcheryJsonSchema } from './schema/json-schema.js';
-export type { Tool, ToolContext, ToolResult } from './tools/types.js';

@@ -130,7 +130,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return EXIT.RUN_FAILED;
   } finally {
     // Still listening while MCP servers close: a signal now must not kill us before their trees.
-    await runtime.tools.close();
+    await runtime.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -1,8 +1,16 @@
-import type { Usage } from '../providers/types.js';
-import type { HatcheryDef } from '../schema/hatchery.js';
+/**
+ * The contracts the layers meet at. Node kinds and tools are written against these interfaces; the
+ * runtime (the composition root) implements them. Nothing here imports a layer above engine/.
+ */
+import type { ErrorContext } from '../core/errors.js';
+import type { PathGuard } from '../core/fs/paths.js';
+import type { ResolvedModel } from '../providers/resolve.js';
+import type { ChatMessage, Provider, Usage } from '../providers/types.js';
+import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
 import type { NodeKind } from '../schema/nodes.js';
-import type { Scope } from './scope.js';
-import type { Template } from './templates/templates.js';
+import type { Template, TemplateVars } from './templates/templates.js';
+
+export type { Template, TemplateVars };
 
 /** Where a node goes next, compiled once at load time. */
 export type Router =
@@ -33,9 +41,9 @@ export interface CompiledNode {
   readonly maxVisits?: number;
   readonly onLimit?: string;
   /** Checks done once per run before any node runs (e.g. API keys of drones). */
-  readonly preflight?: (scope: Scope) => void;
+  readonly preflight?: (scope: RunContext) => void;
   /** Runs the node in a scope. */
-  readonly exec: (scope: Scope) => Promise<NodeResult>;
+  readonly exec: (scope: RunContext) => Promise<NodeResult>;
 }
 
 /** A loaded, validated, compiled hatchery file; immutable, shared by all its runs. */
@@ -109,3 +117,160 @@ export type RunEvent =
 
 /** Receives run events. Listeners must not throw; errors they raise are ignored. */
 export type RunListener = (event: RunEvent) => void;
+
+/** A parsed tool reference, as written in a drone's `tools` or a baneling's `tool_name`. */
+export type ToolRef =
+  | { kind: 'builtin'; ref: string; name: string }
+  | { kind: 'hatch'; ref: string; path: string }
+  | { kind: 'node'; ref: string; node: string }
+  | { kind: 'mcp'; ref: string; server: string; tool?: string }
+  | { kind: 'js'; ref: string; module: string; export: string };
+
+/** What a tool call may use: the calling run's context, the call's own cancellation, the calling node. */
+export interface ToolContext {
+  scope: RunContext;
+  /** Ends when the call ends for any reason (timeout, cancellation, a failing sibling): anything the tool starts must stop with it. */
+  signal: AbortSignal;
+  /** Name of the node making the call (for error messages). */
+  node: string;
+}
+
+/** A tool's answer. `isError` results are shown to the model as errors; the run goes on. */
+export interface ToolResult {
+  text: string;
+  isError?: boolean;
+  /** Structured content (MCP structuredContent, js: return values), kept beside the text. */
+  structured?: unknown;
+}
+
+/** Anything a drone can call or a baneling can run: built-ins, hatcheries, nodes, MCP tools, functions. */
+export interface Tool {
+  /** Name shown to the model; unique among the tools offered to one drone. */
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments object. */
+  readonly inputSchema: Record<string, unknown>;
+  /** The reference it came from, e.g. `hatch:sub.json` (for error messages). */
+  readonly ref: string;
+  /** Completes without I/O or waiting (echo): called without timeout and cancellation machinery. */
+  readonly instant?: boolean;
+  call(args: Record<string, unknown>, tc: ToolContext): Promise<ToolResult>;
+}
+
+/** The operator's network opt-ins for http_request (--allow-host, --allow-private-network). */
+export interface NetworkOptions {
+  /** Hosts reachable although local or private: `name`, `name:port`, `[v6]:port`, `*.domain`. */
+  allowHosts?: readonly string[];
+  /** Every address is reachable: loopback, private, link-local. */
+  allowPrivateNetwork?: boolean;
+}
+
+/** The services a run needs from the process that hosts it; the Runtime implements them. */
+export interface RunServices {
+  /** Turns a node's `model` into a provider; throws a HatcheryError naming `where` when it cannot. */
+  resolveModel(
+    spec: string | undefined,
+    baseURL: string | undefined,
+    sampling: Provider | undefined,
+    where: ErrorContext,
+  ): ResolvedModel;
+  /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
+  resolveTools(ref: ToolRef, scope: RunContext): Promise<Tool[]>;
+  /** Runs a hatchery nested in `parent`'s run (hatch: tools); ends when `signal` does. */
+  runHatchery(
+    h: Hatchery,
+    parent: RunContext,
+    input: string,
+    vars: Readonly<Record<string, string>> | undefined,
+    signal: AbortSignal,
+  ): Promise<string>;
+  /** Runs `parent`'s hatchery from `node` along its next chain in a child context (node: tools). */
+  runFromNode(parent: RunContext, node: string, input: string, signal: AbortSignal): Promise<string>;
+  /** Default timeout of one tool call, in milliseconds. */
+  readonly toolTimeoutMs: number;
+  /** Default cap of a tool result shown to a model, in characters. */
+  readonly resultLimit: number;
+  /** Network opt-ins of http_request. */
+  readonly network: NetworkOptions;
+}
+
+/** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
+export interface RunState {
+  readonly services: RunServices;
+  readonly runId: string;
+  /** The whole run's cancellation (a nested context's own signal may end sooner). */
+  readonly signal: AbortSignal;
+  readonly maxSteps: number;
+  readonly maxDepth: number;
+  /** Undefined when nobody listens, so no event object is ever built for nothing. */
+  readonly emit: ((event: RunEvent) => void) | undefined;
+  /** The MCP client's model, when the run came from a client that offers sampling. */
+  readonly sampling: Provider | undefined;
+  /** Node executions so far, across nested runs. */
+  steps: number;
+  readonly usage: Usage;
+}
+
+/** State one hatchery run shares with its child contexts (node: tools, branches, loops). */
+export interface RunLocalState {
+  /** Executions per node name (max_visits). */
+  readonly visits: Map<string, number>;
+  /** Message history of each drone that ran, for `conversation` reuse. */
+  readonly conversations: Map<string, { system: string; messages: ChatMessage[] }>;
+}
+
+/** The context a node executes in: its variables, cancellation, file access and run-wide state. */
+export interface RunContext {
+  readonly hatchery: Hatchery;
+  readonly shared: RunState;
+  readonly local: RunLocalState;
+  /** Where this run may read and write files. */
+  readonly guard: PathGuard;
+  readonly ctx: Record<string, unknown>;
+  readonly out: Record<string, unknown>;
+  /** What templates see: ctx, out, fread. */
+  readonly vars: TemplateVars;
+  /** Cancellation of this context: the run's, or a narrower one (a fan-out's, a tool call's). */
+  readonly signal: AbortSignal;
+  /** Nesting level: 0 for the top-level run. */
+  readonly depth: number;
+  /** Output of the node that ran last here (a script's default stdin). */
+  last: string;
+  /** Renders a compiled template with this context's variables. */
+  render(t: Template): string;
+  /** Writes a `save_output` variable here and in every enclosing context of the same run. */
+  save(key: string, value: unknown): void;
+  /** A child context: sees these variables, keeps its own writes; `signal` narrows its cancellation. */
+  child(own?: Record<string, unknown>, opts?: { depth?: number; signal?: AbortSignal }): RunContext;
+}
+
+/** Options that shape how files are loaded (from the CLI or the embedding program). */
+export interface LoadOptions {
+  /** MCP servers from --mcp-config; a file's own `mcpServers` entries win over them. */
+  mcpServers?: Readonly<Record<string, McpServerDef>>;
+}
+
+/** What a node kind's compiler can use and report to, for one node of one file. */
+export interface CompileContext {
+  readonly file: string;
+  readonly dir: string;
+  readonly def: HatcheryDef;
+  readonly nodeNames: ReadonlySet<string>;
+  readonly options: LoadOptions;
+  /** Servers visible to this file: --mcp-config entries overlaid by the file's own. */
+  readonly mcpServers: Readonly<Record<string, McpServerDef>>;
+  /** Compiles a template field; a syntax error is recorded as a problem and yields undefined. */
+  template(source: string, field: string): Template | undefined;
+  /** Records a problem at a field of the current node (`field` may be a sub-path like `tools/2`). */
+  problem(field: string, message: string): void;
+  /** Marks a file this hatchery depends on (watched for hot reload). */
+  dependency(absPath: string): void;
+}
+
+/** The parts of a compiled node every kind shares; kinds add `exec` (and `preflight`). */
+export type NodeBase = Omit<CompiledNode, 'exec' | 'preflight'>;
+
+/** One node kind: turns a validated definition into a runnable node. */
+export interface NodeKindImpl<D> {
+  compile(def: D, base: NodeBase, cc: CompileContext): CompiledNode;
+}

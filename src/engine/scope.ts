@@ -1,18 +1,17 @@
 import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
-import type { Runtime } from '../runtime/runtime.js';
-import type { Hatchery, RunEvent } from './contracts.js';
+import type { Hatchery, RunContext, RunEvent, RunLocalState, RunServices, RunState } from './contracts.js';
 import { raiseInTemplate, type Template, type TemplateVars } from './templates/templates.js';
 
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
-export class RunShared {
+export class RunShared implements RunState {
   /** Node executions so far, across nested runs. */
   steps = 0;
   readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
 
   constructor(
-    readonly runtime: Runtime,
+    readonly services: RunServices,
     readonly runId: string,
     readonly signal: AbortSignal,
     readonly maxSteps: number,
@@ -28,7 +27,7 @@ export class RunShared {
  * State of one hatchery run that its child scopes (node: tools, branches, loops) share. The maps are
  * made on first use: most runs use neither max_visits nor conversation reuse.
  */
-export class RunLocal {
+export class RunLocal implements RunLocalState {
   private visitMap: Map<string, number> | undefined;
   private conversationMap: Map<string, { system: string; messages: ChatMessage[] }> | undefined;
 
@@ -49,7 +48,7 @@ export class RunLocal {
  * The variables one run (or one child of it) sees. Child scopes read their parent's ctx and out
  * through the prototype chain and keep their own writes, so nothing is ever copied.
  */
-export class Scope {
+export class Scope implements RunContext {
   readonly vars: TemplateVars;
   /** Output of the node that ran last in this scope (a script's default stdin). */
   last = '';

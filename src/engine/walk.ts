@@ -1,7 +1,6 @@
 import { HatcheryError, throwIfAborted, withContext } from '../core/errors.js';
 import { addUsage } from '../providers/types.js';
-import type { CompiledNode, NodeResult, Router } from './contracts.js';
-import type { Scope } from './scope.js';
+import type { CompiledNode, NodeResult, Router, RunContext } from './contracts.js';
 import { writeOutput } from './write-output.js';
 
 /** Picks the next node name from a compiled router and the node's output; undefined ends the run. */
@@ -30,7 +29,7 @@ function yieldToLoop(): Promise<void> {
 }
 
 /** Counts a visit of `node`; returns the on_limit target when max_visits is exceeded. */
-function visit(scope: Scope, node: CompiledNode): string | undefined {
+function visit(scope: RunContext, node: CompiledNode): string | undefined {
   const max = node.maxVisits;
   if (max === undefined) return undefined;
   const visits = scope.local.visits;
@@ -50,7 +49,7 @@ function visit(scope: Scope, node: CompiledNode): string | undefined {
  * Returns the last node's result. Every await sits behind an abort check, and the step budget is
  * shared with nested runs through `scope.shared`.
  */
-export async function walk(scope: Scope, start: string): Promise<NodeResult> {
+export async function walk(scope: RunContext, start: string): Promise<NodeResult> {
   const { hatchery, shared } = scope;
   const nodes = hatchery.nodes;
   let name: string | undefined = start;

@@ -1,13 +1,12 @@
 import { HatcheryError } from '../core/errors.js';
-import type { CompiledNode } from './contracts.js';
-import type { Scope } from './scope.js';
+import type { CompiledNode, RunContext } from './contracts.js';
 
 /**
  * Appends a node's output and a newline to its write_output file, creating folders. The path is
  * relative to the hatchery's folder and must pass the write policy (write roots, protected folders,
  * never a hatchery file, never through a symlink).
  */
-export async function writeOutput(scope: Scope, node: CompiledNode, text: string): Promise<void> {
+export async function writeOutput(scope: RunContext, node: CompiledNode, text: string): Promise<void> {
   const where = { file: scope.hatchery.file, node: node.name, field: 'write_output' };
   const rel = scope.render(node.writeOutput!);
   try {

@@ -1,10 +1,16 @@
 import path from 'node:path';
 import { HatcheryError, type ValidationProblem } from '../core/errors.js';
-import type { CompiledNode, Hatchery, Router } from '../engine/contracts.js';
+import type {
+  CompileContext,
+  CompiledNode,
+  Hatchery,
+  LoadOptions,
+  NodeBase,
+  Router,
+} from '../engine/contracts.js';
 import { Template } from '../engine/templates/templates.js';
 import { finalOutputSchema } from '../nodes/drone.js';
 import { NODE_IMPLS } from '../nodes/index.js';
-import type { CompileContext, LoadOptions, NodeBase } from '../nodes/kind.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import type { ValidNode } from './validate.js';

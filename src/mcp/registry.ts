@@ -2,9 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ValidationError } from '../core/errors.js';
-import type { Hatchery } from '../engine/contracts.js';
+import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
-import type { LoadOptions } from '../nodes/kind.js';
 import { hatcheryTool } from './tool-defs.js';
 
 /** What loading one file's text gives. */

@@ -308,7 +308,7 @@ export class HatcheryMcpServer implements CallHost {
         );
       }
       this.taskStore?.dispose();
-      if (this.ownsRuntime) await this.runtime.tools.close();
+      if (this.ownsRuntime) await this.runtime.close();
     })();
     return this.closing;
   }

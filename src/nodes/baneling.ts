@@ -1,11 +1,16 @@
 import { HatcheryError } from '../core/errors.js';
-import type { CompiledNode, NodeResult } from '../engine/contracts.js';
-import type { Scope } from '../engine/scope.js';
+import type {
+  CompileContext,
+  CompiledNode,
+  NodeBase,
+  NodeKindImpl,
+  NodeResult,
+  RunContext,
+} from '../engine/contracts.js';
 import { Template } from '../engine/templates/templates.js';
 import type { BanelingDef } from '../schema/baneling.js';
 import { checkToolRef } from '../tools/compile.js';
-import { callToolRef } from '../tools/loop.js';
-import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
+import { callToolRef } from '../tools/invoke.js';
 
 /** A JSON value with every string compiled to a template. */
 type ArgTree = Template | number | boolean | null | ArgTree[] | { [k: string]: ArgTree };
@@ -21,7 +26,7 @@ function compileArgs(value: unknown, field: string, cc: CompileContext): ArgTree
   return value as number | boolean | null;
 }
 
-function renderArgs(tree: ArgTree, scope: Scope): unknown {
+function renderArgs(tree: ArgTree, scope: RunContext): unknown {
   if (tree === null || typeof tree !== 'object') return tree;
   if (Array.isArray(tree)) return tree.map((t) => renderArgs(t, scope));
   if (tree instanceof Template) return scope.render(tree);
@@ -37,7 +42,7 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
     const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc);
     return {
       ...base,
-      exec: async (scope: Scope): Promise<NodeResult> => {
+      exec: async (scope: RunContext): Promise<NodeResult> => {
         if (!ref)
           throw new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' });
         const rendered = renderArgs(args, scope) as Record<string, unknown>;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { HatcheryError } from '../core/errors.js';
+import type { CompileContext } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
-import type { CompileContext } from './kind.js';
 
 /** A drone's output_schema: the JSON Schema sent to the provider and the validator built from it. */
 export interface OutputSchema {

@@ -1,14 +1,11 @@
 import { formatError, HatcheryError } from '../core/errors.js';
-import type { Scope } from '../engine/scope.js';
+import type { CompileContext, RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
-import type { ChatRequest, Usage } from '../providers/types.js';
+import type { ChatRequest } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import type { SpawnTemplateDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
-import { toolLoop } from '../tools/loop.js';
-import type { ToolRef } from '../tools/refs.js';
-import type { Tool } from '../tools/types.js';
-import type { CompileContext } from './kind.js';
+import { converse } from './converse.js';
 
 /** Default nesting limit of spawned agents. */
 export const DEFAULT_SPAWN_DEPTH = 3;
@@ -68,7 +65,7 @@ export function compileSpawn(
 }
 
 /** The spawn tools offered at `depth` (the depth their agents will have), or none at the limit. */
-export function spawnTools(scope: Scope, spec: SpawnSpec, parent: SpawnParent, depth: number): Tool[] {
+export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnParent, depth: number): Tool[] {
   if (depth > spec.maxDepth) return [];
   const names = [...spec.templates.keys()];
   const choices = [...spec.templates.values()].map((t) => `- ${t.name}: ${t.desc}`).join('\n');
@@ -146,7 +143,7 @@ export function spawnTools(scope: Scope, spec: SpawnSpec, parent: SpawnParent, d
 
 /** Runs one ephemeral agent: a fresh conversation whose user message is the task. */
 async function runSpawned(
-  scope: Scope,
+  scope: RunContext,
   spec: SpawnSpec,
   parent: SpawnParent,
   tmpl: SpawnTemplate,
@@ -162,7 +159,7 @@ async function runSpawned(
   let system = tmpl.name === 'self' ? [parent.system, own].filter(Boolean).join('\n\n') : own;
   if (addition && tmpl.allowAddition) system = `${system}\n\n${addition}`;
   const where = { node: parent.node, field: 'spawn', template: tmpl.name };
-  const { provider, model } = scope.shared.runtime.providers.resolve(
+  const { provider, model } = scope.shared.services.resolveModel(
     tmpl.model ?? parent.modelSpec,
     parent.baseURL,
     scope.shared.sampling,
@@ -177,17 +174,13 @@ async function runSpawned(
     messages: [{ role: 'user', content: task }],
   };
   const extra = spawnTools(scope, spec, parent, depth + 1);
-  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  let output: string;
-  if (refs.length === 0 && extra.length === 0) {
-    const res = await provider.chat(request);
-    addUsage(usage, res.usage);
-    output = res.text;
-  } else {
-    const res = await toolLoop(scope, { node: parent.node, provider, request, refs, extraTools: extra });
-    addUsage(usage, res.usage);
-    output = res.text;
-  }
+  const { text: output, usage } = await converse(scope, {
+    node: parent.node,
+    provider,
+    request,
+    refs,
+    extraTools: extra,
+  });
   // Spawned agents are not nodes: their tokens go straight into the run's total.
   addUsage(scope.shared.usage, usage);
   return { output, template: tmpl.name, depth };

@@ -1,15 +1,20 @@
 import { HatcheryError } from '../core/errors.js';
-import type { CompiledNode, NodeResult } from '../engine/contracts.js';
-import type { Scope } from '../engine/scope.js';
+import type {
+  CompileContext,
+  CompiledNode,
+  NodeBase,
+  NodeKindImpl,
+  NodeResult,
+  RunContext,
+} from '../engine/contracts.js';
 import type { ResolvedModel } from '../providers/resolve.js';
-import type { ChatMessage, ChatRequest, Usage } from '../providers/types.js';
+import type { ChatMessage, ChatRequest } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
-import { toolLoop } from '../tools/loop.js';
+import { converse } from './converse.js';
 import { compileOutputSchema, structuredReply } from './drone-output.js';
 import { chooseNext, compileChoice } from './drone-route.js';
 import { compileSpawn, spawnTools } from './drone-spawn.js';
-import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
 export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
@@ -45,8 +50,8 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     }
     const modelSpec = def.model ?? cc.def.model;
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
-    const resolve = (scope: Scope): ResolvedModel =>
-      scope.shared.runtime.providers.resolve(modelSpec, def.base_url, scope.shared.sampling, where);
+    const resolve = (scope: RunContext): ResolvedModel =>
+      scope.shared.services.resolveModel(modelSpec, def.base_url, scope.shared.sampling, where);
     const responseSchema = schema
       ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
       : undefined;
@@ -56,7 +61,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
       preflight: (scope) => {
         resolve(scope);
       },
-      exec: async (scope: Scope): Promise<NodeResult> => {
+      exec: async (scope: RunContext): Promise<NodeResult> => {
         if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
         const history =
           def.conversation === undefined ? undefined : scope.local.conversations.get(def.conversation);
@@ -88,32 +93,19 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
               1,
             )
           : [];
-        const usage: Usage = { inputTokens: 0, outputTokens: 0 };
-        let text: string;
-        // The conversation is only kept when something uses it: reuse, a schema retry, a choice.
-        const needsHistory = keep || schema !== undefined || choice !== undefined;
-        let messages: ChatMessage[] = request.messages;
-        if (refs.length === 0 && extra.length === 0) {
-          const res = await provider.chat(responseSchema ? { ...request, responseSchema } : request);
-          usage.inputTokens += res.usage.inputTokens;
-          usage.outputTokens += res.usage.outputTokens;
-          text = res.text;
-          if (needsHistory) messages = [...request.messages, { role: 'assistant', content: text }];
-        } else {
-          const res = await toolLoop(scope, {
-            node: base.name,
-            provider,
-            request,
-            refs,
-            maxTurns: def.max_turns,
-            extraTools: extra,
-            resultLimit: def.tool_output_limit,
-          });
-          usage.inputTokens += res.usage.inputTokens;
-          usage.outputTokens += res.usage.outputTokens;
-          text = res.text;
-          messages = res.messages;
-        }
+        const conv = await converse(scope, {
+          node: base.name,
+          provider,
+          request,
+          refs,
+          maxTurns: def.max_turns,
+          extraTools: extra,
+          resultLimit: def.tool_output_limit,
+          responseSchema,
+        });
+        // converse() returns fresh objects: later retries and choices add to them in place.
+        const usage = conv.usage;
+        let { text, messages } = conv;
         let value: unknown;
         if (schema) {
           const structured = await structuredReply({

@@ -1,9 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { formatError, HatcheryError, throwIfAborted, withContext } from '../core/errors.js';
-import type { NodeResult } from '../engine/contracts.js';
-import type { Scope } from '../engine/scope.js';
+import type { CompileContext, NodeResult, RunContext } from '../engine/contracts.js';
 import { didYouMean } from '../schema/suggest.js';
-import type { CompileContext } from './kind.js';
 
 /** One fan-out: `count` branches, at most `concurrency` at once; shared by parallel and map nodes. */
 export interface FanOutSpec {
@@ -31,7 +29,7 @@ const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH']);
  * cancelled run) stops all its siblings. Waits until every started branch has settled before it
  * returns or throws, so no branch keeps writing into the run after the node is over.
  */
-export async function fanOut(scope: Scope, spec: FanOutSpec): Promise<NodeResult[]> {
+export async function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[]> {
   const parent = scope.signal;
   throwIfAborted(parent);
   const n = spec.count;
@@ -77,7 +75,7 @@ export async function fanOut(scope: Scope, spec: FanOutSpec): Promise<NodeResult
 }
 
 /** `branch "<name>" failed: <where inside the branch>: <message>`, keeping the inner error's code. */
-function branchError(scope: Scope, spec: FanOutSpec, index: number, err: unknown): HatcheryError {
+function branchError(scope: RunContext, spec: FanOutSpec, index: number, err: unknown): HatcheryError {
   const inner = withContext(err, {});
   const name = spec.name(index);
   const parts: string[] = [];

@@ -1,7 +1,7 @@
+import type { NodeKindImpl } from '../engine/contracts.js';
 import type { NodeKind } from '../schema/nodes.js';
 import { banelingImpl } from './baneling.js';
 import { droneImpl } from './drone.js';
-import type { NodeKindImpl } from './kind.js';
 import { loopImpl } from './loop.js';
 import { mapImpl } from './map.js';
 import { parallelImpl } from './parallel.js';

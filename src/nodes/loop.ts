@@ -1,11 +1,16 @@
 import { HatcheryError } from '../core/errors.js';
-import type { CompiledNode, NodeResult } from '../engine/contracts.js';
-import type { Scope } from '../engine/scope.js';
+import type {
+  CompileContext,
+  CompiledNode,
+  NodeBase,
+  NodeKindImpl,
+  NodeResult,
+  RunContext,
+} from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
 import { walk } from '../engine/walk.js';
 import type { LoopDef } from '../schema/loop.js';
 import { checkStartNode } from './fanout.js';
-import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
 
 /** Default iteration limit of a loop node. */
 export const DEFAULT_MAX_ITERATIONS = 10;
@@ -13,7 +18,7 @@ export const DEFAULT_MAX_ITERATIONS = 10;
 const TAG = /\{\{|\{%/;
 
 /** A compiled `until`: true when the loop is done after an iteration that produced `output`. */
-type Until = (scope: Scope, output: string) => boolean;
+type Until = (scope: RunContext, output: string) => boolean;
 
 function compileUntil(source: string, cc: CompileContext): Until {
   if (TAG.test(source)) {
@@ -43,7 +48,7 @@ export const loopImpl: NodeKindImpl<LoopDef> = {
       : `the body output never contained the word "${def.until.trim()}"`;
     return {
       ...base,
-      exec: async (scope: Scope): Promise<NodeResult> => {
+      exec: async (scope: RunContext): Promise<NodeResult> => {
         let last: NodeResult = { text: '' };
         for (let i = 1; i <= max; i++) {
           scope.ctx.iteration = i;

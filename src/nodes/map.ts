@@ -1,9 +1,14 @@
-import type { CompiledNode, NodeResult } from '../engine/contracts.js';
-import type { Scope } from '../engine/scope.js';
+import type {
+  CompileContext,
+  CompiledNode,
+  NodeBase,
+  NodeKindImpl,
+  NodeResult,
+  RunContext,
+} from '../engine/contracts.js';
 import { walk } from '../engine/walk.js';
 import type { MapDef } from '../schema/map.js';
 import { checkStartNode, fanOut } from './fanout.js';
-import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
 
 /** Default number of items a map node runs at once. */
 export const DEFAULT_MAP_CONCURRENCY = 4;
@@ -40,7 +45,7 @@ export const mapImpl: NodeKindImpl<MapDef> = {
     const continueOnError = def.on_error === 'continue';
     return {
       ...base,
-      exec: async (scope: Scope): Promise<NodeResult> => {
+      exec: async (scope: RunContext): Promise<NodeResult> => {
         // itemsTemplate is only undefined when loading failed, and then nothing runs.
         const items = parseItems(scope.render(itemsTemplate!));
         const results = await fanOut(scope, {

@@ -1,9 +1,14 @@
-import type { CompiledNode, NodeResult } from '../engine/contracts.js';
-import type { Scope } from '../engine/scope.js';
+import type {
+  CompileContext,
+  CompiledNode,
+  NodeBase,
+  NodeKindImpl,
+  NodeResult,
+  RunContext,
+} from '../engine/contracts.js';
 import { walk } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
 import { checkStartNode, fanOut } from './fanout.js';
-import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
 
 /** The default join: each branch's output under a `## <branch>` heading, separated by blank lines. */
 export function defaultJoin(names: readonly string[], results: readonly NodeResult[]): string {
@@ -33,7 +38,7 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
     const continueOnError = def.on_error === 'continue';
     return {
       ...base,
-      exec: async (scope: Scope): Promise<NodeResult> => {
+      exec: async (scope: RunContext): Promise<NodeResult> => {
         const results = await fanOut(scope, {
           count: names.length,
           concurrency: names.length,

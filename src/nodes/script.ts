@@ -6,11 +6,16 @@ import {
   runProgram,
   SCRIPT_OUTPUT_LIMIT,
 } from '../core/process/program.js';
-import type { CompiledNode, NodeResult } from '../engine/contracts.js';
-import type { Scope } from '../engine/scope.js';
+import type {
+  CompileContext,
+  CompiledNode,
+  NodeBase,
+  NodeKindImpl,
+  NodeResult,
+  RunContext,
+} from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
 import type { ScriptDef } from '../schema/script.js';
-import type { CompileContext, NodeBase, NodeKindImpl } from './kind.js';
 
 /** The last `n` characters of stderr, trimmed, for error messages. */
 function tail(text: string, n = 800): string {
@@ -28,7 +33,7 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
     const env = def.env;
     return {
       ...base,
-      exec: async (scope: Scope): Promise<NodeResult> => {
+      exec: async (scope: RunContext): Promise<NodeResult> => {
         const argv = cmd.map((t) => scope.render(t as Template));
         const input = stdin ? scope.render(stdin) : scope.last;
         const dir = scope.hatchery.dir;

@@ -3,9 +3,10 @@ import { setMaxListeners } from 'node:events';
 import { describeAbort, formatError, HatcheryError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
-import type { Hatchery, RunListener } from '../engine/contracts.js';
+import type { Hatchery, RunContext, RunListener, RunServices } from '../engine/contracts.js';
 import { RunShared, Scope } from '../engine/scope.js';
 import { walk } from '../engine/walk.js';
+import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
@@ -70,12 +71,19 @@ export interface RunResult {
   outputs: Record<string, unknown>;
 }
 
-/** Runs hatcheries. Re-entrant: runs never share ctx, and nested runs share only budget and signal. */
+/**
+ * Runs hatcheries: the composition root. It owns the provider registry, the tool resolver and the one
+ * cache of hatchery files, and gives runs the services of engine/contracts.ts. Re-entrant: runs never
+ * share ctx, and nested runs share only budget and listener.
+ */
 export class Runtime {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly providers: ProviderRegistry;
   readonly tools: ToolResolver;
   readonly guard: PathGuard;
+  /** Hatchery files loaded by path (hatch: sub-files): one cache with one set of load options. */
+  readonly hatcheries: HatcheryCache;
+  private readonly services: RunServices;
   private readonly guards = new WeakMap<Hatchery, PathGuard>();
   private readonly ctxBases = new WeakMap<Hatchery, Record<string, unknown>>();
   private readonly preflighted = new WeakSet<Hatchery>();
@@ -104,14 +112,36 @@ export class Runtime {
       overrides: options.providers,
       factory: options.providerFactory ?? sdkFactory,
     });
-    this.tools = new ToolResolver(this, options.tools ?? {});
+    const toolOptions = options.tools ?? {};
+    this.hatcheries = new HatcheryCache({ mcpServers: toolOptions.mcpServers });
+    this.tools = new ToolResolver(toolOptions, async (abs, check) => {
+      const h = await this.hatcheries.get(abs, check);
+      // Its folder is protected from writes before any of its runs (or the caller's) can write.
+      this.guardFor(h);
+      return h;
+    });
+    this.services = {
+      resolveModel: (spec, baseURL, sampling, where) =>
+        this.providers.resolve(spec, baseURL, sampling, where),
+      resolveTools: (ref, scope) => this.tools.resolve(ref, scope),
+      runHatchery: (h, parent, input, vars, signal) => this.runNested(h, parent, input, vars, signal),
+      runFromNode: (parent, node, input, signal) => this.runFromNode(parent, node, input, signal),
+      toolTimeoutMs: this.tools.toolTimeoutMs,
+      resultLimit: this.tools.resultLimit,
+      network: toolOptions,
+    };
+  }
+
+  /** Closes what runs opened and the runtime keeps (MCP client connections and their server processes). */
+  async close(): Promise<void> {
+    await this.tools.close();
   }
 
   /**
    * The path guard of a hatchery: its own folder plus the runtime's allowed roots. The first call for
    * a hatchery also protects its folder, file and dependencies from writes of every run.
    */
-  guardFor(h: Hatchery): PathGuard {
+  private guardFor(h: Hatchery): PathGuard {
     let g = this.guards.get(h);
     if (!g) {
       this.guard.policy.protectHatchery(h);
@@ -137,7 +167,7 @@ export class Runtime {
     const listener = options.onEvent;
     const emit = listener ? safeListener(listener) : undefined;
     const signal = options.signal ?? Runtime.neverAborted;
-    const shared = new RunShared(this, runId, signal, maxSteps, maxDepth, emit, options.sampling);
+    const shared = new RunShared(this.services, runId, signal, maxSteps, maxDepth, emit, options.sampling);
     const t0 = emit ? performance.now() : 0;
     emit?.({ type: 'run_start', runId, hatchery: h.name, depth: 0 });
     try {
@@ -191,9 +221,9 @@ export class Runtime {
    * Runs a hatchery nested in another run (a hatch: tool): fresh ctx, the parent's step budget and
    * event listener, one level deeper. `signal` is the calling tool call's: the nested run ends with it.
    */
-  async runNested(
+  private async runNested(
     h: Hatchery,
-    parent: Scope,
+    parent: RunContext,
     input: string,
     vars: Readonly<Record<string, string>> | undefined,
     signal: AbortSignal,
@@ -240,7 +270,12 @@ export class Runtime {
    * Runs from one node of the caller's hatchery along its next chain, in a child scope (node: tools).
    * `signal` is the calling tool call's: the child run ends with it.
    */
-  async runFromNode(parent: Scope, node: string, input: string, signal: AbortSignal): Promise<string> {
+  private async runFromNode(
+    parent: RunContext,
+    node: string,
+    input: string,
+    signal: AbortSignal,
+  ): Promise<string> {
     checkDepth(parent.shared, parent.depth + 1, parent.hatchery);
     const child = parent.child({ input }, { depth: parent.depth + 1, signal });
     const result = await walk(child, node);
@@ -250,7 +285,7 @@ export class Runtime {
   /** A fresh top-level scope: ctx with input, declared inputs and `files`, checked before any node runs. */
   private async scopeFor(
     h: Hatchery,
-    shared: RunShared,
+    shared: RunContext['shared'],
     depth: number,
     input: string | undefined,
     vars: Readonly<Record<string, string>> | undefined,
@@ -278,7 +313,7 @@ export class Runtime {
   }
 }
 
-function checkDepth(shared: RunShared, depth: number, h: Hatchery): void {
+function checkDepth(shared: RunContext['shared'], depth: number, h: Hatchery): void {
   if (depth > shared.maxDepth) {
     throw new HatcheryError(
       'MAX_DEPTH',

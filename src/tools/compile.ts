@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
-import type { CompileContext } from '../nodes/kind.js';
+import type { CompileContext, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { parseServerEntry } from './mcp-client.js';
-import { parseToolRef, type ToolRef } from './refs.js';
+import { parseToolRef } from './refs.js';
 
 /** An mcp: reference with its server definition, attached at load time (the file's and --mcp-config's servers). */
 export type McpRefWithDef = Extract<ToolRef, { kind: 'mcp' }> & { def?: McpServerDef };

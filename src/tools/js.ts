@@ -3,9 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { Scope } from '../engine/scope.js';
-import type { ToolRef } from './refs.js';
-import type { Tool, ToolResult } from './types.js';
+import type { RunContext, Tool, ToolRef, ToolResult } from '../engine/contracts.js';
 
 /** A `js:<module>#<export>` reference. */
 export type JsRef = Extract<ToolRef, { kind: 'js' }>;
@@ -207,7 +205,7 @@ export class JsTools {
   constructor(readonly maxVersions = MAX_JS_MODULE_VERSIONS) {}
 
   /** The tool a js: reference names, from the module below the scope's allowed roots. */
-  async resolve(ref: JsRef, scope: Scope): Promise<Tool> {
+  async resolve(ref: JsRef, scope: RunContext): Promise<Tool> {
     const abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
     let stamp: string;
     try {

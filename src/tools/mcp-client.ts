@@ -4,9 +4,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError, isAbortError, throwIfAborted } from '../core/errors.js';
 import { childEnv } from '../core/process/child-env.js';
+import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { stdioTransport } from './mcp-stdio.js';
-import type { Tool, ToolResult } from './types.js';
 
 /** Default time a server gets to start and answer `initialize`. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;

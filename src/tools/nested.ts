@@ -1,6 +1,5 @@
 import { HatcheryError } from '../core/errors.js';
-import type { Hatchery } from '../engine/contracts.js';
-import type { Tool } from './types.js';
+import type { Hatchery, Tool } from '../engine/contracts.js';
 
 function inputOf(args: Record<string, unknown>, tool: string): string {
   // `input_str` is the original Hatchery's argument name.
@@ -29,7 +28,7 @@ export function hatchTool(ref: string, sub: Hatchery): Tool {
       for (const k of Object.keys(sub.inputs)) {
         if (typeof args[k] === 'string') vars[k] = args[k] as string;
       }
-      const text = await tc.scope.shared.runtime.runNested(sub, tc.scope, input, vars, tc.signal);
+      const text = await tc.scope.shared.services.runHatchery(sub, tc.scope, input, vars, tc.signal);
       return { text };
     },
   };
@@ -58,7 +57,7 @@ export function nodeTool(ref: string, node: string): Tool {
           },
         );
       }
-      const text = await tc.scope.shared.runtime.runFromNode(tc.scope, node, input, tc.signal);
+      const text = await tc.scope.shared.services.runFromNode(tc.scope, node, input, tc.signal);
       return { text };
     },
   };

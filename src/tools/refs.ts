@@ -1,12 +1,5 @@
+import type { ToolRef } from '../engine/contracts.js';
 import { BUILTIN_TOOLS } from './builtin/index.js';
-
-/** A parsed tool reference, as written in a drone's `tools` or a baneling's `tool_name`. */
-export type ToolRef =
-  | { kind: 'builtin'; ref: string; name: string }
-  | { kind: 'hatch'; ref: string; path: string }
-  | { kind: 'node'; ref: string; node: string }
-  | { kind: 'mcp'; ref: string; server: string; tool?: string }
-  | { kind: 'js'; ref: string; module: string; export: string };
 
 /** Built-in tool names that exist beyond BUILTIN_TOOLS' always-on set (checked at call time). */
 export const EXTRA_BUILTINS: ReadonlySet<string> = new Set(['shell_exec']);

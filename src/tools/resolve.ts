@@ -1,28 +1,18 @@
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
-import type { Scope } from '../engine/scope.js';
-import { HatcheryCache } from '../loader/load.js';
-import type { Runtime } from '../runtime/runtime.js';
+import type { RealPathCheck } from '../core/fs/safe-fs.js';
+import type { Hatchery, NetworkOptions, RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
 import type { McpRefWithDef } from './compile.js';
 import { JsTools } from './js.js';
 import { McpPool } from './mcp-client.js';
 import { hatchTool, nodeTool } from './nested.js';
-import type { ToolRef } from './refs.js';
-import type { Tool } from './types.js';
 
 /** Options of the tool layer. */
-export interface ToolResolverOptions {
+export interface ToolResolverOptions extends NetworkOptions {
   /** Enables the shell_exec built-in (--allow-shell). */
   allowShell?: boolean;
-  /**
-   * Hosts http_request may reach although they are on this machine or a private network
-   * (--allow-host): `name`, `name:port`, `[v6]:port`, or `*.domain` for its subdomains.
-   */
-  allowHosts?: readonly string[];
-  /** Lets http_request reach every address: loopback, private, link-local (--allow-private-network). */
-  allowPrivateNetwork?: boolean;
   /** MCP servers from --mcp-config. */
   mcpServers?: Readonly<Record<string, McpServerDef>>;
   /** Largest tool result shown to a model, in characters (default 20000); longer ones are cut with a note. */
@@ -38,10 +28,14 @@ export const DEFAULT_RESULT_LIMIT = 20_000;
 /** Default timeout of one tool call. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 
+/**
+ * Loads the hatchery at an absolute path for a hatch: tool, reading it through `check` (its real path
+ * must stay below the caller's roots); the runtime's cache, so every file is loaded one way.
+ */
+export type HatcheryLoader = (abs: string, check: RealPathCheck) => Promise<Hatchery>;
+
 /** Turns tool references into callable tools for a run. One per Runtime; shared by all runs. */
 export class ToolResolver {
-  /** Sub-hatcheries of hatch: tools, reloaded when their files change. */
-  readonly hatcheries: HatcheryCache;
   readonly resultLimit: number;
   readonly toolTimeoutMs: number;
   /** MCP client connections, shared by all runs. */
@@ -50,17 +44,16 @@ export class ToolResolver {
   readonly js = new JsTools();
 
   constructor(
-    readonly runtime: Runtime,
     readonly options: ToolResolverOptions,
+    private readonly loadHatchery: HatcheryLoader,
   ) {
-    this.hatcheries = new HatcheryCache({ mcpServers: options.mcpServers });
     this.resultLimit = options.resultLimit ?? DEFAULT_RESULT_LIMIT;
     this.toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     this.mcp = new McpPool({ connectTimeoutMs: options.mcpConnectTimeoutMs });
   }
 
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
-  async resolve(ref: ToolRef, scope: Scope): Promise<Tool[]> {
+  async resolve(ref: ToolRef, scope: RunContext): Promise<Tool[]> {
     switch (ref.kind) {
       case 'builtin': {
         if (ref.name === shellExecTool.name) {
@@ -81,9 +74,7 @@ export class ToolResolver {
       case 'hatch': {
         const abs = this.hatchPath(ref.ref, ref.path, scope);
         // Read through a checked descriptor: the file cannot be swapped for a link to elsewhere.
-        const sub = await this.hatcheries.get(abs, scope.guard.readCheck(ref.path, abs, { tool: ref.ref }));
-        // Its folder is protected from writes before any of its runs (or the caller's) can write.
-        this.runtime.guardFor(sub);
+        const sub = await this.loadHatchery(abs, scope.guard.readCheck(ref.path, abs, { tool: ref.ref }));
         return [hatchTool(ref.ref, sub)];
       }
       case 'node':
@@ -99,7 +90,7 @@ export class ToolResolver {
   }
 
   /** The file of a hatch: reference, confined to the read roots like every other path. */
-  private hatchPath(ref: string, rel: string, scope: Scope): string {
+  private hatchPath(ref: string, rel: string, scope: RunContext): string {
     const guard = scope.guard;
     const abs = path.resolve(scope.hatchery.dir, rel);
     if (guard.allows(abs)) return abs;
@@ -111,7 +102,7 @@ export class ToolResolver {
   }
 
   /** The definition of an MCP server: attached at load time, else the file's or --mcp-config's entry. */
-  private serverDef(ref: Extract<ToolRef, { kind: 'mcp' }>, scope: Scope): McpServerDef {
+  private serverDef(ref: Extract<ToolRef, { kind: 'mcp' }>, scope: RunContext): McpServerDef {
     const attached = (ref as McpRefWithDef).def;
     if (attached) return attached;
     const own = (m: Readonly<Record<string, McpServerDef>> | undefined) =>

@@ -128,7 +128,7 @@ export async function inMemory(
     close: async () => {
       await client.close();
       await core.close();
-      await runtime.tools.close();
+      await runtime.close();
     },
   };
 }

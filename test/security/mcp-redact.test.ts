@@ -41,7 +41,7 @@ async function serve(dir: string) {
   cleanup = async () => {
     await client.close();
     await core.close();
-    await runtime.tools.close();
+    await runtime.close();
   };
   return { core, client, received };
 }

@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
+import type { ToolContext } from '../../src/engine/contracts.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { HTTP_LIMIT_BYTES } from '../../src/tools/builtin/http.js';
 import { BUILTIN_TOOLS } from '../../src/tools/builtin/index.js';
-import type { ToolContext } from '../../src/tools/types.js';
 import { tempDir } from '../helpers.js';
 import { callTool, loadIn, Scripted, toolResults } from './helpers.js';
 
@@ -75,11 +75,10 @@ describe('http_request', () => {
   });
   const tool = BUILTIN_TOOLS.get('http_request')!;
   // The test server is on loopback, which http_request refuses unless the operator opts in.
-  const runtime = rt({ tools: { allowPrivateNetwork: true } });
   const tc = {
     signal: new AbortController().signal,
     node: 'n',
-    scope: { shared: { runtime } },
+    scope: { shared: { services: { network: { allowPrivateNetwork: true } } } },
   } as unknown as ToolContext;
 
   it('GETs and POSTs with headers and a body', async () => {

@@ -6,9 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Hatchery } from '../../src/engine/contracts.js';
+import type { Hatchery, LoadOptions } from '../../src/engine/contracts.js';
 import { loadHatcheryText } from '../../src/loader/load.js';
-import type { LoadOptions } from '../../src/nodes/kind.js';
 import type { ScriptedProvider, ScriptedReply } from '../../src/providers/scripted.js';
 
 /** The project's scripted provider, under the name these tests use. */

@@ -158,7 +158,7 @@ describe('mcp: tools over stdio', () => {
     expect(alive(Number(first!.content))).toBe(false);
     const pid = Number(again!.content);
     expect(alive(pid)).toBe(true);
-    await rt.tools.close();
+    await rt.close();
     expect(alive(pid)).toBe(false);
   });
 
@@ -276,7 +276,7 @@ describe('mcp: tools over Streamable HTTP', () => {
       expect(res.output).toBe('over http');
       expect(seen.some((h) => h['x-token'] === 'secret')).toBe(true);
     } finally {
-      await runtimes.pop()?.tools.close();
+      await runtimes.pop()?.close();
       http.closeAllConnections();
       await new Promise((r) => http.close(r));
     }

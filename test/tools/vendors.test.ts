@@ -133,7 +133,7 @@ describe.each([
       const names = fake.requests[0]!.body.tools.map((t: WireBody) => t.function?.name ?? t.name).sort();
       expect(names).toEqual(['add', 'echo', 'helper_flow', 'read_file']);
     } finally {
-      await runtime.tools.close();
+      await runtime.close();
     }
   });
 });

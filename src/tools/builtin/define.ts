@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HatcheryError } from '../../core/errors.js';
-import type { Tool, ToolContext, ToolResult } from '../types.js';
+import type { Tool, ToolContext, ToolResult } from '../../engine/contracts.js';
 
 /** Declares a built-in tool from a zod schema: arguments are validated and errors name the field. */
 export function defineBuiltin<S extends z.ZodObject>(spec: {

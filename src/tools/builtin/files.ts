@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HatcheryError } from '../../core/errors.js';
-import type { ToolContext } from '../types.js';
+import type { ToolContext } from '../../engine/contracts.js';
 import { defineBuiltin } from './define.js';
 
 /** Largest file read_file returns whole; bigger files are an error rather than a flood of tokens. */

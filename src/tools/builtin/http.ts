@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../../core/errors.js';
-import type { ToolContext } from '../types.js';
+import type { ToolContext } from '../../engine/contracts.js';
 import { defineBuiltin } from './define.js';
 import { checkLiteral, guardedLookup, type NetPolicy } from './net-guard.js';
 
@@ -92,7 +92,7 @@ function fail(message: string, cause?: unknown): HatcheryError {
 
 /** The operator's network opt-ins, from the Runtime's tool options. */
 function policyOf(tc: ToolContext): NetPolicy {
-  return tc.scope?.shared.runtime.tools.options ?? {};
+  return tc.scope.shared.services.network;
 }
 
 /** http_request: GET or POST a URL and return the response body (capped). */

@@ -1,4 +1,4 @@
-import type { Tool } from '../types.js';
+import type { Tool } from '../../engine/contracts.js';
 import { echoTool, readFileTool, writeFileTool } from './files.js';
 import { httpRequestTool } from './http.js';
 import { listDirTool } from './list-dir.js';

@@ -1,0 +1,105 @@
+import { formatError, HatcheryError, isAbortError, throwIfAborted } from '../core/errors.js';
+import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
+import type { ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from '../providers/types.js';
+import { addUsage } from '../providers/types.js';
+import { callTool, capResult, resolveTools } from '../tools/invoke.js';
+
+/** Default number of model turns in a tool-use loop. */
+export const DEFAULT_MAX_TURNS = 10;
+
+/** What a conversation ends with: the final answer, its usage and the whole message list (for reuse). */
+export interface Conversation {
+  text: string;
+  usage: Usage;
+  messages: ChatMessage[];
+}
+
+/** Options of one conversation with a model. */
+export interface ConverseOptions {
+  node: string;
+  provider: Provider;
+  /** The first request (system prompt, user message, sampling options, signal). */
+  request: ChatRequest;
+  refs: readonly ToolRef[];
+  maxTurns?: number;
+  /** Extra tools (spawn_agent...) offered beside the references. */
+  extraTools?: readonly Tool[];
+  /** Cap of each tool result in characters (the node's tool_output_limit); default the runtime's. */
+  resultLimit?: number;
+  /** Structured output asked of a reply without tools. */
+  responseSchema?: ChatRequest['responseSchema'];
+}
+
+/**
+ * One conversation of a drone or a spawned agent: a single model call when it has no tools, else the
+ * tool-use loop: call the model, run every tool call it asks for concurrently, feed the results back,
+ * until it answers without a tool call. Tool failures become error results the model sees.
+ */
+export async function converse(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
+  const { request, provider } = opts;
+  if (opts.refs.length === 0 && (opts.extraTools === undefined || opts.extraTools.length === 0)) {
+    const res = await provider.chat(
+      opts.responseSchema ? { ...request, responseSchema: opts.responseSchema } : request,
+    );
+    return {
+      text: res.text,
+      usage: { inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens },
+      messages: [...request.messages, { role: 'assistant', content: res.text }],
+    };
+  }
+  return toolLoop(scope, opts);
+}
+
+async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
+  const { node, provider } = opts;
+  const tools = await resolveTools(scope, node, opts.refs, opts.extraTools);
+  const specs: ToolSpec[] = [...tools.values()].map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: t.inputSchema,
+  }));
+  const messages: ChatMessage[] = [...opts.request.messages];
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
+  const limit = opts.resultLimit ?? scope.shared.services.resultLimit;
+  for (let turn = 1; turn <= maxTurns; turn++) {
+    throwIfAborted(scope.signal);
+    const res = await provider.chat({ ...opts.request, messages, tools: specs });
+    addUsage(usage, res.usage);
+    if (res.toolCalls.length === 0) {
+      messages.push({ role: 'assistant', content: res.text });
+      return { text: res.text, usage, messages };
+    }
+    messages.push({ role: 'assistant', content: res.text, toolCalls: res.toolCalls });
+    const results = await Promise.all(
+      res.toolCalls.map(async (call): Promise<ChatMessage> => {
+        const reply = (content: string, isError: boolean): ChatMessage => ({
+          role: 'tool',
+          toolCallId: call.id,
+          name: call.name,
+          content: capResult(content, limit),
+          isError,
+        });
+        const tool = tools.get(call.name);
+        if (!tool) {
+          return reply(`unknown tool "${call.name}"; available tools: ${[...tools.keys()].join(', ')}`, true);
+        }
+        if (call.argsError) return reply(`invalid arguments for ${call.name}: ${call.argsError}`, true);
+        try {
+          const r = await callTool(scope, node, tool, call.args);
+          return reply(r.text, r.isError === true);
+        } catch (err) {
+          // Cancellation of the run ends the loop; every other failure is the model's to handle.
+          if (scope.signal.aborted || (isAbortError(err) && !(err instanceof HatcheryError))) throw err;
+          return reply(`error: ${formatError(err)}`, true);
+        }
+      }),
+    );
+    messages.push(...results);
+  }
+  throw new HatcheryError(
+    'MAX_TURNS',
+    `the model still asked for tools after max_turns (${maxTurns}) turns; raise max_turns or make the prompt say when to stop`,
+    { node, field: 'max_turns' },
+  );
+}
