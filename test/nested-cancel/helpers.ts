@@ -53,7 +53,11 @@ export const CASES = {
 
 /** Writes sub.json (the late writer) and one hatchery per case into `dir`. */
 export function writeCases(dir: string): void {
-  writeHatchery(dir, 'sub.json', { name: 'sub', desc: 'writes its marker late', nodes: [lateWriter('Write')] });
+  writeHatchery(dir, 'sub.json', {
+    name: 'sub',
+    desc: 'writes its marker late',
+    nodes: [lateWriter('Write')],
+  });
   for (const [name, nodes] of Object.entries(CASES)) {
     writeHatchery(dir, `${name}.json`, { name, desc: `nested cancel case: ${name}`, nodes });
   }

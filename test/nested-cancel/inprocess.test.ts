@@ -12,7 +12,15 @@ import { Runtime } from '../../src/runtime/runtime.js';
 import type { Hatchery } from '../../src/runtime/types.js';
 import { tempDir } from '../helpers.js';
 import { callTool, loadIn, type Reply, Scripted } from '../tools/helpers.js';
-import { appears, CASES, expectNoLateWrite, LATE_MS, lateWriter, marker, writeCases } from './helpers.js';
+import {
+  appears,
+  type CASES,
+  expectNoLateWrite,
+  LATE_MS,
+  lateWriter,
+  marker,
+  writeCases,
+} from './helpers.js';
 
 let dir: string;
 const loaded = new Map<string, Hatchery>();
@@ -97,7 +105,9 @@ describe.concurrent('nested work ends with the tool call that started it (in pro
         {
           name: 'Coordinator',
           usr_prompt: '{{ ctx.input }}',
-          spawn: { templates: [{ name: 'worker', desc: 'works slowly', tools: ['node:First', 'node:Second'] }] },
+          spawn: {
+            templates: [{ name: 'worker', desc: 'works slowly', tools: ['node:First', 'node:Second'] }],
+          },
         },
         lateWriter('First', '{{ ctx.input }}', 800),
         lateWriter('Second', '{{ ctx.input }}', 500),
