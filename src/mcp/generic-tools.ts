@@ -2,10 +2,10 @@ import path from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
-import type { HatcheryMcpServer } from './server.js';
 import { INPUT_DESCRIPTION } from './tool-defs.js';
 
 /** Default time hatchery_result waits, in seconds: well under the ~60 s many clients allow a call. */
@@ -100,7 +100,7 @@ export function isGenericTool(name: string): boolean {
 
 /** What a generic tool call can use from its session. */
 export interface GenericCallContext {
-  core: HatcheryMcpServer;
+  core: ServerHost;
   /** Environment of a run bound to this request (hatchery_run). */
   env: CallEnv;
   /** Starts a background run (hatchery_start); the session supplies sampling and elicitation. */
@@ -119,7 +119,7 @@ function str(args: Record<string, unknown>, key: string, required: boolean): str
 
 /** Resolves `name` and flattens `input`, `inputs` and extra arguments into a hatchery's arguments. */
 function target(
-  core: HatcheryMcpServer,
+  core: ServerHost,
   args: Record<string, unknown>,
 ): { entry: RegistryEntry; args: Record<string, unknown> } {
   const name = str(args, 'name', true)!;
@@ -146,7 +146,7 @@ function target(
   return { entry, args: flat };
 }
 
-function runOf(core: HatcheryMcpServer, args: Record<string, unknown>): BackgroundRun {
+function runOf(core: ServerHost, args: Record<string, unknown>): BackgroundRun {
   const id = str(args, 'run_id', true)!;
   const run = core.runs.get(id);
   if (!run) {
@@ -165,7 +165,7 @@ function json(value: unknown, prefix = ''): CallToolResult {
   return result;
 }
 
-function list(core: HatcheryMcpServer): CallToolResult {
+function list(core: ServerHost): CallToolResult {
   const hatcheries = core.registry.entries().map((e) => ({
     name: e.name,
     description: core.out.desc(e.hatchery.desc),

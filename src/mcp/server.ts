@@ -8,8 +8,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import type { CallHost } from './calls.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
+import type { ServerHost } from './host.js';
 import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
 import { OutputStore } from './outputs.js';
@@ -82,7 +82,7 @@ const INSTRUCTION_TOOL_LIMIT = 50;
  * Serves every hatchery of a folder as an MCP tool. One shared registry feeds any number of sessions
  * (one for stdio, one per HTTP client); files are watched and reloaded; runs never share a ctx.
  */
-export class HatcheryMcpServer implements CallHost {
+export class HatcheryMcpServer implements ServerHost {
   readonly registry: HatcheryRegistry;
   readonly runtime: Runtime;
   readonly limiter: Limiter;

@@ -21,10 +21,10 @@ import type { Provider } from '../providers/types.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import type { ServerHost } from './host.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
-import type { HatcheryMcpServer } from './server.js';
 import { linkedController } from './signals.js';
 import { MAX_TASK_TTL_MS } from './tasks.js';
 import { hatcheryArgs } from './tool-defs.js';
@@ -50,11 +50,7 @@ function samplingFor(server: Server, related: RequestId | undefined): Provider |
   });
 }
 
-function elicitFor(
-  core: HatcheryMcpServer,
-  server: Server,
-  related: RequestId | undefined,
-): ElicitFn | undefined {
+function elicitFor(core: ServerHost, server: Server, related: RequestId | undefined): ElicitFn | undefined {
   if (!canElicitForm(server.getClientCapabilities())) return undefined;
   return (params, signal) => {
     // The form's texts are the file's input prompts: redacted and capped like any description.
@@ -78,7 +74,7 @@ function elicitFor(
  * own, cancelled only by hatchery_cancel, tasks/cancel or shutdown.
  */
 async function startBackground(
-  core: HatcheryMcpServer,
+  core: ServerHost,
   server: Server,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
@@ -101,7 +97,7 @@ async function startBackground(
 
 /** Answers a task-augmented call: creates the task, runs in the background, stores the result. */
 async function startTask(
-  core: HatcheryMcpServer,
+  core: ServerHost,
   server: Server,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
@@ -133,7 +129,7 @@ async function startTask(
 }
 
 /** Builds a session: tools, resources and logging, all read from the server's shared registry. */
-export function createSession(core: HatcheryMcpServer): Session {
+export function createSession(core: ServerHost): Session {
   const server = new Server(
     { name: 'hatchery-mcp', title: 'hatchery-mcp', version: core.version },
     {

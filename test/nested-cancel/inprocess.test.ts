@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadHatchery } from '../../src/loader/load.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import type { Hatchery } from '../../src/runtime/types.js';
+import type { Hatchery } from '../../src/engine/contracts.js';
 import { tempDir } from '../helpers.js';
 import { callTool, loadIn, type Reply, Scripted } from '../tools/helpers.js';
 import {

@@ -1,0 +1,29 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallHost } from './calls.js';
+import type { OutputStore } from './outputs.js';
+import type { HatcheryRegistry } from './registry.js';
+import type { RunRegistry } from './runs.js';
+import type { CancellableTaskStore } from './tasks.js';
+
+/**
+ * What a client session and the generic tools use of the server that holds them. The server
+ * implements it; sessions depend on this interface, so the server is the only module that knows both.
+ */
+export interface ServerHost extends CallHost {
+  readonly registry: HatcheryRegistry;
+  readonly runs: RunRegistry;
+  readonly taskStore: CancellableTaskStore | undefined;
+  /** Removes secrets from text shown to clients. */
+  readonly redact: (text: string) => string;
+  /** Full outputs of results cut to the size limit, served as resources. */
+  readonly outputs: OutputStore;
+  /** Whether the generic tools (hatchery_list, hatchery_start...) are offered. */
+  readonly genericTools: boolean;
+  readonly version: string;
+  /** Aborted when the server shuts down. */
+  readonly signal: AbortSignal;
+  /** The hatchery tools, as listed to clients. */
+  tools(): Tool[];
+  /** The instructions sent to clients at initialization. */
+  instructions(): string;
+}
