@@ -78,9 +78,9 @@ export interface RunResult {
  */
 export class Runtime {
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly providers: ProviderRegistry;
+  private readonly providers: ProviderRegistry;
   readonly tools: ToolResolver;
-  readonly guard: PathGuard;
+  private readonly guard: PathGuard;
   /** Hatchery files loaded by path (the CLI's file, hatch: sub-files): one cache, one set of load options. */
   readonly hatcheries: HatcheryCache;
   /** How this runtime loads files; a server loads its folder with the same options. */
