@@ -8,8 +8,8 @@ import type {
   NodeBase,
   Router,
 } from '../engine/contracts.js';
+import { HatcheryGraph } from '../engine/graph.js';
 import { Template } from '../engine/templates/templates.js';
-import { finalOutputSchema } from '../nodes/drone.js';
 import { NODE_IMPLS } from '../nodes/index.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
@@ -42,7 +42,8 @@ export function compileHatchery(
   problems: ValidationProblem[],
 ): Hatchery | undefined {
   const dir = file ? path.dirname(file) : process.cwd();
-  const nodeNames = new Set(nodes.map((n) => n.name));
+  const graph = new HatcheryGraph(def.start, nodes);
+  const nodeNames = graph.names;
   const dependencies = new Set<string>();
   const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
   const compiled = new Map<string, CompiledNode>();
@@ -53,6 +54,7 @@ export function compileHatchery(
       dir,
       def,
       nodeNames,
+      graph,
       options,
       mcpServers,
       template(source, field) {
@@ -110,10 +112,7 @@ export function compileHatchery(
     maxDepth: def.max_depth,
     nodes: compiled,
     def,
-    outputSchema: finalOutputSchema(
-      def.start ?? first.name,
-      def.nodes as Parameters<typeof finalOutputSchema>[1],
-    ),
+    outputSchema: graph.finalOutputSchema,
     dependencies: [...dependencies],
   };
 }

@@ -24,14 +24,10 @@ export function compileChoice(
     cc.problem('route', 'route "choose" needs a next list of at least two nodes to choose among');
     return undefined;
   }
-  const descs = new Map<string, string>();
-  for (const n of cc.def.nodes as { name?: string; desc?: string }[]) {
-    if (n.name && n.desc) descs.set(n.name, n.desc);
-  }
   return {
     targets: next,
     descriptions: next.map((t) =>
-      t === END ? 'End the workflow here with the current answer.' : (descs.get(t) ?? ''),
+      t === END ? 'End the workflow here with the current answer.' : cc.graph.node(t)?.def.desc || '',
     ),
     fallback: next[next.length - 1]!,
   };
