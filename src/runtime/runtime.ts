@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { describeAbort, formatError, HatcheryError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
-import type { Hatchery, RunContext, RunListener, RunServices } from '../engine/contracts.js';
+import type { Hatchery, LoadOptions, RunContext, RunListener, RunServices } from '../engine/contracts.js';
 import { RunShared, Scope } from '../engine/scope.js';
 import { walk } from '../engine/walk.js';
 import { HatcheryCache } from '../loader/load.js';
@@ -81,8 +81,10 @@ export class Runtime {
   readonly providers: ProviderRegistry;
   readonly tools: ToolResolver;
   readonly guard: PathGuard;
-  /** Hatchery files loaded by path (hatch: sub-files): one cache with one set of load options. */
+  /** Hatchery files loaded by path (the CLI's file, hatch: sub-files): one cache, one set of load options. */
   readonly hatcheries: HatcheryCache;
+  /** How this runtime loads files; a server loads its folder with the same options. */
+  readonly loadOptions: LoadOptions;
   private readonly services: RunServices;
   private readonly guards = new WeakMap<Hatchery, PathGuard>();
   private readonly ctxBases = new WeakMap<Hatchery, Record<string, unknown>>();
@@ -113,7 +115,8 @@ export class Runtime {
       factory: options.providerFactory ?? sdkFactory,
     });
     const toolOptions = options.tools ?? {};
-    this.hatcheries = new HatcheryCache({ mcpServers: toolOptions.mcpServers });
+    this.loadOptions = { mcpServers: toolOptions.mcpServers };
+    this.hatcheries = new HatcheryCache(this.loadOptions);
     this.tools = new ToolResolver(toolOptions, async (abs, check) => {
       const h = await this.hatcheries.get(abs, check);
       // Its folder is protected from writes before any of its runs (or the caller's) can write.
@@ -130,6 +133,11 @@ export class Runtime {
       resultLimit: this.tools.resultLimit,
       network: toolOptions,
     };
+  }
+
+  /** Loads (or returns the cached current version of) the hatchery file at `file`. */
+  load(file: string): Promise<Hatchery> {
+    return this.hatcheries.get(file);
   }
 
   /** Closes what runs opened and the runtime keeps (MCP client connections and their server processes). */
