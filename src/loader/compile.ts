@@ -20,7 +20,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** Compiles `next` into a router; list entries become whole-word tests, the last entry the default. */
-export function compileRouter(next: string | string[] | undefined): Router {
+function compileRouter(next: string | string[] | undefined): Router {
   if (next === undefined) return { kind: 'end' };
   const list = typeof next === 'string' ? [next] : next;
   if (list.length === 1) return list[0] === END ? { kind: 'end' } : { kind: 'one', target: list[0]! };

@@ -11,7 +11,7 @@ export interface ChoiceSpec {
 }
 
 /** Name of the tool a supervisor answers through. */
-export const CHOOSE_TOOL = 'choose_next';
+const CHOOSE_TOOL = 'choose_next';
 
 /** Builds the choice of a `route: "choose"` drone; it needs a `next` list of at least two names. */
 export function compileChoice(

@@ -17,7 +17,7 @@ import { chooseNext, compileChoice } from './drone-route.js';
 import { compileSpawn, spawnTools } from './drone-spawn.js';
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
-export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
+const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 
 /**
  * Drone: renders its prompts, calls the model (with the tool-use loop when it has tools or spawn
