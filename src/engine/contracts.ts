@@ -256,8 +256,7 @@ export interface CompileContext {
   readonly file: string;
   readonly dir: string;
   readonly def: HatcheryDef;
-  readonly nodeNames: ReadonlySet<string>;
-  /** The file's graph (successors, paths back, conversation targets), analysed once per load. */
+  /** The file's graph (node names, successors, paths back, conversation targets), analysed once per load. */
   readonly graph: HatcheryGraph;
   readonly options: LoadOptions;
   /** Servers visible to this file: --mcp-config entries overlaid by the file's own. */

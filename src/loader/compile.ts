@@ -43,7 +43,6 @@ export function compileHatchery(
 ): Hatchery | undefined {
   const dir = file ? path.dirname(file) : process.cwd();
   const graph = new HatcheryGraph(def.start, nodes);
-  const nodeNames = graph.names;
   const dependencies = new Set<string>();
   const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
   const compiled = new Map<string, CompiledNode>();
@@ -53,7 +52,6 @@ export function compileHatchery(
       file,
       dir,
       def,
-      nodeNames,
       graph,
       options,
       mcpServers,

@@ -99,10 +99,11 @@ function branchError(scope: RunContext, spec: FanOutSpec, index: number, err: un
  * it must exist, and its next chain must not lead back to `self`, which would nest the node in itself.
  */
 export function checkStartNode(cc: CompileContext, self: string, target: string, field: string): boolean {
-  if (!cc.nodeNames.has(target)) {
+  const names = cc.graph.names;
+  if (!names.has(target)) {
     cc.problem(
       field,
-      `no node named "${target}"${didYouMean(target, cc.nodeNames)}; nodes: ${[...cc.nodeNames].join(', ')}`,
+      `no node named "${target}"${didYouMean(target, names)}; nodes: ${[...names].join(', ')}`,
     );
     return false;
   }
