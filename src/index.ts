@@ -1,12 +1,13 @@
-// The public API of hatchery-mcp, hand-picked: everything else is internal and may change.
+// The public API of hatchery-mcp, hand-picked: what a program embedding it needs to load, run and serve
+// hatcheries, plug in models and read results. Everything else is internal and may change; test fakes
+// are in ./testing.ts (hatchery-mcp/testing).
 
 export type { ErrorCode, ErrorContext, ValidationProblem } from './core/errors.js';
 export { formatError, HatcheryError, ValidationError } from './core/errors.js';
 export type {
-  CompiledNode,
   Hatchery,
   LoadOptions,
-  NodeResult,
+  NetworkOptions,
   RunEvent,
   RunListener,
   Tool,
@@ -14,13 +15,7 @@ export type {
   ToolResult,
 } from './engine/contracts.js';
 export type { LoadResult } from './loader/load.js';
-export {
-  findHatcheryFiles,
-  HatcheryCache,
-  loadHatchery,
-  loadHatcheryObject,
-  loadHatcheryText,
-} from './loader/load.js';
+export { findHatcheryFiles, loadHatchery, loadHatcheryObject, loadHatcheryText } from './loader/load.js';
 export type { HttpHandle, HttpServeOptions } from './mcp/http.js';
 export { serveHttp } from './mcp/http.js';
 export type { HatcheryServerOptions, LogLevel } from './mcp/server.js';
@@ -29,12 +24,9 @@ export type { AnthropicProviderOptions } from './providers/anthropic.js';
 export { AnthropicProvider, createAnthropicProvider } from './providers/anthropic.js';
 export type { OpenAIProviderOptions } from './providers/openai.js';
 export { createOpenAIProvider, OpenAIProvider } from './providers/openai.js';
-export type { ModelSpec, ProviderFactory, Vendor } from './providers/resolve.js';
-export { parseModel } from './providers/resolve.js';
+export type { ProviderFactory, Vendor } from './providers/resolve.js';
 export type { CreateMessageFn, SamplingProviderOptions } from './providers/sampling.js';
 export { createSamplingProvider } from './providers/sampling.js';
-export type { Script, ScriptedReply } from './providers/scripted.js';
-export { ScriptedProvider } from './providers/scripted.js';
 export type {
   ChatMessage,
   ChatRequest,
@@ -50,3 +42,4 @@ export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Runtime } from './runtime/runtime
 export type { HatcheryDef, McpServerDef } from './schema/hatchery.js';
 export { hatcherySchema } from './schema/hatchery.js';
 export { hatcheryJsonSchema } from './schema/json-schema.js';
+export type { ToolResolverOptions } from './tools/resolve.js';

@@ -8,6 +8,7 @@ import type { ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
 import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
 import type { NodeKind } from '../schema/nodes.js';
+import type { HatcheryGraph } from './graph.js';
 import type { Template, TemplateVars } from './templates/templates.js';
 
 export type { Template, TemplateVars };
@@ -255,7 +256,8 @@ export interface CompileContext {
   readonly file: string;
   readonly dir: string;
   readonly def: HatcheryDef;
-  readonly nodeNames: ReadonlySet<string>;
+  /** The file's graph (node names, successors, paths back, conversation targets), analysed once per load. */
+  readonly graph: HatcheryGraph;
   readonly options: LoadOptions;
   /** Servers visible to this file: --mcp-config entries overlaid by the file's own. */
   readonly mcpServers: Readonly<Record<string, McpServerDef>>;

@@ -27,7 +27,7 @@ export class RunShared implements RunState {
  * State of one hatchery run that its child scopes (node: tools, branches, loops) share. The maps are
  * made on first use: most runs use neither max_visits nor conversation reuse.
  */
-export class RunLocal implements RunLocalState {
+class RunLocal implements RunLocalState {
   private visitMap: Map<string, number> | undefined;
   private conversationMap: Map<string, { system: string; messages: ChatMessage[] }> | undefined;
 

@@ -4,7 +4,7 @@ import type { CompiledNode, NodeResult, Router, RunContext } from './contracts.j
 import { writeOutput } from './write-output.js';
 
 /** Picks the next node name from a compiled router and the node's output; undefined ends the run. */
-export function route(r: Router, output: string): string | undefined {
+function route(r: Router, output: string): string | undefined {
   switch (r.kind) {
     case 'end':
       return undefined;

@@ -8,8 +8,8 @@ import type {
   NodeBase,
   Router,
 } from '../engine/contracts.js';
+import { HatcheryGraph } from '../engine/graph.js';
 import { Template } from '../engine/templates/templates.js';
-import { finalOutputSchema } from '../nodes/drone.js';
 import { NODE_IMPLS } from '../nodes/index.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
@@ -20,7 +20,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** Compiles `next` into a router; list entries become whole-word tests, the last entry the default. */
-export function compileRouter(next: string | string[] | undefined): Router {
+function compileRouter(next: string | string[] | undefined): Router {
   if (next === undefined) return { kind: 'end' };
   const list = typeof next === 'string' ? [next] : next;
   if (list.length === 1) return list[0] === END ? { kind: 'end' } : { kind: 'one', target: list[0]! };
@@ -42,7 +42,7 @@ export function compileHatchery(
   problems: ValidationProblem[],
 ): Hatchery | undefined {
   const dir = file ? path.dirname(file) : process.cwd();
-  const nodeNames = new Set(nodes.map((n) => n.name));
+  const graph = new HatcheryGraph(def.start, nodes);
   const dependencies = new Set<string>();
   const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
   const compiled = new Map<string, CompiledNode>();
@@ -52,7 +52,7 @@ export function compileHatchery(
       file,
       dir,
       def,
-      nodeNames,
+      graph,
       options,
       mcpServers,
       template(source, field) {
@@ -110,10 +110,7 @@ export function compileHatchery(
     maxDepth: def.max_depth,
     nodes: compiled,
     def,
-    outputSchema: finalOutputSchema(
-      def.start ?? first.name,
-      def.nodes as Parameters<typeof finalOutputSchema>[1],
-    ),
+    outputSchema: graph.finalOutputSchema,
     dependencies: [...dependencies],
   };
 }

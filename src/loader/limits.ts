@@ -1,13 +1,13 @@
 import type { ValidationProblem } from '../core/errors.js';
 
 /** Deepest nesting of objects and arrays a hatchery file may have; real files stay under 15. */
-export const MAX_NESTING_DEPTH = 64;
+const MAX_NESTING_DEPTH = 64;
 /** Problems listed for one file; the rest are counted ("and N more problems"). */
-export const MAX_PROBLEMS = 20;
+const MAX_PROBLEMS = 20;
 /** Longest problem message; longer ones (a nunjucks error quoting a template...) are cut. */
-export const MAX_PROBLEM_CHARS = 300;
+const MAX_PROBLEM_CHARS = 300;
 /** Longest JSON path shown in a problem. */
-export const MAX_PATH_CHARS = 160;
+const MAX_PATH_CHARS = 160;
 /** Longest key shown as one segment of a JSON path. */
 const MAX_SEGMENT_CHARS = 40;
 

@@ -47,7 +47,7 @@ const LITERAL = /true|false|null/y;
 const HEX4 = /[0-9a-fA-F]{4}/y;
 
 /** Offset of the first JSON syntax error, found without recursion (nesting may be any depth). */
-export function syntaxErrorOffset(text: string): number {
+function syntaxErrorOffset(text: string): number {
   const n = text.length;
   const stack: number[] = []; // 123 "{" or 91 "["
   let i = 0;

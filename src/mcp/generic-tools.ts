@@ -9,9 +9,9 @@ import type { BackgroundRun } from './runs.js';
 import { INPUT_DESCRIPTION } from './tool-defs.js';
 
 /** Default time hatchery_result waits, in seconds: well under the ~60 s many clients allow a call. */
-export const DEFAULT_RESULT_WAIT_S = 30;
+const DEFAULT_RESULT_WAIT_S = 30;
 /** Longest wait hatchery_result accepts, in seconds. */
-export const MAX_RESULT_WAIT_S = 300;
+const MAX_RESULT_WAIT_S = 300;
 
 const NAME = { type: 'string', description: 'Name of the hatchery (see hatchery_list)' };
 const INPUTS = {

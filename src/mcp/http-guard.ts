@@ -6,7 +6,7 @@ import os from 'node:os';
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 
 /** True for addresses that listen on every interface. */
-export function isWildcardHost(host: string): boolean {
+function isWildcardHost(host: string): boolean {
   return host === '0.0.0.0' || host === '::' || host === '[::]';
 }
 

@@ -33,9 +33,9 @@ export interface HttpServeOptions {
 }
 
 /** Default idle time after which an HTTP session is closed. */
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 /** Default cap of HTTP sessions kept at once. */
-export const DEFAULT_MAX_SESSIONS = 1000;
+const DEFAULT_MAX_SESSIONS = 1000;
 
 /** A session's transport and what tells whether it is still in use. */
 interface Session {
@@ -59,7 +59,7 @@ export interface HttpHandle {
 }
 
 /** Path of the MCP endpoint. */
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 
 function reply(

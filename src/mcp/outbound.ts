@@ -2,11 +2,11 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { OutputStore } from './outputs.js';
 
 /** Default cap of a tool result's text (and of its structured content), in bytes: well under 10 MiB. */
-export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
+const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 /** Default cap of a tool or resource description (and of each input's description), in bytes. */
-export const DEFAULT_MAX_DESC_BYTES = 4096;
+const DEFAULT_MAX_DESC_BYTES = 4096;
 /** Cap of a log message, error text or progress message, in bytes. */
-export const MAX_MESSAGE_BYTES = 16 * 1024;
+const MAX_MESSAGE_BYTES = 16 * 1024;
 /** Cap of an error result's text, in bytes: the problem, not the content of a broken file. */
 export const MAX_ERROR_BYTES = 64 * 1024;
 /** Bytes kept free for the notice that ends a cut result. */

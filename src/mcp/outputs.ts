@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 /** Scheme of the resources that hold full outputs too large for one tool result. */
-export const OUTPUT_SCHEME = 'hatchery-output:';
+const OUTPUT_SCHEME = 'hatchery-output:';
 
 /** Bounds of the output store. */
 export interface OutputStoreOptions {

@@ -37,7 +37,7 @@ interface FileState {
 }
 
 /** URI of a hatchery's definition as an MCP resource. */
-export function resourceUri(name: string): string {
+function resourceUri(name: string): string {
   return `hatchery://${name}`;
 }
 

@@ -44,9 +44,9 @@ export interface RunRegistryOptions {
 }
 
 /** Default number of finished runs kept. */
-export const DEFAULT_MAX_KEPT_RUNS = 100;
+const DEFAULT_MAX_KEPT_RUNS = 100;
 /** Default time a finished run is kept. */
-export const DEFAULT_RUN_MAX_AGE_MS = 3_600_000;
+const DEFAULT_RUN_MAX_AGE_MS = 3_600_000;
 
 /** Largest output per node shown by hatchery_status. */
 const STATUS_OUTPUT_LIMIT = 2_000;

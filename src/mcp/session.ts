@@ -30,7 +30,7 @@ import { MAX_TASK_TTL_MS } from './tasks.js';
 import { hatcheryArgs } from './tool-defs.js';
 
 /** How long the user gets to answer an elicitation form, in milliseconds. */
-export const ELICIT_TIMEOUT_MS = 600_000;
+const ELICIT_TIMEOUT_MS = 600_000;
 
 /** One MCP session: a low-level SDK server connected to one client. */
 export interface Session {

@@ -10,7 +10,7 @@ import { formatBytes } from './outbound.js';
  * drop the whole connection on a message over 10 MiB: staying under it keeps one bad message from
  * ending the session.
  */
-export const STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024 - 1024;
+const STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024 - 1024;
 
 /** Options of the guarded stdio transport. */
 export interface GuardedStdioOptions {

@@ -2,12 +2,12 @@ import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 
 /** Default quiet time after the last file event before a reload, in milliseconds. */
-export const DEFAULT_DEBOUNCE_MS = 100;
+const DEFAULT_DEBOUNCE_MS = 100;
 /**
  * Shortest debounce allowed. chokidar drops (does not delay) a file's change events within 50 ms of
  * the previous one; waiting longer than that before reading guarantees the read sees the last write.
  */
-export const MIN_DEBOUNCE_MS = 60;
+const MIN_DEBOUNCE_MS = 60;
 
 /** Options of the folder watcher. */
 export interface WatcherOptions {

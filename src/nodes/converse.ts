@@ -5,7 +5,7 @@ import { addUsage } from '../providers/types.js';
 import { callTool, capResult, resolveTools } from '../tools/invoke.js';
 
 /** Default number of model turns in a tool-use loop. */
-export const DEFAULT_MAX_TURNS = 10;
+const DEFAULT_MAX_TURNS = 10;
 
 /** What a conversation ends with: the final answer, its usage and the whole message list (for reuse). */
 export interface Conversation {

@@ -25,7 +25,7 @@ export function compileOutputSchema(
 }
 
 /** Parses a reply as JSON (tolerating a ```json fence) and validates it; returns the value or why not. */
-export function parseStructured(text: string, schema: OutputSchema): { value: unknown } | { error: string } {
+function parseStructured(text: string, schema: OutputSchema): { value: unknown } | { error: string } {
   const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(text);
   let value: unknown;
   try {

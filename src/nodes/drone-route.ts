@@ -11,7 +11,7 @@ export interface ChoiceSpec {
 }
 
 /** Name of the tool a supervisor answers through. */
-export const CHOOSE_TOOL = 'choose_next';
+const CHOOSE_TOOL = 'choose_next';
 
 /** Builds the choice of a `route: "choose"` drone; it needs a `next` list of at least two names. */
 export function compileChoice(
@@ -24,14 +24,10 @@ export function compileChoice(
     cc.problem('route', 'route "choose" needs a next list of at least two nodes to choose among');
     return undefined;
   }
-  const descs = new Map<string, string>();
-  for (const n of cc.def.nodes as { name?: string; desc?: string }[]) {
-    if (n.name && n.desc) descs.set(n.name, n.desc);
-  }
   return {
     targets: next,
     descriptions: next.map((t) =>
-      t === END ? 'End the workflow here with the current answer.' : (descs.get(t) ?? ''),
+      t === END ? 'End the workflow here with the current answer.' : cc.graph.node(t)?.def.desc || '',
     ),
     fallback: next[next.length - 1]!,
   };

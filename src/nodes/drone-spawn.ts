@@ -8,7 +8,7 @@ import { compileToolRefs } from '../tools/compile.js';
 import { converse } from './converse.js';
 
 /** Default nesting limit of spawned agents. */
-export const DEFAULT_SPAWN_DEPTH = 3;
+const DEFAULT_SPAWN_DEPTH = 3;
 const DEFAULT_SPAWN_PROMPT =
   'You are a focused helper agent. Complete the task you are given and reply with the result only.';
 

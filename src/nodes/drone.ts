@@ -17,12 +17,7 @@ import { chooseNext, compileChoice } from './drone-route.js';
 import { compileSpawn, spawnTools } from './drone-spawn.js';
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
-export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
-
-/** True when some drone of the file continues this drone's conversation (so it must be kept). */
-function isReused(name: string, cc: CompileContext): boolean {
-  return (cc.def.nodes as { conversation?: string }[]).some((n) => n.conversation === name);
-}
+const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 
 /**
  * Drone: renders its prompts, calls the model (with the tool-use loop when it has tools or spawn
@@ -39,14 +34,12 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const spawn = compileSpawn(def.spawn, cc);
     const choice = compileChoice(def.next, def.route, cc);
     const schema = compileOutputSchema(def.output_schema, cc);
-    const keep = isReused(base.name, cc);
+    // Only a drone some other drone continues keeps its message history.
+    const keep = cc.graph.conversationTargets.has(base.name);
     if (def.conversation !== undefined) {
-      const target = (cc.def.nodes as { name?: string; type?: string; usr_prompt?: string }[]).find(
-        (n) => n.name === def.conversation,
-      );
+      const target = cc.graph.node(def.conversation);
       if (!target) cc.problem('conversation', `no node named "${def.conversation}"`);
-      else if (target.usr_prompt === undefined)
-        cc.problem('conversation', `"${def.conversation}" is not a drone`);
+      else if (target.kind !== 'drone') cc.problem('conversation', `"${def.conversation}" is not a drone`);
     }
     const modelSpec = def.model ?? cc.def.model;
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
@@ -128,35 +121,3 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     };
   },
 };
-
-/**
- * The output_schema of the node where runs end (the MCP tool's outputSchema): follows `next` and
- * `on_limit` from the start node; when exactly one reachable node ends runs and it has a schema,
- * that is the hatchery's. Branch and loop bodies are not on this path, so their schemas never count.
- */
-export function finalOutputSchema(
-  start: string,
-  nodes: readonly {
-    name?: string;
-    next?: string | string[];
-    on_limit?: string;
-    output_schema?: Record<string, unknown>;
-  }[],
-): Record<string, unknown> | undefined {
-  const byName = new Map(nodes.map((n) => [n.name, n]));
-  const seen = new Set<string>();
-  const ends: (typeof nodes)[number][] = [];
-  const queue = [start];
-  while (queue.length > 0) {
-    const name = queue.pop()!;
-    if (seen.has(name)) continue;
-    seen.add(name);
-    const n = byName.get(name);
-    if (!n) continue;
-    const next = n.next === undefined ? [] : typeof n.next === 'string' ? [n.next] : n.next;
-    if (next.length === 0 || next.includes('END')) ends.push(n);
-    for (const t of next) if (t !== 'END') queue.push(t);
-    if (n.on_limit) queue.push(n.on_limit);
-  }
-  return ends.length === 1 ? ends[0]!.output_schema : undefined;
-}

@@ -99,10 +99,11 @@ function branchError(scope: RunContext, spec: FanOutSpec, index: number, err: un
  * it must exist, and its next chain must not lead back to `self`, which would nest the node in itself.
  */
 export function checkStartNode(cc: CompileContext, self: string, target: string, field: string): boolean {
-  if (!cc.nodeNames.has(target)) {
+  const names = cc.graph.names;
+  if (!names.has(target)) {
     cc.problem(
       field,
-      `no node named "${target}"${didYouMean(target, cc.nodeNames)}; nodes: ${[...cc.nodeNames].join(', ')}`,
+      `no node named "${target}"${didYouMean(target, names)}; nodes: ${[...names].join(', ')}`,
     );
     return false;
   }
@@ -110,7 +111,7 @@ export function checkStartNode(cc: CompileContext, self: string, target: string,
     cc.problem(field, `"${self}" cannot start from itself; name the first node of the chain to run`);
     return false;
   }
-  const path = pathBack(cc, target, self);
+  const path = cc.graph.pathBack(target, self);
   if (path) {
     cc.problem(
       field,
@@ -119,44 +120,4 @@ export function checkStartNode(cc: CompileContext, self: string, target: string,
     return false;
   }
   return true;
-}
-
-// Edges of each file's graph, built once per load: every parallel branch asks for them.
-const graphs = new WeakMap<object, Map<string, string[]>>();
-
-/** Each node's possible successors (next entries and on_limit), by node name. */
-function edgesOf(cc: CompileContext): Map<string, string[]> {
-  const nodes = cc.def.nodes as { name?: string; next?: string | string[]; on_limit?: string }[];
-  let edges = graphs.get(nodes);
-  if (edges) return edges;
-  edges = new Map();
-  for (const d of nodes) {
-    if (!d.name) continue;
-    const out = d.next === undefined ? [] : typeof d.next === 'string' ? [d.next] : [...d.next];
-    if (d.on_limit !== undefined) out.push(d.on_limit);
-    edges.set(d.name, out);
-  }
-  graphs.set(nodes, edges);
-  return edges;
-}
-
-/** The shortest next/on_limit path from `from` to `to`, or undefined when `to` is unreachable. */
-function pathBack(cc: CompileContext, from: string, to: string): string[] | undefined {
-  const edges = edgesOf(cc);
-  const prev = new Map<string, string>([[from, '']]);
-  const queue = [from];
-  for (let q = 0; q < queue.length; q++) {
-    const cur = queue[q]!;
-    for (const t of edges.get(cur) ?? []) {
-      if (prev.has(t)) continue;
-      prev.set(t, cur);
-      if (t === to) {
-        const path = [t];
-        for (let p = cur; p; p = prev.get(p)!) path.unshift(p);
-        return path;
-      }
-      queue.push(t);
-    }
-  }
-  return undefined;
 }

@@ -13,7 +13,7 @@ import type { LoopDef } from '../schema/loop.js';
 import { checkStartNode } from './fanout.js';
 
 /** Default iteration limit of a loop node. */
-export const DEFAULT_MAX_ITERATIONS = 10;
+const DEFAULT_MAX_ITERATIONS = 10;
 
 const TAG = /\{\{|\{%/;
 

@@ -11,7 +11,7 @@ import type { MapDef } from '../schema/map.js';
 import { checkStartNode, fanOut } from './fanout.js';
 
 /** Default number of items a map node runs at once. */
-export const DEFAULT_MAP_CONCURRENCY = 4;
+const DEFAULT_MAP_CONCURRENCY = 4;
 
 /** The items of a rendered list: a JSON array's elements, otherwise the non-empty lines (trimmed). */
 export function parseItems(text: string): unknown[] {

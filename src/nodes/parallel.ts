@@ -11,7 +11,7 @@ import type { ParallelDef } from '../schema/parallel.js';
 import { checkStartNode, fanOut } from './fanout.js';
 
 /** The default join: each branch's output under a `## <branch>` heading, separated by blank lines. */
-export function defaultJoin(names: readonly string[], results: readonly NodeResult[]): string {
+function defaultJoin(names: readonly string[], results: readonly NodeResult[]): string {
   let text = '';
   for (let i = 0; i < names.length; i++) {
     if (i > 0) text += '\n\n';

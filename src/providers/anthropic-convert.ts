@@ -16,7 +16,7 @@ import { parseToolArgs, safeName } from './openai-convert.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolSpec, Usage } from './types.js';
 
 /** max_tokens is mandatory on Anthropic; this is sent when the request sets none. */
-export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 
 /**
  * The tool that stands in for structured output: the SDK's API version has no `response_format`
@@ -73,7 +73,7 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): MessagePa
 }
 
 /** Converts tool specs. */
-export function toAnthropicTools(tools: readonly ToolSpec[]): Tool[] {
+function toAnthropicTools(tools: readonly ToolSpec[]): Tool[] {
   return tools.map((t) => ({
     name: t.name,
     description: t.description,
@@ -82,7 +82,7 @@ export function toAnthropicTools(tools: readonly ToolSpec[]): Tool[] {
 }
 
 /** Converts the neutral tool choice. */
-export function toAnthropicToolChoice(choice: ChatRequest['toolChoice']): ToolChoice {
+function toAnthropicToolChoice(choice: ChatRequest['toolChoice']): ToolChoice {
   if (choice === undefined || choice === 'auto') return { type: 'auto' };
   if (choice === 'required') return { type: 'any' };
   return { type: 'tool', name: choice.name };

@@ -2,7 +2,7 @@ import type { ProviderFactory } from './resolve.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
 
 /** Default per-call timeout of model calls, in milliseconds. */
-export const DEFAULT_MODEL_TIMEOUT_MS = 300_000;
+const DEFAULT_MODEL_TIMEOUT_MS = 300_000;
 
 /**
  * The default factory: real SDK clients, imported on the first call so that the CLI starts fast and

@@ -64,7 +64,7 @@ export function toOpenAIMessages(
 }
 
 /** Converts tool specs to function tools. */
-export function toOpenAITools(tools: readonly ToolSpec[]): ChatCompletionTool[] {
+function toOpenAITools(tools: readonly ToolSpec[]): ChatCompletionTool[] {
   return tools.map((t) => ({
     type: 'function' as const,
     function: { name: t.name, description: t.description, parameters: t.inputSchema },
@@ -72,7 +72,7 @@ export function toOpenAITools(tools: readonly ToolSpec[]): ChatCompletionTool[] 
 }
 
 /** Converts the neutral tool choice. */
-export function toOpenAIToolChoice(choice: ChatRequest['toolChoice']): ChatCompletionToolChoiceOption {
+function toOpenAIToolChoice(choice: ChatRequest['toolChoice']): ChatCompletionToolChoiceOption {
   if (choice === undefined || choice === 'auto') return 'auto';
   if (choice === 'required') return 'required';
   return { type: 'function', function: { name: choice.name } };
@@ -140,7 +140,7 @@ function clip(text: string, max = 200): string {
 }
 
 /** Converts OpenAI usage; absent usage (some compatible servers) counts as zero. */
-export function fromOpenAIUsage(
+function fromOpenAIUsage(
   usage: { prompt_tokens?: number | null; completion_tokens?: number | null } | null | undefined,
 ): Usage {
   return { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 };

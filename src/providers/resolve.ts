@@ -5,13 +5,13 @@ import type { Provider } from './types.js';
 export type Vendor = 'openai' | 'anthropic' | 'sampling';
 
 /** Default model per vendor when a key is set and nothing names a model. */
-export const DEFAULT_MODELS: Readonly<Record<'openai' | 'anthropic', string>> = {
+const DEFAULT_MODELS: Readonly<Record<'openai' | 'anthropic', string>> = {
   openai: 'gpt-4.1-mini',
   anthropic: 'claude-sonnet-4-5',
 };
 
 /** The environment variable holding each vendor's API key. */
-export const KEY_VARS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
+const KEY_VARS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
 
 /** A parsed `model` string. */
 export interface ModelSpec {
@@ -21,7 +21,7 @@ export interface ModelSpec {
 }
 
 /** Parses `openai:<m>`, `anthropic:<m>`, `sampling[:<hint>]`, or a bare name (claude-* is Anthropic). */
-export function parseModel(spec: string): ModelSpec {
+function parseModel(spec: string): ModelSpec {
   const colon = spec.indexOf(':');
   if (colon > 0) {
     const prefix = spec.slice(0, colon).toLowerCase();

@@ -29,9 +29,9 @@ export interface SamplingProviderOptions {
 }
 
 /** Default `maxTokens` of sampling requests. */
-export const DEFAULT_SAMPLING_MAX_TOKENS = 4096;
+const DEFAULT_SAMPLING_MAX_TOKENS = 4096;
 /** Default timeout of a sampling request: generous, since clients may ask the user first. */
-export const DEFAULT_SAMPLING_TIMEOUT_MS = 300_000;
+const DEFAULT_SAMPLING_TIMEOUT_MS = 300_000;
 
 type Block = Exclude<SamplingMessage['content'], unknown[]>;
 
@@ -110,7 +110,7 @@ export function toSamplingParams(request: ChatRequest, options: SamplingProvider
 }
 
 /** Reads text and tool calls out of a sampling result. */
-export function fromSamplingResult(result: CreateMessageResult | CreateMessageResultWithTools): ChatResponse {
+function fromSamplingResult(result: CreateMessageResult | CreateMessageResultWithTools): ChatResponse {
   const blocks = (Array.isArray(result.content) ? result.content : [result.content]) as Block[];
   let text = '';
   const toolCalls: ToolCall[] = [];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Node names: used in `next`, `out.<name>` and routing, so no spaces; `END` is reserved. */
-export const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
 /** The reserved `next` target that ends a run. */
 export const END = 'END';
@@ -13,7 +13,7 @@ export const template = (description: string) => z.string().describe(`${descript
 export const nodeRef = z.string().min(1).describe('Name of a node in this hatchery');
 
 /** `next`: one node name, or a list routed by the first name found in the output (the last is the default). */
-export const nextField = z
+const nextField = z
   .union([nodeRef, z.array(nodeRef).min(1)])
   .describe(
     'Where to go after this node: a node name, or a list (the first listed name that occurs in the output as a whole word wins; otherwise the last entry). END ends the run.',

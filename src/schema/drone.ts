@@ -13,7 +13,7 @@ export const droneAliases = {
 } as const;
 
 /** A kind of helper agent a drone may spawn (see `spawn`). */
-export const spawnTemplateSchema = fileObject({
+const spawnTemplateSchema = fileObject({
   name: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, - or .')
@@ -29,7 +29,7 @@ export const spawnTemplateSchema = fileObject({
 });
 
 /** LLM-decided spawning of ephemeral helper agents. */
-export const spawnSchema = fileObject({
+const spawnSchema = fileObject({
   templates: z.array(spawnTemplateSchema).min(1).describe('The agent templates the model may spawn'),
   max_depth: z
     .number()

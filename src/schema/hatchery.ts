@@ -9,13 +9,13 @@ import { parallelSchema } from './parallel.js';
 import { childEnvField, scriptSchema } from './script.js';
 
 /** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
-export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Spellings of top-level fields used by the original Hatchery. */
 export const hatcheryAliases = { description: 'desc', input: 'inputs' } as const;
 
 /** One MCP server, in the shape of Claude Desktop's `mcpServers` entries. */
-export const mcpServerSchema = z.union([
+const mcpServerSchema = z.union([
   fileObject({
     command: z.string().min(1).describe('Program to start (stdio transport)'),
     args: z.array(z.string()).optional(),
@@ -51,7 +51,7 @@ export const RESERVED_VAR_NAMES: ReadonlyMap<string, string> = new Map([
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
 
 /** A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`). */
-export const anyNodeSchema = z.union([
+const anyNodeSchema = z.union([
   droneSchema,
   banelingSchema,
   scriptSchema,

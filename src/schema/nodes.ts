@@ -29,6 +29,3 @@ export const TYPE_TO_KIND: ReadonlyMap<string, NodeKind> = new Map(
     k.types.map((t) => [t, kind] as const),
   ),
 );
-
-/** The validated definition of a node of kind K. */
-export type NodeDefOf<K extends NodeKind> = z.infer<(typeof NODE_KINDS)[K]['schema']>;

@@ -1,7 +1,7 @@
 /** Longest value quoted whole in an error message; longer ones are cut with "…". */
-export const QUOTE_LIMIT = 60;
+const QUOTE_LIMIT = 60;
 /** Most candidates a suggestion compares against: keeps "did you mean" linear on huge files. */
-export const SUGGEST_CANDIDATES = 200;
+const SUGGEST_CANDIDATES = 200;
 /** Longest word worth suggesting for: names of the format are short, so a long word is no typo of one. */
 const SUGGEST_WORD_LIMIT = 64;
 
@@ -24,7 +24,7 @@ export function listNames(names: readonly string[] | ReadonlySet<string>, limit 
 }
 
 /** Edit distance between two short strings (keys, node names, types). */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let diag = prev[0]!;
@@ -42,7 +42,7 @@ export function editDistance(a: string, b: string): number {
  * The candidate closest to `word`, if it is close enough to be a plausible typo. Only the first
  * SUGGEST_CANDIDATES candidates are compared, so a file with 100,000 names costs no more than one with 200.
  */
-export function nearest(word: string, candidates: Iterable<string>): string | undefined {
+function nearest(word: string, candidates: Iterable<string>): string | undefined {
   if (word.length > SUGGEST_WORD_LIMIT) return undefined;
   let best: string | undefined;
   let bestScore = Number.POSITIVE_INFINITY;

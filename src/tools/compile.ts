@@ -88,7 +88,7 @@ function compileMcpEntries(entries: readonly string[], cc: CompileContext): McpR
 }
 
 /** The tool name a reference will have, when it is known without starting anything. */
-export function staticToolName(ref: ToolRef, dir: string): string | undefined {
+function staticToolName(ref: ToolRef, dir: string): string | undefined {
   switch (ref.kind) {
     case 'builtin':
       return ref.name;

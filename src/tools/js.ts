@@ -74,7 +74,7 @@ function compileSchema(
 }
 
 /** Turns what a js: function returned into a tool result. */
-export function jsResult(value: unknown): ToolResult {
+function jsResult(value: unknown): ToolResult {
   if (typeof value === 'string') return { text: value };
   if (value === undefined || value === null) return { text: '' };
   if (typeof value === 'object' && !Array.isArray(value)) {

@@ -9,7 +9,7 @@ import type { McpServerDef } from '../schema/hatchery.js';
 import { stdioTransport } from './mcp-stdio.js';
 
 /** Default time a server gets to start and answer `initialize`. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 /** Characters of a server's stderr kept for error messages. */
 const STDERR_TAIL = 2000;
 /** The SDK's own request timeout would cut calls at 60 s; the tool layer's signal is the real limit. */
@@ -35,7 +35,7 @@ interface Conn {
 }
 
 /** A short description of a server definition for messages: its command line or URL. */
-export function describeServer(def: McpServerDef): string {
+function describeServer(def: McpServerDef): string {
   if ('url' in def) return def.url;
   return [def.command, ...(def.args ?? [])]
     .map((a) => (/[\s"'\\]/.test(a) ? JSON.stringify(a) : a))
@@ -129,7 +129,7 @@ function isConnectionError(err: unknown): boolean {
 }
 
 /** Joins a CallToolResult's content into text; non-text parts are described in brackets. */
-export function contentText(content: unknown): string {
+function contentText(content: unknown): string {
   if (!Array.isArray(content)) return '';
   const parts: string[] = [];
   for (const c of content as { type?: string; [k: string]: unknown }[]) {

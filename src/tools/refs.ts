@@ -2,7 +2,7 @@ import type { ToolRef } from '../engine/contracts.js';
 import { BUILTIN_TOOLS } from './builtin/index.js';
 
 /** Built-in tool names that exist beyond BUILTIN_TOOLS' always-on set (checked at call time). */
-export const EXTRA_BUILTINS: ReadonlySet<string> = new Set(['shell_exec']);
+const EXTRA_BUILTINS: ReadonlySet<string> = new Set(['shell_exec']);
 
 /** Parses a tool reference; returns an error message for a malformed or unknown one. */
 export function parseToolRef(ref: string): ToolRef | { error: string } {

@@ -24,9 +24,9 @@ export interface ToolResolverOptions extends NetworkOptions {
 }
 
 /** Default cap on tool result text shown to a model. */
-export const DEFAULT_RESULT_LIMIT = 20_000;
+const DEFAULT_RESULT_LIMIT = 20_000;
 /** Default timeout of one tool call. */
-export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
+const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 
 /**
  * Loads the hatchery at an absolute path for a hatch: tool, reading it through `check` (its real path

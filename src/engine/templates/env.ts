@@ -3,7 +3,7 @@ import { HatcheryError } from '../../core/errors.js';
 import { allowCall, memberLookup, raiseInTemplate, renderState, runtime } from './sandbox.js';
 
 /** The most items `range()` makes: a template must not be able to exhaust memory with one call. */
-export const MAX_RANGE = 100_000;
+const MAX_RANGE = 100_000;
 
 type Fn = (...args: unknown[]) => unknown;
 type Ctx = { env: { opts: { throwOnUndefined?: boolean } } };
@@ -48,7 +48,7 @@ export const templateEnv = new nunjucks.Environment(guardedLoader as unknown as 
 });
 
 /** How deep include/import/extends may nest (counting sequential ones: nunjucks continues inside them). */
-export const MAX_INCLUDE_DEPTH = 50;
+const MAX_INCLUDE_DEPTH = 50;
 let includeDepth = 0;
 
 const env = templateEnv as unknown as {

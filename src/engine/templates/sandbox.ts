@@ -58,7 +58,7 @@ function isCallable(fn: unknown): boolean {
  * A method of a string, array or number bound to its receiver. Not a JS function, so nothing but
  * `callWrap` can invoke it, and its receiver and implementation are private.
  */
-export class BoundMethod {
+class BoundMethod {
   readonly #recv: unknown;
   readonly #fn: (...args: unknown[]) => unknown;
   readonly #name: string;

@@ -39,11 +39,6 @@ export class Template {
     }
   }
 
-  /** True when the template has no tags and always renders to its source. */
-  get isConstant(): boolean {
-    return this.compiled === undefined;
-  }
-
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
     if (this.compiled === undefined) return this.source;

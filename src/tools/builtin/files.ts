@@ -4,7 +4,7 @@ import type { ToolContext } from '../../engine/contracts.js';
 import { defineBuiltin } from './define.js';
 
 /** Largest file read_file returns whole; bigger files are an error rather than a flood of tokens. */
-export const READ_LIMIT_BYTES = 1_000_000;
+const READ_LIMIT_BYTES = 1_000_000;
 
 /** Resolves a tool path against the hatchery's folder, confined to the allowed roots. */
 export function toolPath(p: string, tc: ToolContext, tool: string): string {

@@ -12,7 +12,7 @@ import { checkLiteral, guardedLookup, type NetPolicy } from './net-guard.js';
 /** Largest response body http_request returns; the rest is cut with a note. */
 export const HTTP_LIMIT_BYTES = 200_000;
 /** Redirects http_request follows before giving up; each hop is checked like the first URL. */
-export const HTTP_MAX_REDIRECTS = 5;
+const HTTP_MAX_REDIRECTS = 5;
 
 // Headers fetch() would refuse to take from a caller; node:http would send them as given.
 const FORBIDDEN_HEADERS = new Set([

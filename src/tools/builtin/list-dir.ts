@@ -8,7 +8,7 @@ import { defineBuiltin } from './define.js';
 import { toolPath } from './files.js';
 
 /** Most entries list_dir returns; a bigger listing ends with a note. */
-export const LIST_LIMIT = 2000;
+const LIST_LIMIT = 2000;
 /** Folders a recursive listing does not enter: they are rarely what a model is looking for. */
 const SKIP = new Set(['node_modules', '.git']);
 

@@ -134,7 +134,7 @@ export function hostAllowed(url: URL, allowHosts: readonly string[] | undefined)
 }
 
 /** The error for a refused address: names the URL, the address, its range and the flags that open it. */
-export function refusal(url: URL, address: string, range: string): HatcheryError {
+function refusal(url: URL, address: string, range: string): HatcheryError {
   const port = url.port ? `:${url.port}` : '';
   return new HatcheryError(
     'TOOL',
