@@ -16,7 +16,9 @@ describe('source layering', () => {
     const concrete = ['engine/scope.ts', 'runtime/runtime.ts'];
     const offenders = [...graph]
       .filter(([from]) => /^(nodes|tools)\//.test(from))
-      .flatMap(([from, targets]) => targets.filter((t) => concrete.includes(t)).map((t) => `${from} -> ${t}`));
+      .flatMap(([from, targets]) =>
+        targets.filter((t) => concrete.includes(t)).map((t) => `${from} -> ${t}`),
+      );
     expect(offenders).toEqual([]);
   });
 

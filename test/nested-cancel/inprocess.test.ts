@@ -6,10 +6,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Hatchery } from '../../src/engine/contracts.js';
 import { loadHatchery } from '../../src/loader/load.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import type { Hatchery } from '../../src/engine/contracts.js';
 import { tempDir } from '../helpers.js';
 import { callTool, loadIn, type Reply, Scripted } from '../tools/helpers.js';
 import {
