@@ -1,7 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { killAllTrees } from '../core/process/process-tree.js';
-import { loadHatchery } from '../loader/load.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -79,7 +78,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const vars = keyValues(values.set, 'set');
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const options = runtimeOptions(values, mcpServers);
-  const hatchery = await loadHatchery(file, { mcpServers });
+  const runtime = new Runtime(options);
+  const hatchery = await runtime.load(file);
 
   let input = values.input;
   const stdinIsTty = process.stdin.isTTY === true;
@@ -90,7 +90,6 @@ export async function runCommand(argv: string[]): Promise<number> {
     Object.assign(vars, await askMissing(hatchery.inputs, missing));
   }
 
-  const runtime = new Runtime(options);
   const controller = new AbortController();
   // The first Ctrl-C cancels the run, which stops its process trees (SIGTERM, then SIGKILL) and
   // exits 130 once they are gone; a second one kills them at once and exits.

@@ -97,9 +97,12 @@ export class HatcheryMcpServer implements ServerHost {
 
   private constructor(readonly options: HatcheryServerOptions) {
     this.ownsRuntime = !options.runtime;
-    this.runtime = options.runtime ?? new Runtime(options.runtimeOptions);
+    this.runtime = options.runtime ?? new Runtime(withMcpServers(options.runtimeOptions, options.mcpServers));
     this.registry = new HatcheryRegistry(options.dir, {
-      load: { mcpServers: options.mcpServers },
+      // The folder's files and their hatch: sub-files load with the same options.
+      load: this.runtime.loadOptions.mcpServers
+        ? this.runtime.loadOptions
+        : { mcpServers: options.mcpServers },
       tasks: options.tasks !== false,
       reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
     });
@@ -301,4 +304,13 @@ export class HatcheryMcpServer implements ServerHost {
     })();
     return this.closing;
   }
+}
+
+/** Runtime options whose tool layer also knows the server's --mcp-config servers. */
+function withMcpServers(
+  options: RuntimeOptions | undefined,
+  mcpServers: Readonly<Record<string, McpServerDef>> | undefined,
+): RuntimeOptions | undefined {
+  if (!mcpServers || options?.tools?.mcpServers) return options;
+  return { ...options, tools: { ...options?.tools, mcpServers } };
 }

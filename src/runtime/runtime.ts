@@ -3,7 +3,15 @@ import { neverAborted } from '../core/cancel.js';
 import { describeAbort, formatError, HatcheryError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
-import type { Hatchery, RunContext, RunListener, RunServices } from '../engine/contracts.js';
+import type {
+  Hatchery,
+  LoadOptions,
+  NodeResult,
+  RunContext,
+  RunListener,
+  RunServices,
+  RunState,
+} from '../engine/contracts.js';
 import { RunShared, Scope } from '../engine/scope.js';
 import { walk } from '../engine/walk.js';
 import { HatcheryCache } from '../loader/load.js';
@@ -11,6 +19,7 @@ import { sdkFactory } from '../providers/factory.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
+import { applyVars, loadFiles } from './inputs.js';
 
 /** Default node-execution budget of a run. */
 export const DEFAULT_MAX_STEPS = 100;
@@ -78,11 +87,13 @@ export interface RunResult {
  */
 export class Runtime {
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly providers: ProviderRegistry;
+  private readonly providers: ProviderRegistry;
   readonly tools: ToolResolver;
-  readonly guard: PathGuard;
-  /** Hatchery files loaded by path (hatch: sub-files): one cache with one set of load options. */
+  private readonly guard: PathGuard;
+  /** Hatchery files loaded by path (the CLI's file, hatch: sub-files): one cache, one set of load options. */
   readonly hatcheries: HatcheryCache;
+  /** How this runtime loads files; a server loads its folder with the same options. */
+  readonly loadOptions: LoadOptions;
   private readonly services: RunServices;
   private readonly guards = new WeakMap<Hatchery, PathGuard>();
   private readonly ctxBases = new WeakMap<Hatchery, Record<string, unknown>>();
@@ -106,7 +117,8 @@ export class Runtime {
       factory: options.providerFactory ?? sdkFactory,
     });
     const toolOptions = options.tools ?? {};
-    this.hatcheries = new HatcheryCache({ mcpServers: toolOptions.mcpServers });
+    this.loadOptions = { mcpServers: toolOptions.mcpServers };
+    this.hatcheries = new HatcheryCache(this.loadOptions);
     this.tools = new ToolResolver(toolOptions, async (abs, check) => {
       const h = await this.hatcheries.get(abs, check);
       // Its folder is protected from writes before any of its runs (or the caller's) can write.
@@ -123,6 +135,11 @@ export class Runtime {
       resultLimit: this.tools.resultLimit,
       network: toolOptions,
     };
+  }
+
+  /** Loads (or returns the cached current version of) the hatchery file at `file`. */
+  load(file: string): Promise<Hatchery> {
+    return this.hatcheries.get(file);
   }
 
   /** Closes what runs opened and the runtime keeps (MCP client connections and their server processes). */
@@ -161,53 +178,16 @@ export class Runtime {
     const emit = listener ? safeListener(listener) : undefined;
     const signal = options.signal ?? neverAborted;
     const shared = new RunShared(this.services, runId, signal, maxSteps, maxDepth, emit, options.sampling);
-    const t0 = emit ? performance.now() : 0;
-    emit?.({ type: 'run_start', runId, hatchery: h.name, depth: 0 });
-    try {
-      const scope = await this.scopeFor(h, shared, 0, options.input, options.vars);
-      const result = await walk(scope, h.start);
-      emit?.({
-        type: 'run_end',
-        runId,
-        hatchery: h.name,
-        depth: 0,
-        ok: true,
-        output: result.text,
-        usage: shared.usage,
-        steps: shared.steps,
-        ms: performance.now() - t0,
-      });
-      return {
-        runId,
-        output: result.text,
-        value: result.value,
-        usage: shared.usage,
-        steps: shared.steps,
-        // The run's own object: nothing else holds it, so no copy is needed.
-        outputs: scope.out,
-      };
-    } catch (err) {
-      const error = signal.aborted
-        ? withContext(
-            err instanceof HatcheryError && err.code === 'ABORTED'
-              ? err
-              : new HatcheryError('ABORTED', describeAbort(signal.reason), {}, { cause: err }),
-            { file: h.file },
-          )
-        : withContext(err, { file: h.file });
-      emit?.({
-        type: 'run_end',
-        runId,
-        hatchery: h.name,
-        depth: 0,
-        ok: false,
-        error: formatError(error),
-        usage: shared.usage,
-        steps: shared.steps,
-        ms: performance.now() - t0,
-      });
-      throw error;
-    }
+    const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
+    return {
+      runId,
+      output: result.text,
+      value: result.value,
+      usage: shared.usage,
+      steps: shared.steps,
+      // The run's own object: nothing else holds it, so no copy is needed.
+      outputs: scope.out,
+    };
   }
 
   /**
@@ -224,13 +204,30 @@ export class Runtime {
     const shared = parent.shared;
     const depth = parent.depth + 1;
     checkDepth(shared, depth, h);
-    const t0 = shared.emit ? performance.now() : 0;
-    shared.emit?.({ type: 'run_start', runId: shared.runId, hatchery: h.name, depth });
+    const { result } = await this.execute(h, shared, depth, input, vars, signal);
+    return result.text;
+  }
+
+  /**
+   * Walks a hatchery from its start node in a fresh scope, between a run_start and a run_end event
+   * (depth 0 for a top-level run). A top-level run that failed because it was cancelled fails ABORTED.
+   */
+  private async execute(
+    h: Hatchery,
+    shared: RunState,
+    depth: number,
+    input: string | undefined,
+    vars: Readonly<Record<string, string>> | undefined,
+    signal: AbortSignal,
+  ): Promise<{ scope: RunContext; result: NodeResult }> {
+    const emit = shared.emit;
+    const t0 = emit ? performance.now() : 0;
     const steps0 = shared.steps;
+    emit?.({ type: 'run_start', runId: shared.runId, hatchery: h.name, depth });
     try {
       const scope = await this.scopeFor(h, shared, depth, input, vars, signal);
       const result = await walk(scope, h.start);
-      shared.emit?.({
+      emit?.({
         type: 'run_end',
         runId: shared.runId,
         hatchery: h.name,
@@ -241,10 +238,18 @@ export class Runtime {
         steps: shared.steps - steps0,
         ms: performance.now() - t0,
       });
-      return result.text;
+      return { scope, result };
     } catch (err) {
-      const error = withContext(err, { file: h.file });
-      shared.emit?.({
+      const error =
+        depth === 0 && signal.aborted
+          ? withContext(
+              err instanceof HatcheryError && err.code === 'ABORTED'
+                ? err
+                : new HatcheryError('ABORTED', describeAbort(signal.reason), {}, { cause: err }),
+              { file: h.file },
+            )
+          : withContext(err, { file: h.file });
+      emit?.({
         type: 'run_end',
         runId: shared.runId,
         hatchery: h.name,
@@ -278,7 +283,7 @@ export class Runtime {
   /** A fresh top-level scope: ctx with input, declared inputs and `files`, checked before any node runs. */
   private async scopeFor(
     h: Hatchery,
-    shared: RunContext['shared'],
+    shared: RunState,
     depth: number,
     input: string | undefined,
     vars: Readonly<Record<string, string>> | undefined,
@@ -306,7 +311,7 @@ export class Runtime {
   }
 }
 
-function checkDepth(shared: RunContext['shared'], depth: number, h: Hatchery): void {
+function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
   if (depth > shared.maxDepth) {
     throw new HatcheryError(
       'MAX_DEPTH',
@@ -314,67 +319,6 @@ function checkDepth(shared: RunContext['shared'], depth: number, h: Hatchery): v
       { file: h.file, field: 'max_depth' },
     );
   }
-}
-
-/**
- * Copies declared inputs into ctx; unknown names and missing inputs are errors listing them all.
- * Only the file's own declared names count: "constructor" or "__proto__" are refused like any undeclared name.
- */
-function applyVars(
-  h: Hatchery,
-  ctx: Record<string, unknown>,
-  vars: Readonly<Record<string, string>> | undefined,
-): void {
-  const declared = h.inputs;
-  if (vars) {
-    for (const [k, v] of Object.entries(vars)) {
-      if (!Object.hasOwn(declared, k)) {
-        const names = Object.keys(declared);
-        throw new HatcheryError(
-          'MISSING_INPUT',
-          `${JSON.stringify(k.length > 60 ? `${k.slice(0, 60)}…` : k)} is not a declared input of ${h.name}; declared inputs: ${names.length ? names.join(', ') : '(none)'}`,
-          { file: h.file, field: 'inputs', input: k.slice(0, 60) },
-        );
-      }
-      ctx[k] = v;
-    }
-  }
-  const missing = Object.keys(declared).filter((k) => ctx[k] === undefined);
-  if (missing.length > 0) {
-    throw new HatcheryError(
-      'MISSING_INPUT',
-      `missing input${missing.length > 1 ? 's' : ''}: ${missing.map((k) => `${k} (${declared[k]})`).join(', ')}; pass ${missing.map((k) => `--set ${k}=...`).join(' ')} on the command line, or the same names as tool arguments`,
-      { file: h.file, field: 'inputs', inputs: missing },
-    );
-  }
-}
-
-/** Reads every `files` entry concurrently into ctx. */
-async function loadFiles(
-  h: Hatchery,
-  guard: PathGuard,
-  ctx: Record<string, unknown>,
-  keys: string[],
-  signal: AbortSignal,
-): Promise<void> {
-  await Promise.all(
-    keys.map(async (key) => {
-      const rel = h.files[key]!;
-      const where = { file: h.file, field: `files/${key}` };
-      try {
-        ctx[key] = await guard.readText(h.dir, rel, where, { signal });
-      } catch (err) {
-        if (err instanceof HatcheryError) throw err;
-        const code = (err as NodeJS.ErrnoException).code;
-        throw new HatcheryError(
-          'FILE_IO',
-          `cannot read "${rel}": ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`,
-          where,
-          { cause: err },
-        );
-      }
-    }),
-  );
 }
 
 /** Wraps a listener so that its exceptions never break a run. */

@@ -12,6 +12,14 @@ describe('source layering', () => {
     expect(upwardImports(graph)).toEqual([]);
   });
 
+  it('lets node kinds and tools see runs only through engine/contracts.ts, never Scope or Runtime', () => {
+    const concrete = ['engine/scope.ts', 'runtime/runtime.ts'];
+    const offenders = [...graph]
+      .filter(([from]) => /^(nodes|tools)\//.test(from))
+      .flatMap(([from, targets]) => targets.filter((t) => concrete.includes(t)).map((t) => `${from} -> ${t}`));
+    expect(offenders).toEqual([]);
+  });
+
   it('has no import cycle', () => {
     expect(importCycles(graph)).toEqual([]);
   });

@@ -1,0 +1,64 @@
+import { HatcheryError } from '../core/errors.js';
+import type { PathGuard } from '../core/fs/paths.js';
+import type { Hatchery } from '../engine/contracts.js';
+
+/**
+ * Copies declared inputs into ctx; unknown names and missing inputs are errors listing them all.
+ * Only the file's own declared names count: "constructor" or "__proto__" are refused like any undeclared name.
+ */
+export function applyVars(
+  h: Hatchery,
+  ctx: Record<string, unknown>,
+  vars: Readonly<Record<string, string>> | undefined,
+): void {
+  const declared = h.inputs;
+  if (vars) {
+    for (const [k, v] of Object.entries(vars)) {
+      if (!Object.hasOwn(declared, k)) {
+        const names = Object.keys(declared);
+        throw new HatcheryError(
+          'MISSING_INPUT',
+          `${JSON.stringify(k.length > 60 ? `${k.slice(0, 60)}…` : k)} is not a declared input of ${h.name}; declared inputs: ${names.length ? names.join(', ') : '(none)'}`,
+          { file: h.file, field: 'inputs', input: k.slice(0, 60) },
+        );
+      }
+      ctx[k] = v;
+    }
+  }
+  const missing = Object.keys(declared).filter((k) => ctx[k] === undefined);
+  if (missing.length > 0) {
+    throw new HatcheryError(
+      'MISSING_INPUT',
+      `missing input${missing.length > 1 ? 's' : ''}: ${missing.map((k) => `${k} (${declared[k]})`).join(', ')}; pass ${missing.map((k) => `--set ${k}=...`).join(' ')} on the command line, or the same names as tool arguments`,
+      { file: h.file, field: 'inputs', inputs: missing },
+    );
+  }
+}
+
+/** Reads every `files` entry concurrently into ctx. */
+export async function loadFiles(
+  h: Hatchery,
+  guard: PathGuard,
+  ctx: Record<string, unknown>,
+  keys: string[],
+  signal: AbortSignal,
+): Promise<void> {
+  await Promise.all(
+    keys.map(async (key) => {
+      const rel = h.files[key]!;
+      const where = { file: h.file, field: `files/${key}` };
+      try {
+        ctx[key] = await guard.readText(h.dir, rel, where, { signal });
+      } catch (err) {
+        if (err instanceof HatcheryError) throw err;
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new HatcheryError(
+          'FILE_IO',
+          `cannot read "${rel}": ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`,
+          where,
+          { cause: err },
+        );
+      }
+    }),
+  );
+}
