@@ -2,6 +2,8 @@
  * Shared error handling of the SDK-backed providers: maps SDK errors to HatcheryErrors without leaking
  * credentials, and links each call to the caller's AbortSignal.
  */
+
+import { sleep } from '../core/cancel.js';
 import { abortedError, HatcheryError, isAbortError } from '../core/errors.js';
 import { redactText } from '../core/secrets.js';
 
@@ -188,19 +190,7 @@ export class CallGuard {
 
   /** Waits `ms`, or rejects with the abort reason as soon as the call is aborted (cancel or deadline). */
   sleep(ms: number): Promise<void> {
-    const signal = this.controller.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleep(ms, this.controller.signal).then(() => this.check());
   }
 
   private abortWith(reason: HatcheryError): void {
