@@ -1,10 +1,10 @@
 import { HatcheryError } from '../core/errors.js';
+import { packageVersion } from '../core/version.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
-import { version } from './main.js';
 import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of the MCP server command. */
@@ -118,7 +118,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   if (values.version) {
-    process.stdout.write(`${version()}\n`);
+    process.stdout.write(`${packageVersion()}\n`);
     return EXIT.OK;
   }
   if (positionals.length > 0) {

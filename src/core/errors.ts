@@ -118,13 +118,21 @@ export function isAbortError(err: unknown): boolean {
   );
 }
 
-/** Throws a HatcheryError ABORTED when the signal has fired. */
+/** The error a fired signal stands for (its HatcheryError reason, else ABORTED), or undefined. */
+export function abortedError(
+  signal: AbortSignal | undefined,
+  context: ErrorContext = {},
+): HatcheryError | undefined {
+  if (!signal?.aborted) return undefined;
+  const reason = signal.reason;
+  if (reason instanceof HatcheryError) return reason;
+  return new HatcheryError('ABORTED', describeAbort(reason), context, { cause: reason });
+}
+
+/** Throws a HatcheryError ABORTED (or the signal's own HatcheryError reason) when the signal has fired. */
 export function throwIfAborted(signal: AbortSignal | undefined, context: ErrorContext = {}): void {
-  if (signal?.aborted) {
-    const reason = signal.reason;
-    if (reason instanceof HatcheryError) throw reason;
-    throw new HatcheryError('ABORTED', describeAbort(reason), context, { cause: reason });
-  }
+  const err = abortedError(signal, context);
+  if (err) throw err;
 }
 
 /** A human message for an abort reason (timeout versus cancellation). */

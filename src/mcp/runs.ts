@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
-import { sleep, waitAtMost } from './signals.js';
 
 /** Where a background run is: waiting for a slot, running, or finished one way or another. */
 export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -141,15 +141,7 @@ export class RunRegistry {
   /** Waits until the run ends or `ms` pass (or the signal fires); true when it has ended. */
   async wait(run: BackgroundRun, ms: number, signal?: AbortSignal): Promise<boolean> {
     if (run.endedAt !== undefined) return true;
-    const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      await Promise.race([run.done, sleep(ms, stop.signal)]);
-    } finally {
-      stop.abort();
-      signal?.removeEventListener('abort', onAbort);
-    }
+    await waitAtMost(run.done, ms, signal);
     return run.endedAt !== undefined;
   }
 

@@ -1,11 +1,13 @@
 import { setMaxListeners } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { waitAtMost } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
+import { secretRedactor } from '../core/secrets.js';
+import { packageVersion } from '../core/version.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
@@ -14,11 +16,9 @@ import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
 import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
-import { secretRedactor } from './redact.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
 import { createSession, type Session } from './session.js';
-import { waitAtMost } from './signals.js';
 import { CancellableTaskStore } from './tasks.js';
 import { HatcheryWatcher } from './watcher.js';
 
@@ -61,17 +61,6 @@ export interface HatcheryServerOptions {
 
 /** Log levels used by the server (MCP logging levels). */
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
 
 /** Longest tool description quoted in the server instructions. */
 const INSTRUCTION_DESC_LIMIT = 200;

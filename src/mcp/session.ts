@@ -15,6 +15,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { linkedController } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
@@ -25,7 +26,6 @@ import type { ServerHost } from './host.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
-import { linkedController } from './signals.js';
 import { MAX_TASK_TTL_MS } from './tasks.js';
 import { hatcheryArgs } from './tool-defs.js';
 

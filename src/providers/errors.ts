@@ -2,7 +2,10 @@
  * Shared error handling of the SDK-backed providers: maps SDK errors to HatcheryErrors without leaking
  * credentials, and links each call to the caller's AbortSignal.
  */
-import { HatcheryError, isAbortError, throwIfAborted } from '../core/errors.js';
+
+import { sleep } from '../core/cancel.js';
+import { abortedError, HatcheryError, isAbortError } from '../core/errors.js';
+import { redactText } from '../core/secrets.js';
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 
@@ -30,16 +33,12 @@ export interface ErrorMappingContext {
   guard?: CallGuard;
 }
 
-// Key shapes of the common vendors; a short known key is not scrubbed since it would mangle ordinary words.
-const KEY_PATTERNS = [/\bsk-[A-Za-z0-9_-]{6,}/g, /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi];
-
-/** Removes API keys and auth header values from text that may echo them (error bodies, URLs). */
+/**
+ * Removes the call's API key, `sk-` keys and auth header values from text that may echo them (error
+ * bodies, URLs), the secret policy of core/secrets.ts with the `***` marks of provider messages.
+ */
 export function redactSecrets(text: string, apiKey?: string): string {
-  let out = text;
-  if (apiKey && apiKey.length >= 8) out = out.split(apiKey).join('***');
-  for (const re of KEY_PATTERNS)
-    out = out.replace(re, (m) => (/^sk-/.test(m) ? 'sk-***' : `${m.split(/\s/)[0]} ***`));
-  return out;
+  return redactText(text, apiKey ? [apiKey] : [], { mark: '***', authHeaders: true });
 }
 
 /** A base URL without user info or query, safe to print in a hint. */
@@ -105,17 +104,6 @@ export function toProviderError(err: unknown, ctx: ErrorMappingContext): Hatcher
 /** The TIMEOUT of a call that ran out of time (also what an SDK's own attempt timeout maps to). */
 export function timedOut(vendor: string, timeoutMs: number): HatcheryError {
   return new HatcheryError('TIMEOUT', `${vendor} call timed out after ${timeoutMs} ms`, { timeoutMs });
-}
-
-/** The error a fired signal stands for (its HatcheryError reason, else ABORTED), or undefined. */
-export function abortedError(signal: AbortSignal | undefined): HatcheryError | undefined {
-  if (!signal?.aborted) return undefined;
-  try {
-    throwIfAborted(signal);
-  } catch (e) {
-    if (e instanceof HatcheryError) return e;
-  }
-  return new HatcheryError('ABORTED', 'the run was cancelled');
 }
 
 /** The server's own error text: `error.message` of the body when present, else the SDK message sans status. */
@@ -202,19 +190,7 @@ export class CallGuard {
 
   /** Waits `ms`, or rejects with the abort reason as soon as the call is aborted (cancel or deadline). */
   sleep(ms: number): Promise<void> {
-    const signal = this.controller.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleep(ms, this.controller.signal).then(() => this.check());
   }
 
   private abortWith(reason: HatcheryError): void {

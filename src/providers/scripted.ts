@@ -1,5 +1,5 @@
-import { HatcheryError } from '../core/errors.js';
-import { abortedError } from './errors.js';
+import { sleep } from '../core/cancel.js';
+import { HatcheryError, throwIfAborted } from '../core/errors.js';
 import type { ChatRequest, ChatResponse, Provider, ToolCall, Usage } from './types.js';
 
 /** A scripted tool call; `id` defaults to `call_<callIndex>_<j>`. */
@@ -71,9 +71,11 @@ export class ScriptedProvider implements Provider {
   async chat(request: ChatRequest): Promise<ChatResponse> {
     const index = this.count++;
     if (this.options.record !== false) this.calls.push({ ...request, messages: [...request.messages] });
-    const cancelled = abortedError(request.signal);
-    if (cancelled) throw cancelled;
-    if (this.options.delayMs && this.options.delayMs > 0) await sleep(this.options.delayMs, request.signal);
+    throwIfAborted(request.signal);
+    if (this.options.delayMs && this.options.delayMs > 0) {
+      await sleep(this.options.delayMs, request.signal);
+      throwIfAborted(request.signal);
+    }
     let reply: ScriptedReply | ScriptedReplyFn | Promise<ScriptedReply> | undefined;
     if (typeof this.script === 'function') {
       reply = this.script(request, index);
@@ -115,18 +117,4 @@ export class ScriptedProvider implements Provider {
     if (request.stream && res.text) request.onDelta?.(res.text);
     return res;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortedError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
+import { neverAborted } from '../core/cancel.js';
 import { describeAbort, formatError, HatcheryError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
@@ -99,13 +99,6 @@ export class Runtime {
   private readonly ctxBases = new WeakMap<Hatchery, Record<string, unknown>>();
   private readonly preflighted = new WeakSet<Hatchery>();
   private readonly options: RuntimeOptions;
-  // Shared by every run started without a signal; fan-outs and providers attach (and remove)
-  // listeners to it, so many concurrent runs must not trip Node's max-listeners warning.
-  private static readonly neverAborted = (() => {
-    const signal = new AbortController().signal;
-    setMaxListeners(0, signal);
-    return signal;
-  })();
 
   constructor(options: RuntimeOptions = {}) {
     this.options = options;
@@ -183,7 +176,7 @@ export class Runtime {
     const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
     const listener = options.onEvent;
     const emit = listener ? safeListener(listener) : undefined;
-    const signal = options.signal ?? Runtime.neverAborted;
+    const signal = options.signal ?? neverAborted;
     const shared = new RunShared(this.services, runId, signal, maxSteps, maxDepth, emit, options.sampling);
     const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
     return {

@@ -1,4 +1,4 @@
-import { HatcheryError, throwIfAborted } from '../core/errors.js';
+import { abortedError, HatcheryError, throwIfAborted } from '../core/errors.js';
 import type { RunContext, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
@@ -72,14 +72,7 @@ function guarded(
       ctrl.abort(err);
       reject(err);
     };
-    const onAbort = () => {
-      const r = scope.signal.reason;
-      stop(
-        r instanceof HatcheryError
-          ? r
-          : new HatcheryError('ABORTED', 'the run was cancelled', {}, { cause: r }),
-      );
-    };
+    const onAbort = () => stop(abortedError(scope.signal)!);
     const timer = setTimeout(
       () =>
         stop(

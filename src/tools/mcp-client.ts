@@ -2,8 +2,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { HatcheryError, isAbortError, throwIfAborted } from '../core/errors.js';
+import { raceSignal } from '../core/cancel.js';
+import { HatcheryError, isAbortError } from '../core/errors.js';
 import { childEnv } from '../core/process/child-env.js';
+import { packageVersion } from '../core/version.js';
 import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { stdioTransport } from './mcp-stdio.js';
@@ -106,22 +108,6 @@ export function parseServerEntry(entry: string, dir: string): McpServerDef | { e
   return Object.keys(env).length > 0 ? { command, args, env, cwd: dir } : { command, args, cwd: dir };
 }
 
-/** Resolves a promise unless `signal` fires first, so a caller can stop waiting for shared work. */
-function raceSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  throwIfAborted(signal);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      try {
-        throwIfAborted(signal);
-      } catch (err) {
-        reject(err);
-      }
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /** True when an error means the connection is gone (not that the server answered with an error). */
 function isConnectionError(err: unknown): boolean {
   if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
@@ -166,7 +152,7 @@ export class McpPool {
 
   constructor(options: McpPoolOptions = {}) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    this.clientInfo = options.clientInfo ?? { name: 'hatchery-mcp', version: '0.1.0' };
+    this.clientInfo = options.clientInfo ?? { name: 'hatchery-mcp', version: packageVersion() };
   }
 
   /** Every tool of a server (connecting to it when needed). */

@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { waitAtMost } from '../core/cancel.js';
 import { endTree, KILL_GRACE_MS, spawnTree } from '../core/process/process-tree.js';
 
 /** How long a server gets to exit by itself once its stdin is closed, before it is stopped. */
@@ -19,17 +20,6 @@ export interface StdioServerParams {
 
 /** A stdio transport whose stderr can be read. */
 export type StdioTransport = Transport & { readonly stderr: Stream | null };
-
-/** Resolves true when `p` settles within `ms`. */
-function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    p.then(() => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
-}
 
 /**
  * The stdio client transport of the SDK, but with the server in its own process group (spawnTree):
@@ -103,9 +93,9 @@ export class ProcessTreeTransport implements Transport {
       } catch {
         // Already closed.
       }
-      if (!(await within(exited, STDIN_EOF_GRACE_MS))) {
+      if (!(await waitAtMost(exited, STDIN_EOF_GRACE_MS))) {
         endTree(child);
-        await within(exited, KILL_GRACE_MS + 500);
+        await waitAtMost(exited, KILL_GRACE_MS + 500);
       }
     }
     // Whatever the server started is ended by spawnTree when the server exits.

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { parseHttpAddress } from '../../src/cli/serve.js';
+import { secretRedactor } from '../../src/core/secrets.js';
 import { allowedHostnames, bearerChecker, checkHost, checkOrigin } from '../../src/mcp/http-guard.js';
 import { Limiter } from '../../src/mcp/limiter.js';
-import { secretRedactor } from '../../src/mcp/redact.js';
 import { annotationsFor } from '../../src/mcp/tool-defs.js';
 import {
   createSamplingProvider,

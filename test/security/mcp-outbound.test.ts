@@ -1,9 +1,9 @@
 /** The one gate of what the MCP server sends: redaction and size caps, on texts and structured values. */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { secretRedactor } from '../../src/core/secrets.js';
 import { OutboundGuard } from '../../src/mcp/outbound.js';
 import { OutputStore } from '../../src/mcp/outputs.js';
-import { secretRedactor } from '../../src/mcp/redact.js';
 
 const SECRET = 'sk-live-abcdefghijklmnop';
 const guard = (max = 4096) =>

@@ -1,8 +1,10 @@
 /**
  * The one environment policy of every child process (script nodes, shell_exec, stdio MCP servers):
  * a short allow-list of the parent's variables, plus what the hatchery file names explicitly.
- * Anything else (tokens, cloud credentials, database URLs, passwords) stays in this process.
+ * Anything else (tokens, cloud credentials, database URLs, passwords) stays in this process, and so
+ * does an allow-listed name that the secret policy calls a secret (`LC_API_TOKEN`).
  */
+import { isSecretName } from '../secrets.js';
 
 /** Parent variables every child gets when they are set: what programs need to find things and print. */
 export const CHILD_ENV_ALLOW: readonly string[] = [
@@ -49,7 +51,7 @@ const ALLOWED = new Set(WIN ? [...CHILD_ENV_ALLOW, ...CHILD_ENV_ALLOW_WINDOWS] :
 export function isAllowedChildVar(name: string): boolean {
   const n = WIN ? name.toUpperCase() : name;
   // LC_ALL, LC_CTYPE...: locale settings, like LANG.
-  return ALLOWED.has(n) || n.startsWith('LC_');
+  return (ALLOWED.has(n) || n.startsWith('LC_')) && !isSecretName(n);
 }
 
 const WHOLE_REF = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;

@@ -68,12 +68,17 @@ export function runProgram(argv: readonly string[], opts: ProgramOptions): Promi
     let settled = false;
     let deadline: NodeJS.Timeout | undefined;
 
-    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
-      if (settled) return;
+    /** Marks the promise settled and drops the timers and the listener; false when it already was. */
+    const settle = (): boolean => {
+      if (settled) return false;
       settled = true;
       clearTimeout(timer);
       clearTimeout(deadline);
       opts.signal.removeEventListener('abort', onAbort);
+      return true;
+    };
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (!settle()) return;
       // Streams a stray process still holds must not keep this process alive.
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -111,11 +116,7 @@ export function runProgram(argv: readonly string[], opts: ProgramOptions): Promi
       if (err.length > STDERR_CHUNKS) err.splice(0, err.length - STDERR_CHUNKS);
     });
     child.on('error', (e: NodeJS.ErrnoException) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(deadline);
-      opts.signal.removeEventListener('abort', onAbort);
+      if (!settle()) return;
       const why =
         e.code === 'ENOENT' ? `program not found: "${file}" (is it installed and on PATH?)` : e.message;
       reject(new HatcheryError('SCRIPT', why, { field: 'cmd/0' }, { cause: e }));

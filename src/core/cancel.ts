@@ -1,0 +1,94 @@
+/**
+ * Cancellation plumbing shared by every layer: linking signals, waiting with a bound, racing work
+ * against a signal. What error an abort stands for is decided in errors.ts (throwIfAborted,
+ * abortedError), which withContext needs too.
+ */
+import { setMaxListeners } from 'node:events';
+import { abortedError } from './errors.js';
+
+/**
+ * A signal that never fires, for runs started without one. Shared by all of them: fan-outs and
+ * providers attach (and remove) listeners to it, so many concurrent runs must not trip Node's
+ * max-listeners warning.
+ */
+export const neverAborted: AbortSignal = (() => {
+  const signal = new AbortController().signal;
+  setMaxListeners(0, signal);
+  return signal;
+})();
+
+/**
+ * A controller that aborts when any of `signals` does, and a function that detaches it again.
+ * Used instead of AbortSignal.any so that long-lived signals (server shutdown) do not keep a
+ * reference to every call that ever linked to them.
+ */
+export function linkedController(...signals: (AbortSignal | undefined)[]): {
+  controller: AbortController;
+  unlink: () => void;
+} {
+  const controller = new AbortController();
+  const detach: (() => void)[] = [];
+  for (const s of signals) {
+    if (!s) continue;
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
+    const onAbort = () => controller.abort(s.reason);
+    s.addEventListener('abort', onAbort, { once: true });
+    detach.push(() => s.removeEventListener('abort', onAbort));
+  }
+  return {
+    controller,
+    unlink: () => {
+      for (const d of detach) d();
+      detach.length = 0;
+    },
+  };
+}
+
+/** Resolves after `ms`, or early (without error) when the signal fires. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Waits for `promise` but at most `ms` (and no longer than `signal` lets it); true when it settled
+ * in time, and its rejection is passed on. The timer is cleared either way, so it never holds the
+ * process.
+ */
+export async function waitAtMost(
+  promise: Promise<unknown>,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const { controller: stop, unlink } = linkedController(signal);
+  let settled = false;
+  try {
+    await Promise.race([promise.then(() => (settled = true)), sleep(ms, stop.signal)]);
+  } finally {
+    stop.abort();
+    unlink();
+  }
+  return settled;
+}
+
+/** Settles like `promise` unless `signal` fires first, then rejects with the abort's error (see abortedError). */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  const early = abortedError(signal);
+  if (early) throw early;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
