@@ -1,10 +1,34 @@
 /**
- * Cancellation plumbing shared by every layer: linking signals, waiting with a bound, racing work
- * against a signal. What error an abort stands for is decided in errors.ts (throwIfAborted,
- * abortedError), which withContext needs too.
+ * Cancellation helpers shared by every layer: what error an abort stands for, linking signals,
+ * waiting with a bound, racing work against a signal. (isAbortError stays in errors.ts, which
+ * withContext needs.)
  */
 import { setMaxListeners } from 'node:events';
-import { abortedError } from './errors.js';
+import { type ErrorContext, HatcheryError } from './errors.js';
+
+/** The error a fired signal stands for (its HatcheryError reason, else ABORTED), or undefined. */
+export function abortedError(
+  signal: AbortSignal | undefined,
+  context: ErrorContext = {},
+): HatcheryError | undefined {
+  if (!signal?.aborted) return undefined;
+  const reason = signal.reason;
+  if (reason instanceof HatcheryError) return reason;
+  return new HatcheryError('ABORTED', describeAbort(reason), context, { cause: reason });
+}
+
+/** Throws a HatcheryError ABORTED (or the signal's own HatcheryError reason) when the signal has fired. */
+export function throwIfAborted(signal: AbortSignal | undefined, context: ErrorContext = {}): void {
+  const err = abortedError(signal, context);
+  if (err) throw err;
+}
+
+/** A human message for an abort reason (timeout versus cancellation). */
+export function describeAbort(reason: unknown): string {
+  if (reason instanceof Error && reason.name === 'TimeoutError') return 'timed out';
+  if (reason instanceof HatcheryError) return reason.message;
+  return 'the run was cancelled';
+}
 
 /**
  * A signal that never fires, for runs started without one. Shared by all of them: fan-outs and

@@ -118,30 +118,6 @@ export function isAbortError(err: unknown): boolean {
   );
 }
 
-/** The error a fired signal stands for (its HatcheryError reason, else ABORTED), or undefined. */
-export function abortedError(
-  signal: AbortSignal | undefined,
-  context: ErrorContext = {},
-): HatcheryError | undefined {
-  if (!signal?.aborted) return undefined;
-  const reason = signal.reason;
-  if (reason instanceof HatcheryError) return reason;
-  return new HatcheryError('ABORTED', describeAbort(reason), context, { cause: reason });
-}
-
-/** Throws a HatcheryError ABORTED (or the signal's own HatcheryError reason) when the signal has fired. */
-export function throwIfAborted(signal: AbortSignal | undefined, context: ErrorContext = {}): void {
-  const err = abortedError(signal, context);
-  if (err) throw err;
-}
-
-/** A human message for an abort reason (timeout versus cancellation). */
-export function describeAbort(reason: unknown): string {
-  if (reason instanceof Error && reason.name === 'TimeoutError') return 'timed out';
-  if (reason instanceof HatcheryError) return reason.message;
-  return 'the run was cancelled';
-}
-
 /** Formats any thrown value for a user: HatcheryErrors with their location, others by message. */
 export function formatError(err: unknown): string {
   if (err instanceof HatcheryError) return err.toString();

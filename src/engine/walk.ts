@@ -1,4 +1,5 @@
-import { HatcheryError, throwIfAborted, withContext } from '../core/errors.js';
+import { throwIfAborted } from '../core/cancel.js';
+import { HatcheryError, withContext } from '../core/errors.js';
 import { addUsage } from '../providers/types.js';
 import type { CompiledNode, NodeResult, Router, RunContext } from './contracts.js';
 import { writeOutput } from './write-output.js';

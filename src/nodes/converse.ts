@@ -1,4 +1,5 @@
-import { formatError, HatcheryError, isAbortError, throwIfAborted } from '../core/errors.js';
+import { throwIfAborted } from '../core/cancel.js';
+import { formatError, HatcheryError, isAbortError } from '../core/errors.js';
 import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { formatError, HatcheryError, throwIfAborted, withContext } from '../core/errors.js';
+import { throwIfAborted } from '../core/cancel.js';
+import { formatError, HatcheryError, withContext } from '../core/errors.js';
 import type { CompileContext, NodeResult, RunContext } from '../engine/contracts.js';
 import { didYouMean } from '../schema/suggest.js';
 

@@ -3,8 +3,8 @@
  * credentials, and links each call to the caller's AbortSignal.
  */
 
-import { sleep } from '../core/cancel.js';
-import { abortedError, HatcheryError, isAbortError } from '../core/errors.js';
+import { abortedError, sleep } from '../core/cancel.js';
+import { HatcheryError, isAbortError } from '../core/errors.js';
 import { redactText } from '../core/secrets.js';
 
 type ErrorClass = abstract new (...args: never[]) => Error;

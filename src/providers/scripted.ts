@@ -1,5 +1,5 @@
-import { sleep } from '../core/cancel.js';
-import { HatcheryError, throwIfAborted } from '../core/errors.js';
+import { sleep, throwIfAborted } from '../core/cancel.js';
+import { HatcheryError } from '../core/errors.js';
 import type { ChatRequest, ChatResponse, Provider, ToolCall, Usage } from './types.js';
 
 /** A scripted tool call; `id` defaults to `call_<callIndex>_<j>`. */

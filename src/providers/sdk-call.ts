@@ -3,7 +3,7 @@
  * every attempt and retry wait, our own retries, the shape check of a 200 reply, and a stream read with
  * an idle timeout. Each vendor only says how to start an attempt and how to read what comes back.
  */
-import { abortedError } from '../core/errors.js';
+import { abortedError } from '../core/cancel.js';
 import { CallGuard, type SdkErrorClasses, timedOut, toProviderError } from './errors.js';
 import { type RetryContext, withRetries } from './retry.js';
 import { endpointOf, notAReply, type ReplyInfo } from './shape.js';

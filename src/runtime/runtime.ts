@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { neverAborted } from '../core/cancel.js';
-import { describeAbort, formatError, HatcheryError, withContext } from '../core/errors.js';
+import { describeAbort, neverAborted } from '../core/cancel.js';
+import { formatError, HatcheryError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import type {

@@ -1,4 +1,5 @@
-import { abortedError, HatcheryError, throwIfAborted } from '../core/errors.js';
+import { abortedError, throwIfAborted } from '../core/cancel.js';
+import { HatcheryError } from '../core/errors.js';
 import type { RunContext, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */

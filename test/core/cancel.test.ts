@@ -1,7 +1,7 @@
 /** The shared cancellation helpers of core/cancel.ts and errors.ts. */
 import { describe, expect, it } from 'vitest';
-import { linkedController, raceSignal, waitAtMost } from '../../src/core/cancel.js';
-import { abortedError, HatcheryError } from '../../src/core/errors.js';
+import { abortedError, linkedController, raceSignal, waitAtMost } from '../../src/core/cancel.js';
+import { HatcheryError } from '../../src/core/errors.js';
 
 describe('cancellation helpers', () => {
   it('waitAtMost says whether the work ended in time, and stops waiting when the signal fires', async () => {
