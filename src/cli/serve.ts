@@ -4,8 +4,8 @@ import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
-import { version } from './main.js';
 import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { version } from './version.js';
 
 /** Help text of the MCP server command. */
 export const SERVE_HELP = `Usage: hatchery-mcp [serve] [--dir DIR] [options]
