@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Builds dist/ for the tests that run the CLI when it is missing or older than src/.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores on CI: more workers only add contention to the process-spawning tests.
