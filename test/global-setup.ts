@@ -1,11 +1,14 @@
 /**
  * Vitest global setup: many tests run the built CLI, so dist/ must match src/. `npm test` builds first
  * (then this only compares times); a bare `npx vitest run` on a fresh clone or after an edit builds
- * here, once, instead of failing in two dozen places.
+ * here, once, instead of failing in two dozen places. It also compiles the fixture MCP servers to
+ * JavaScript: the tests start them a few dozen times, and plain node starts them in half the time tsx
+ * needs.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { FIXTURES_JS } from './fixtures/paths.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Written by scripts/postbuild.mjs at the end of every `npm run build`. */
@@ -27,8 +30,35 @@ function builtAt(): number | undefined {
   }
 }
 
-/** Builds dist/ when it is missing or older than src/; one clear line when that build fails. */
-export default function setup(): void {
+function mtimeOf(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** Writes test/fixtures/*-server.ts as JavaScript to FIXTURES_JS (below the repository, for node_modules). */
+async function compileFixtures(): Promise<void> {
+  const dir = path.join(ROOT, 'test', 'fixtures');
+  const stale = readdirSync(dir)
+    .filter((f) => f.endsWith('-server.ts'))
+    .filter((f) => mtimeOf(path.join(FIXTURES_JS, f.replace(/\.ts$/, '.mjs'))) < mtimeOf(path.join(dir, f)));
+  if (stale.length === 0) return;
+  const ts = (await import('typescript')).default;
+  mkdirSync(FIXTURES_JS, { recursive: true });
+  for (const f of stale) {
+    const out = ts.transpileModule(readFileSync(path.join(dir, f), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      fileName: f,
+    });
+    writeFileSync(path.join(FIXTURES_JS, f.replace(/\.ts$/, '.mjs')), out.outputText);
+  }
+}
+
+/** Builds dist/ when it is missing or older than src/ (one clear line when that fails); compiles fixtures. */
+export default async function setup(): Promise<void> {
+  await compileFixtures();
   const built = builtAt();
   if (built !== undefined && built >= newestMtime(path.join(ROOT, 'src'))) return;
   try {

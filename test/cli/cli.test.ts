@@ -201,7 +201,16 @@ describe('hatchery-mcp validate, help and version', () => {
 describe('hatchery-mcp run on every example, against the fake model servers', () => {
   const openai = new FakeOpenAI();
   const anthropic = new FakeAnthropic();
+  const args: Record<string, string[]> = {
+    'story-chain.json': ['--set', 'topic=a lighthouse keeper'],
+    'triage-router.json': ['--input', 'I found a Bug in the export button'],
+    'unique-lines.json': ['--input', 'b\na\nb'],
+    'read-notes.json': ['--input', 'welcome.md'],
+  };
+
   let env: Record<string, string>;
+  /** Every example, run once (all at once) for the tests below: file name -> result. */
+  let runs: Map<string, Awaited<ReturnType<typeof cli>>>;
   beforeAll(async () => {
     await openai.start();
     await anthropic.start();
@@ -211,27 +220,15 @@ describe('hatchery-mcp run on every example, against the fake model servers', ()
       ANTHROPIC_API_KEY: 'sk-ant-test-never-printed',
       ANTHROPIC_BASE_URL: anthropic.baseURL,
     };
-  });
-  afterAll(async () => {
-    await openai.close();
-    await anthropic.close();
-  });
-
-  const args: Record<string, string[]> = {
-    'story-chain.json': ['--set', 'topic=a lighthouse keeper'],
-    'triage-router.json': ['--input', 'I found a Bug in the export button'],
-    'unique-lines.json': ['--input', 'b\na\nb'],
-    'read-notes.json': ['--input', 'welcome.md'],
-  };
-
-  /** Every example, run once (all at once) for the tests below: file name -> result. */
-  let runs: Map<string, Awaited<ReturnType<typeof cli>>>;
-  beforeAll(async () => {
     const files = (await findHatcheryFiles(path.join(ROOT, 'hatchery'))).map((f) => path.basename(f));
     const results = await Promise.all(
       files.map((f) => cli(['run', `hatchery/${f}`, ...(args[f] ?? ['--input', 'What is MCP?'])], { env })),
     );
     runs = new Map(files.map((f, i) => [f, results[i]!]));
+  });
+  afterAll(async () => {
+    await openai.close();
+    await anthropic.close();
   });
 
   it('covers every example in hatchery/', () => {
