@@ -27,6 +27,20 @@ export function problems(def: unknown): string[] {
   return (res.error as ValidationError).problems.map((p) => `${p.path}: ${p.message}`);
 }
 
+/** A tool node that outputs `text` (a template) through the echo tool; `extra` adds fields (name, next...). */
+export const echoNode = (text: string, extra: Record<string, unknown> = {}) => ({
+  type: 'tool',
+  tool_name: 'echo',
+  tool_args: { text },
+  ...extra,
+});
+
+/** An {@link echoNode} named `name`. */
+export const echo = (name: string, text: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  ...echoNode(text, extra),
+});
+
 /** A minimal valid hatchery with the given nodes. */
 export function hatch(nodes: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { name: 'test', desc: 'a test hatchery', nodes, ...extra };

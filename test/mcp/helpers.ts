@@ -14,7 +14,7 @@ import {
 import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
 import type { Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { tempDir } from '../helpers.js';
+import { echo, tempDir } from '../helpers.js';
 
 /** The built CLI (npm test builds before running vitest). */
 export const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
@@ -40,9 +40,7 @@ export function echoDef(
   return {
     name,
     desc: `echoes its input (${name})`,
-    nodes: [
-      { name: 'Echo', type: 'tool', tool_name: 'echo', tool_args: { text: `${prefix}{{ ctx.input }}` } },
-    ],
+    nodes: [echo('Echo', `${prefix}{{ ctx.input }}`)],
     ...extra,
   };
 }

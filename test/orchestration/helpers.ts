@@ -3,14 +3,8 @@ import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 
-/** An echo baneling: outputs `text` (a template). */
-export const echo = (name: string, text: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  type: 'tool',
-  tool_name: 'echo',
-  tool_args: { text },
-  ...extra,
-});
+/** The echo node of test/helpers.ts, where these tests have always found it. */
+export { echo } from '../helpers.js';
 
 /** What the test model does for one request: wait `delay` ms (honouring the signal), then reply or fail. */
 export interface Behaviour {
