@@ -1,10 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { fakeVendors } from '../fakes/vendors.js';
 import { runCli, tempDir } from '../helpers.js';
 
 const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
@@ -199,8 +198,7 @@ describe('hatchery-mcp validate, help and version', () => {
 });
 
 describe('hatchery-mcp run on every example, against the fake model servers', () => {
-  const openai = new FakeOpenAI();
-  const anthropic = new FakeAnthropic();
+  const { openai, anthropic } = fakeVendors();
   const args: Record<string, string[]> = {
     'story-chain.json': ['--set', 'topic=a lighthouse keeper'],
     'triage-router.json': ['--input', 'I found a Bug in the export button'],
@@ -212,8 +210,6 @@ describe('hatchery-mcp run on every example, against the fake model servers', ()
   /** Every example, run once (all at once) for the tests below: file name -> result. */
   let runs: Map<string, Awaited<ReturnType<typeof cli>>>;
   beforeAll(async () => {
-    await openai.start();
-    await anthropic.start();
     env = {
       OPENAI_API_KEY: 'sk-test-never-printed',
       OPENAI_BASE_URL: openai.baseURL,
@@ -225,10 +221,6 @@ describe('hatchery-mcp run on every example, against the fake model servers', ()
       files.map((f) => cli(['run', `hatchery/${f}`, ...(args[f] ?? ['--input', 'What is MCP?'])], { env })),
     );
     runs = new Map(files.map((f, i) => [f, results[i]!]));
-  });
-  afterAll(async () => {
-    await openai.close();
-    await anthropic.close();
   });
 
   it('covers every example in hatchery/', () => {

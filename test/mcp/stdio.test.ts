@@ -3,8 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { CreateMessageRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { fakeVendors } from '../fakes/vendors.js';
 import {
   CLI,
   EXAMPLES,
@@ -18,18 +17,11 @@ import {
   writeHatchery,
 } from './helpers.js';
 
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
+const { openai, anthropic } = fakeVendors();
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
+beforeAll(() => {
   env = fakeEnv(openai.baseURL, anthropic.baseURL);
-});
-afterAll(async () => {
-  await openai.close();
-  await anthropic.close();
 });
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -3,23 +3,21 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { HatcheryError } from '../../src/errors.js';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
 import type { FakeReply, FakeServer } from '../fakes/http.js';
+import { fakeVendors } from '../fakes/vendors.js';
 import { load, tempDir } from '../helpers.js';
 import { chatRequest, failure } from '../providers/helpers.js';
 
 const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const KEY = 'sk-test-SECRET0123456789abcdef';
 
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
+const { openai, anthropic } = fakeVendors();
 
 /** Both vendors through their real SDKs, each against its fake server (SDK default of 2 retries). */
 const vendors: {
@@ -55,14 +53,6 @@ const rateLimited = (seconds: number): FakeReply => ({
 
 const request = (extra: Partial<ChatRequest> = {}) => chatRequest('m', extra);
 
-beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
-});
-afterAll(async () => {
-  await openai.close();
-  await anthropic.close();
-});
 beforeEach(() => {
   openai.reset();
   anthropic.reset();
