@@ -4,10 +4,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { runCli, tempDir } from '../helpers.js';
-
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { CLI_PATH, REPO_ROOT, runCli, tempDir } from '../helpers.js';
 
 const cli = runCli;
 
@@ -60,7 +57,7 @@ describe('hatchery-mcp run (as a process)', () => {
         nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text: 'topic={{ ctx.topic }}' } }],
       }),
     );
-    const child = spawn('script', ['-qec', `${process.execPath} ${CLI} run ${file} -q`, '/dev/null'], {
+    const child = spawn('script', ['-qec', `${process.execPath} ${CLI_PATH} run ${file} -q`, '/dev/null'], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'dumb' },
     });
     let out = '';
@@ -216,7 +213,7 @@ describe('hatchery-mcp run on every example, against the fake model servers', ()
       ANTHROPIC_API_KEY: 'sk-ant-test-never-printed',
       ANTHROPIC_BASE_URL: anthropic.baseURL,
     };
-    const files = (await findHatcheryFiles(path.join(ROOT, 'hatchery'))).map((f) => path.basename(f));
+    const files = (await findHatcheryFiles(path.join(REPO_ROOT, 'hatchery'))).map((f) => path.basename(f));
     const results = await Promise.all(
       files.map((f) => cli(['run', `hatchery/${f}`, ...(args[f] ?? ['--input', 'What is MCP?'])], { env })),
     );

@@ -5,9 +5,7 @@ import { HatcheryError } from '../../src/errors.js';
 import { loadHatchery } from '../../src/loader/load.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { echoNode, hatch, load, tempDir } from '../helpers.js';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { echoNode, hatch, load, REPO_ROOT, tempDir } from '../helpers.js';
 
 async function runText(def: unknown, opts: { input?: string; dir?: string; allowRoots?: string[] } = {}) {
   const h = load(def, opts.dir);
@@ -254,7 +252,7 @@ describe('templates: what the sandbox keeps working', () => {
   });
 
   it('the unique_lines example still counts lines with .split()', async () => {
-    const h = await loadHatchery(path.join(ROOT, 'hatchery', 'unique-lines.json'));
+    const h = await loadHatchery(path.join(REPO_ROOT, 'hatchery', 'unique-lines.json'));
     const out = (await new Runtime({ env: {} }).run(h, { input: 'b\na\nb' })).output;
     expect(out).toBe('a\nb\n\n(2 unique lines)');
   });

@@ -1,16 +1,14 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { CreateMessageRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
 import { fakeVendors } from '../fakes/vendors.js';
+import { startCli } from '../helpers.js';
 import {
-  CLI,
   EXAMPLES,
   echoDef,
   fakeEnv,
   hatcheryDir,
-  ROOT,
   spawnCli,
   textOf,
   waitFor,
@@ -192,31 +190,8 @@ describe('hatchery-mcp over stdio, a server of its own per test', () => {
   });
 });
 
-/** Runs the CLI with raw pipes. */
-function raw(
-  args: string[],
-  extraEnv: Record<string, string> = {},
-): {
-  child: ChildProcessWithoutNullStreams;
-  out: () => string;
-  err: () => string;
-  exit: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extraEnv },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b) => {
-    out += b;
-  });
-  child.stderr.on('data', (b) => {
-    err += b;
-  });
-  const exit = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  return { child, out: () => out, err: () => err, exit };
-}
+/** The CLI with raw pipes, in a clean environment plus `env`. */
+const raw = (args: string[], env: Record<string, string> = {}) => startCli(args, { env });
 
 const INIT = JSON.stringify({
   jsonrpc: '2.0',

@@ -11,10 +11,9 @@ import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import type { FakeReply, FakeServer } from '../fakes/http.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { load, tempDir } from '../helpers.js';
+import { CLI_PATH, load, tempDir } from '../helpers.js';
 import { chatRequest, failure } from '../providers/helpers.js';
 
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const KEY = 'sk-test-SECRET0123456789abcdef';
 
 const { openai, anthropic } = fakeVendors();
@@ -114,7 +113,7 @@ describe.each(vendors)('$name: the timeout bounds the whole call, retries includ
       file,
       JSON.stringify({ name: 'ask', desc: 'd', model: v.model, nodes: [{ usr_prompt: 'hi' }] }),
     );
-    const child = spawn(process.execPath, [CLI, 'run', file, '-q'], {
+    const child = spawn(process.execPath, [CLI_PATH, 'run', file, '-q'], {
       env: {
         PATH: process.env.PATH ?? '',
         OPENAI_API_KEY: KEY,
