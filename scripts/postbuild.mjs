@@ -1,4 +1,5 @@
-// Makes the CLI executable and writes the editor JSON Schema generated from the zod schemas.
+// Makes the CLI executable, writes the editor JSON Schema generated from the zod schemas, and stamps
+// dist/ so the tests' global setup can tell a current build from a stale one.
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 
 chmodSync(new URL('../dist/cli.js', import.meta.url), 0o755);
@@ -8,3 +9,4 @@ writeFileSync(
   new URL('../schema/hatchery.schema.json', import.meta.url),
   `${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`,
 );
+writeFileSync(new URL('../dist/.built', import.meta.url), `${new Date().toISOString()}\n`);

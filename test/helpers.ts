@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,40 +27,73 @@ export function problems(def: unknown): string[] {
   return (res.error as ValidationError).problems.map((p) => `${p.path}: ${p.message}`);
 }
 
+/** A tool node that outputs `text` (a template) through the echo tool; `extra` adds fields (name, next...). */
+export const echoNode = (text: string, extra: Record<string, unknown> = {}) => ({
+  type: 'tool',
+  tool_name: 'echo',
+  tool_args: { text },
+  ...extra,
+});
+
+/** An {@link echoNode} named `name`. */
+export const echo = (name: string, text: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  ...echoNode(text, extra),
+});
+
 /** A minimal valid hatchery with the given nodes. */
 export function hatch(nodes: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { name: 'test', desc: 'a test hatchery', nodes, ...extra };
 }
 
-/** The built CLI (npm test builds before running vitest). */
+/** The built CLI (npm test builds it first; so does test/global-setup.ts when it is missing or stale). */
 export const CLI_PATH = new URL('../dist/cli.js', import.meta.url).pathname;
 /** The repository root. */
 export const REPO_ROOT = new URL('..', import.meta.url).pathname;
 
+/** A running CLI process: the child, what it has written so far, and its exit code once it ends. */
+export interface CliProcess {
+  child: ChildProcessWithoutNullStreams;
+  out: () => string;
+  err: () => string;
+  exit: Promise<number | null>;
+}
+
 /**
- * Runs the built CLI as a user would, in a clean environment (PATH and HOME plus `env`: no API keys
- * leak in from the developer's shell); resolves with the exit code and both streams.
+ * Starts the built CLI as a user would, in a clean environment (PATH and HOME plus `env`: no API keys
+ * leak in from the developer's shell).
  */
-export function runCli(
+export function startCli(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string } = {},
+): CliProcess {
+  const child = spawn(process.execPath, [CLI_PATH, ...args], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b) => {
+    out += b;
+  });
+  child.stderr.on('data', (b) => {
+    err += b;
+  });
+  const exit = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code));
+  });
+  return { child, out: () => out, err: () => err, exit };
+}
+
+/** Runs the built CLI (see {@link startCli}) with `stdin`; resolves with the exit code and both streams. */
+export async function runCli(
   args: string[],
   opts: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], {
-      cwd: opts.cwd ?? REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => {
-      stdout += b;
-    });
-    child.stderr.on('data', (b) => {
-      stderr += b;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.stdin ?? '');
-  });
+  const p = startCli(args, opts);
+  p.child.stdin.end(opts.stdin ?? '');
+  const code = await p.exit;
+  return { code, stdout: p.out(), stderr: p.err() };
 }

@@ -1,18 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
-import { hatcheryJsonSchema } from '../schema/json-schema.js';
+import { packageVersion } from '../core/version.js';
 import { EXIT } from './args.js';
-import { RUN_HELP, runCommand } from './run.js';
-import { SERVE_HELP, serveCommand } from './serve.js';
-import { VALIDATE_HELP, validateCommand } from './validate.js';
 
-/** The package version, read from package.json next to dist/. */
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
+// Commands are imported when they run: --version, help and validate then start without loading the
+// MCP server, the vendor SDKs or the runtime they do not use.
 
 const HELP = `hatchery-mcp: JSON-defined LLM workflows, run from the shell or served as MCP tools.
 
@@ -27,33 +18,43 @@ Global: -h, --help; -v, --version.
 
 Exit codes: 0 success, 1 run failed, 2 bad command line, 3 invalid hatchery file, 130 cancelled.`;
 
+/** The help text of `command` (the general help for anything else). */
+async function helpOf(command: string | undefined): Promise<string> {
+  if (command === 'run') return (await import('./run.js')).RUN_HELP;
+  if (command === 'validate') return (await import('./validate.js')).VALIDATE_HELP;
+  if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
+  return HELP;
+}
+
 /** Dispatches a command line; resolves to the process exit code. Never throws for user errors. */
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   try {
     switch (first) {
       case 'run':
-        return await runCommand(rest);
+        return await (await import('./run.js')).runCommand(rest);
       case 'validate':
-        return await validateCommand(rest);
+        return await (await import('./validate.js')).validateCommand(rest);
       case 'serve':
-        return await serveCommand(rest);
-      case 'schema':
+        return await (await import('./serve.js')).serveCommand(rest);
+      case 'schema': {
+        const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
         return EXIT.OK;
+      }
       case 'help':
       case '-h':
       case '--help':
-        process.stdout.write(
-          `${rest[0] === 'run' ? RUN_HELP : rest[0] === 'validate' ? VALIDATE_HELP : rest[0] === 'serve' ? SERVE_HELP : HELP}\n`,
-        );
+        process.stdout.write(`${await helpOf(rest[0])}\n`);
         return EXIT.OK;
       case '-v':
       case '--version':
-        process.stdout.write(`${version()}\n`);
+        process.stdout.write(`${packageVersion()}\n`);
         return EXIT.OK;
       default:
-        if (first === undefined || first.startsWith('-')) return await serveCommand(argv);
+        if (first === undefined || first.startsWith('-')) {
+          return await (await import('./serve.js')).serveCommand(argv);
+        }
         throw new HatcheryError('USAGE', `unknown command "${first}"\n\n${HELP}`);
     }
   } catch (err) {

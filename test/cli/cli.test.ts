@@ -1,14 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { runCli, tempDir } from '../helpers.js';
-
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { fakeVendors } from '../fakes/vendors.js';
+import { CLI_PATH, REPO_ROOT, runCli, tempDir } from '../helpers.js';
 
 const cli = runCli;
 
@@ -36,11 +32,13 @@ describe('hatchery-mcp run (as a process)', () => {
         ],
       }),
     );
-    const piped = await cli(['run', file, '--set', 'mark=!', '-q'], { stdin: 'hello there\n' });
+    const [piped, flag, missing] = await Promise.all([
+      cli(['run', file, '--set', 'mark=!', '-q'], { stdin: 'hello there\n' }),
+      cli(['run', file, '--input', 'hi', '--set', 'mark=?', '--json']),
+      cli(['run', file, '--input', 'hi']),
+    ]);
     expect(piped).toMatchObject({ code: 0, stdout: 'HELLO THERE!\n', stderr: '' });
-    const flag = await cli(['run', file, '--input', 'hi', '--set', 'mark=?', '--json']);
     expect(JSON.parse(flag.stdout)).toMatchObject({ output: 'HI?', steps: 1 });
-    const missing = await cli(['run', file, '--input', 'hi']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('missing input: mark (Punctuation to add); pass --set mark=...');
   });
@@ -59,7 +57,7 @@ describe('hatchery-mcp run (as a process)', () => {
         nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text: 'topic={{ ctx.topic }}' } }],
       }),
     );
-    const child = spawn('script', ['-qec', `${process.execPath} ${CLI} run ${file} -q`, '/dev/null'], {
+    const child = spawn('script', ['-qec', `${process.execPath} ${CLI_PATH} run ${file} -q`, '/dev/null'], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'dumb' },
     });
     let out = '';
@@ -122,15 +120,20 @@ describe('hatchery-mcp run (as a process)', () => {
   });
 
   it('refuses bad command lines with exit 2', async () => {
-    expect((await cli(['run'])).code).toBe(2);
-    const bad = await cli(['run', 'hatchery/read-notes.json', '--max-steps', 'many']);
+    const [none, bad, bogus, unknown, nofile] = await Promise.all([
+      cli(['run']),
+      cli(['run', 'hatchery/read-notes.json', '--max-steps', 'many']),
+      cli(['run', 'hatchery/read-notes.json', '--bogus']),
+      cli(['frobnicate']),
+      cli(['run', 'nope.json']),
+    ]);
+    expect(none.code).toBe(2);
     expect(bad).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--max-steps must be a positive integer'),
     });
-    expect((await cli(['run', 'hatchery/read-notes.json', '--bogus'])).code).toBe(2);
-    expect((await cli(['frobnicate'])).code).toBe(2);
-    const nofile = await cli(['run', 'nope.json']);
+    expect(bogus.code).toBe(2);
+    expect(unknown.code).toBe(2);
     expect(nofile.code).toBe(1);
     expect(nofile.stderr).toContain('nope.json: cannot read hatchery file: no such file');
   });
@@ -175,8 +178,14 @@ describe('hatchery-mcp validate, help and version', () => {
   });
 
   it('has --help for every command and --version', async () => {
-    for (const args of [['--help'], ['run', '--help'], ['validate', '--help'], ['serve', '--help']]) {
-      const r = await cli(args);
+    const helps = [
+      ['--help'],
+      ['run', '--help'],
+      ['validate', '--help'],
+      ['serve', '--help'],
+      ['help', 'run'],
+    ];
+    for (const r of await Promise.all(helps.map((args) => cli(args)))) {
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Usage/);
     }
@@ -186,24 +195,7 @@ describe('hatchery-mcp validate, help and version', () => {
 });
 
 describe('hatchery-mcp run on every example, against the fake model servers', () => {
-  const openai = new FakeOpenAI();
-  const anthropic = new FakeAnthropic();
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    await openai.start();
-    await anthropic.start();
-    env = {
-      OPENAI_API_KEY: 'sk-test-never-printed',
-      OPENAI_BASE_URL: openai.baseURL,
-      ANTHROPIC_API_KEY: 'sk-ant-test-never-printed',
-      ANTHROPIC_BASE_URL: anthropic.baseURL,
-    };
-  });
-  afterAll(async () => {
-    await openai.close();
-    await anthropic.close();
-  });
-
+  const { openai, anthropic } = fakeVendors();
   const args: Record<string, string[]> = {
     'story-chain.json': ['--set', 'topic=a lighthouse keeper'],
     'triage-router.json': ['--input', 'I found a Bug in the export button'],
@@ -211,11 +203,26 @@ describe('hatchery-mcp run on every example, against the fake model servers', ()
     'read-notes.json': ['--input', 'welcome.md'],
   };
 
-  it('covers every example in hatchery/', async () => {
-    const files = (await findHatcheryFiles(path.join(ROOT, 'hatchery'))).map((f) => path.basename(f));
-    expect(files.length).toBeGreaterThanOrEqual(4);
-    for (const f of files) {
-      const r = await cli(['run', `hatchery/${f}`, ...(args[f] ?? ['--input', 'What is MCP?'])], { env });
+  let env: Record<string, string>;
+  /** Every example, run once (all at once) for the tests below: file name -> result. */
+  let runs: Map<string, Awaited<ReturnType<typeof cli>>>;
+  beforeAll(async () => {
+    env = {
+      OPENAI_API_KEY: 'sk-test-never-printed',
+      OPENAI_BASE_URL: openai.baseURL,
+      ANTHROPIC_API_KEY: 'sk-ant-test-never-printed',
+      ANTHROPIC_BASE_URL: anthropic.baseURL,
+    };
+    const files = (await findHatcheryFiles(path.join(REPO_ROOT, 'hatchery'))).map((f) => path.basename(f));
+    const results = await Promise.all(
+      files.map((f) => cli(['run', `hatchery/${f}`, ...(args[f] ?? ['--input', 'What is MCP?'])], { env })),
+    );
+    runs = new Map(files.map((f, i) => [f, results[i]!]));
+  });
+
+  it('covers every example in hatchery/', () => {
+    expect(runs.size).toBeGreaterThanOrEqual(4);
+    for (const [f, r] of runs) {
       expect({ file: f, code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({
         file: f,
         code: 0,
@@ -226,8 +233,8 @@ describe('hatchery-mcp run on every example, against the fake model servers', ()
     }
   });
 
-  it('follows the router to the node named in the model output', async () => {
-    const r = await cli(['run', 'hatchery/triage-router.json', '--input', 'I found a Bug'], { env });
+  it('follows the router to the node named in the model output', () => {
+    const r = runs.get('triage-router.json')!;
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/\[2\] Bug /);
     expect(r.stdout).toContain('Draft a reply to this bug report');

@@ -2,15 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load } from '../helpers.js';
-
-const echo = (name: string, text: string, next?: unknown) => ({
-  name,
-  type: 'tool',
-  tool_name: 'echo',
-  tool_args: { text },
-  ...(next === undefined ? {} : { next }),
-});
+import { echo, hatch, load } from '../helpers.js';
 
 async function path(def: unknown, input: string, maxSteps?: number): Promise<string[]> {
   const runtime = new Runtime({ env: {} });
@@ -26,7 +18,7 @@ async function path(def: unknown, input: string, maxSteps?: number): Promise<str
 }
 
 const router = hatch([
-  echo('Route', '{{ ctx.input }}', ['Bug', 'Question', 'Other']),
+  echo('Route', '{{ ctx.input }}', { next: ['Bug', 'Question', 'Other'] }),
   echo('Bug', 'bug'),
   echo('Question', 'question'),
   echo('Other', 'other'),
@@ -48,10 +40,13 @@ describe('routing with a next list', () => {
   });
 
   it('ends the run at END, from a match or as the default', async () => {
-    const def = hatch([echo('Check', '{{ ctx.input }}', ['Fix', 'END']), echo('Fix', 'fixed')]);
+    const def = hatch([echo('Check', '{{ ctx.input }}', { next: ['Fix', 'END'] }), echo('Fix', 'fixed')]);
     expect(await path(def, 'needs a Fix')).toEqual(['Check', 'Fix']);
     expect(await path(def, 'all good')).toEqual(['Check']);
-    const endFirst = hatch([echo('Check', '{{ ctx.input }}', ['END', 'Fix']), echo('Fix', 'fixed')]);
+    const endFirst = hatch([
+      echo('Check', '{{ ctx.input }}', { next: ['END', 'Fix'] }),
+      echo('Fix', 'fixed'),
+    ]);
     expect(await path(endFirst, 'END of story')).toEqual(['Check']);
   });
 
@@ -62,7 +57,8 @@ describe('routing with a next list', () => {
 });
 
 describe('cycles and limits', () => {
-  const loop = (extra = {}) => hatch([echo('Ping', 'ping', 'Pong'), echo('Pong', 'pong', 'Ping')], extra);
+  const loop = (extra = {}) =>
+    hatch([echo('Ping', 'ping', { next: 'Pong' }), echo('Pong', 'pong', { next: 'Ping' })], extra);
 
   it('stops a cycle after max_steps (default 100) with an error naming the node and the limit', async () => {
     const runtime = new Runtime({ env: {} });
@@ -112,15 +108,15 @@ describe('cycles and limits', () => {
     const runtime = new Runtime({ env: {} });
     const h = load(
       hatch([
-        { ...echo('Ping', 'ping', 'Pong'), max_visits: 3, on_limit: 'Done' },
-        echo('Pong', 'pong', 'Ping'),
+        echo('Ping', 'ping', { next: 'Pong', max_visits: 3, on_limit: 'Done' }),
+        echo('Pong', 'pong', { next: 'Ping' }),
         echo('Done', 'stopped after {{ ctx.input }}'),
       ]),
     );
     const res = await runtime.run(h, { input: 'three' });
     expect(res.output).toBe('stopped after three');
     expect(res.steps).toBe(7);
-    const strict = load(hatch([{ ...echo('Ping', 'ping', 'Ping'), max_visits: 2 }]));
+    const strict = load(hatch([echo('Ping', 'ping', { next: 'Ping', max_visits: 2 })]));
     await expect(runtime.run(strict)).rejects.toMatchObject({
       code: 'MAX_VISITS',
       context: { node: 'Ping' },

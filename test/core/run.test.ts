@@ -5,15 +5,7 @@ import type { HatcheryError } from '../../src/core/errors.js';
 import type { RunEvent } from '../../src/engine/contracts.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, tempDir } from '../helpers.js';
-
-const echo = (name: string, text: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  type: 'tool',
-  tool_name: 'echo',
-  tool_args: { text },
-  ...extra,
-});
+import { echo, hatch, load, tempDir } from '../helpers.js';
 
 describe('runs', () => {
   it('gives every run its own ctx, even when runs overlap', async () => {

@@ -5,11 +5,7 @@ import { HatcheryError } from '../../src/core/errors.js';
 import { loadHatchery } from '../../src/loader/load.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, tempDir } from '../helpers.js';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
-
-const echo = (text: string) => ({ type: 'tool', tool_name: 'echo', tool_args: { text } });
+import { echoNode, hatch, load, REPO_ROOT, tempDir } from '../helpers.js';
 
 async function runText(def: unknown, opts: { input?: string; dir?: string; allowRoots?: string[] } = {}) {
   const h = load(def, opts.dir);
@@ -31,8 +27,8 @@ describe('templates', () => {
   it('renders ctx, out and filters without escaping HTML', async () => {
     const out = await runText(
       hatch([
-        { name: 'First', ...echo('<b>{{ ctx.input | upper }}</b> & co'), next: 'Second' },
-        { name: 'Second', ...echo('{{ out.First }} | {{ ctx.missing | default("dflt") }}') },
+        { name: 'First', ...echoNode('<b>{{ ctx.input | upper }}</b> & co'), next: 'Second' },
+        { name: 'Second', ...echoNode('{{ out.First }} | {{ ctx.missing | default("dflt") }}') },
       ]),
       { input: 'hi' },
     );
@@ -40,7 +36,7 @@ describe('templates', () => {
   });
 
   it('names the node, the field and the variable when a variable is undefined', async () => {
-    const err = await runError(hatch([{ name: 'Greeter', ...echo('Hello\n  {{ ctx.who }}!') }]));
+    const err = await runError(hatch([{ name: 'Greeter', ...echoNode('Hello\n  {{ ctx.who }}!') }]));
     expect(err.code).toBe('UNDEFINED_VARIABLE');
     expect(err.context).toMatchObject({ node: 'Greeter', field: 'tool_args/text', variable: 'ctx.who' });
     expect(err.toString()).toMatch(
@@ -53,7 +49,7 @@ describe('templates', () => {
     const h = load(
       hatch([
         { name: 'Model', usr_prompt: 'x', next: 'Show' },
-        { name: 'Show', ...echo('[{{ out.Model }}]') },
+        { name: 'Show', ...echoNode('[{{ out.Model }}]') },
       ]),
     );
     const runtime = new Runtime({ providers: { openai: model }, env: {} });
@@ -70,7 +66,7 @@ describe('templates', () => {
       'range.constructor("return process")()',
       'ctx["constr" + "uctor"]',
     ]) {
-      const err = await runError(hatch([{ name: 'Evil', ...echo(`{{ ${expr} }}`) }]));
+      const err = await runError(hatch([{ name: 'Evil', ...echoNode(`{{ ${expr} }}`) }]));
       expect(err.code).toBe('TEMPLATE');
       expect(err.message).toMatch(/"(constructor|__proto__)" cannot be accessed in templates/);
       expect(err.context).toMatchObject({ node: 'Evil', field: 'tool_args/text' });
@@ -78,7 +74,7 @@ describe('templates', () => {
   });
 
   it('prints objects and arrays as JSON', async () => {
-    const out = await runText(hatch([echo('{{ [1, {"a": "b"}] }}')]));
+    const out = await runText(hatch([echoNode('{{ [1, {"a": "b"}] }}')]));
     expect(out).toBe('[1,{"a":"b"}]');
   });
 });
@@ -89,7 +85,7 @@ describe('fread and files', () => {
     mkdirSync(path.join(dir, 'docs'));
     writeFileSync(path.join(dir, 'docs', 'a.txt'), 'alpha');
     const out = await runText(
-      hatch([echo('{{ fread("docs/a.txt") }}-{{ ctx.fread("docs/" + ctx.input) }}')]),
+      hatch([echoNode('{{ fread("docs/a.txt") }}-{{ ctx.fread("docs/" + ctx.input) }}')]),
       {
         dir,
         input: 'a.txt',
@@ -105,7 +101,7 @@ describe('fread and files', () => {
     symlinkSync(path.join(outside, 'secret.txt'), path.join(dir, 'link.txt'));
     const rel = path.relative(dir, path.join(outside, 'secret.txt'));
     for (const p of [rel, path.join(outside, 'secret.txt'), 'link.txt']) {
-      const err = await runError(hatch([{ name: 'Reader', ...echo(`{{ fread("${p}") }}`) }]), { dir });
+      const err = await runError(hatch([{ name: 'Reader', ...echoNode(`{{ fread("${p}") }}`) }]), { dir });
       expect(err.code).toBe('PATH_DENIED');
       expect(err.message).toContain(`path "${p}"`);
       expect(err.message).toContain('--allow-root');
@@ -116,7 +112,7 @@ describe('fread and files', () => {
   it('allows extra roots given to the runtime', async () => {
     const outside = tempDir();
     writeFileSync(path.join(outside, 'shared.txt'), 'shared');
-    const out = await runText(hatch([echo(`{{ fread("${path.join(outside, 'shared.txt')}") }}`)]), {
+    const out = await runText(hatch([echoNode(`{{ fread("${path.join(outside, 'shared.txt')}") }}`)]), {
       allowRoots: [outside],
     });
     expect(out).toBe('shared');
@@ -125,13 +121,15 @@ describe('fread and files', () => {
   it('loads files entries into ctx for each run and names a missing one', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'style.md'), 'be brief');
-    expect(await runText(hatch([echo('{{ ctx.style }}')], { files: { style: 'style.md' } }), { dir })).toBe(
-      'be brief',
-    );
-    const err = await runError(hatch([echo('x')], { files: { style: 'nope.md' } }), { dir });
+    expect(
+      await runText(hatch([echoNode('{{ ctx.style }}')], { files: { style: 'style.md' } }), { dir }),
+    ).toBe('be brief');
+    const err = await runError(hatch([echoNode('x')], { files: { style: 'nope.md' } }), { dir });
     expect(err.code).toBe('FILE_IO');
     expect(err.toString()).toContain('files/style: cannot read "nope.md": no such file');
-    const denied = await runError(hatch([echo('x')], { files: { pw: '../../../../etc/passwd' } }), { dir });
+    const denied = await runError(hatch([echoNode('x')], { files: { pw: '../../../../etc/passwd' } }), {
+      dir,
+    });
     expect(denied.code).toBe('PATH_DENIED');
   });
 });
@@ -140,7 +138,7 @@ describe('templates: what the sandbox keeps working', () => {
   it('loops, loop variables, dict iteration, macros with caller, cycler, joiner and range', async () => {
     const out = await runText(
       hatch([
-        echo(
+        echoNode(
           [
             '{% for x in ["a", "b"] %}{{ loop.index }}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}',
             '{% for k, v in {"p": 1, "q": 2} %}{{ k }}={{ v }};{% endfor %}',
@@ -164,7 +162,7 @@ describe('templates: what the sandbox keeps working', () => {
       '[{"n": "bo", "age": 3, "team": {"id": "x"} }, {"n": "Al", "age": 1, "team": {"id": "y"} }, {"n": "cy", "age": 2, "team": {"id": "x"} }]';
     const out = await runText(
       hatch([
-        echo(
+        echoNode(
           [
             `{% set ps = ${people} %}`,
             '{{ ps | sort(attribute="age") | join(",", "n") }}',
@@ -195,7 +193,7 @@ describe('templates: what the sandbox keeps working', () => {
   it('allow-listed string, array and number methods', async () => {
     const out = await runText(
       hatch([
-        echo(
+        echoNode(
           '{{ ctx.input.split(",") | length }} {{ " x ".trim() }}{{ ctx.input.upper() }} {{ ctx.input.replace(r/,/g, ";") }} {{ ctx.input.split(",").join("|") }} {{ (2.345).toFixed(1) }} {{ ctx.input.startsWith("a") }} {{ ctx.input[0] }}{{ ctx.input.length }}',
         ),
       ]),
@@ -209,15 +207,15 @@ describe('templates: what the sandbox keeps working', () => {
     writeFileSync(path.join(dir, 'note.txt'), 'noted');
     const out = await runText(
       hatch([
-        { name: 'First', ...echo('first:{{ ctx.input }}'), next: 'Fan' },
+        { name: 'First', ...echoNode('first:{{ ctx.input }}'), next: 'Fan' },
         { name: 'Fan', type: 'parallel', branches: ['A'], next: 'Each' },
         {
           name: 'A',
-          ...echo('{{ ctx.input }}|{{ out.First }}|{{ ctx.fread("note.txt") }}|{{ fread("note.txt") }}'),
+          ...echoNode('{{ ctx.input }}|{{ out.First }}|{{ ctx.fread("note.txt") }}|{{ fread("note.txt") }}'),
         },
         { name: 'Each', type: 'map', items: '["x", "y"]', node: 'Item', next: 'Show' },
-        { name: 'Item', ...echo('{{ ctx.index }}{{ ctx.item }}-{{ ctx.input }}-{{ out.A }}') },
-        { name: 'Show', ...echo('{{ out.Each | join(" ") }}') },
+        { name: 'Item', ...echoNode('{{ ctx.index }}{{ ctx.item }}-{{ ctx.input }}-{{ out.A }}') },
+        { name: 'Show', ...echoNode('{{ out.Each | join(" ") }}') },
       ]),
       { dir, input: 'in' },
     );
@@ -234,14 +232,16 @@ describe('templates: what the sandbox keeps working', () => {
       },
     };
     const h = load(
-      hatch([{ name: 'Show', ...echo('{{ ctx.obj.plain }}') }], { inputs: { obj: 'an object' } }),
+      hatch([{ name: 'Show', ...echoNode('{{ ctx.obj.plain }}') }], { inputs: { obj: 'an object' } }),
     );
     const runtime = new Runtime({ env: {} });
     const vars = { obj: tricky } as unknown as Record<string, string>;
     expect((await runtime.run(h, { vars })).output).toBe('ok');
     for (const expr of ['ctx.obj.secret', 'ctx.when.getTime()']) {
       const bad = load(
-        hatch([{ name: 'Show', ...echo(`{{ ${expr} }}`) }], { inputs: { obj: 'an object', when: 'a date' } }),
+        hatch([{ name: 'Show', ...echoNode(`{{ ${expr} }}`) }], {
+          inputs: { obj: 'an object', when: 'a date' },
+        }),
       );
       const err = await runtime.run(bad, { vars: { ...vars, when: new Date() } as never }).catch((e) => e);
       expect(err).toBeInstanceOf(HatcheryError);
@@ -252,7 +252,7 @@ describe('templates: what the sandbox keeps working', () => {
   });
 
   it('the unique_lines example still counts lines with .split()', async () => {
-    const h = await loadHatchery(path.join(ROOT, 'hatchery', 'unique-lines.json'));
+    const h = await loadHatchery(path.join(REPO_ROOT, 'hatchery', 'unique-lines.json'));
     const out = (await new Runtime({ env: {} }).run(h, { input: 'b\na\nb' })).output;
     expect(out).toBe('a\nb\n\n(2 unique lines)');
   });

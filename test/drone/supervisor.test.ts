@@ -2,20 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, problems } from '../helpers.js';
-
-const echo = (name: string, text: string, desc?: string) => ({
-  name,
-  type: 'tool',
-  tool_name: 'echo',
-  tool_args: { text },
-  ...(desc ? { desc } : {}),
-});
+import { echo, hatch, load, problems } from '../helpers.js';
 
 const supervisor = hatch([
   { name: 'Boss', usr_prompt: 'Task: {{ ctx.input }}', next: ['Research', 'Write', 'END'], route: 'choose' },
-  echo('Research', 'researched', 'Looks facts up'),
-  echo('Write', 'written', 'Writes the final text'),
+  echo('Research', 'researched', { desc: 'Looks facts up' }),
+  echo('Write', 'written', { desc: 'Writes the final text' }),
 ]);
 
 /** A model that answers text, and answers choose_next calls with the given choices in turn. */

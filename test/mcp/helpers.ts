@@ -14,12 +14,12 @@ import {
 import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
 import type { Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { tempDir } from '../helpers.js';
+import { CLI_PATH, echo, REPO_ROOT, tempDir } from '../helpers.js';
 
-/** The built CLI (npm test builds before running vitest). */
-export const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+/** The built CLI (see test/helpers.ts). */
+export const CLI = CLI_PATH;
 /** The repository root. */
-export const ROOT = new URL('../..', import.meta.url).pathname;
+export const ROOT = REPO_ROOT;
 /** The example hatcheries shipped with the package. */
 export const EXAMPLES = path.join(ROOT, 'hatchery');
 
@@ -40,9 +40,7 @@ export function echoDef(
   return {
     name,
     desc: `echoes its input (${name})`,
-    nodes: [
-      { name: 'Echo', type: 'tool', tool_name: 'echo', tool_args: { text: `${prefix}{{ ctx.input }}` } },
-    ],
+    nodes: [echo('Echo', `${prefix}{{ ctx.input }}`)],
     ...extra,
   };
 }

@@ -152,10 +152,10 @@ describe('MCP server (in memory)', () => {
       ],
     });
     const model = new ScriptedProvider(async (req) => {
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 300));
       return `ok ${lastUser(req)}`;
     });
-    const { client } = await setup(dir, { providers: { openai: model }, server: { heartbeatMs: 100 } });
+    const { client } = await setup(dir, { providers: { openai: model }, server: { heartbeatMs: 50 } });
     const progress: Progress[] = [];
     const result = await client.callTool({ name: 'chain', arguments: { input: 'x' } }, undefined, {
       onprogress: (p) => progress.push(p),

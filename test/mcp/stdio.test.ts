@@ -1,35 +1,25 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { CreateMessageRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { fakeVendors } from '../fakes/vendors.js';
+import { startCli } from '../helpers.js';
 import {
-  CLI,
   EXAMPLES,
   echoDef,
   fakeEnv,
   hatcheryDir,
-  ROOT,
   spawnCli,
   textOf,
   waitFor,
   writeHatchery,
 } from './helpers.js';
 
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
+const { openai, anthropic } = fakeVendors();
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
+beforeAll(() => {
   env = fakeEnv(openai.baseURL, anthropic.baseURL);
-});
-afterAll(async () => {
-  await openai.close();
-  await anthropic.close();
 });
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -45,8 +35,16 @@ async function cli(...args: Parameters<typeof spawnCli>) {
 }
 
 describe('hatchery-mcp over stdio (built CLI)', () => {
+  // One server for the tests that only call the examples: each starts from an idle server and leaves
+  // none of its calls running (the slow one of the last test is its own concern).
+  let shared: Awaited<ReturnType<typeof spawnCli>>;
+  beforeAll(async () => {
+    shared = await spawnCli(EXAMPLES, { env });
+  });
+  afterAll(() => shared.close());
+
   it('lists the example hatcheries and runs each against the fake model servers', async () => {
-    const { client } = await cli(EXAMPLES, { env });
+    const { client } = shared;
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(
       expect.arrayContaining([
@@ -77,7 +75,7 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
 
   it('sends progress while a multi-node run is in flight', async () => {
     openai.enqueue({ text: 'A story.', delayMs: 300 }, { text: 'Title\nA story.', delayMs: 300 });
-    const { client } = await cli(EXAMPLES, { env });
+    const { client } = shared;
     const seen: { p: Progress; at: number }[] = [];
     const result = await client.callTool({ name: 'story_chain', arguments: { topic: 'owls' } }, undefined, {
       onprogress: (p) => seen.push({ p, at: Date.now() }),
@@ -92,7 +90,7 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
 
   it('cancellation stops a slow model call within a second', async () => {
     openai.enqueue({ text: 'too late', delayMs: 30_000 });
-    const { client } = await cli(EXAMPLES, { env });
+    const { client } = shared;
     const controller = new AbortController();
     const call = client.callTool({ name: 'hello', arguments: { input: 'wait' } }, undefined, {
       signal: controller.signal,
@@ -106,7 +104,7 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
   });
 
   it('answers 100 concurrent calls with their own results', async () => {
-    const { client } = await cli(EXAMPLES, { env });
+    const { client } = shared;
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
         client.callTool({ name: 'hello', arguments: { input: `call ${i}` } }),
@@ -116,12 +114,14 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
   });
 
   it('completes a run longer than the request timeout with hatchery_start and hatchery_result', async () => {
-    const { client } = await cli(EXAMPLES, { env });
-    openai.enqueue({ text: 'slow one', delayMs: 2_000 });
+    const { client } = shared;
+    // Each model reply takes 1.2 s; the first call gives up after 0.5 s, every later request after 1 s.
+    openai.enqueue({ text: 'slow one', delayMs: 1_200 });
     await expect(
-      client.callTool({ name: 'hello', arguments: { input: 'x' } }, undefined, { timeout: 1_000 }),
+      client.callTool({ name: 'hello', arguments: { input: 'x' } }, undefined, { timeout: 500 }),
     ).rejects.toThrow(/timed out/i);
-    openai.enqueue({ text: 'slow two', delayMs: 2_000 });
+    expect(openai.requests.length).toBe(1);
+    openai.enqueue({ text: 'slow two', delayMs: 1_200 });
     const started = await client.callTool(
       { name: 'hatchery_start', arguments: { name: 'hello', input: 'y' } },
       undefined,
@@ -139,7 +139,9 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
     }
     expect(text).toBe('slow two');
   });
+});
 
+describe('hatchery-mcp over stdio, a server of its own per test', () => {
   it("uses the client's model through sampling when no API key is set", async () => {
     const { client } = await cli(EXAMPLES, {
       env: {},
@@ -188,31 +190,8 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
   });
 });
 
-/** Runs the CLI with raw pipes. */
-function raw(
-  args: string[],
-  extraEnv: Record<string, string> = {},
-): {
-  child: ChildProcessWithoutNullStreams;
-  out: () => string;
-  err: () => string;
-  exit: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extraEnv },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b) => {
-    out += b;
-  });
-  child.stderr.on('data', (b) => {
-    err += b;
-  });
-  const exit = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  return { child, out: () => out, err: () => err, exit };
-}
+/** The CLI with raw pipes, in a clean environment plus `env`. */
+const raw = (args: string[], env: Record<string, string> = {}) => startCli(args, { env });
 
 const INIT = JSON.stringify({
   jsonrpc: '2.0',
@@ -223,27 +202,30 @@ const INIT = JSON.stringify({
 
 describe('hatchery-mcp process behaviour', () => {
   it('prints help and version, and refuses bad flags and missing folders', async () => {
-    const help = raw(['serve', '--help']);
-    expect(await help.exit).toBe(0);
-    expect(help.out()).toMatch(/--http \[HOST:\]PORT/);
-    expect(help.out()).toMatch(/--no-generic-tools/);
-    const version = raw(['serve', '--version']);
-    expect(await version.exit).toBe(0);
-    expect(version.out().trim()).toMatch(/^\d+\.\d+\.\d+/);
-    const bad = raw(['--bogus']);
-    expect(await bad.exit).toBe(2);
-    expect(bad.err()).toMatch(/bogus/);
-    const missing = raw(['--dir', '/nonexistent/hatchery-folder']);
-    expect(await missing.exit).toBe(2);
-    expect(missing.err()).toMatch(/no such folder/);
-    const port = raw(['--http', 'localhost:99999']);
-    expect(await port.exit).toBe(2);
-    const sessions = raw(['--dir', EXAMPLES, '--max-sessions', '3']);
-    expect(await sessions.exit).toBe(2);
-    expect(sessions.err()).toMatch(/--max-sessions only applies with --http/);
-    const bytes = raw(['--dir', EXAMPLES, '--max-result-bytes', 'lots']);
-    expect(await bytes.exit).toBe(2);
-    expect(bytes.err()).toMatch(/--max-result-bytes must be a positive integer/);
+    // Independent processes: started together, checked one by one.
+    const [help, version, bad, missing, port, sessions, bytes] = [
+      raw(['serve', '--help']),
+      raw(['serve', '--version']),
+      raw(['--bogus']),
+      raw(['--dir', '/nonexistent/hatchery-folder']),
+      raw(['--http', 'localhost:99999']),
+      raw(['--dir', EXAMPLES, '--max-sessions', '3']),
+      raw(['--dir', EXAMPLES, '--max-result-bytes', 'lots']),
+    ];
+    expect(await help!.exit).toBe(0);
+    expect(help!.out()).toMatch(/--http \[HOST:\]PORT/);
+    expect(help!.out()).toMatch(/--no-generic-tools/);
+    expect(await version!.exit).toBe(0);
+    expect(version!.out().trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(await bad!.exit).toBe(2);
+    expect(bad!.err()).toMatch(/bogus/);
+    expect(await missing!.exit).toBe(2);
+    expect(missing!.err()).toMatch(/no such folder/);
+    expect(await port!.exit).toBe(2);
+    expect(await sessions!.exit).toBe(2);
+    expect(sessions!.err()).toMatch(/--max-sessions only applies with --http/);
+    expect(await bytes!.exit).toBe(2);
+    expect(bytes!.err()).toMatch(/--max-result-bytes must be a positive integer/);
   });
 
   it('writes only protocol messages to stdout and exits when stdin closes', async () => {

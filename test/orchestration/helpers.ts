@@ -1,15 +1,10 @@
 import { HatcheryError } from '../../src/core/errors.js';
-import type { ChatRequest, ChatResponse, Provider } from '../../src/providers/types.js';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
+import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 
-/** An echo baneling: outputs `text` (a template). */
-export const echo = (name: string, text: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  type: 'tool',
-  tool_name: 'echo',
-  tool_args: { text },
-  ...extra,
-});
+/** The echo node of test/helpers.ts, where these tests have always found it. */
+export { echo } from '../helpers.js';
 
 /** What the test model does for one request: wait `delay` ms (honouring the signal), then reply or fail. */
 export interface Behaviour {
@@ -24,34 +19,34 @@ export const userText = (req: ChatRequest): string => {
   return m && m.role === 'user' ? m.content : '';
 };
 
+/** Calls in flight of a {@link testModel}: now, the most at once, and how long each aborted call ran (ms). */
+export interface InFlight {
+  now: number;
+  max: number;
+  abortedAfter: number[];
+}
+
 /**
- * A provider whose behaviour depends on the prompt; counts calls in flight (and the most at once)
- * and keeps every signal it received, to check cancellation.
+ * The scripted provider answering by prompt through `behave`, counting calls in flight and timing
+ * aborted ones, to check concurrency limits and cancellation. Requests (and their signals) are in
+ * `model.calls`.
  */
-export class TestModel implements Provider {
-  readonly id = 'test';
-  inFlight = 0;
-  maxInFlight = 0;
-  calls = 0;
-  readonly signals: AbortSignal[] = [];
-  /** Milliseconds from the start of each call until its signal fired (only for aborted calls). */
-  readonly abortedAfter: number[] = [];
-
-  constructor(private readonly behave: (req: ChatRequest) => Behaviour) {}
-
-  async chat(req: ChatRequest): Promise<ChatResponse> {
-    this.calls++;
-    this.signals.push(req.signal);
-    const b = this.behave(req);
-    this.inFlight++;
-    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+export function testModel(behave: (req: ChatRequest) => Behaviour): {
+  model: ScriptedProvider;
+  inFlight: InFlight;
+} {
+  const inFlight: InFlight = { now: 0, max: 0, abortedAfter: [] };
+  const model = new ScriptedProvider(async (req) => {
+    const b = behave(req);
+    inFlight.now++;
+    inFlight.max = Math.max(inFlight.max, inFlight.now);
     const t0 = performance.now();
     try {
       if (b.delay) {
         await new Promise<void>((resolve, reject) => {
           const onAbort = () => {
             clearTimeout(timer);
-            this.abortedAfter.push(performance.now() - t0);
+            inFlight.abortedAfter.push(performance.now() - t0);
             reject(new HatcheryError('ABORTED', 'the run was cancelled'));
           };
           const timer = setTimeout(() => {
@@ -62,17 +57,18 @@ export class TestModel implements Provider {
           else req.signal.addEventListener('abort', onAbort, { once: true });
         });
       }
-      if (b.fail !== undefined) throw new HatcheryError('PROVIDER', b.fail);
-      return {
-        text: b.reply ?? `re: ${userText(req)}`,
-        toolCalls: [],
-        usage: { inputTokens: 1, outputTokens: 1 },
-      };
+      return b.fail === undefined
+        ? (b.reply ?? `re: ${userText(req)}`)
+        : new HatcheryError('PROVIDER', b.fail);
     } finally {
-      this.inFlight--;
+      inFlight.now--;
     }
-  }
+  });
+  return { model, inFlight };
 }
+
+/** True when every request `model` received has had its signal aborted. */
+export const allAborted = (model: ScriptedProvider): boolean => model.calls.every((c) => c.signal.aborted);
 
 /** A runtime whose drones all use `model`. */
 export const runtimeWith = (model?: Provider) =>

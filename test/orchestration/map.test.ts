@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
 import { parseItems } from '../../src/nodes/map.js';
 import { hatch, load } from '../helpers.js';
-import { echo, runtimeWith, TestModel, userText } from './helpers.js';
+import { allAborted, echo, runtimeWith, testModel, userText } from './helpers.js';
 
 describe('map', () => {
   it('runs the node once per JSON array element, with ctx.item (objects stay objects) and ctx.index', async () => {
@@ -55,7 +55,7 @@ describe('map', () => {
       [1, 1],
     ] as const) {
       // Early items are the slowest, so they finish last: the output must still follow the input order.
-      const model = new TestModel((req) => ({
+      const { model, inFlight } = testModel((req) => ({
         delay: 14 - Number(userText(req)),
         reply: `#${userText(req)}`,
       }));
@@ -73,7 +73,7 @@ describe('map', () => {
         ]),
       );
       const res = await runtimeWith(model).run(h);
-      expect(model.maxInFlight).toBe(expected);
+      expect(inFlight.max).toBe(expected);
       expect(res.outputs.M).toEqual(items.map((i) => `#${i}`));
     }
   });
@@ -92,7 +92,7 @@ describe('map', () => {
   });
 
   it('fails naming the item when one fails, cancelling the others and starting no more', async () => {
-    const model = new TestModel((req) =>
+    const { model } = testModel((req) =>
       userText(req) === 'bad' ? { delay: 10, fail: 'no' } : { delay: 5000 },
     );
     const h = load(
@@ -108,12 +108,12 @@ describe('map', () => {
     expect(performance.now() - t0).toBeLessThan(1000);
     expect(err).toMatchObject({ code: 'PROVIDER', context: { node: 'M', field: 'node', branch: 'Each[1]' } });
     expect(err.message).toBe('branch "Each[1]" failed: no');
-    expect(model.calls).toBe(3);
-    expect(model.signals.every((s) => s.aborted)).toBe(true);
+    expect(model.callCount).toBe(3);
+    expect(allAborted(model)).toBe(true);
   });
 
   it('with on_error: "continue" records the failure in place', async () => {
-    const model = new TestModel((req) => (userText(req) === 'bad' ? { fail: 'no' } : { reply: 'ok' }));
+    const { model } = testModel((req) => (userText(req) === 'bad' ? { fail: 'no' } : { reply: 'ok' }));
     const h = load(
       hatch([
         { name: 'M', type: 'map', items: 'x\nbad\ny', node: 'Each', on_error: 'continue' },
@@ -138,7 +138,7 @@ describe('map', () => {
   });
 
   it('nests inside a parallel branch: an item failure fails both levels and cancels the outer siblings', async () => {
-    const model = new TestModel((req) =>
+    const { model } = testModel((req) =>
       userText(req) === 'bad' ? { delay: 10, fail: 'no' } : { delay: 5000 },
     );
     const h = load(
@@ -154,7 +154,7 @@ describe('map', () => {
       .catch((e: unknown) => e)) as HatcheryError;
     expect(err.code).toBe('PROVIDER');
     expect(err.message).toBe('branch "M" failed: branch "Each[1]" failed: no');
-    expect(model.calls).toBe(3);
-    expect(model.signals.every((s) => s.aborted)).toBe(true);
+    expect(model.callCount).toBe(3);
+    expect(allAborted(model)).toBe(true);
   });
 });

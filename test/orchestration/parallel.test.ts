@@ -3,7 +3,7 @@ import type { HatcheryError } from '../../src/core/errors.js';
 import type { RunEvent } from '../../src/engine/contracts.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { hatch, load } from '../helpers.js';
-import { echo, runtimeWith, TestModel, userText } from './helpers.js';
+import { allAborted, echo, runtimeWith, testModel, userText } from './helpers.js';
 
 describe('parallel', () => {
   it('runs the branches, puts each output in out.<branch> and joins them under headings by default', async () => {
@@ -54,7 +54,7 @@ describe('parallel', () => {
   });
 
   it('really runs the branches concurrently (model calls overlap) and counts each call once', async () => {
-    const model = new TestModel(() => ({ delay: 30 }));
+    const { model, inFlight } = testModel(() => ({ delay: 30 }));
     const h = load(
       hatch([
         { name: 'P', type: 'parallel', branches: ['A', 'B', 'C'] },
@@ -64,13 +64,13 @@ describe('parallel', () => {
       ]),
     );
     const res = await runtimeWith(model).run(h);
-    expect(model.maxInFlight).toBe(3);
+    expect(inFlight.max).toBe(3);
     expect(res.usage).toEqual({ inputTokens: 3, outputTokens: 3 });
     expect(res.output).toBe('## A\nre: a\n\n## B\nre: b\n\n## C\nre: c');
   });
 
   it('fails with the branch named when one fails, and cancels the slow siblings at once', async () => {
-    const model = new TestModel((req) =>
+    const { model, inFlight } = testModel((req) =>
       userText(req) === 'boom' ? { delay: 10, fail: 'model exploded' } : { delay: 5000 },
     );
     const h = load(
@@ -88,9 +88,9 @@ describe('parallel', () => {
     expect(performance.now() - t0).toBeLessThan(1000);
     expect(err).toMatchObject({ code: 'PROVIDER', context: { node: 'P', field: 'branches', branch: 'Bad' } });
     expect(err.message).toBe('branch "Bad" failed: model exploded');
-    expect(model.signals.every((s) => s.aborted)).toBe(true);
-    expect(model.abortedAfter).toHaveLength(2);
-    for (const ms of model.abortedAfter) expect(ms).toBeLessThan(200);
+    expect(allAborted(model)).toBe(true);
+    expect(inFlight.abortedAfter).toHaveLength(2);
+    for (const ms of inFlight.abortedAfter) expect(ms).toBeLessThan(200);
   });
 
   it('names the failing node inside a branch chain', async () => {
@@ -111,7 +111,7 @@ describe('parallel', () => {
   });
 
   it('with on_error: "continue" records the error as the branch output and keeps the others', async () => {
-    const model = new TestModel((req) =>
+    const { model } = testModel((req) =>
       userText(req) === 'boom' ? { fail: 'model exploded' } : { delay: 20, reply: 'fine' },
     );
     const h = load(
@@ -125,11 +125,11 @@ describe('parallel', () => {
     const res = await runtimeWith(model).run(h);
     expect(res.output).toMatch(/^fine \/ error: .*node "Bad": model exploded$/);
     expect(res.outputs.P).toContain('## Good\nfine\n\n## Bad\nerror: ');
-    expect(model.signals.some((s) => s.aborted)).toBe(false);
+    expect(model.calls.some((c) => c.signal.aborted)).toBe(false);
   });
 
   it('stops every branch fast when the whole run is cancelled, and rejects with ABORTED', async () => {
-    const model = new TestModel(() => ({ delay: 10_000 }));
+    const { model } = testModel(() => ({ delay: 10_000 }));
     const names = Array.from({ length: 20 }, (_, i) => `B${i}`);
     const h = load(
       hatch([
@@ -146,8 +146,8 @@ describe('parallel', () => {
       .catch((e: unknown) => e)) as HatcheryError;
     expect(performance.now() - t0).toBeLessThan(500);
     expect(err.code).toBe('ABORTED');
-    expect(model.calls).toBe(20);
-    expect(model.signals.every((s) => s.aborted)).toBe(true);
+    expect(model.callCount).toBe(20);
+    expect(allAborted(model)).toBe(true);
   });
 
   it('adds one listener to the run signal per fan-out, not one per branch, and removes it', async () => {

@@ -16,8 +16,7 @@ import { HatcheryMcpServer } from '../../src/mcp/server.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { fakeVendors } from '../fakes/vendors.js';
 import { tempDir } from '../helpers.js';
 import { fakeEnv, spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
 
@@ -203,8 +202,7 @@ describe('RuntimeOptions.protectedDirs (embedders serving a folder themselves)',
 });
 
 describe('the whole chain over stdio (built CLI, fake OpenAI, loopback listener)', () => {
-  const openai = new FakeOpenAI();
-  const anthropic = new FakeAnthropic();
+  const { openai, anthropic } = fakeVendors();
   const leaked: string[] = [];
   const listener = createServer((req, res) => {
     leaked.push(JSON.stringify(req.headers));
@@ -213,14 +211,10 @@ describe('the whole chain over stdio (built CLI, fake OpenAI, loopback listener)
   });
   let listenerUrl = '';
   beforeAll(async () => {
-    await openai.start();
-    await anthropic.start();
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
     listenerUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/`;
   });
   afterAll(async () => {
-    await openai.close();
-    await anthropic.close();
     listener.closeAllConnections();
     await new Promise((r) => listener.close(r));
   });

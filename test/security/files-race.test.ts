@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hatchery } from '../../src/engine/contracts.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { load, tempDir } from '../helpers.js';
+import { echoNode, load, tempDir } from '../helpers.js';
 
 const SECRET = 'TOP-SECRET-OUTSIDE';
 /** Reads per attack; bounded by time too, so a slow machine still finishes in a few seconds. */
@@ -84,8 +84,6 @@ function setup() {
   return { dir, secretFile };
 }
 
-const echo = (text: string) => ({ type: 'tool', tool_name: 'echo', tool_args: { text } });
-
 describe('a file swapped for a symlink while it is read never leaks the outside file', () => {
   it('read_file', async () => {
     const { dir, secretFile } = setup();
@@ -105,7 +103,7 @@ describe('a file swapped for a symlink while it is read never leaks the outside 
 
   it('fread', async () => {
     const { dir, secretFile } = setup();
-    const h = load({ name: 'f', desc: 'd', nodes: [echo("{{ fread('data.txt') }}")] }, dir);
+    const h = load({ name: 'f', desc: 'd', nodes: [echoNode("{{ fread('data.txt') }}")] }, dir);
     await startSwapper(dir, secretFile);
     const { ok, leaked } = await hammer(new Runtime({ env: {} }), h);
     expect(leaked).toEqual([]);
@@ -114,7 +112,10 @@ describe('a file swapped for a symlink while it is read never leaks the outside 
 
   it('files entries', async () => {
     const { dir, secretFile } = setup();
-    const h = load({ name: 'e', desc: 'd', files: { doc: 'data.txt' }, nodes: [echo('{{ ctx.doc }}')] }, dir);
+    const h = load(
+      { name: 'e', desc: 'd', files: { doc: 'data.txt' }, nodes: [echoNode('{{ ctx.doc }}')] },
+      dir,
+    );
     await startSwapper(dir, secretFile);
     const { ok, leaked } = await hammer(new Runtime({ env: {} }), h);
     expect(leaked).toEqual([]);

@@ -7,16 +7,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { fakeVendors } from '../fakes/vendors.js';
 import { droneDef, echoDef, fakeEnv, hatcheryDir, spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
 
 const MiB = 1024 * 1024;
 /** What the SDK client accepts in one message; everything sent must stay well below. */
 const CLIENT_LIMIT = 10 * MiB;
 
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
+const { openai, anthropic } = fakeVendors();
 let dir: string;
 let server: Awaited<ReturnType<typeof spawnCli>>;
 let client: Client;
@@ -24,8 +22,6 @@ let client: Client;
 let biggest = 0;
 
 beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
   dir = hatcheryDir();
   writeFileSync(
     path.join(dir, 'big.mjs'),
@@ -67,8 +63,6 @@ export const bigSchema = { type: 'object', properties: { n: { type: 'string' } }
 
 afterAll(async () => {
   await server?.close();
-  await openai.close();
-  await anthropic.close();
 });
 
 /** The server is still there: it lists its tools and runs one. */

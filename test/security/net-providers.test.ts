@@ -3,23 +3,20 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
 import type { FakeReply, FakeServer } from '../fakes/http.js';
-import { load, tempDir } from '../helpers.js';
+import { fakeVendors } from '../fakes/vendors.js';
+import { CLI_PATH, load, tempDir } from '../helpers.js';
 import { chatRequest, failure } from '../providers/helpers.js';
 
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const KEY = 'sk-test-SECRET0123456789abcdef';
 
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
+const { openai, anthropic } = fakeVendors();
 
 /** Both vendors through their real SDKs, each against its fake server (SDK default of 2 retries). */
 const vendors: {
@@ -55,14 +52,6 @@ const rateLimited = (seconds: number): FakeReply => ({
 
 const request = (extra: Partial<ChatRequest> = {}) => chatRequest('m', extra);
 
-beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
-});
-afterAll(async () => {
-  await openai.close();
-  await anthropic.close();
-});
 beforeEach(() => {
   openai.reset();
   anthropic.reset();
@@ -124,7 +113,7 @@ describe.each(vendors)('$name: the timeout bounds the whole call, retries includ
       file,
       JSON.stringify({ name: 'ask', desc: 'd', model: v.model, nodes: [{ usr_prompt: 'hi' }] }),
     );
-    const child = spawn(process.execPath, [CLI, 'run', file, '-q'], {
+    const child = spawn(process.execPath, [CLI_PATH, 'run', file, '-q'], {
       env: {
         PATH: process.env.PATH ?? '',
         OPENAI_API_KEY: KEY,

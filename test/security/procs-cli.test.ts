@@ -28,7 +28,8 @@ function runTree(trapTerm = false) {
   return { dir, child, exited, stderr: () => stderr };
 }
 
-describe('Ctrl-C on hatchery-mcp run', () => {
+// Each test owns its CLI process and tree and mostly waits for signals and the kill grace: concurrent.
+describe.concurrent('Ctrl-C on hatchery-mcp run', () => {
   it('exits 130 promptly and leaves no process behind (was: 30 s, sleep still running)', async () => {
     const { dir, child, exited, stderr } = runTree();
     const { sh, grand } = await treePids(dir);

@@ -5,8 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, vi } from 'vitest';
+import { fixtureJs } from '../fixtures/paths.js';
 import { waitFor } from '../mcp/helpers.js';
-import { TSX } from '../tools/helpers.js';
 
 /**
  * argv of `sh` writing its pid to `<dir>/pid`, starting `sleep 30` in the background (sharing its
@@ -63,8 +63,7 @@ export async function expectEnded(...pids: number[]): Promise<void> {
 
 /** The tree fixture MCP server as an mcpServers entry. */
 export function treeServer(env?: Record<string, string>) {
-  const file = new URL('../fixtures/mcp-tree-server.ts', import.meta.url).pathname;
-  return { command: process.execPath, args: ['--import', TSX, file], ...(env ? { env } : {}) };
+  return { command: process.execPath, args: [fixtureJs('mcp-tree-server')], ...(env ? { env } : {}) };
 }
 
 /** Milliseconds since `t0`. */

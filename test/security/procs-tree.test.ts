@@ -2,6 +2,8 @@
  * Issue 8, process trees: scripts and shell_exec run in their own process group, and timeouts,
  * cancellation, the output limit and this process exiting end the whole tree, promptly, even when
  * a grandchild holds the output pipe.
+ * The tests mostly wait for timers and signals, and each owns its folder and processes, so they run
+ * concurrently.
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +11,7 @@ import type { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { waitFor } from '../mcp/helpers.js';
-import { loadIn, Scripted, TSX, toolResults } from '../tools/helpers.js';
+import { loadIn, Scripted, toolResults } from '../tools/helpers.js';
 import { expectEnded, running, since, treeArgv, treePids } from './procs-helpers.js';
 
 function script(node: Record<string, unknown>, signal?: AbortSignal) {
@@ -27,10 +29,10 @@ async function shellCalls(calls: Record<string, unknown>[]) {
   return toolResults(model);
 }
 
-describe('script timeouts end the whole process tree', () => {
+describe.concurrent('script timeouts end the whole process tree', () => {
   it('returns TIMEOUT after timeout_ms even though sleep holds the pipe (was 8.4 s)', async () => {
     const t0 = Date.now();
-    const err = (await script({ cmd: ['sh', '-c', 'sleep 8; echo x'], timeout_ms: 1000 }).catch(
+    const err = (await script({ cmd: ['sh', '-c', 'sleep 8; echo x'], timeout_ms: 300 }).catch(
       (e) => e,
     )) as HatcheryError;
     expect(err.code).toBe('TIMEOUT');
@@ -39,7 +41,7 @@ describe('script timeouts end the whole process tree', () => {
 
   it('kills the background grandchild too', async () => {
     const dir = tempDir();
-    const err = (await script({ cmd: treeArgv(dir), timeout_ms: 1500 }).catch((e) => e)) as HatcheryError;
+    const err = (await script({ cmd: treeArgv(dir), timeout_ms: 500 }).catch((e) => e)) as HatcheryError;
     expect(err.code).toBe('TIMEOUT');
     const { sh, grand } = await treePids(dir);
     await expectEnded(sh, grand);
@@ -48,7 +50,7 @@ describe('script timeouts end the whole process tree', () => {
   it('uses SIGKILL on a tree that ignores SIGTERM, within the grace', async () => {
     const dir = tempDir();
     const t0 = Date.now();
-    const err = (await script({ cmd: treeArgv(dir, true), timeout_ms: 1500 }).catch(
+    const err = (await script({ cmd: treeArgv(dir, true), timeout_ms: 500 }).catch(
       (e) => e,
     )) as HatcheryError;
     expect(err.code).toBe('TIMEOUT');
@@ -58,7 +60,7 @@ describe('script timeouts end the whole process tree', () => {
   });
 });
 
-describe('cancellation ends the whole process tree', () => {
+describe.concurrent('cancellation ends the whole process tree', () => {
   it('settles at once and leaves no grandchild (was: waited for sleep 30)', async () => {
     const dir = tempDir();
     const ctrl = new AbortController();
@@ -73,7 +75,7 @@ describe('cancellation ends the whole process tree', () => {
   });
 });
 
-describe('a program that ends while its background job holds the pipe', () => {
+describe.concurrent('a program that ends while its background job holds the pipe', () => {
   it('returns its output and ends the job (was: waited for the job)', async () => {
     const dir = tempDir();
     const t0 = Date.now();
@@ -87,7 +89,7 @@ describe('a program that ends while its background job holds the pipe', () => {
   });
 });
 
-describe('the output limit', () => {
+describe.concurrent('the output limit', () => {
   it('says the script reached the output limit, with the limit (was: killed by SIGTERM)', async () => {
     const err = (await script({ cmd: ['yes'] }).catch((e) => e)) as HatcheryError;
     expect(err.code).toBe('SCRIPT');
@@ -105,29 +107,30 @@ describe('the output limit', () => {
   });
 });
 
-describe('shell_exec', () => {
+describe.concurrent('shell_exec', () => {
   it('ends the whole tree on timeout_ms', async () => {
     const dir = tempDir();
     const t0 = Date.now();
-    const [res] = await shellCalls([{ argv: treeArgv(dir), timeout_ms: 1500 }]);
-    expect(res).toMatchObject({ isError: true, content: expect.stringContaining('killed after 1500 ms') });
+    const [res] = await shellCalls([{ argv: treeArgv(dir), timeout_ms: 500 }]);
+    expect(res).toMatchObject({ isError: true, content: expect.stringContaining('killed after 500 ms') });
     expect(since(t0)).toBeLessThan(5000);
     const { sh, grand } = await treePids(dir);
     await expectEnded(sh, grand);
   });
 });
 
-describe('this process exiting', () => {
+describe.concurrent('this process exiting', () => {
   it('kills the trees still running (they are in their own groups, so nothing else would)', async () => {
     const dir = tempDir();
-    const program = new URL('../../src/core/process/program.ts', import.meta.url).href;
+    // The built module (dist/ is current: see global-setup.ts): plain node starts it without tsx.
+    const program = new URL('../../dist/core/process/program.js', import.meta.url).href;
     const code = `
       const { runProgram } = await import(${JSON.stringify(program)});
       runProgram(${JSON.stringify(treeArgv(dir))}, { stdin: '', cwd: '.', timeoutMs: 60000, signal: new AbortController().signal });
       const { existsSync } = await import('node:fs');
       setInterval(() => { if (existsSync(${JSON.stringify(`${dir}/grand`)})) process.exit(0); }, 20);
     `;
-    const child = spawn(process.execPath, ['--import', TSX, '--input-type=module', '-e', code], {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
       stdio: 'inherit',
     });
     const exitCode = await new Promise((r) => child.on('exit', r));

@@ -3,13 +3,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, runCli, tempDir } from '../helpers.js';
+import { echo, hatch, load, runCli, tempDir } from '../helpers.js';
 import { writeHatchery } from '../mcp/helpers.js';
 
-const echo = (text: string) => ({ name: 'Show', type: 'tool', tool_name: 'echo', tool_args: { text } });
-
 async function render(dir: string, text: string, runtime = new Runtime({ env: {} })): Promise<string> {
-  return (await runtime.run(load(hatch([echo(text)]), dir), { input: 'hi' })).output;
+  return (await runtime.run(load(hatch([echo('Show', text)]), dir), { input: 'hi' })).output;
 }
 
 async function refusal(dir: string, text: string): Promise<HatcheryError> {
@@ -105,7 +103,7 @@ describe('include, import and extends', () => {
     const cwd = tempDir();
     mkdirSync(path.join(cwd, 'views'));
     writeFileSync(path.join(cwd, 'views', 'secret.njk'), 'VIEWS-SECRET');
-    const file = writeHatchery(tempDir(), 'views.json', hatch([echo('{% include "secret.njk" %}')]));
+    const file = writeHatchery(tempDir(), 'views.json', hatch([echo('Show', '{% include "secret.njk" %}')]));
     const res = await runCli(['run', file, '--input', 'x'], { cwd });
     const r = { code: res.code, out: res.stdout + res.stderr };
     expect(r.out).not.toContain('VIEWS-SECRET');

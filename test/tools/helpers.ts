@@ -3,12 +3,11 @@
  * MCP server, and the scripted provider.
  */
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Hatchery, LoadOptions } from '../../src/engine/contracts.js';
 import { loadHatcheryText } from '../../src/loader/load.js';
 import type { ScriptedProvider, ScriptedReply } from '../../src/providers/scripted.js';
+import { fixtureJs } from '../fixtures/paths.js';
 
 /** The project's scripted provider, under the name these tests use. */
 export { ScriptedProvider as Scripted } from '../../src/providers/scripted.js';
@@ -45,15 +44,12 @@ export function problemsIn(dir: string, def: unknown, options: LoadOptions = {})
   return res.ok ? [] : res.error.problems.map((p) => `${p.path}: ${p.message}`);
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** The fixture MCP server's source file. */
-export const ECHO_SERVER = path.resolve(here, '../fixtures/mcp-echo-server.ts');
-/** tsx's loader as a file URL, so the fixture starts from any working folder. */
-export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** The fixture MCP server (test/fixtures/mcp-echo-server.ts compiled by the global setup). */
+export const ECHO_SERVER = fixtureJs('mcp-echo-server');
 
 /** An mcpServers entry starting the fixture server with extra flags. */
 export function echoServer(...flags: string[]) {
-  return { command: process.execPath, args: ['--import', TSX, ECHO_SERVER, ...flags] };
+  return { command: process.execPath, args: [ECHO_SERVER, ...flags] };
 }
 
 /** True while a process id is alive. */

@@ -8,7 +8,7 @@ import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { McpPool, parseServerEntry, splitCommandLine } from '../../src/tools/mcp-client.js';
 import { createEchoServer } from '../fixtures/mcp-echo-server.js';
 import { tempDir } from '../helpers.js';
-import { alive, callTool, ECHO_SERVER, echoServer, loadIn, Scripted, TSX, toolResults } from './helpers.js';
+import { alive, callTool, ECHO_SERVER, echoServer, loadIn, Scripted, toolResults } from './helpers.js';
 
 const runtimes: Runtime[] = [];
 const pools: McpPool[] = [];
@@ -98,7 +98,7 @@ describe('mcp: tools over stdio', () => {
 
   it("accepts the original's per-node mcp list of command lines (quoted, no shell)", async () => {
     const dir = tempDir();
-    const line = `${process.execPath} --import '${TSX}' "${ECHO_SERVER}" --prefix 'p_'`;
+    const line = `'${process.execPath}' "${ECHO_SERVER}" --prefix 'p_'`;
     const h = loadIn(dir, {
       name: 'm',
       desc: 'd',
@@ -175,7 +175,7 @@ describe('mcp: tools over stdio', () => {
       .catch((e) => e)) as HatcheryError;
     expect(err.code).toBe('TOOL');
     expect(err.message).toContain('MCP server "broken"');
-    expect(err.message).toContain('mcp-echo-server.ts --fail-start');
+    expect(err.message).toContain('mcp-echo-server.mjs --fail-start');
     expect(err.message).toContain('missing configuration FOO_TOKEN');
   });
 

@@ -1,10 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
 import type { FakeReply, WireBody } from '../fakes/http.js';
+import { fakeVendors } from '../fakes/vendors.js';
 import { tempDir } from '../helpers.js';
 import { echoServer, loadIn } from './helpers.js';
 
@@ -12,16 +11,7 @@ import { echoServer, loadIn } from './helpers.js';
 // a drone calls a hatch: tool (whose own drone calls a node: tool), an MCP server's tool, a js: tool
 // and a built-in, all in one turn, then answers with what they returned.
 
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
-beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
-});
-afterAll(async () => {
-  await openai.close();
-  await anthropic.close();
-});
+const { openai, anthropic } = fakeVendors();
 
 /** The system prompt and the tool results of a request body, in either vendor's format. */
 function read(body: WireBody): { system: string; results: string[] } {
