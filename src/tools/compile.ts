@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
 import type { CompileContext, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { parseServerEntry } from './mcp-client.js';
+import { parseServerEntry } from './mcp-entry.js';
 import { parseToolRef } from './refs.js';
 
 /** An mcp: reference with its server definition, attached at load time (the file's and --mcp-config's servers). */

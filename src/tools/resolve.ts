@@ -6,7 +6,7 @@ import type { McpServerDef } from '../schema/hatchery.js';
 import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
 import type { McpRefWithDef } from './compile.js';
 import { JsTools } from './js.js';
-import { McpPool } from './mcp-client.js';
+import type { McpPool } from './mcp-client.js';
 import { hatchTool, nodeTool } from './nested.js';
 
 /** Options of the tool layer. */
@@ -38,8 +38,8 @@ export type HatcheryLoader = (abs: string, check: RealPathCheck) => Promise<Hatc
 export class ToolResolver {
   readonly resultLimit: number;
   readonly toolTimeoutMs: number;
-  /** MCP client connections, shared by all runs. */
-  readonly mcp: McpPool;
+  // Made on the first mcp: tool: runs without one never load the MCP client SDK.
+  private mcp: Promise<McpPool> | undefined;
   /** Modules of js: tools. */
   readonly js = new JsTools();
 
@@ -49,7 +49,6 @@ export class ToolResolver {
   ) {
     this.resultLimit = options.resultLimit ?? DEFAULT_RESULT_LIMIT;
     this.toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    this.mcp = new McpPool({ connectTimeoutMs: options.mcpConnectTimeoutMs });
   }
 
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
@@ -81,8 +80,9 @@ export class ToolResolver {
         return [nodeTool(ref.ref, ref.node)];
       case 'mcp': {
         const def = this.serverDef(ref, scope);
-        if (ref.tool === undefined) return this.mcp.tools(ref.server, def, scope.signal);
-        return [await this.mcp.tool(ref.server, def, ref.tool, scope.signal)];
+        const pool = await this.pool();
+        if (ref.tool === undefined) return pool.tools(ref.server, def, scope.signal);
+        return [await pool.tool(ref.server, def, ref.tool, scope.signal)];
       }
       case 'js':
         return [await this.js.resolve(ref, scope)];
@@ -118,8 +118,18 @@ export class ToolResolver {
     return def;
   }
 
+  /** The MCP client connections, shared by all runs. */
+  private pool(): Promise<McpPool> {
+    this.mcp ??= import('./mcp-client.js').then(
+      ({ McpPool }) => new McpPool({ connectTimeoutMs: this.options.mcpConnectTimeoutMs }),
+    );
+    return this.mcp;
+  }
+
   /** Closes connections held for tools (MCP clients and the server processes they started). */
   async close(): Promise<void> {
-    await this.mcp.close();
+    const pool = this.mcp;
+    this.mcp = undefined;
+    if (pool) await (await pool).close();
   }
 }

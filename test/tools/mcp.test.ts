@@ -5,7 +5,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
 import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
-import { McpPool, parseServerEntry, splitCommandLine } from '../../src/tools/mcp-client.js';
+import { McpPool } from '../../src/tools/mcp-client.js';
+import { parseServerEntry, splitCommandLine } from '../../src/tools/mcp-entry.js';
 import { createEchoServer } from '../fixtures/mcp-echo-server.js';
 import { tempDir } from '../helpers.js';
 import { alive, callTool, ECHO_SERVER, echoServer, loadIn, Scripted, toolResults } from './helpers.js';
