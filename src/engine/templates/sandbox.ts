@@ -11,7 +11,7 @@ import { HatcheryError } from '../../core/errors.js';
  */
 
 /** State of the render in progress (rendering is synchronous, so one slot is enough). */
-export const renderState: {
+interface RenderState {
   /** The render's fread: callable, and what `{% include %}` reads templates with. */
   fread: unknown;
   /** A helper's typed error (e.g. fread's PATH_DENIED), which nunjucks would flatten into a string. */
@@ -21,7 +21,30 @@ export const renderState: {
   /** The render's ctx and out: the run's scope objects, read on a fast path. */
   ctx: unknown;
   out: unknown;
-} = { fread: undefined, pending: undefined, loaded: undefined, ctx: undefined, out: undefined };
+}
+
+/**
+ * The sandbox patches the nunjucks runtime, which every copy of this package in a process shares when
+ * npm dedupes nunjucks. So the render state, the registry of callable functions and the patch itself
+ * live on that runtime, under a registered symbol: a second copy joins them instead of patching again
+ * with state of its own, which would leave the first copy's fread uncallable.
+ */
+interface SandboxShared {
+  state: RenderState;
+  callable: WeakSet<object>;
+  installed: boolean;
+}
+const SHARED = Symbol.for('hatchery-mcp/template-sandbox');
+const shared: SandboxShared = ((
+  nunjucks as unknown as { runtime: Record<symbol, SandboxShared | undefined> }
+).runtime[SHARED] ??= {
+  state: { fread: undefined, pending: undefined, loaded: undefined, ctx: undefined, out: undefined },
+  callable: new WeakSet<object>(),
+  installed: false,
+});
+
+/** State of the render in progress, shared with every copy of this module in the process. */
+export const renderState: RenderState = shared.state;
 
 /** Throws `err` from inside a template helper so that `render` rethrows it unchanged. */
 export function raiseInTemplate(err: unknown): never {
@@ -42,7 +65,7 @@ function deny(key: unknown, reason: string): never {
 }
 
 // Functions a template may call (besides the render's own fread, checked by identity).
-const callable = new WeakSet<object>();
+const callable = shared.callable;
 
 /** Lets templates call `fn` (and hold it as a value): only for functions that run template code or are pure. */
 export function allowCall<T extends object>(fn: T): T {
@@ -234,48 +257,52 @@ export function memberLookup(obj: unknown, key: unknown): unknown {
   }
 }
 
-const originalMakeMacro = runtime.makeMacro;
-const originalSuppress = runtime.suppressValue;
+// Installed once per nunjucks runtime (see SandboxShared).
+if (!shared.installed) {
+  shared.installed = true;
+  const originalMakeMacro = runtime.makeMacro;
+  const originalSuppress = runtime.suppressValue;
 
-runtime.memberLookup = memberLookup;
+  runtime.memberLookup = memberLookup;
 
-runtime.callWrap = function guardedCall(
-  obj: unknown,
-  name: string,
-  context: unknown,
-  args: unknown[],
-): unknown {
-  if (typeof obj === 'function') {
-    if (isCallable(obj)) return (obj as Fn).apply(context, args);
-    refuse(`"${name}" cannot be called in templates`, name);
-  }
-  if (obj instanceof BoundMethod) return obj.invoke(args);
-  if (!obj) throw new Error(`Unable to call \`${name}\`, which is undefined or falsey`);
-  throw new Error(`Unable to call \`${name}\`, which is not a function`);
-};
+  runtime.callWrap = function guardedCall(
+    obj: unknown,
+    name: string,
+    context: unknown,
+    args: unknown[],
+  ): unknown {
+    if (typeof obj === 'function') {
+      if (isCallable(obj)) return (obj as Fn).apply(context, args);
+      refuse(`"${name}" cannot be called in templates`, name);
+    }
+    if (obj instanceof BoundMethod) return obj.invoke(args);
+    if (!obj) throw new Error(`Unable to call \`${name}\`, which is undefined or falsey`);
+    throw new Error(`Unable to call \`${name}\`, which is not a function`);
+  };
 
-// Top-level names: the render's variables and the globals, own properties only, so `{{ constructor }}`
-// or `{{ toString }}` never reach Object.prototype.
-runtime.contextOrFrameLookup = function guardedName(context, frame, name): unknown {
-  const v = frame.lookup(name);
-  if (v !== undefined) return v;
-  const vars = context.ctx;
-  if (hasOwn.call(vars, name)) return vars[name];
-  const globals = context.env.globals;
-  return hasOwn.call(globals, name) ? globals[name] : undefined;
-};
+  // Top-level names: the render's variables and the globals, own properties only, so `{{ constructor }}`
+  // or `{{ toString }}` never reach Object.prototype.
+  runtime.contextOrFrameLookup = function guardedName(context, frame, name): unknown {
+    const v = frame.lookup(name);
+    if (v !== undefined) return v;
+    const vars = context.ctx;
+    if (hasOwn.call(vars, name)) return vars[name];
+    const globals = context.env.globals;
+    return hasOwn.call(globals, name) ? globals[name] : undefined;
+  };
 
-// Macros and `caller` run template code, so templates may call them.
-runtime.makeMacro = function registeredMacro(argNames, kwargNames, func) {
-  return allowCall(originalMakeMacro(argNames, kwargNames, func));
-};
+  // Macros and `caller` run template code, so templates may call them.
+  runtime.makeMacro = function registeredMacro(argNames, kwargNames, func) {
+    return allowCall(originalMakeMacro(argNames, kwargNames, func));
+  };
 
-runtime.suppressValue = function jsonAwareSuppress(val: unknown, autoescape: boolean): unknown {
-  if (val !== null && typeof val === 'object' && !(val instanceof SafeString)) {
-    if (val instanceof BoundMethod) refuse('a method cannot be printed, only called', 'method');
-    // Objects and arrays print as JSON, not "[object Object]": structured outputs stay readable in prompts.
-    return originalSuppress(JSON.stringify(val), autoescape);
-  }
-  if (typeof val === 'function') refuse('a function cannot be printed, only called', 'function');
-  return originalSuppress(val, autoescape);
-};
+  runtime.suppressValue = function jsonAwareSuppress(val: unknown, autoescape: boolean): unknown {
+    if (val !== null && typeof val === 'object' && !(val instanceof SafeString)) {
+      if (val instanceof BoundMethod) refuse('a method cannot be printed, only called', 'method');
+      // Objects and arrays print as JSON, not "[object Object]": structured outputs stay readable in prompts.
+      return originalSuppress(JSON.stringify(val), autoescape);
+    }
+    if (typeof val === 'function') refuse('a function cannot be printed, only called', 'function');
+    return originalSuppress(val, autoescape);
+  };
+}

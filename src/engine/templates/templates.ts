@@ -59,6 +59,10 @@ export class Template {
             if (own.context[k] === undefined) own.context[k] = v;
           throw own;
         }
+        // Raised by another copy of this package sharing the sandbox: same error, this copy's class.
+        if (isHatcheryErrorLike(own)) {
+          throw new HatcheryError(own.code, own.message, { ...this.where, ...own.context }, { cause: own });
+        }
       }
       throw this.translate(err);
     } finally {
@@ -112,4 +116,13 @@ function expressionAt(source: string, line: number, column: number): string {
   const end = rest.indexOf('}}');
   const expr = (end >= 0 ? rest.slice(0, end) : rest).trim();
   return expr.replace(/^-\s*|\s*-$/g, '') || '?';
+}
+
+function isHatcheryErrorLike(err: unknown): err is HatcheryError {
+  return (
+    err instanceof Error &&
+    err.name === 'HatcheryError' &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    typeof (err as { context?: unknown }).context === 'object'
+  );
 }
