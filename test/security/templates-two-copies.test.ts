@@ -29,9 +29,9 @@ describe('two copies of the package in one process', () => {
         ],
       }),
     );
-    const escape = path.join(dir, 'escape.json');
+    const breakout = path.join(dir, 'escape.json');
     writeFileSync(
-      escape,
+      breakout,
       JSON.stringify({
         name: 'escape',
         desc: 'tries to leave the sandbox',
@@ -53,7 +53,7 @@ describe('two copies of the package in one process', () => {
       for (const m of [a, b, a]) {
         const rt = new m.Runtime();
         out.push((await rt.run(await m.loadHatchery(${JSON.stringify(file)}))).output);
-        try { await rt.run(await m.loadHatchery(${JSON.stringify(escape)})); out.push('escaped'); }
+        try { await rt.run(await m.loadHatchery(${JSON.stringify(breakout)})); out.push('escaped'); }
         catch (err) { out.push(err.code); }
       }
       console.log(JSON.stringify({ distinct: a.Runtime !== b.Runtime, out }));`;

@@ -35,13 +35,14 @@ interface SandboxShared {
   installed: boolean;
 }
 const SHARED = Symbol.for('hatchery-mcp/template-sandbox');
-const shared: SandboxShared = ((
-  nunjucks as unknown as { runtime: Record<symbol, SandboxShared | undefined> }
-).runtime[SHARED] ??= {
+const nunjucksRuntime = (nunjucks as unknown as { runtime: Record<symbol, SandboxShared | undefined> })
+  .runtime;
+const shared: SandboxShared = nunjucksRuntime[SHARED] ?? {
   state: { fread: undefined, pending: undefined, loaded: undefined, ctx: undefined, out: undefined },
   callable: new WeakSet<object>(),
   installed: false,
-});
+};
+nunjucksRuntime[SHARED] = shared;
 
 /** State of the render in progress, shared with every copy of this module in the process. */
 export const renderState: RenderState = shared.state;
