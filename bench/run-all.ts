@@ -9,7 +9,9 @@ const files = readdirSync(here)
 let failed = 0;
 for (const f of files) {
   console.log(`\n=== ${f}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', new URL(f, here).pathname], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', new URL(f, here).pathname], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) failed++;
 }
 process.exitCode = failed ? 1 : 0;
