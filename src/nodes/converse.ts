@@ -8,10 +8,11 @@ import { callTool, capResult, resolveTools } from '../tools/invoke.js';
 /** Default number of model turns in a tool-use loop. */
 const DEFAULT_MAX_TURNS = 10;
 
-/** What a conversation ends with: the final answer, its usage and the whole message list (for reuse). */
+/** What a conversation ends with: the final answer, its usage and the message list (for reuse). */
 export interface Conversation {
   text: string;
   usage: Usage;
+  /** The whole conversation, reply included; only the request's messages when `history` is off and no tool ran. */
   messages: ChatMessage[];
 }
 
@@ -29,6 +30,8 @@ export interface ConverseOptions {
   resultLimit?: number;
   /** Structured output asked of a reply without tools. */
   responseSchema?: ChatRequest['responseSchema'];
+  /** Whether the caller uses the message list (reuse, a schema retry, a routing choice); default true. */
+  history?: boolean;
 }
 
 /**
@@ -45,7 +48,11 @@ export async function converse(scope: RunContext, opts: ConverseOptions): Promis
     return {
       text: res.text,
       usage: { inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens },
-      messages: [...request.messages, { role: 'assistant', content: res.text }],
+      // A copy per call only when someone reads it: most drones never do.
+      messages:
+        opts.history === false
+          ? request.messages
+          : [...request.messages, { role: 'assistant', content: res.text }],
     };
   }
   return toolLoop(scope, opts);

@@ -180,6 +180,7 @@ async function runSpawned(
     request,
     refs,
     extraTools: extra,
+    history: false,
   });
   // Spawned agents are not nodes: their tokens go straight into the run's total.
   addUsage(scope.shared.usage, usage);

@@ -95,6 +95,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
           extraTools: extra,
           resultLimit: def.tool_output_limit,
           responseSchema,
+          history: keep || schema !== undefined || choice !== undefined,
         });
         // converse() returns fresh objects: later retries and choices add to them in place.
         const usage = conv.usage;
