@@ -22,14 +22,7 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-function builtAt(): number | undefined {
-  try {
-    return statSync(STAMP).mtimeMs;
-  } catch {
-    return undefined;
-  }
-}
-
+/** Modification time of a file, 0 when it does not exist. */
 function mtimeOf(file: string): number {
   try {
     return statSync(file).mtimeMs;
@@ -59,14 +52,14 @@ async function compileFixtures(): Promise<void> {
 /** Builds dist/ when it is missing or older than src/ (one clear line when that fails); compiles fixtures. */
 export default async function setup(): Promise<void> {
   await compileFixtures();
-  const built = builtAt();
-  if (built !== undefined && built >= newestMtime(path.join(ROOT, 'src'))) return;
+  const built = mtimeOf(STAMP);
+  if (built > 0 && built >= newestMtime(path.join(ROOT, 'src'))) return;
   try {
     execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
   } catch (err) {
     const out = `${(err as { stdout?: Buffer }).stdout ?? ''}`.split('\n').find((l) => /error/i.test(l));
     const error = new Error(
-      `dist/ is ${built === undefined ? 'missing' : 'older than src/'} and building it failed; run \`npm run build\` and fix what it reports${out ? ` (first error: ${out.trim()})` : ''}`,
+      `dist/ is ${built === 0 ? 'missing' : 'older than src/'} and building it failed; run \`npm run build\` and fix what it reports${out ? ` (first error: ${out.trim()})` : ''}`,
     );
     // The message says it all; a stack into this file would only bury it.
     error.stack = `Error: ${error.message}`;
