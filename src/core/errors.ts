@@ -70,6 +70,21 @@ export interface ValidationProblem {
   /** JSON path inside the file, like `nodes/2/next`. */
   path: string;
   message: string;
+  /** `error` (the default) stops the file from loading; a `warning` is reported and the file still loads. */
+  severity?: 'error' | 'warning';
+  /** What to change to fix it, when the message does not already say so. */
+  fix?: string;
+  /** 1-based line and column of `path` in the file's source text, when known. */
+  line?: number;
+  column?: number;
+}
+
+/** One problem as a line: `file: path (line L, column C): message; fix`. */
+export function formatProblem(file: string, p: ValidationProblem): string {
+  const at =
+    p.line === undefined ? '' : ` (line ${p.line}${p.column === undefined ? '' : `, column ${p.column}`})`;
+  const kind = p.severity === 'warning' ? 'warning: ' : '';
+  return `${file}: ${p.path || '(root)'}${at}: ${kind}${p.message}${p.fix ? `; ${p.fix}` : ''}`;
 }
 
 /** A hatchery file that failed validation; lists every problem at once. */
@@ -77,7 +92,7 @@ export class ValidationError extends HatcheryError {
   readonly problems: ValidationProblem[];
 
   constructor(file: string, problems: ValidationProblem[]) {
-    const lines = problems.map((p) => `${file}: ${p.path || '(root)'}: ${p.message}`);
+    const lines = problems.map((p) => formatProblem(file, p));
     super('INVALID_FILE', lines.join('\n'), { file });
     this.name = 'ValidationError';
     this.problems = problems;

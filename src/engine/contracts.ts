@@ -2,7 +2,7 @@
  * The contracts the layers meet at. Node kinds and tools are written against these interfaces; the
  * runtime (the composition root) implements them. Nothing here imports a layer above engine/.
  */
-import type { ErrorContext } from '../core/errors.js';
+import type { ErrorContext, ValidationProblem } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import type { ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
@@ -68,6 +68,8 @@ export interface Hatchery {
   readonly outputSchema?: Record<string, unknown>;
   /** Files this hatchery depends on (hatch: targets, files entries), for hot reload. */
   readonly dependencies: readonly string[];
+  /** Problems that do not stop the file from loading (severity `warning`), for `validate` and logs. */
+  readonly warnings: readonly ValidationProblem[];
 }
 
 /** Events of a run, for the CLI, traces and MCP progress. `depth` > 0 marks nested runs. */

@@ -15,6 +15,11 @@ import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import type { ValidNode } from './validate.js';
 
+/** A problem that stops the file from loading (anything but a warning). */
+export function isError(p: ValidationProblem): boolean {
+  return p.severity !== 'warning';
+}
+
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
 }
@@ -93,7 +98,7 @@ export function compileHatchery(
     compiled.set(n.name, impl.compile(n.def, base, cc));
   }
   for (const rel of Object.values(def.files ?? {})) dependencies.add(path.resolve(dir, rel));
-  if (problems.length > 0) return undefined;
+  if (problems.some(isError)) return undefined;
   const first = nodes[0];
   if (!first) throw new HatcheryError('INVALID_FILE', 'no nodes', { file });
   return {
@@ -112,5 +117,6 @@ export function compileHatchery(
     def,
     outputSchema: graph.finalOutputSchema,
     dependencies: [...dependencies],
+    warnings: problems.filter((p) => !isError(p)),
   };
 }

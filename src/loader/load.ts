@@ -3,7 +3,7 @@ import path from 'node:path';
 import { HatcheryError, ValidationError, type ValidationProblem } from '../core/errors.js';
 import { type RealPathCheck, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { compileHatchery } from './compile.js';
+import { compileHatchery, isError } from './compile.js';
 import { capProblems } from './limits.js';
 import { parseJson } from './parse.js';
 import { validateDefinition } from './validate.js';
@@ -26,10 +26,11 @@ export function loadHatcheryObject(value: unknown, file: string, options: LoadOp
   try {
     const abs = file ? path.resolve(file) : '';
     const { def, nodes, problems } = validateDefinition(value);
-    if (!def || problems.length > 0) return invalid(file, problems);
-    const compileProblems: ValidationProblem[] = [];
+    if (!def || problems.some(isError)) return invalid(file, problems.filter(isError));
+    // Warnings of validation travel on with the compile problems, so the hatchery carries them all.
+    const compileProblems: ValidationProblem[] = [...problems];
     const hatchery = compileHatchery(abs, def, nodes, options, compileProblems);
-    if (!hatchery) return invalid(file, compileProblems);
+    if (!hatchery) return invalid(file, compileProblems.filter(isError));
     return { ok: true, hatchery };
   } catch (err) {
     return invalid(file, [{ path: '', message: unexpectedLoadError(err) }]);
