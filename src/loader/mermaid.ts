@@ -78,7 +78,9 @@ export function hatcheryToMermaid(h: Hatchery): string {
     const id = mermaidId(node.name);
     const owner = owners.get(node.name);
     const [open, close] = KIND_SHAPES[node.kind] ?? ['[', ']'];
-    nodeLines.push(`  ${id}${open}"${mermaidLabel(node.name)}<br/>${KIND_WORD[node.kind] ?? mermaidLabel(node.kind)}"${close}`);
+    nodeLines.push(
+      `  ${id}${open}"${mermaidLabel(node.name)}<br/>${KIND_WORD[node.kind] ?? mermaidLabel(node.kind)}"${close}`,
+    );
     innerEdges(node, def, id, edge, target);
     // The end of a loop body, branch or map chain hands back to the node that runs it, not to END.
     const ends = owner === undefined ? () => target(END) : () => mermaidId(owner);
