@@ -18,7 +18,7 @@ export const KIND_SHAPES: Readonly<Record<string, readonly [string, string]>> = 
 /** The word under a node's name: what the file's `type` says (a baneling is written "tool"). */
 const KIND_WORD: Readonly<Record<string, string>> = { baneling: 'tool' };
 
-/** Id of the start marker and of END; node ids all start with `n_`, so they never collide. */
+/** Id of the start marker and of END; node ids all start with `n_` or `x_`, so they never collide. */
 const START_ID = 'hatchery_start';
 const END_ID = 'hatchery_end';
 /** Longest label text kept; the rest becomes "…" (a long `until:` template must not swamp the picture). */
@@ -47,11 +47,13 @@ export function mermaidLabel(text: string, max = MAX_LABEL): string {
 }
 
 /**
- * A node id made of letters, digits and `_` only, one-to-one with names: `_` doubles, `.` becomes
- * `_d`, `-` becomes `_h` (so `a.b`, `a-b` and `a_b` stay three nodes; `end` cannot appear bare).
+ * A node id made of letters, digits and `_` only, one-to-one with names (`end` cannot appear bare):
+ * `n_<name>` for names of such characters; otherwise `x_` and the name with `_` doubled, `.` as
+ * `_d` and `-` as `_h` (so `a.b`, `a-b` and `a_b` stay three nodes).
  */
 export function mermaidId(name: string): string {
-  return `n_${name.replace(/[^A-Za-z0-9]/g, (c) => (c === '_' ? '__' : c === '.' ? '_d' : c === '-' ? '_h' : `_u${c.codePointAt(0)}_`))}`;
+  if (/^[A-Za-z0-9_]+$/.test(name)) return `n_${name}`;
+  return `x_${name.replace(/[^A-Za-z0-9]/g, (c) => (c === '_' ? '__' : c === '.' ? '_d' : c === '-' ? '_h' : `_u${c.codePointAt(0)}_`))}`;
 }
 
 type NodeDef = Record<string, unknown>;
