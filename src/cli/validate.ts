@@ -23,7 +23,7 @@ Options:
 Exit codes: 0 all valid, 2 bad command line, 3 problems found (errors, or warnings with --strict).`;
 
 /** What one file's check found: its problems (errors and warnings), and the hatchery when it loads. */
-interface FileReport {
+export interface FileReport {
   file: string;
   hatchery?: Hatchery;
   problems: readonly ValidationProblem[];
@@ -55,15 +55,14 @@ export async function validateCommand(argv: string[]): Promise<number> {
     }
     files.push(...(isDir ? await findHatcheryFiles(t) : [t]));
   }
-  const print = values.json ? printJson : printText;
+  const format = values.json ? jsonReport : textReport;
   let bad = 0;
   for (const file of files) {
     const report = await checkFile(file, mcpServers);
     // The place for more checks of a loaded hatchery (`--connect`: reach its MCP servers) is here:
     // they add problems to `report.problems` and are counted and printed like the loader's.
-    print(report);
-    const failed = !report.hatchery || (values.strict === true && report.problems.length > 0);
-    if (failed) bad++;
+    process.stdout.write(format(report));
+    if (fails(report, values.strict === true)) bad++;
   }
   if (files.length === 0) process.stderr.write(`no *.json files found in ${targets.join(', ')}\n`);
   process.stderr.write(`${files.length - bad} valid, ${bad} invalid\n`);
@@ -98,17 +97,24 @@ function needsInput(h: Hatchery): boolean {
   return (h as { inputRequired?: boolean }).inputRequired === true;
 }
 
-function printText({ file, hatchery, problems, unreadable }: FileReport): void {
+/** True when the file fails the check: it does not load, or it has warnings and `strict` is on. */
+export function fails(report: FileReport, strict: boolean): boolean {
+  return !report.hatchery || (strict && report.problems.length > 0);
+}
+
+/** The text lines of one file: "ok (...)" when it loads, then one formatProblem line per problem. */
+export function textReport({ file, hatchery, problems, unreadable }: FileReport): string {
   const lines = unreadable ? [`${file}: ${unreadable}`] : problems.map((p) => formatProblem(file, p));
   if (hatchery) {
     const n = hatchery.nodes.size;
     const input = needsInput(hatchery) ? ', needs input' : '';
     lines.unshift(`${file}: ok (${hatchery.name}, ${n} node${n === 1 ? '' : 's'}${input})`);
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
-function printJson({ file, hatchery, problems }: FileReport): void {
+/** One JSON line per problem, then `{"file","ok":true,...}` when the file loads. */
+export function jsonReport({ file, hatchery, problems }: FileReport): string {
   const lines = problems.map((p) =>
     JSON.stringify({
       file,
@@ -131,5 +137,5 @@ function printJson({ file, hatchery, problems }: FileReport): void {
       }),
     );
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
