@@ -25,6 +25,14 @@ Exit codes: 0 drawn, 2 bad command line, 3 invalid hatchery file.`;
 
 const FORMATS = ['mermaid', 'svg', 'ascii'] as const;
 
+/**
+ * The SVG without its web-font `@import`s: a picture saved to disk should not fetch from the
+ * network when opened (the style already falls back to the system's sans-serif font).
+ */
+function withoutFontImports(svg: string): string {
+  return svg.replace(/^[ \t]*@import url\('https:\/\/[^']*'\);[ \t]*\r?\n/gm, '');
+}
+
 /** `hatchery-mcp graph`: returns the exit code. */
 export async function graphCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs(argv, {
@@ -50,7 +58,7 @@ export async function graphCommand(argv: string[]): Promise<number> {
     const bm = await import('beautiful-mermaid');
     text =
       format === 'svg'
-        ? `${bm.renderMermaidSVG(mermaid)}\n`
+        ? `${withoutFontImports(bm.renderMermaidSVG(mermaid))}\n`
         : `${bm.renderMermaidASCII(mermaid, { colorMode: values.output || process.env.NO_COLOR ? 'none' : 'auto' })}\n`;
   }
   if (values.output) await writeFile(values.output, text);

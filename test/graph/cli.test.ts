@@ -72,6 +72,9 @@ describe('hatchery-mcp graph', () => {
       expect(svg).toContain(`>${name}<`);
     }
     expect(svg).toContain('until: x ‹ y &amp; &#39;z&#39;');
+    // Opening the picture fetches nothing: no web-font import.
+    expect(svg).not.toMatch(/@import|https:\/\/fonts/);
+    expect(svg).toContain('font-family:');
   });
 
   it('draws the graph for the terminal with --format ascii', async () => {
