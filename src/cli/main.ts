@@ -11,6 +11,7 @@ Usage:
   hatchery-mcp [serve] [--dir hatchery] [options]   serve every hatchery as an MCP tool (stdio)
   hatchery-mcp run <file> [--input TEXT] [--set k=v]  run one hatchery, print its output
   hatchery-mcp validate [file or dir]...              check files, list every problem
+  hatchery-mcp graph <file> [--format svg|ascii]      draw a hatchery as a Mermaid flowchart
   hatchery-mcp schema                                 print the JSON Schema of hatchery files
 
 Run "hatchery-mcp <command> --help" for the options of a command.
@@ -22,6 +23,7 @@ Exit codes: 0 success, 1 run failed, 2 bad command line, 3 invalid hatchery file
 async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'run') return (await import('./run.js')).RUN_HELP;
   if (command === 'validate') return (await import('./validate.js')).VALIDATE_HELP;
+  if (command === 'graph') return (await import('./graph.js')).GRAPH_HELP;
   if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
   return HELP;
 }
@@ -35,6 +37,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./run.js')).runCommand(rest);
       case 'validate':
         return await (await import('./validate.js')).validateCommand(rest);
+      case 'graph':
+        return await (await import('./graph.js')).graphCommand(rest);
       case 'serve':
         return await (await import('./serve.js')).serveCommand(rest);
       case 'schema': {

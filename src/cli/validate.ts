@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
-import { HatcheryError } from '../core/errors.js';
+import { formatProblem, HatcheryError, type ValidationProblem } from '../core/errors.js';
+import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -8,17 +9,33 @@ import { readMcpConfig } from './config.js';
 export const VALIDATE_HELP = `Usage: hatchery-mcp validate [file or dir]... [options]
 
 Checks hatchery files (folders are searched recursively for *.json; default ./hatchery)
-and prints every problem as "file: json/path: message".
+and prints every problem as "file: json/path (line L, column C): message"; warnings
+say "warning:" and do not fail the check unless --strict is given.
 
 Options:
+  --json              one JSON object per line on stdout, nothing else:
+                        {"file","path","line","column","severity","message","fix"} per problem,
+                        {"file","ok":true,"name","nodes","inputRequired"} per valid file
+  --strict            warnings fail the check too (exit 3)
   --mcp-config FILE   MCP servers that mcp: tool references may name
   -h, --help          show this help
 
-Exit codes: 0 all valid, 2 bad command line, 3 problems found.`;
+Exit codes: 0 all valid, 2 bad command line, 3 problems found (errors, or warnings with --strict).`;
+
+/** What one file's check found: its problems (errors and warnings), and the hatchery when it loads. */
+export interface FileReport {
+  file: string;
+  hatchery?: Hatchery;
+  problems: readonly ValidationProblem[];
+  /** The file could not be read or loaded at all; printed as `file: message`, as before problems existed. */
+  unreadable?: string;
+}
 
 /** `hatchery-mcp validate`: returns the exit code. */
 export async function validateCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs(argv, {
+    json: { type: 'boolean' },
+    strict: { type: 'boolean' },
     'mcp-config': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -38,28 +55,87 @@ export async function validateCommand(argv: string[]): Promise<number> {
     }
     files.push(...(isDir ? await findHatcheryFiles(t) : [t]));
   }
+  const format = values.json ? jsonReport : textReport;
   let bad = 0;
-  for (const f of files) {
-    let res: ReturnType<typeof loadHatcheryText>;
-    try {
-      res = loadHatcheryText(await readFile(f, 'utf8'), f, { mcpServers });
-    } catch (err) {
-      // One unreadable or unloadable file is reported with its name; the others are still checked.
-      bad++;
-      const code = (err as NodeJS.ErrnoException).code;
-      process.stdout.write(`${f}: ${code ? `cannot read the file: ${code}` : unexpectedLoadError(err)}\n`);
-      continue;
-    }
-    if (res.ok) {
-      process.stdout.write(
-        `${f}: ok (${res.hatchery.name}, ${res.hatchery.nodes.size} node${res.hatchery.nodes.size === 1 ? '' : 's'})\n`,
-      );
-    } else {
-      bad++;
-      process.stdout.write(`${res.error.message}\n`);
-    }
+  for (const file of files) {
+    const report = await checkFile(file, mcpServers);
+    // The place for more checks of a loaded hatchery (`--connect`: reach its MCP servers) is here:
+    // they add problems to `report.problems` and are counted and printed like the loader's.
+    process.stdout.write(format(report));
+    if (fails(report, values.strict === true)) bad++;
   }
   if (files.length === 0) process.stderr.write(`no *.json files found in ${targets.join(', ')}\n`);
   process.stderr.write(`${files.length - bad} valid, ${bad} invalid\n`);
   return bad > 0 ? EXIT.INVALID : EXIT.OK;
+}
+
+/** Reads and loads one file; an unreadable or unloadable file is a problem of that file, not an exception. */
+async function checkFile(file: string, mcpServers: LoadOptions['mcpServers']): Promise<FileReport> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+    return unreadable(file, `cannot read the file: ${code}`);
+  }
+  try {
+    const res = loadHatcheryText(text, file, { mcpServers });
+    return res.ok
+      ? { file, hatchery: res.hatchery, problems: res.hatchery.warnings }
+      : { file, problems: res.error.problems };
+  } catch (err) {
+    return unreadable(file, unexpectedLoadError(err));
+  }
+}
+
+function unreadable(file: string, message: string): FileReport {
+  return { file, problems: [{ path: '', message }], unreadable: message };
+}
+
+/** Whether running the hatchery needs an `input` (set by the loader when it knows; false otherwise). */
+function needsInput(h: Hatchery): boolean {
+  return (h as { inputRequired?: boolean }).inputRequired === true;
+}
+
+/** True when the file fails the check: it does not load, or it has warnings and `strict` is on. */
+export function fails(report: FileReport, strict: boolean): boolean {
+  return !report.hatchery || (strict && report.problems.length > 0);
+}
+
+/** The text lines of one file: "ok (...)" when it loads, then one formatProblem line per problem. */
+export function textReport({ file, hatchery, problems, unreadable }: FileReport): string {
+  const lines = unreadable ? [`${file}: ${unreadable}`] : problems.map((p) => formatProblem(file, p));
+  if (hatchery) {
+    const n = hatchery.nodes.size;
+    const input = needsInput(hatchery) ? ', needs input' : '';
+    lines.unshift(`${file}: ok (${hatchery.name}, ${n} node${n === 1 ? '' : 's'}${input})`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** One JSON line per problem, then `{"file","ok":true,...}` when the file loads. */
+export function jsonReport({ file, hatchery, problems }: FileReport): string {
+  const lines = problems.map((p) =>
+    JSON.stringify({
+      file,
+      path: p.path,
+      line: p.line ?? null,
+      column: p.column ?? null,
+      severity: p.severity ?? 'error',
+      message: p.message,
+      fix: p.fix ?? null,
+    }),
+  );
+  if (hatchery) {
+    lines.push(
+      JSON.stringify({
+        file,
+        ok: true,
+        name: hatchery.name,
+        nodes: hatchery.nodes.size,
+        inputRequired: needsInput(hatchery),
+      }),
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }

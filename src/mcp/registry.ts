@@ -20,6 +20,8 @@ export interface RegistryEntry {
   readonly tool: Tool;
   /** URI of the definition as an MCP resource. */
   readonly uri: string;
+  /** URI of the hatchery's Mermaid flowchart as an MCP resource. */
+  readonly graphUri: string;
 }
 
 /** What one refresh changed; `problems` are the error messages of files that failed to load. */
@@ -39,6 +41,11 @@ interface FileState {
 /** URI of a hatchery's definition as an MCP resource. */
 function resourceUri(name: string): string {
   return `hatchery://${name}`;
+}
+
+/** URI of a hatchery's Mermaid flowchart as an MCP resource. */
+function graphUri(name: string): string {
+  return `hatchery-graph://${name}`;
 }
 
 /** True when a change removed, added or updated a tool. */
@@ -89,6 +96,12 @@ export class HatcheryRegistry {
   /** The entry whose resource URI is `uri`. */
   byUri(uri: string): RegistryEntry | undefined {
     for (const e of this.byName.values()) if (e.uri === uri) return e;
+    return undefined;
+  }
+
+  /** The entry whose flowchart resource URI is `uri`. */
+  byGraphUri(uri: string): RegistryEntry | undefined {
+    for (const e of this.byName.values()) if (e.graphUri === uri) return e;
     return undefined;
   }
 
@@ -257,6 +270,7 @@ export class HatcheryRegistry {
       text,
       tool: hatcheryTool(h, { tasks: this.options.tasks ?? false }),
       uri: resourceUri(h.name),
+      graphUri: graphUri(h.name),
     });
     state.served = h.name;
     if (!owner) change.added.push(h.name);

@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { linkedController } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
+import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
@@ -28,6 +29,9 @@ import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
 import { MAX_TASK_TTL_MS } from './tasks.js';
 import { hatcheryArgs } from './tool-defs.js';
+
+/** Media type of the flowchart resources (Mermaid text). */
+const MERMAID_MIME = 'text/vnd.mermaid';
 
 /** How long the user gets to answer an elicitation form, in milliseconds. */
 const ELICIT_TIMEOUT_MS = 600_000;
@@ -202,13 +206,23 @@ export function createSession(core: ServerHost): Session {
   server.setRequestHandler(CallToolRequestSchema, onCall);
 
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: core.registry.entries().map((e) => ({
-      uri: e.uri,
-      name: e.name,
-      title: `${e.name} (hatchery definition)`,
-      description: core.out.desc(e.hatchery.desc),
-      mimeType: 'application/json',
-    })),
+    resources: core.registry.entries().flatMap((e) => [
+      {
+        uri: e.uri,
+        name: e.name,
+        title: `${e.name} (hatchery definition)`,
+        description: core.out.desc(e.hatchery.desc),
+        mimeType: 'application/json',
+      },
+      // The flowchart of each hatchery, for clients that draw Mermaid (built when read).
+      {
+        uri: e.graphUri,
+        name: `${e.name} graph`,
+        title: `${e.name} (flowchart)`,
+        description: `The nodes and routing of ${e.name} as a Mermaid flowchart`,
+        mimeType: MERMAID_MIME,
+      },
+    ]),
   }));
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
@@ -225,6 +239,13 @@ export function createSession(core: ServerHost): Session {
       }
       // Parts were cut to the result limit when stored; redacted already.
       return { contents: [{ uri, mimeType: 'text/plain', text }] };
+    }
+    const drawn = core.registry.byGraphUri(uri);
+    if (drawn) {
+      const text = core.redact(hatcheryToMermaid(drawn.hatchery));
+      return {
+        contents: [{ uri, mimeType: MERMAID_MIME, text: core.out.text(text, core.out.maxResultBytes) }],
+      };
     }
     const entry = core.registry.byUri(uri);
     if (!entry)

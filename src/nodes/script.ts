@@ -23,6 +23,17 @@ function tail(text: string, n = 800): string {
   return t.length <= n ? t : `...${t.slice(-n)}`;
 }
 
+/**
+ * The default stdin: the output of the node that ran last, or, when no node of the run has produced
+ * output yet (the script starts the run), the run's input, as a UNIX filter at the head of a pipe reads it.
+ */
+function previousOutput(scope: RunContext): string {
+  if (scope.last !== '') return scope.last;
+  for (const _ in scope.out) return '';
+  const input = scope.ctx.input;
+  return input === undefined || input === null ? '' : String(input);
+}
+
 /** Script: pipes text through a program (argv array, each element a template). */
 export const scriptImpl: NodeKindImpl<ScriptDef> = {
   compile(def: ScriptDef, base: NodeBase, cc: CompileContext): CompiledNode {
@@ -35,7 +46,7 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
         const argv = cmd.map((t) => scope.render(t as Template));
-        const input = stdin ? scope.render(stdin) : scope.last;
+        const input = stdin ? scope.render(stdin) : previousOutput(scope);
         const dir = scope.hatchery.dir;
         // A program given by a relative path (./x.sh, tools/x.py) lives beside the hatchery file,
         // whatever folder it runs in; bare names are looked up on PATH.

@@ -77,7 +77,12 @@ describe('MCP server (in memory)', () => {
       openWorldHint: false,
     });
     const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri).sort()).toEqual(['hatchery://shout', 'hatchery://story']);
+    expect(resources.map((r) => r.uri).sort()).toEqual([
+      'hatchery-graph://shout',
+      'hatchery-graph://story',
+      'hatchery://shout',
+      'hatchery://story',
+    ]);
     const read = await client.readResource({ uri: 'hatchery://story' });
     expect(JSON.parse((read.contents[0] as { text: string }).text).name).toBe('story');
     expect(client.getInstructions()).toMatch(/- shout: echoes its input/);

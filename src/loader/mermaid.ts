@@ -1,0 +1,191 @@
+import type { CompiledNode, Hatchery } from '../engine/contracts.js';
+import { END } from '../schema/common.js';
+import { parseToolRef } from '../tools/refs.js';
+
+/**
+ * The Mermaid shape of each node kind: `[open, close]` around the quoted label. Only shapes that both
+ * Mermaid and beautiful-mermaid read with a quoted label (trapezoids are not among them).
+ */
+export const KIND_SHAPES: Readonly<Record<string, readonly [string, string]>> = {
+  drone: ['(', ')'], // rounded box
+  baneling: ['[[', ']]'], // subroutine (double-sided box)
+  script: ['[', ']'], // plain box
+  parallel: ['{{', '}}'], // hexagon
+  map: ['[(', ')]'], // cylinder: a stack of items
+  loop: ['{', '}'], // diamond
+};
+
+/** The word under a node's name: what the file's `type` says (a baneling is written "tool"). */
+const KIND_WORD: Readonly<Record<string, string>> = { baneling: 'tool' };
+
+/** Id of the start marker and of END; node ids all start with `n_` or `x_`, so they never collide. */
+const START_ID = 'hatchery_start';
+const END_ID = 'hatchery_end';
+/** Longest label text kept; the rest becomes "…" (a long `until:` template must not swamp the picture). */
+const MAX_LABEL = 48;
+
+/**
+ * Label text safe inside `"..."` for Mermaid and beautiful-mermaid: characters that could end the
+ * label, start an entity (`#quot;`), a markdown string (backtick) or HTML (`<b>`) are replaced by
+ * look-alikes; line breaks and other control characters become spaces; long text is cut.
+ */
+export function mermaidLabel(text: string, max = MAX_LABEL): string {
+  const safe = text
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+    .replace(/"/g, "'")
+    .replace(/`/g, "'")
+    .replace(/\[/g, '(')
+    .replace(/\]/g, ')')
+    .replace(/\|/g, '¦')
+    .replace(/#/g, '♯')
+    .replace(/</g, '‹')
+    .replace(/>/g, '›')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const chars = [...safe];
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : safe;
+}
+
+/**
+ * A node id made of letters, digits and `_` only, one-to-one with names (`end` cannot appear bare):
+ * `n_<name>` for names of such characters; otherwise `x_` and the name with `_` doubled, `.` as
+ * `_d` and `-` as `_h` (so `a.b`, `a-b` and `a_b` stay three nodes).
+ */
+export function mermaidId(name: string): string {
+  if (/^[A-Za-z0-9_]+$/.test(name)) return `n_${name}`;
+  return `x_${name.replace(/[^A-Za-z0-9]/g, (c) => (c === '_' ? '__' : c === '.' ? '_d' : c === '-' ? '_h' : `_u${c.codePointAt(0)}_`))}`;
+}
+
+type NodeDef = Record<string, unknown>;
+
+/** The hatchery as a Mermaid flowchart (`flowchart TD`): kinds as shapes, routing on the edges. */
+export function hatcheryToMermaid(h: Hatchery): string {
+  const nodeLines: string[] = [];
+  const edgeLines: string[] = [];
+  const files = new Map<string, string>();
+  let usesEnd = false;
+  const target = (name: string): string => {
+    if (name !== END) return mermaidId(name);
+    usesEnd = true;
+    return END_ID;
+  };
+  const edge = (from: string, to: string, label?: string, dotted = false): void => {
+    const arrow = dotted ? '-.->' : '-->';
+    edgeLines.push(`  ${from} ${arrow}${label === undefined ? '' : `|"${mermaidLabel(label)}"|`} ${to}`);
+  };
+
+  const owners = chainOwners(h);
+  for (const node of h.nodes.values()) {
+    const def = (h.def.nodes[node.index] ?? {}) as NodeDef;
+    const id = mermaidId(node.name);
+    const owner = owners.get(node.name);
+    const [open, close] = KIND_SHAPES[node.kind] ?? ['[', ']'];
+    nodeLines.push(
+      `  ${id}${open}"${mermaidLabel(node.name)}<br/>${KIND_WORD[node.kind] ?? mermaidLabel(node.kind)}"${close}`,
+    );
+    innerEdges(node, def, id, edge, target);
+    // The end of a loop body, branch or map chain hands back to the node that runs it, not to END.
+    const ends = owner === undefined ? () => target(END) : () => mermaidId(owner);
+    nextEdges(node, def, id, edge, target, ends, owner !== undefined);
+    if (node.onLimit !== undefined) edge(id, target(node.onLimit), 'on_limit', true);
+    for (const ref of toolRefs(node.kind, def)) {
+      const parsed = parseToolRef(ref);
+      if ('error' in parsed) continue;
+      if (parsed.kind === 'node') edge(id, target(parsed.node), 'tool', true);
+      else if (parsed.kind === 'hatch') {
+        let fileId = files.get(parsed.path);
+        if (!fileId) {
+          fileId = `file_${files.size + 1}`;
+          files.set(parsed.path, fileId);
+        }
+        edge(id, fileId, 'hatch', true);
+      }
+    }
+  }
+
+  const lines = ['flowchart TD', `  ${START_ID}(["start"])`, ...nodeLines];
+  for (const [file, fileId] of files) lines.push(`  ${fileId}>"${mermaidLabel(file)}"]`);
+  if (usesEnd) lines.push(`  ${END_ID}((("END")))`);
+  lines.push(`  ${START_ID} --> ${mermaidId(h.start)}`, ...edgeLines);
+  return `${lines.join('\n')}\n`;
+}
+
+type EdgeFn = (from: string, to: string, label?: string, dotted?: boolean) => void;
+
+/** Edges into the chains a node runs itself: loop body, parallel branches, map chain. */
+function innerEdges(
+  node: CompiledNode,
+  def: NodeDef,
+  id: string,
+  edge: EdgeFn,
+  target: (n: string) => string,
+) {
+  if (node.kind === 'loop' && typeof def.body === 'string') edge(id, target(def.body), 'body');
+  if (node.kind === 'parallel' && Array.isArray(def.branches)) {
+    for (const b of def.branches) if (typeof b === 'string') edge(id, target(b), 'branch');
+  }
+  if (node.kind === 'map' && typeof def.node === 'string') edge(id, target(def.node), 'each item');
+}
+
+/** The `next` edges: one plain edge, or a list labelled by the word matched and "default" last. */
+function nextEdges(
+  node: CompiledNode,
+  def: NodeDef,
+  id: string,
+  edge: EdgeFn,
+  target: (n: string) => string,
+  ends: () => string,
+  inChain: boolean,
+) {
+  const r = node.route;
+  const to = (t: string) => (t === END ? ends() : target(t));
+  // A loop leaves through `next` when its condition holds.
+  const loopLabel = node.kind === 'loop' && typeof def.until === 'string' ? `until: ${def.until}` : undefined;
+  if (r.kind === 'end') edge(id, ends(), loopLabel ?? (inChain ? 'done' : undefined), inChain);
+  else if (r.kind === 'one') edge(id, to(r.target), loopLabel);
+  else {
+    const choose = node.kind === 'drone' && def.route === 'choose';
+    r.targets.forEach((t, i) => {
+      const label = choose ? 'choose' : i === r.targets.length - 1 ? 'default' : t;
+      edge(id, to(t), loopLabel && !choose ? `${loopLabel}: ${label}` : label);
+    });
+  }
+}
+
+/**
+ * For each node inside a loop body, parallel branch or map chain, the node that runs that chain
+ * (the first one found when chains share nodes). Chains are followed along `next` and `on_limit`.
+ */
+function chainOwners(h: Hatchery): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const node of h.nodes.values()) {
+    const def = (h.def.nodes[node.index] ?? {}) as NodeDef;
+    const starts =
+      node.kind === 'loop'
+        ? [def.body]
+        : node.kind === 'parallel'
+          ? ((def.branches as unknown[]) ?? [])
+          : node.kind === 'map'
+            ? [def.node]
+            : [];
+    const queue = starts.filter((s): s is string => typeof s === 'string');
+    while (queue.length > 0) {
+      const name = queue.pop() as string;
+      const n = h.nodes.get(name);
+      if (!n || owners.has(name) || name === node.name) continue;
+      owners.set(name, node.name);
+      const r = n.route;
+      if (r.kind === 'one') queue.push(r.target);
+      if (r.kind === 'list') queue.push(...r.targets);
+      if (n.onLimit !== undefined) queue.push(n.onLimit);
+    }
+  }
+  return owners;
+}
+
+/** The tool references of a node that can point into the graph or to another file. */
+function toolRefs(kind: string, def: NodeDef): string[] {
+  if (kind === 'baneling' && typeof def.tool_name === 'string') return [def.tool_name];
+  if (kind === 'drone' && Array.isArray(def.tools)) return def.tools.filter((t) => typeof t === 'string');
+  return [];
+}

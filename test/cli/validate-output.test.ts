@@ -1,0 +1,148 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fails, jsonReport, textReport } from '../../src/cli/validate.js';
+import type { Hatchery } from '../../src/engine/contracts.js';
+import { echo, hatch, load, runCli, tempDir } from '../helpers.js';
+
+/** A folder with one valid file, one invalid one (two problems) and one that is not JSON. */
+function folder(): { dir: string; good: string; bad: string; broken: string } {
+  const dir = tempDir();
+  mkdirSync(path.join(dir, 'sub'));
+  const good = path.join(dir, 'good.json');
+  const bad = path.join(dir, 'sub', 'bad.json');
+  const broken = path.join(dir, 'sub', 'broken.json');
+  writeFileSync(
+    good,
+    JSON.stringify(hatch([echo('A', 'a', { next: 'B' }), echo('B', 'b')], { name: 'good' })),
+  );
+  writeFileSync(
+    bad,
+    JSON.stringify(
+      hatch([echo('A', 'a', { next: 'Nowhere' }), { name: 'B', type: 'tool', tool_nam: 'echo' }]),
+    ),
+  );
+  writeFileSync(broken, '{ "name": "x", ');
+  return { dir, good, bad, broken };
+}
+
+describe('hatchery-mcp validate', () => {
+  it('text mode: "ok (name, N nodes)" per valid file, every problem as file: path: message, exit 3', async () => {
+    const { dir, good, bad, broken } = folder();
+    const r = await runCli(['validate', dir]);
+    expect(r.code).toBe(3);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).toContain(`${good}: ok (good, 2 nodes)`);
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^${bad}: nodes/0/next: no node named "Nowhere"`)),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${bad}: nodes/1/tool_nam: .*tool_name`)));
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${broken}: \\(root\\): invalid JSON`)));
+    expect(r.stderr).toBe('1 valid, 2 invalid\n');
+  });
+
+  it('--json: one JSON object per line and nothing else on stdout', async () => {
+    const { dir, good, bad, broken } = folder();
+    const r = await runCli(['validate', '--json', dir]);
+    expect(r.code).toBe(3);
+    const objects = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(objects).toContainEqual({ file: good, ok: true, name: 'good', nodes: 2, inputRequired: false });
+    const next = objects.find((o) => o.path === 'nodes/0/next')!;
+    expect(next).toMatchObject({
+      file: bad,
+      severity: 'error',
+      message: expect.stringContaining('"Nowhere"'),
+    });
+    expect(Object.keys(next).sort()).toEqual([
+      'column',
+      'file',
+      'fix',
+      'line',
+      'message',
+      'path',
+      'severity',
+    ]);
+    expect(objects.filter((o) => o.file === bad).length).toBeGreaterThanOrEqual(2);
+    expect(objects.find((o) => o.file === broken)).toMatchObject({ path: '', severity: 'error' });
+    // One ok line for the good file, problems only for the others.
+    expect(objects.filter((o) => o.ok === true)).toHaveLength(1);
+    expect(new Set(objects.map((o) => o.file))).toEqual(new Set([good, bad, broken]));
+    expect(r.stderr).toBe('1 valid, 2 invalid\n');
+  });
+
+  it('exits 0 when every file is valid, 2 on a bad command line; --help documents the exit codes', async () => {
+    const { good } = folder();
+    const [ok, strict, unknown, missing, help] = await Promise.all([
+      runCli(['validate', good]),
+      runCli(['validate', '--strict', '--json', good]),
+      runCli(['validate', '--frobnicate', good]),
+      runCli(['validate', path.join(tempDir(), 'none.json')]),
+      runCli(['validate', '--help']),
+    ]);
+    expect(ok).toMatchObject({ code: 0, stdout: `${good}: ok (good, 2 nodes)\n` });
+    expect(strict.code).toBe(0);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("'--frobnicate'");
+    expect(missing.code).toBe(2);
+    expect(help.stdout).toContain('Exit codes: 0 all valid, 2 bad command line, 3 problems found');
+    expect(help.stdout).toContain('--strict');
+    expect(help.stdout).toContain('--json');
+  });
+});
+
+describe('validate reports of a file with warnings', () => {
+  // No check of the loader emits warnings yet; a loaded hatchery is given some, as the loader would.
+  const h = load(hatch([echo('A', 'a')], { name: 'warned' }));
+  const warned: Hatchery = {
+    ...h,
+    warnings: [
+      {
+        path: 'nodes/0/tool_args/text',
+        severity: 'warning',
+        message: 'the template never uses ctx.input',
+        fix: 'write {{ ctx.input }} where the input belongs',
+        line: 7,
+        column: 15,
+      },
+    ],
+  };
+  const report = { file: 'w.json', hatchery: warned, problems: warned.warnings };
+
+  it('text: the ok line (with "needs input" when the loader says so), then "warning:" lines', () => {
+    expect(textReport(report)).toBe(
+      'w.json: ok (warned, 1 node)\n' +
+        'w.json: nodes/0/tool_args/text (line 7, column 15): warning: the template never uses ctx.input; write {{ ctx.input }} where the input belongs\n',
+    );
+    const needs = { ...report, hatchery: { ...warned, inputRequired: true } as Hatchery };
+    expect(textReport(needs)).toMatch(/^w\.json: ok \(warned, 1 node, needs input\)\n/);
+  });
+
+  it('json: the warning with its severity, position and fix, then the ok line', () => {
+    expect(
+      jsonReport(report)
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
+      {
+        file: 'w.json',
+        path: 'nodes/0/tool_args/text',
+        line: 7,
+        column: 15,
+        severity: 'warning',
+        message: 'the template never uses ctx.input',
+        fix: 'write {{ ctx.input }} where the input belongs',
+      },
+      { file: 'w.json', ok: true, name: 'warned', nodes: 1, inputRequired: false },
+    ]);
+  });
+
+  it('warnings pass the check, and fail it with --strict', () => {
+    expect(fails(report, false)).toBe(false);
+    expect(fails(report, true)).toBe(true);
+    expect(fails({ ...report, problems: [] }, true)).toBe(false);
+  });
+});

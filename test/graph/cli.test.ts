@@ -1,0 +1,107 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { echo, hatch, runCli, tempDir } from '../helpers.js';
+
+/**
+ * Checks that `xml` is well-formed: every tag closes in order, attribute values are quoted, and text
+ * holds no raw `<` or `&` outside entities. Returns the problem, or undefined.
+ */
+function xmlProblem(xml: string): string | undefined {
+  const stack: string[] = [];
+  const token =
+    /<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<(\/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)\s*(\/?)>|([^<]+)|(<)/g;
+  for (const m of xml.matchAll(token)) {
+    const [, close, tag, , selfClose, text, stray] = m;
+    if (stray) return `a stray "<" at ${m.index}: ${xml.slice(m.index, m.index + 40)}`;
+    if (text !== undefined) {
+      if (/&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);)/.test(text))
+        return `a raw "&" in ${text.slice(0, 60)}`;
+      continue;
+    }
+    if (!tag) continue;
+    if (close) {
+      if (stack.pop() !== tag) return `</${tag}> closes nothing open at ${m.index}`;
+    } else if (!selfClose) stack.push(tag);
+  }
+  return stack.length > 0 ? `unclosed <${stack.join('>, <')}>` : undefined;
+}
+
+function writeGraphFile(): string {
+  const dir = tempDir();
+  const file = path.join(dir, 'router.json');
+  writeFileSync(
+    file,
+    JSON.stringify(
+      hatch([
+        { name: 'Classify', usr_prompt: '{{ ctx.input }}', next: ['Bug_report', 'Question'] },
+        echo('Bug_report', 'bug'),
+        { name: 'Question', type: 'loop', body: 'Answer', until: 'x < y & "z"', next: 'END' },
+        echo('Answer', 'a'),
+      ]),
+    ),
+  );
+  return file;
+}
+
+describe('hatchery-mcp graph', () => {
+  it('prints the Mermaid text by default', async () => {
+    const r = await runCli(['graph', writeGraphFile()]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^flowchart TD\n {2}hatchery_start\(\["start"\]\)\n/);
+    expect(r.stdout).toContain('  n_Classify -->|"Bug_report"| n_Bug_report');
+    expect(r.stdout).toContain('  n_Classify -->|"default"| n_Question');
+    expect(r.stdout).toContain(`  n_Question -->|"until: x ‹ y & 'z'"| hatchery_end`);
+    expect(r.stderr).toBe('');
+  });
+
+  it('writes a well-formed SVG naming every node, to a file with -o or to stdout', async () => {
+    const file = writeGraphFile();
+    const out = path.join(path.dirname(file), 'router.svg');
+    const [toFile, toStdout] = await Promise.all([
+      runCli(['graph', file, '--format', 'svg', '-o', out]),
+      runCli(['graph', file, '--format', 'svg']),
+    ]);
+    expect(toFile).toMatchObject({ code: 0, stdout: '' });
+    expect(toStdout.code).toBe(0);
+    const svg = readFileSync(out, 'utf8');
+    expect(toStdout.stdout).toBe(svg);
+    expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(xmlProblem(svg)).toBeUndefined();
+    for (const name of ['Classify', 'Bug_report', 'Question', 'Answer', 'start', 'END']) {
+      expect(svg).toContain(`>${name}<`);
+    }
+    expect(svg).toContain('until: x ‹ y &amp; &#39;z&#39;');
+    // Opening the picture fetches nothing: no web-font import.
+    expect(svg).not.toMatch(/@import|https:\/\/fonts/);
+    expect(svg).toContain('font-family:');
+  });
+
+  it('draws the graph for the terminal with --format ascii', async () => {
+    const r = await runCli(['graph', writeGraphFile(), '--format', 'ascii']);
+    expect(r.code).toBe(0);
+    for (const name of ['Classify', 'Bug_report', 'Question', 'Answer', 'start', 'END', 'default', 'body']) {
+      expect(r.stdout).toContain(name);
+    }
+    // Not a terminal: no colour codes.
+    expect(r.stdout).not.toContain('\u001b[');
+  });
+
+  it('refuses a bad format or a missing file with exit 2, an invalid file with exit 3', async () => {
+    const dir = tempDir();
+    const bad = path.join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify(hatch([echo('A', 'a', { next: 'Nowhere' })])));
+    const [format, none, invalid] = await Promise.all([
+      runCli(['graph', writeGraphFile(), '--format', 'png']),
+      runCli(['graph']),
+      runCli(['graph', bad]),
+    ]);
+    expect(format.code).toBe(2);
+    expect(format.stderr).toContain('--format must be one of mermaid, svg, ascii, got "png"');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('graph takes one hatchery file');
+    expect(invalid.code).toBe(3);
+    expect(invalid.stderr).toContain(`${bad}: nodes/0/next`);
+    expect(invalid.stdout).toBe('');
+  });
+});
