@@ -30,9 +30,13 @@ export async function callTool(
   const t0 = shared.emit ? performance.now() : 0;
   let isError = true;
   try {
-    const res = tool.instant
-      ? await tool.call(args, { scope, signal: scope.signal, node })
-      : await guarded(scope, node, tool, args, ms);
+    const rec = shared.services.recorder;
+    const res =
+      rec !== undefined && rec.records(tool)
+        ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms))
+        : tool.instant
+          ? await tool.call(args, { scope, signal: scope.signal, node })
+          : await guarded(scope, node, tool, args, ms);
     isError = res.isError === true;
     return withText(res);
   } finally {
