@@ -153,7 +153,10 @@ async function openCassette(
   recordMissing: boolean,
 ): Promise<Cassette | undefined> {
   if (record !== undefined && replay !== undefined) {
-    throw new HatcheryError('USAGE', '--record and --replay exclude each other: use --replay FILE --record-missing to add to a cassette');
+    throw new HatcheryError(
+      'USAGE',
+      '--record and --replay exclude each other: use --replay FILE --record-missing to add to a cassette',
+    );
   }
   if (recordMissing && replay === undefined) {
     throw new HatcheryError('USAGE', '--record-missing needs --replay FILE');

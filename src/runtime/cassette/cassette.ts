@@ -53,9 +53,9 @@ export class Cassette implements CallRecorder {
     }
     for (const e of await readCassette(options.file)) {
       c.all.push(e);
-      let list = c.byKey.get(e.key);
-      if (!list) c.byKey.set(e.key, (list = []));
-      list.push(e);
+      const list = c.byKey.get(e.key);
+      if (list) list.push(e);
+      else c.byKey.set(e.key, [e]);
     }
     return c;
   }
@@ -79,13 +79,17 @@ export class Cassette implements CallRecorder {
       }
       resolved = this.keyless(spec, where, err);
     }
-    return { ...resolved, provider: new CassetteProvider(this, resolved.provider, resolved.vendor, where.node) };
+    return {
+      ...resolved,
+      provider: new CassetteProvider(this, resolved.provider, resolved.vendor, where.node),
+    };
   }
 
   /** A model resolved without a key; its provider fails with the original error if a call is not in the cassette. */
   private keyless(spec: string | undefined, where: ErrorContext, cause: HatcheryError): ResolvedModel {
     const recorded =
-      this.all.find((e) => e.type === 'model' && e.node === where.node) ?? this.all.find((e) => e.type === 'model');
+      this.all.find((e) => e.type === 'model' && e.node === where.node) ??
+      this.all.find((e) => e.type === 'model');
     const chosen = spec ?? (recorded ? `${recorded.request.vendor}:${recorded.request.model}` : undefined);
     if (!chosen) throw cause;
     const unavailable: Provider = {
@@ -112,7 +116,10 @@ export class Cassette implements CallRecorder {
     args: Record<string, unknown>,
     call: () => Promise<ToolResult>,
   ): Promise<ToolResult> {
-    const request = redactDeep({ tool: tool.ref, name: tool.name, args }, this.secrets) as Record<string, unknown>;
+    const request = redactDeep({ tool: tool.ref, name: tool.name, args }, this.secrets) as Record<
+      string,
+      unknown
+    >;
     const key = requestKey(request);
     if (this.mode === 'replay') {
       const hit = this.take(key);
@@ -128,7 +135,12 @@ export class Cassette implements CallRecorder {
   }
 
   /** A model call through `inner`, answered from the cassette when replaying. */
-  async chat(inner: Provider, vendor: string, node: string | undefined, req: ChatRequest): Promise<ChatResponse> {
+  async chat(
+    inner: Provider,
+    vendor: string,
+    node: string | undefined,
+    req: ChatRequest,
+  ): Promise<ChatResponse> {
     const request = redactDeep(
       {
         vendor,
@@ -150,12 +162,23 @@ export class Cassette implements CallRecorder {
         const res = hit.response as unknown as ChatResponse;
         // A streaming caller still sees the text arrive, as one fragment.
         if (req.stream && req.onDelta && res.text) req.onDelta(res.text);
-        return { text: res.text ?? '', toolCalls: res.toolCalls ?? [], usage: res.usage, stopReason: res.stopReason };
+        return {
+          text: res.text ?? '',
+          toolCalls: res.toolCalls ?? [],
+          usage: res.usage,
+          stopReason: res.stopReason,
+        };
       }
       if (!this.recordMissing) throw this.miss('model', 'model call', request, node);
     }
     const res = await inner.chat(req);
-    this.append({ type: 'model', key, node, request, response: redactDeep(res, this.secrets) as Record<string, unknown> });
+    this.append({
+      type: 'model',
+      key,
+      node,
+      request,
+      response: redactDeep(res, this.secrets) as Record<string, unknown>,
+    });
     return res;
   }
 
@@ -170,7 +193,12 @@ export class Cassette implements CallRecorder {
   }
 
   /** The error of a call the cassette does not hold: the node, and a diff against the nearest recorded request. */
-  private miss(type: 'model' | 'tool', what: string, request: Record<string, unknown>, node: string | undefined): HatcheryError {
+  private miss(
+    type: 'model' | 'tool',
+    what: string,
+    request: Record<string, unknown>,
+    node: string | undefined,
+  ): HatcheryError {
     const now = canonicalJson(request, 2);
     let nearest: { entry: CassetteEntry; text: string; size: number } | undefined;
     for (const entry of this.all) {
@@ -182,9 +210,13 @@ export class Cassette implements CallRecorder {
     const who = node ? ` of node "${node}"` : '';
     let message = `no recorded answer for this ${what}${who} in cassette ${this.file}; record it with --record-missing (or record the cassette again)`;
     if (nearest) {
-      const used = nearest.text === now ? ' (an identical request was recorded, but this run made it more often)' : '';
+      const used =
+        nearest.text === now ? ' (an identical request was recorded, but this run made it more often)' : '';
       const from = nearest.entry.node ? ` (node "${nearest.entry.node}")` : '';
-      message += `\nnearest recorded request${from}${used}:\n${nearest.text === now ? '' : lineDiff(nearest.text, now)}`;
+      message +=
+        nearest.text === now
+          ? `\nnearest recorded request${from}${used}`
+          : `\nnearest recorded request${from} differs (- recorded, + this run):\n${lineDiff(nearest.text, now)}`;
     } else {
       message += `\nthe cassette holds no ${type} call`;
     }

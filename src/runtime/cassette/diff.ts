@@ -48,7 +48,8 @@ function diffOps(a: string[], b: string[]): Op[] {
   let pre = 0;
   while (pre < a.length && pre < b.length && a[pre] === b[pre]) pre++;
   let suf = 0;
-  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) suf++;
+  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf])
+    suf++;
   const ma = a.slice(pre, a.length - suf);
   const mb = b.slice(pre, b.length - suf);
   const ops: Op[] = a.slice(0, pre).map((line) => ({ tag: ' ', line }));
@@ -70,12 +71,12 @@ function diffOps(a: string[], b: string[]): Op[] {
         ops.push({ tag: ' ', line: ma[i]! });
         i++;
         j++;
-      } else if (j < m && (i >= n || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
-        ops.push({ tag: '+', line: mb[j]! });
-        j++;
-      } else {
+      } else if (i < n && (j >= m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
         ops.push({ tag: '-', line: ma[i]! });
         i++;
+      } else {
+        ops.push({ tag: '+', line: mb[j]! });
+        j++;
       }
     }
   }

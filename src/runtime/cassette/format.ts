@@ -52,7 +52,10 @@ export async function readCassette(file: string): Promise<CassetteEntry[]> {
     throw bad(1, 'not a hatchery cassette (the first line must be {"format":"hatchery-cassette",...})');
   }
   if (header.version !== CASSETTE_VERSION) {
-    throw bad(1, `cassette version ${header.version}, but this hatchery-mcp reads version ${CASSETTE_VERSION}; record it again`);
+    throw bad(
+      1,
+      `cassette version ${header.version}, but this hatchery-mcp reads version ${CASSETTE_VERSION}; record it again`,
+    );
   }
   const entries: CassetteEntry[] = [];
   for (let i = 1; i < lines.length; i++) {
