@@ -32,7 +32,7 @@ export async function callTool(
   try {
     const rec = shared.services.recorder;
     const res =
-      rec !== undefined && rec.records(tool)
+      rec?.records(tool)
         ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms))
         : tool.instant
           ? await tool.call(args, { scope, signal: scope.signal, node })
