@@ -31,12 +31,11 @@ export async function callTool(
   let isError = true;
   try {
     const rec = shared.services.recorder;
-    const res =
-      rec?.records(tool)
-        ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms))
-        : tool.instant
-          ? await tool.call(args, { scope, signal: scope.signal, node })
-          : await guarded(scope, node, tool, args, ms);
+    const res = rec?.records(tool)
+      ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms))
+      : tool.instant
+        ? await tool.call(args, { scope, signal: scope.signal, node })
+        : await guarded(scope, node, tool, args, ms);
     isError = res.isError === true;
     return withText(res);
   } finally {
