@@ -11,6 +11,7 @@ Usage:
   hatchery-mcp [serve] [--dir hatchery] [options]   serve every hatchery as an MCP tool (stdio)
   hatchery-mcp run <file> [--input TEXT] [--set k=v]  run one hatchery, print its output
   hatchery-mcp validate [file or dir]...              check files, list every problem
+  hatchery-mcp test [path]...                         run *.test.yaml files against their cassettes
   hatchery-mcp schema                                 print the JSON Schema of hatchery files
 
 Run "hatchery-mcp <command> --help" for the options of a command.
@@ -23,6 +24,7 @@ async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'run') return (await import('./run.js')).RUN_HELP;
   if (command === 'validate') return (await import('./validate.js')).VALIDATE_HELP;
   if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
+  if (command === 'test') return (await import('./test.js')).TEST_HELP;
   return HELP;
 }
 
@@ -37,6 +39,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./validate.js')).validateCommand(rest);
       case 'serve':
         return await (await import('./serve.js')).serveCommand(rest);
+      case 'test':
+        return await (await import('./test.js')).testCommand(rest);
       case 'schema': {
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
