@@ -46,7 +46,7 @@ export const expectSchema = fileObject({
   /** The names of the nodes the top-level run executed, in order. */
   nodes: z.array(z.string()).optional(),
   /** Most tokens (input + output, nested runs included) the run may use. */
-  max_tokens: z.number().int().positive().optional(),
+  max_tokens: z.number().int().nonnegative().optional(),
   /** The run must fail with an error whose message contains this text. */
   error: z.string().optional(),
 });
