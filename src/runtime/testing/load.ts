@@ -50,17 +50,18 @@ export async function findTestFiles(path: string): Promise<string[]> {
 export async function loadTestFile(file: string, recordMissing = false): Promise<LoadedTestFile> {
   const text = await readFile(file, 'utf8');
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    throw new ValidationError(
-      file,
-      doc.errors.map((e) => ({
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
+  const syntax = doc.errors[0];
+  if (syntax) {
+    // Only the first: the parser's later errors mostly follow from it.
+    throw new ValidationError(file, [
+      {
         path: '',
-        message: e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
-        line: e.linePos?.[0].line,
-        column: e.linePos?.[0].col,
-      })),
-    );
+        message: syntax.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
+        line: syntax.linePos?.[0].line,
+        column: syntax.linePos?.[0].col,
+      },
+    ]);
   }
   const raw = doc.toJS() as unknown;
   const problems: ValidationProblem[] = [];
@@ -71,7 +72,7 @@ export async function loadTestFile(file: string, recordMissing = false): Promise
   const parsed = testFileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
     for (const issue of parsed.error.issues) report(issue, at);
-    throw new ValidationError(file, problems);
+    throw new ValidationError(file, inSourceOrder(problems));
   }
   const def = parsed.data;
   const dir = dirname(file);
@@ -95,7 +96,7 @@ export async function loadTestFile(file: string, recordMissing = false): Promise
       at(['cases', i, 'name'], `two cases named ${quote(c.name)}: give each its own name`);
     names.add(c.name);
   });
-  if (problems.length > 0) throw new ValidationError(file, problems);
+  if (problems.length > 0) throw new ValidationError(file, inSourceOrder(problems));
   return { file, def, hatchery, cassettes };
 }
 
@@ -127,4 +128,9 @@ function position(
     }
   }
   return {};
+}
+
+/** Problems in the order of their lines in the file, as an editor lists them. */
+function inSourceOrder(problems: ValidationProblem[]): ValidationProblem[] {
+  return problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
