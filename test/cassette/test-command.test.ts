@@ -227,3 +227,34 @@ cases:
     expect(r.code).toBe(0);
   });
 });
+
+describe('hatchery-mcp test --record-missing', () => {
+  it('records the calls a case lacks into its cassette, then the case passes offline', async () => {
+    write(
+      'tests/plan.test.yaml',
+      `hatchery: ../plan.json
+cassette: cassettes/plan.jsonl
+cases:
+  - name: for Ada (recorded)
+    input: a picnic
+    vars: { who: Ada }
+    expect: { json: [{ path: $.title, equals: Picnic }] }
+  - name: for Grace (missing)
+    input: a picnic
+    vars: { who: Grace }
+    expect: { json: [{ path: $.title, equals: Tea }] }
+`,
+    );
+    openai.reset();
+    openai.enqueue(JSON.stringify({ title: 'Tea', steps: ['kettle'] }));
+    const fill = await runCli(['test', 'tests', '--record-missing'], {
+      cwd: dir,
+      env: { OPENAI_API_KEY: 'sk-test-123456789', OPENAI_BASE_URL: openai.baseURL },
+    });
+    expect(fill.stdout).toMatch(/2 passed, 0 failed\n$/);
+    expect(openai.requests).toHaveLength(1);
+    const offline = await runCli(['test', 'tests'], { cwd: dir, env: OFFLINE });
+    expect(offline.code).toBe(0);
+    expect(offline.stdout).toMatch(/2 passed, 0 failed\n$/);
+  });
+});
