@@ -310,3 +310,33 @@ describe('tool calls in cassettes', () => {
     expect(rep).toMatchObject({ code: 0, stdout: 'Hi Ada!\n' });
   });
 });
+
+describe('a tool call a drone makes that the cassette lacks', () => {
+  it('fails the run with the tool call and its diff, not with the model call that follows', async () => {
+    const def = (server: string) => ({
+      name: 'agent',
+      desc: 'Calls a tool',
+      model: 'openai:gpt-test',
+      mcpServers: { [server]: echoServer() },
+      nodes: [{ name: 'Agent', usr_prompt: 'Echo hello', tools: [`mcp:${server}`] }],
+    });
+    const file = write('agent.json', def('echo'));
+    const cas = path.join(dir, 'agent.jsonl');
+    openai.enqueue({ toolCalls: [{ name: 'echo', args: { text: 'hello' } }] }, 'It said hello.');
+    const rec = await runCli(['run', file, '--record', cas, '-q'], { env: live() });
+    expect(rec).toMatchObject({ code: 0, stdout: 'It said hello.\n' });
+    expect(
+      lines(cas)
+        .slice(1)
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(['model', 'tool', 'model']);
+
+    write('agent.json', def('other'));
+    const rep = await runCli(['run', file, '--replay', cas, '-q'], { env: OFFLINE });
+    expect(rep.code).toBe(1);
+    expect(rep.stderr).toContain(
+      `no recorded answer for this tool call "echo" of node "Agent" in cassette ${cas}`,
+    );
+    expect(rep.stderr).toContain('-   "tool": "mcp:echo/echo"\n+   "tool": "mcp:other/echo"');
+  });
+});

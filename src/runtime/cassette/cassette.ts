@@ -35,6 +35,8 @@ export class Cassette implements CallRecorder {
   /** Recorded entries by key, each list consumed in order. */
   private readonly byKey = new Map<string, CassetteEntry[]>();
   private readonly all: CassetteEntry[] = [];
+  /** The first tool call this replay could not answer. */
+  private toolMiss: HatcheryError | undefined;
 
   private constructor(options: CassetteOptions) {
     this.file = options.file;
@@ -124,7 +126,11 @@ export class Cassette implements CallRecorder {
     if (this.mode === 'replay') {
       const hit = this.take(key);
       if (hit) return hit.response as unknown as ToolResult;
-      if (!this.recordMissing) throw this.miss('tool', `tool call "${tool.name}"`, request, node);
+      if (!this.recordMissing) {
+        const err = this.miss('tool', `tool call "${tool.name}"`, request, node);
+        this.toolMiss ??= err;
+        throw err;
+      }
     }
     const res = await call();
     const response: Record<string, unknown> = { text: res.text };
@@ -169,7 +175,9 @@ export class Cassette implements CallRecorder {
           stopReason: res.stopReason,
         };
       }
-      if (!this.recordMissing) throw this.miss('model', 'model call', request, node);
+      // A drone's tool-use loop shows a failed tool call to the model, so a tool call that missed
+      // surfaces as the next model call missing: report the tool call, the cause.
+      if (!this.recordMissing) throw this.toolMiss ?? this.miss('model', 'model call', request, node);
     }
     const res = await inner.chat(req);
     this.append({
