@@ -201,6 +201,25 @@ cases:
     );
   });
 
+  it('reads *.test.json files too, and runs one file named on the command line', async () => {
+    const json = {
+      hatchery: '../plan.json',
+      cases: [
+        {
+          name: 'as JSON',
+          input: 'a picnic',
+          vars: { who: 'Ada' },
+          cassette: 'cassettes/plan.jsonl',
+          expect: { json: [{ path: '$.steps', equals: ['bread', 'cheese'] }] },
+        },
+      ],
+    };
+    write('tests/plan.test.json', JSON.stringify(json, null, '\t'));
+    const r = await runCli(['test', 'tests/plan.test.json'], { cwd: dir, env: OFFLINE });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^tests\/plan\.test\.json\n {2}✓ as JSON \(\d+ ms\)\n1 passed, 0 failed\n$/);
+  });
+
   it('exits 2 when there is nothing to test', async () => {
     const none = await runCli(['test', 'missing-folder'], { cwd: dir });
     expect(none.code).toBe(2);
