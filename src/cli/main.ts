@@ -12,6 +12,7 @@ Usage:
   hatchery-mcp run <file> [--input TEXT] [--set k=v]  run one hatchery, print its output
   hatchery-mcp validate [file or dir]...              check files, list every problem
   hatchery-mcp graph <file> [--format svg|ascii]      draw a hatchery as a Mermaid flowchart
+  hatchery-mcp test [path]...                         run *.test.yaml files against their cassettes
   hatchery-mcp schema                                 print the JSON Schema of hatchery files
 
 Run "hatchery-mcp <command> --help" for the options of a command.
@@ -25,6 +26,7 @@ async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'validate') return (await import('./validate.js')).VALIDATE_HELP;
   if (command === 'graph') return (await import('./graph.js')).GRAPH_HELP;
   if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
+  if (command === 'test') return (await import('./test.js')).TEST_HELP;
   return HELP;
 }
 
@@ -41,6 +43,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./graph.js')).graphCommand(rest);
       case 'serve':
         return await (await import('./serve.js')).serveCommand(rest);
+      case 'test':
+        return await (await import('./test.js')).testCommand(rest);
       case 'schema': {
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);

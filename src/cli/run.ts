@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { killAllTrees } from '../core/process/process-tree.js';
+import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -28,6 +29,11 @@ Options:
   --allow-private-network
                       let http_request reach every address, local and private ones included
   --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
+  --record FILE       write every model call and MCP/http_request tool call of the run
+                      to the cassette FILE (JSON lines; secrets redacted)
+  --replay FILE       answer those calls from the cassette FILE: no network, no API key;
+                      a call it does not hold fails, naming the node, with a diff
+  --record-missing    with --replay: make the calls the cassette lacks and append them
   --quiet, -q         no progress lines on stderr
   --json              print {"output", "usage", "steps"} as JSON instead of the text
   -h, --help          show this help
@@ -65,6 +71,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     ...RUNTIME_FLAGS,
     quiet: { type: 'boolean', short: 'q' },
     json: { type: 'boolean' },
+    record: { type: 'string' },
+    replay: { type: 'string' },
+    'record-missing': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -78,6 +87,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const vars = keyValues(values.set, 'set');
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const options = runtimeOptions(values, mcpServers);
+  const cassette = await openCassette(values.record, values.replay, values['record-missing'] === true);
+  if (cassette) options.cassette = cassette;
   const runtime = new Runtime(options);
   const hatchery = await runtime.load(file);
 
@@ -133,4 +144,24 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The cassette of --record / --replay (--record-missing), or undefined; wrong combinations are USAGE errors. */
+async function openCassette(
+  record: string | undefined,
+  replay: string | undefined,
+  recordMissing: boolean,
+): Promise<Cassette | undefined> {
+  if (record !== undefined && replay !== undefined) {
+    throw new HatcheryError(
+      'USAGE',
+      '--record and --replay exclude each other: use --replay FILE --record-missing to add to a cassette',
+    );
+  }
+  if (recordMissing && replay === undefined) {
+    throw new HatcheryError('USAGE', '--record-missing needs --replay FILE');
+  }
+  if (record !== undefined) return Cassette.open({ file: record, mode: 'record' });
+  if (replay !== undefined) return Cassette.open({ file: replay, mode: 'replay', recordMissing });
+  return undefined;
 }

@@ -195,6 +195,21 @@ export interface RunServices {
   readonly resultLimit: number;
   /** Network opt-ins of http_request. */
   readonly network: NetworkOptions;
+  /** Records or replays tool calls (run --record / --replay); undefined in ordinary runs. */
+  readonly recorder?: CallRecorder;
+}
+
+/** Records tool calls to a cassette, or answers them from one (tools with network or side effects). */
+export interface CallRecorder {
+  /** True for the tools whose calls go through the cassette (MCP, http_request). */
+  records(tool: Tool): boolean;
+  /** Answers a call from the cassette, or makes it with `call` and records it. */
+  tool(
+    node: string,
+    tool: Tool,
+    args: Record<string, unknown>,
+    call: () => Promise<ToolResult>,
+  ): Promise<ToolResult>;
 }
 
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */

@@ -19,6 +19,7 @@ import { sdkFactory } from '../providers/factory.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
+import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
 
 /** Default node-execution budget of a run. */
@@ -51,6 +52,8 @@ export interface RuntimeOptions {
   providerFactory?: ProviderFactory;
   /** Options of the tool layer (shell access, MCP servers, result limits). */
   tools?: ToolResolverOptions;
+  /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */
+  cassette?: Cassette;
 }
 
 /** Options of one run. */
@@ -117,6 +120,7 @@ export class Runtime {
       factory: options.providerFactory ?? sdkFactory,
     });
     const toolOptions = options.tools ?? {};
+    const cassette = options.cassette;
     this.loadOptions = { mcpServers: toolOptions.mcpServers };
     this.hatcheries = new HatcheryCache(this.loadOptions);
     this.tools = new ToolResolver(toolOptions, async (abs, check) => {
@@ -126,14 +130,17 @@ export class Runtime {
       return h;
     });
     this.services = {
-      resolveModel: (spec, baseURL, sampling, where) =>
-        this.providers.resolve(spec, baseURL, sampling, where),
+      resolveModel: cassette
+        ? (spec, baseURL, sampling, where) =>
+            cassette.resolveModel(() => this.providers.resolve(spec, baseURL, sampling, where), spec, where)
+        : (spec, baseURL, sampling, where) => this.providers.resolve(spec, baseURL, sampling, where),
       resolveTools: (ref, scope) => this.tools.resolve(ref, scope),
       runHatchery: (h, parent, input, vars, signal) => this.runNested(h, parent, input, vars, signal),
       runFromNode: (parent, node, input, signal) => this.runFromNode(parent, node, input, signal),
       toolTimeoutMs: this.tools.toolTimeoutMs,
       resultLimit: this.tools.resultLimit,
       network: toolOptions,
+      recorder: cassette,
     };
   }
 

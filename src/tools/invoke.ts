@@ -30,9 +30,16 @@ export async function callTool(
   const t0 = shared.emit ? performance.now() : 0;
   let isError = true;
   try {
-    const res = tool.instant
-      ? await tool.call(args, { scope, signal: scope.signal, node })
-      : await guarded(scope, node, tool, args, ms);
+    let res: ToolResult;
+    if (tool.instant) {
+      res = await tool.call(args, { scope, signal: scope.signal, node });
+    } else {
+      // Instant tools do no I/O, so only this path asks whether a cassette records the call.
+      const rec = shared.services.recorder;
+      res = rec?.records(tool)
+        ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms))
+        : await guarded(scope, node, tool, args, ms);
+    }
     isError = res.isError === true;
     return withText(res);
   } finally {

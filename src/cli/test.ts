@@ -1,0 +1,77 @@
+import { relative } from 'node:path';
+import { ValidationError } from '../core/errors.js';
+import { findTestFiles, type LoadedTestFile, loadTestFile } from '../runtime/testing/load.js';
+import { runTestFile } from '../runtime/testing/runner.js';
+import { EXIT, parseArgs } from './args.js';
+import { readMcpConfig } from './config.js';
+import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+
+/** Help text of `hatchery-mcp test`. */
+export const TEST_HELP = `Usage: hatchery-mcp test [path]... [options]
+
+Runs test files (*.test.yaml, *.test.yml, *.test.json) found at each path (default ./hatchery):
+each case runs its hatchery with an input and variables, answers model and MCP/http_request calls
+from its cassette (no network, no API key), and checks the output, the nodes taken and the tokens.
+
+Options:
+  --record-missing    make the calls a cassette lacks for real (API keys needed) and append them
+  --allow-root, --allow-write, --allow-shell, --allow-host, --allow-private-network,
+  --mcp-config, --max-steps   as for run
+  -h, --help          show this help
+
+Exit codes: 0 every case passed, 1 a case failed, 2 bad command line or no test files,
+3 an invalid test file (every problem listed with file, path, line and column).`;
+
+/** `hatchery-mcp test`: returns the exit code. */
+export async function testCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(argv, {
+    ...RUNTIME_FLAGS,
+    'record-missing': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(`${TEST_HELP}\n`);
+    return EXIT.OK;
+  }
+  const recordMissing = values['record-missing'] === true;
+  const paths = positionals.length > 0 ? positionals : ['hatchery'];
+  const files: string[] = [];
+  for (const p of paths) files.push(...(await findTestFiles(p)));
+  if (files.length === 0) {
+    process.stderr.write(`error: no test files (*.test.yaml, *.test.json) under ${paths.join(', ')}\n`);
+    return EXIT.USAGE;
+  }
+  // Every file is checked before any case runs: a broken test file is reported whole, at once.
+  const loaded: LoadedTestFile[] = [];
+  let invalid = false;
+  for (const f of files) {
+    try {
+      loaded.push(await loadTestFile(f, recordMissing));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      invalid = true;
+    }
+  }
+  if (invalid) return EXIT.INVALID;
+  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
+  const runtime = runtimeOptions(values, mcpServers);
+  let passed = 0;
+  let failed = 0;
+  for (const t of loaded) {
+    process.stdout.write(`${relative(process.cwd(), t.file) || t.file}\n`);
+    await runTestFile(t, {
+      runtime,
+      recordMissing,
+      onCase: (r) => {
+        if (r.passed) passed++;
+        else failed++;
+        const mark = r.passed ? '✓' : '✗';
+        process.stdout.write(`  ${mark} ${r.name} (${Math.round(r.ms)} ms)\n`);
+        for (const f of r.failures) process.stdout.write(`      ${f.replace(/\n/g, '\n      ')}\n`);
+      },
+    });
+  }
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  return failed > 0 ? EXIT.RUN_FAILED : EXIT.OK;
+}

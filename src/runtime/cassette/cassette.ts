@@ -1,0 +1,251 @@
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { type ErrorContext, HatcheryError } from '../../core/errors.js';
+import { secretValues } from '../../core/secrets.js';
+import type { CallRecorder, Tool, ToolResult } from '../../engine/contracts.js';
+import { ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
+import type { ChatRequest, ChatResponse, Provider } from '../../providers/types.js';
+import { canonicalJson, redactDeep, requestKey } from './canonical.js';
+import { diffSize, lineDiff } from './diff.js';
+import { type CassetteEntry, headerLine, readCassette } from './format.js';
+
+/** How a cassette is used: `record` writes a new one, `replay` answers from one. */
+export type CassetteMode = 'record' | 'replay';
+
+/** Options of Cassette.open. */
+export interface CassetteOptions {
+  file: string;
+  mode: CassetteMode;
+  /** Replay only: calls missing from the cassette are made for real and appended to it. */
+  recordMissing?: boolean;
+  /** The environment whose secret values never reach the cassette (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * A cassette of one run's model and tool calls. Recording appends each call as one JSON line as it
+ * completes; replaying answers each call from the recorded entry with the same key, in recorded order
+ * when one request repeats (a loop). Used only when a run asks for it: ordinary runs never see it.
+ */
+export class Cassette implements CallRecorder {
+  readonly file: string;
+  readonly mode: CassetteMode;
+  readonly recordMissing: boolean;
+  private readonly secrets: readonly string[];
+  /** Recorded entries by key, each list consumed in order. */
+  private readonly byKey = new Map<string, CassetteEntry[]>();
+  private readonly all: CassetteEntry[] = [];
+  /** The first tool call this replay could not answer. */
+  private toolMiss: HatcheryError | undefined;
+
+  private constructor(options: CassetteOptions) {
+    this.file = options.file;
+    this.mode = options.mode;
+    this.recordMissing = options.recordMissing === true;
+    this.secrets = secretValues(options.env ?? process.env);
+  }
+
+  /** Opens a cassette: `record` starts a new file, `replay` reads one (created when recordMissing and absent). */
+  static async open(options: CassetteOptions): Promise<Cassette> {
+    const c = new Cassette(options);
+    if (options.mode === 'record' || (c.recordMissing && !existsSync(options.file))) {
+      mkdirSync(dirname(options.file), { recursive: true });
+      writeFileSync(options.file, headerLine());
+      return c;
+    }
+    for (const e of await readCassette(options.file)) {
+      c.all.push(e);
+      const list = c.byKey.get(e.key);
+      if (list) list.push(e);
+      else c.byKey.set(e.key, [e]);
+    }
+    return c;
+  }
+
+  /**
+   * Wraps the model a node resolved so its calls go through the cassette. Replaying needs no API key:
+   * when `resolve` fails for want of one, the model is the node's own, or the one the cassette
+   * recorded for that node.
+   */
+  resolveModel(resolve: () => ResolvedModel, spec: string | undefined, where: ErrorContext): ResolvedModel {
+    let resolved: ResolvedModel;
+    try {
+      resolved = resolve();
+    } catch (err) {
+      if (
+        this.mode !== 'replay' ||
+        !(err instanceof HatcheryError) ||
+        (err.code !== 'MISSING_API_KEY' && err.code !== 'NO_MODEL')
+      ) {
+        throw err;
+      }
+      resolved = this.keyless(spec, where, err);
+    }
+    return {
+      ...resolved,
+      provider: new CassetteProvider(this, resolved.provider, resolved.vendor, where.node),
+    };
+  }
+
+  /** A model resolved without a key; its provider fails with the original error if a call is not in the cassette. */
+  private keyless(spec: string | undefined, where: ErrorContext, cause: HatcheryError): ResolvedModel {
+    const recorded =
+      this.all.find((e) => e.type === 'model' && e.node === where.node) ??
+      this.all.find((e) => e.type === 'model');
+    const chosen = spec ?? (recorded ? `${recorded.request.vendor}:${recorded.request.model}` : undefined);
+    if (!chosen) throw cause;
+    const unavailable: Provider = {
+      id: 'unavailable',
+      chat: () => Promise.reject(cause),
+    };
+    const registry = new ProviderRegistry({
+      env: {},
+      overrides: { openai: unavailable, anthropic: unavailable, sampling: unavailable },
+      factory: () => unavailable,
+    });
+    return registry.resolve(chosen, undefined, undefined, where);
+  }
+
+  /** MCP tools and http_request reach other systems: their calls are recorded; other tools run for real. */
+  records(tool: Tool): boolean {
+    return tool.ref.startsWith('mcp:') || tool.ref === 'http_request';
+  }
+
+  /** Answers a tool call from the cassette, or makes it and records it. */
+  async tool(
+    node: string,
+    tool: Tool,
+    args: Record<string, unknown>,
+    call: () => Promise<ToolResult>,
+  ): Promise<ToolResult> {
+    const request = redactDeep({ tool: tool.ref, name: tool.name, args }, this.secrets) as Record<
+      string,
+      unknown
+    >;
+    const key = requestKey(request);
+    if (this.mode === 'replay') {
+      const hit = this.take(key);
+      if (hit) return hit.response as unknown as ToolResult;
+      if (!this.recordMissing) {
+        const err = this.miss('tool', `tool call "${tool.name}"`, request, node);
+        this.toolMiss ??= err;
+        throw err;
+      }
+    }
+    const res = await call();
+    const response: Record<string, unknown> = { text: res.text };
+    if (res.isError) response.isError = true;
+    if (res.structured !== undefined) response.structured = res.structured;
+    this.append({ type: 'tool', key, node, request, response });
+    return res;
+  }
+
+  /** A model call through `inner`, answered from the cassette when replaying. */
+  async chat(
+    inner: Provider,
+    vendor: string,
+    node: string | undefined,
+    req: ChatRequest,
+  ): Promise<ChatResponse> {
+    const request = redactDeep(
+      {
+        vendor,
+        model: req.model,
+        system: req.system,
+        messages: req.messages,
+        tools: req.tools,
+        toolChoice: req.toolChoice,
+        temperature: req.temperature,
+        maxTokens: req.maxTokens,
+        responseSchema: req.responseSchema,
+      },
+      this.secrets,
+    ) as Record<string, unknown>;
+    const key = requestKey(request);
+    if (this.mode === 'replay') {
+      const hit = this.take(key);
+      if (hit) {
+        const res = hit.response as unknown as ChatResponse;
+        // A streaming caller still sees the text arrive, as one fragment.
+        if (req.stream && req.onDelta && res.text) req.onDelta(res.text);
+        return {
+          text: res.text ?? '',
+          toolCalls: res.toolCalls ?? [],
+          usage: res.usage,
+          stopReason: res.stopReason,
+        };
+      }
+      // A drone's tool-use loop shows a failed tool call to the model, so a tool call that missed
+      // surfaces as the next model call missing: report the tool call, the cause.
+      if (!this.recordMissing) throw this.toolMiss ?? this.miss('model', 'model call', request, node);
+    }
+    const res = await inner.chat(req);
+    this.append({
+      type: 'model',
+      key,
+      node,
+      request,
+      response: redactDeep(res, this.secrets) as Record<string, unknown>,
+    });
+    return res;
+  }
+
+  /** The next unused recorded entry of a key. */
+  private take(key: string): CassetteEntry | undefined {
+    return this.byKey.get(key)?.shift();
+  }
+
+  private append(entry: CassetteEntry): void {
+    const line = `${JSON.stringify(entry)}\n`;
+    appendFileSync(this.file, line);
+  }
+
+  /** The error of a call the cassette does not hold: the node, and a diff against the nearest recorded request. */
+  private miss(
+    type: 'model' | 'tool',
+    what: string,
+    request: Record<string, unknown>,
+    node: string | undefined,
+  ): HatcheryError {
+    const now = canonicalJson(request, 2);
+    let nearest: { entry: CassetteEntry; text: string; size: number } | undefined;
+    for (const entry of this.all) {
+      if (entry.type !== type) continue;
+      const text = canonicalJson(entry.request, 2);
+      const size = diffSize(text, now) + (entry.node === node ? 0 : 1);
+      if (!nearest || size < nearest.size) nearest = { entry, text, size };
+    }
+    const who = node ? ` of node "${node}"` : '';
+    let message = `no recorded answer for this ${what}${who} in cassette ${this.file}; record it with --record-missing (or record the cassette again)`;
+    if (nearest) {
+      const used =
+        nearest.text === now ? ' (an identical request was recorded, but this run made it more often)' : '';
+      const from = nearest.entry.node ? ` (node "${nearest.entry.node}")` : '';
+      message +=
+        nearest.text === now
+          ? `\nnearest recorded request${from}${used}`
+          : `\nnearest recorded request${from} differs (- recorded, + this run):\n${lineDiff(nearest.text, now)}`;
+    } else {
+      message += `\nthe cassette holds no ${type} call`;
+    }
+    return new HatcheryError('NOT_FOUND', message.trimEnd(), { node, cassette: this.file });
+  }
+}
+
+/** A provider whose calls go through a cassette; one per resolved model of a run that uses one. */
+class CassetteProvider implements Provider {
+  readonly id: string;
+
+  constructor(
+    private readonly cassette: Cassette,
+    private readonly inner: Provider,
+    private readonly vendor: string,
+    private readonly node: string | undefined,
+  ) {
+    this.id = inner.id;
+  }
+
+  chat(request: ChatRequest): Promise<ChatResponse> {
+    return this.cassette.chat(this.inner, this.vendor, this.node, request);
+  }
+}
