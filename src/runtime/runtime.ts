@@ -117,7 +117,11 @@ export class Runtime {
       factory: options.providerFactory ?? sdkFactory,
     });
     const toolOptions = options.tools ?? {};
-    this.loadOptions = { mcpServers: toolOptions.mcpServers };
+    // Constant paths of the files it loads are checked against the same roots its runs are confined to.
+    this.loadOptions = {
+      mcpServers: toolOptions.mcpServers,
+      roots: { read: this.guard.roots, write: policy.roots },
+    };
     this.hatcheries = new HatcheryCache(this.loadOptions);
     this.tools = new ToolResolver(toolOptions, async (abs, check) => {
       const h = await this.hatcheries.get(abs, check);

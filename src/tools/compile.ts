@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
-import type { CompileContext, ToolRef } from '../engine/contracts.js';
+import type { CompileContext, Hatchery, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { parseServerEntry } from './mcp-entry.js';
 import { parseToolRef } from './refs.js';
@@ -13,6 +13,14 @@ export type McpRefWithDef = Extract<ToolRef, { kind: 'mcp' }> & { def?: McpServe
 function anchored(def: McpServerDef, dir: string): McpServerDef {
   if ('url' in def || def.cwd === undefined || path.isAbsolute(def.cwd)) return def;
   return { ...def, cwd: path.resolve(dir, def.cwd) };
+}
+
+/** hatch: sub-files loaded at load time, by their reference (for tool_args and tool name checks). */
+const loadedSubs = new WeakMap<ToolRef, Hatchery>();
+
+/** The sub-hatchery a hatch: reference loaded at load time, if it was checked and is valid. */
+export function loadedSub(ref: ToolRef): Hatchery | undefined {
+  return loadedSubs.get(ref);
 }
 
 /**
@@ -52,6 +60,10 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
           `"${ref}": file "${rel}" not found (looked for ${abs}); paths are relative to this hatchery file`,
         );
         return undefined;
+      }
+      if (parsed.kind === 'hatch' && cc.hatchery) {
+        const sub = cc.hatchery(parsed.path, field);
+        if (sub) loadedSubs.set(parsed, sub);
       }
       break;
     }
@@ -95,7 +107,7 @@ function staticToolName(ref: ToolRef, dir: string): string | undefined {
     case 'node':
       return ref.node;
     case 'hatch':
-      return peekName(path.resolve(dir, ref.path), dir);
+      return loadedSubs.get(ref)?.name ?? peekName(path.resolve(dir, ref.path), dir);
     case 'mcp':
       return ref.tool;
     case 'js':
