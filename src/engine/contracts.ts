@@ -254,7 +254,8 @@ export interface LoadOptions {
   /**
    * Folders runs may read and write (a Runtime passes its PathGuard's), against which constant
    * `files`, `write_output` and hatch: paths are checked at load time; a file's own folder is
-   * always readable. Default: a default Runtime's (the working folder unless it is / or home).
+   * always readable. Without roots those paths are not checked at load (where the file will run
+   * is unknown) and hatch: sub-files are checked only below the file's own folder.
    */
   roots?: { read: readonly string[]; write: readonly string[] };
 }

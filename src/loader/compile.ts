@@ -13,7 +13,7 @@ import { Template } from '../engine/templates/templates.js';
 import { NODE_IMPLS } from '../nodes/index.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
-import { loadRoots, writePathProblem } from '../tools/path-check.js';
+import { writePathProblem } from '../tools/path-check.js';
 import type { SubFiles } from './sub-files.js';
 import { checkTopLevel } from './top-level.js';
 import type { ValidNode } from './validate.js';
@@ -55,7 +55,8 @@ export function compileHatchery(
   const dependencies = new Set<string>();
   const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
   const compiled = new Map<string, CompiledNode>();
-  const roots = loadRoots(options);
+  // Without roots (a definition loaded apart from any Runtime) where it will run is unknown: not checked.
+  const roots = options.roots;
   for (const n of nodes) {
     const prefix = `nodes/${n.index}`;
     const cc: CompileContext = {
@@ -101,7 +102,7 @@ export function compileHatchery(
       maxVisits: d.max_visits,
       onLimit: d.on_limit,
     };
-    if (d.write_output !== undefined) {
+    if (d.write_output !== undefined && roots) {
       const why = writePathProblem(d.write_output, dir, roots);
       if (why) cc.problem('write_output', why);
     }

@@ -2,7 +2,6 @@ import path from 'node:path';
 import type { ValidationProblem } from '../core/errors.js';
 import { isInside, readTextCheckedSync, realish } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { loadRoots } from '../tools/path-check.js';
 
 /** Most problems of one sub-file repeated in the file that hatches it. */
 const MAX_SUB_PROBLEMS = 5;
@@ -53,8 +52,11 @@ export class SubFiles {
   check(rel: string, dir: string, report: (message: string) => void): Hatchery | undefined {
     const abs = path.resolve(dir, rel);
     const ref = `hatch:${rel}`;
-    const roots = [dir, ...loadRoots(this.options).read];
+    const given = this.options.roots;
+    const roots = [dir, ...(given?.read ?? [])];
     if (!roots.some((r) => isInside(realish(abs), realish(path.resolve(r))))) {
+      // Without roots (no Runtime) only the file's own folder is read; elsewhere is checked when it runs.
+      if (!given) return undefined;
       report(
         `"${ref}": ${abs} is outside the allowed roots (${roots.join(', ')}); a hatch: tool only loads files below them: move the file under a root or allow its folder with --allow-root DIR`,
       );

@@ -6,6 +6,7 @@ import type {
   NodeKindImpl,
   NodeResult,
   RunContext,
+  Tool,
 } from '../engine/contracts.js';
 import { Template } from '../engine/templates/templates.js';
 import type { BanelingDef } from '../schema/baneling.js';
@@ -15,7 +16,8 @@ import { callToolRef } from '../tools/invoke.js';
 
 /**
  * A string argument that is exactly one `{{ expression }}`: rendered through the `dump` filter (JSON
- * of the value, inside the same sandbox as every template) so the tool gets the value's own type.
+ * of the value, inside the same sandbox as every template) so the tool gets the value's own type; a
+ * string stays a string ("42" is dumped as "\"42\"").
  */
 class ValueArg {
   constructor(
@@ -57,13 +59,30 @@ function renderValue(arg: ValueArg, scope: RunContext): unknown {
   return JSON.parse(text) as unknown;
 }
 
-function renderArgs(tree: ArgTree, scope: RunContext): unknown {
+type Schema = Record<string, unknown> | undefined;
+
+/** The sub-schema of a property or of array items, when the tool's schema gives one. */
+function below(schema: Schema, key: 'properties' | 'items', name?: string): Schema {
+  const sub = schema?.[key] as Record<string, unknown> | undefined;
+  if (!sub || typeof sub !== 'object') return undefined;
+  const s = name === undefined ? sub : Object.hasOwn(sub, name) ? sub[name] : undefined;
+  return s && typeof s === 'object' ? (s as Record<string, unknown>) : undefined;
+}
+
+/**
+ * Renders the arguments. A one-expression argument keeps its value's JSON type, unless the tool's
+ * schema says that argument is a string: then it is the rendered text, as every other template.
+ */
+function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
   if (tree === null || typeof tree !== 'object') return tree;
-  if (Array.isArray(tree)) return tree.map((t) => renderArgs(t, scope));
+  if (Array.isArray(tree)) return tree.map((t) => renderArgs(t, scope, below(schema, 'items')));
   if (tree instanceof Template) return scope.render(tree);
-  if (tree instanceof ValueArg) return renderValue(tree, scope);
+  if (tree instanceof ValueArg) {
+    return schema?.type === 'string' ? scope.render(tree.source) : renderValue(tree, scope);
+  }
   const obj: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(tree as { [k: string]: ArgTree })) obj[k] = renderArgs(v, scope);
+  for (const [k, v] of Object.entries(tree as { [k: string]: ArgTree }))
+    obj[k] = renderArgs(v, scope, below(schema, 'properties', k));
   return obj;
 }
 
@@ -82,8 +101,8 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
       exec: async (scope: RunContext): Promise<NodeResult> => {
         if (!ref)
           throw new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' });
-        const rendered = renderArgs(args, scope) as Record<string, unknown>;
-        const res = await callToolRef(scope, base.name, ref, rendered, def.timeout_ms);
+        const render = (tool: Tool) => renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
+        const res = await callToolRef(scope, base.name, ref, render, def.timeout_ms);
         if (res.isError) {
           throw new HatcheryError('TOOL', `tool "${def.tool_name}" failed: ${res.text}`, {
             field: 'tool_name',

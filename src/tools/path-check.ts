@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
-import type { LoadOptions } from '../engine/contracts.js';
 
 /** Any template tag: a path with one is known only at run time. */
 const TAG = /\{\{|\{%|\{#/;
@@ -13,13 +12,13 @@ export interface LoadRoots {
 }
 
 /**
- * The roots a load checks against: the options' (a Runtime passes its own), else the defaults of a
- * Runtime made without options (the working folder, unless it is / or the home folder), so library
- * use and `validate` judge a file as a default run would.
+ * The roots a Runtime with these options confines its runs to (read roots besides each file's own
+ * folder, and write roots), for LoadOptions.roots of a load that runs nothing (`validate`).
  */
-export function loadRoots(options: LoadOptions): LoadRoots {
-  if (options.roots) return options.roots;
-  const roots = new WritePolicy().roots;
+export function runtimeRoots(
+  o: { cwd?: string; allowRoots?: readonly string[]; allowWrite?: readonly string[] } = {},
+): LoadRoots {
+  const roots = new WritePolicy({ cwd: o.cwd, allowRoots: o.allowRoots, allowWrite: o.allowWrite }).roots;
   return { read: roots, write: roots };
 }
 
