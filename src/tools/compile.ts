@@ -10,7 +10,7 @@ import { parseToolRef } from './refs.js';
 export type McpRefWithDef = Extract<ToolRef, { kind: 'mcp' }> & { def?: McpServerDef };
 
 /** A server definition whose relative `cwd` is made absolute against the hatchery's folder. */
-function anchored(def: McpServerDef, dir: string): McpServerDef {
+export function anchored(def: McpServerDef, dir: string): McpServerDef {
   if ('url' in def || def.cwd === undefined || path.isAbsolute(def.cwd)) return def;
   return { ...def, cwd: path.resolve(dir, def.cwd) };
 }
