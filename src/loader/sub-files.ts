@@ -53,7 +53,7 @@ export class SubFiles {
     const abs = path.resolve(dir, rel);
     const ref = `hatch:${rel}`;
     const given = this.options.roots;
-    const roots = [dir, ...(given?.read ?? [])];
+    const roots = [...new Set([dir, ...(given?.read ?? [])])];
     if (!roots.some((r) => isInside(realish(abs), realish(path.resolve(r))))) {
       // Without roots (no Runtime) only the file's own folder is read; elsewhere is checked when it runs.
       if (!given) return undefined;

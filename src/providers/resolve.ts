@@ -35,7 +35,7 @@ export function modelSpecProblem(spec: string): string | undefined {
   if (colon <= 0) return undefined;
   const prefix = spec.slice(0, colon).toLowerCase();
   if (MODEL_PREFIXES.includes(prefix)) return undefined;
-  const near = didYouMean(prefix, MODEL_PREFIXES);
+  const near = didYouMean(`${prefix}:`, ['openai:', 'anthropic:', 'sampling:']);
   return `unknown provider prefix ${quote(`${spec.slice(0, colon)}:`)} in model ${quote(spec)}${near}; valid prefixes: openai:, anthropic:, sampling (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b`;
 }
 

@@ -5,6 +5,13 @@ import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
 /** Any template tag. */
 const TAG = /\{\{|\{%|\{#/;
 
+/** A value as written in JSON, cut to a readable length: strings quoted, numbers and objects as JSON. */
+function shown(v: unknown): string {
+  if (typeof v === 'string') return quote(v);
+  const json = JSON.stringify(v) ?? String(v);
+  return json.length > 60 ? `${json.slice(0, 60)}…` : json;
+}
+
 /** The JSON type of a constant argument, as JSON Schema names it. */
 function jsonType(v: unknown): string {
   if (v === null) return 'null';
@@ -50,7 +57,7 @@ function walk(value: unknown, schema: Schema, tool: string, at: string, out: Arg
     const want = Array.isArray(schema.type) ? schema.type.join(' or ') : String(schema.type);
     out.push({
       path: at,
-      message: `${at ? `argument "${at.replace(/\//g, '.')}"` : 'the arguments'} of ${tool} must be ${article(want)}, not ${article(t === 'integer' ? 'number' : t)} (${quote(value)})`,
+      message: `${at ? `argument "${at.replace(/\//g, '.')}"` : 'the arguments'} of ${tool} must be ${article(want)}, not ${article(t === 'integer' ? 'number' : t)} (${shown(value)})`,
     });
     return;
   }
@@ -65,7 +72,7 @@ function walk(value: unknown, schema: Schema, tool: string, at: string, out: Arg
         : '';
     out.push({
       path: at,
-      message: `argument "${at.replace(/\//g, '.')}" of ${tool} is ${quote(value)}${near}; allowed: ${listNames(allowed)}`,
+      message: `argument "${at.replace(/\//g, '.')}" of ${tool} is ${shown(value)}${near}; allowed: ${listNames(allowed)}`,
     });
     return;
   }

@@ -35,7 +35,7 @@ function inside(abs: string, roots: readonly string[]): boolean {
 export function readPathProblem(p: string, dir: string, roots: LoadRoots): string | undefined {
   if (TAG.test(p)) return undefined;
   const abs = path.resolve(dir, p);
-  const allowed = [dir, ...roots.read];
+  const allowed = [...new Set([dir, ...roots.read])];
   if (inside(abs, allowed)) return undefined;
   return `"${p}" (${abs}) is outside the folders runs may read (${allowed.join(', ')}); move the file below one of them, or allow its folder with --allow-root DIR`;
 }
