@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
-import { loadIn } from '../tools/helpers.js';
+import { loadIn, Scripted } from '../tools/helpers.js';
 
 /** A js: tool that answers the JSON of the arguments it got; its schema leaves their types open. */
 function showArgs(dir: string): string {
@@ -80,6 +80,37 @@ describe('one-expression tool arguments keep their type', () => {
 
   it('passes a save_output value of an earlier node as it is', async () => {
     expect(await argsOf({ plan: '{{ ctx.plan }}' })).toEqual({ plan: '{"items": [1, "two", {"k": null}]}' });
+  });
+
+  it('passes a structured node output (out.Plan.items) as an array', async () => {
+    const dir = tempDir();
+    const h = loadIn(dir, {
+      name: 'm',
+      desc: 'd',
+      nodes: [
+        {
+          name: 'Plan',
+          usr_prompt: 'plan',
+          model: 'openai:gpt-4o',
+          output_schema: {
+            type: 'object',
+            properties: { items: { type: 'array', items: { type: 'string' } } },
+            required: ['items'],
+          },
+          next: 'Call',
+        },
+        {
+          name: 'Call',
+          type: 'tool',
+          tool_name: showArgs(dir),
+          tool_args: { items: '{{ out.Plan.items }}' },
+        },
+      ],
+    });
+    const model = new Scripted(['{"items": ["a", "b"]}']);
+    const rt = new Runtime({ env: {}, cwd: dir, providers: { openai: model } });
+    expect(JSON.parse((await rt.run(h)).output)).toEqual({ items: ['a', 'b'] });
+    await rt.close();
   });
 
   it("is the rendered text when the tool's schema wants a string (echo's text: arrays print as JSON)", async () => {
