@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { loadIn, Scripted } from '../tools/helpers.js';
@@ -124,7 +125,7 @@ describe('one-expression tool arguments keep their type', () => {
   });
 
   it('an undefined variable is reported in the words of the argument', async () => {
-    const err = await argsOf({ v: '{{ ctx.nope }}' }).catch((e) => e);
+    const err = (await argsOf({ v: '{{ ctx.nope }}' }).catch((e: unknown) => e)) as HatcheryError;
     expect(err.message).toContain(
       'undefined variable `ctx.nope` (line 1). Define it (declared input, files entry, save_output of an earlier node) or give a default: {{ ctx.nope | default("") }}',
     );
