@@ -277,10 +277,10 @@ export interface CompileContext {
   /** Marks a file this hatchery depends on (watched for hot reload). */
   dependency(absPath: string): void;
   /**
-   * Loads a hatch: sub-file (`rel` to this file's folder) at load time, reporting its problems at
-   * `field`; undefined when it is invalid, outside the roots, or already being loaded (a cycle).
+   * Loads a hatch: sub-file (`rel` to this file's folder) at load time, passing each of its problems
+   * to `report`; undefined when it is invalid, outside the roots, or already being loaded (a cycle).
    */
-  hatchery?(rel: string, field: string): Hatchery | undefined;
+  hatchery?(rel: string, report: (message: string) => void): Hatchery | undefined;
 }
 
 /** The parts of a compiled node every kind shares; kinds add `exec` (and `preflight`). */

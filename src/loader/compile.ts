@@ -80,10 +80,7 @@ export function compileHatchery(
       dependency(abs) {
         dependencies.add(abs);
       },
-      hatchery: subs
-        ? (rel, field) =>
-            subs.check(rel, dir, (message) => problems.push({ path: `${prefix}/${field}`, message }))
-        : undefined,
+      hatchery: subs ? (rel, report) => subs.check(rel, dir, report) : undefined,
     };
     const d = n.def as Record<string, unknown> & {
       next?: string | string[];

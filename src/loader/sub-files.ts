@@ -66,7 +66,8 @@ export class SubFiles {
     const parent = this.stack[this.stack.length - 1];
     const entry = this.entry(abs, roots);
     if (entry.res.ok) return entry.res.hatchery;
-    if (parent !== undefined) this.entries.get(parent)?.failed.push({ rel, abs });
+    const failed = parent === undefined ? undefined : this.entries.get(parent)?.failed;
+    if (failed && !failed.some((f) => f.rel === rel)) failed.push({ rel, abs });
     const all = this.chains(abs, new Set());
     for (const c of all.slice(0, MAX_SUB_PROBLEMS)) {
       const where = c.path ? `${c.path}: ` : '';

@@ -62,7 +62,7 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
         return undefined;
       }
       if (parsed.kind === 'hatch' && cc.hatchery) {
-        const sub = cc.hatchery(parsed.path, field);
+        const sub = cc.hatchery(parsed.path, (message) => cc.problem(field, message));
         if (sub) loadedSubs.set(parsed, sub);
       }
       break;

@@ -109,3 +109,24 @@ describe('hatch: sub-files at load time', () => {
     );
   });
 });
+
+describe('hatch: sub-files of spawn templates', () => {
+  it('are reported at the template tool path', () => {
+    const dir = tempDir();
+    write(dir, 'leaf.json', broken);
+    const main = {
+      name: 'm',
+      desc: 'd',
+      nodes: [
+        {
+          name: 'A',
+          usr_prompt: 'u',
+          spawn: { templates: [{ name: 't', desc: 'd', tools: ['hatch:leaf.json'] }] },
+        },
+      ],
+    };
+    expect(problemsIn(dir, main)).toEqual([
+      `nodes/0/spawn/templates/0/tools/0: hatch:leaf.json is invalid: leaf.json: nodes/0/usr_prompt: ${SYNTAX}`,
+    ]);
+  });
+});
