@@ -12,7 +12,10 @@ import { validateDefinition } from './validate.js';
 /** Result of checking one file: the hatchery when valid, otherwise every problem found. */
 export type LoadResult = { ok: true; hatchery: Hatchery } | { ok: false; error: ValidationError };
 
-/** Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative paths. */
+/**
+ * Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative
+ * paths. `subs` is internal: the hatch: sub-file checker of a load in progress (one is made per load).
+ */
 export function loadHatcheryText(
   text: string,
   file: string,
