@@ -38,6 +38,15 @@ function peekName(abs: string, dir: string): string | undefined {
   }
 }
 
+/** For an unknown bare name that is a node of this file or a file beside it, the reference meant. */
+function bareNameHint(ref: string, cc: CompileContext): string {
+  if (ref.includes(':')) return '';
+  if (cc.graph.node(ref)) return `; to call the node "${ref}" as a tool, write "node:${ref}"`;
+  if (/\.(json|ya?ml)$/.test(ref) && existsSync(path.resolve(cc.dir, ref)))
+    return `; to call the hatchery file as a tool, write "hatch:${ref}"`;
+  return '';
+}
+
 /**
  * Parses and checks one tool reference at load time: unknown built-ins, missing hatch:/js: files and
  * undefined MCP servers are problems at `field`. node: targets are lazy by design and never checked.
@@ -45,7 +54,7 @@ function peekName(abs: string, dir: string): string | undefined {
 export function checkToolRef(ref: string, field: string, cc: CompileContext): ToolRef | undefined {
   const parsed = parseToolRef(ref);
   if ('error' in parsed) {
-    cc.problem(field, parsed.error);
+    cc.problem(field, parsed.error + bareNameHint(ref, cc));
     return undefined;
   }
   switch (parsed.kind) {

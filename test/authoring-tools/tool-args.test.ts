@@ -103,6 +103,27 @@ describe('misspelled tool names', () => {
     ).toEqual([`nodes/0/tools/0: unknown tool "list_dirs" (did you mean "list_dir"?): ${known}`]);
   });
 
+  it('points a bare node name to node: and a bare file name to hatch:', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'sub.json'), '{}');
+    const def = {
+      name: 'm',
+      desc: 'd',
+      nodes: [
+        { name: 'A', usr_prompt: 'u', tools: ['Summarize', 'sub.json'], next: 'Summarize' },
+        { name: 'Summarize', usr_prompt: 'u' },
+      ],
+    };
+    const found = problemsIn(dir, def);
+    expect(found).toHaveLength(2);
+    expect(found[0]).toMatch(
+      /^nodes\/0\/tools\/0: unknown tool "Summarize": use a built-in .*; to call the node "Summarize" as a tool, write "node:Summarize"$/,
+    );
+    expect(found[1]).toMatch(
+      /^nodes\/0\/tools\/1: unknown tool "sub.json": use a built-in .*; to call the hatchery file as a tool, write "hatch:sub.json"$/,
+    );
+  });
+
   it('suggests the nearest prefix', () => {
     expect(problemsIn(tempDir(), tool('hatc:x.json', {}))).toEqual([
       'nodes/0/tool_name: unknown tool reference prefix "hatc:" in "hatc:x.json" (did you mean "hatch:"?): use hatch:, node:, mcp: or js:',
