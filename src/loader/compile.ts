@@ -80,7 +80,14 @@ export function compileHatchery(
       dependency(abs) {
         dependencies.add(abs);
       },
-      hatchery: subs ? (rel, report) => subs.check(rel, dir, report) : undefined,
+      hatchery: subs
+        ? (rel, report) => {
+            const sub = subs.check(rel, dir, report);
+            // The sub-file's own sub-files decide this file's validity too: hot reload watches them.
+            for (const f of subs.below(path.resolve(dir, rel))) dependencies.add(f);
+            return sub;
+          }
+        : undefined,
     };
     const d = n.def as Record<string, unknown> & {
       next?: string | string[];

@@ -16,6 +16,8 @@ interface Entry {
   res: Loaded | { ok: false; read: string };
   /** hatch: sub-files that failed, by the path written in this file. */
   failed: { rel: string; abs: string }[];
+  /** Every hatch: sub-file this file names (read or not), for the dependencies of the files above. */
+  children: Set<string>;
 }
 
 /** One problem of a sub-file, with the files it was reached through (as written in each hatch:). */
@@ -51,6 +53,8 @@ export class SubFiles {
    */
   check(rel: string, dir: string, report: (message: string) => void): Hatchery | undefined {
     const abs = path.resolve(dir, rel);
+    const parent = this.stack[this.stack.length - 1];
+    if (parent !== undefined) this.entries.get(parent)?.children.add(abs);
     const ref = `hatch:${rel}`;
     const given = this.options.roots;
     const roots = [...new Set([dir, ...(given?.read ?? [])])];
@@ -63,7 +67,6 @@ export class SubFiles {
       return undefined;
     }
     if (this.stack.includes(abs)) return undefined;
-    const parent = this.stack[this.stack.length - 1];
     const entry = this.entry(abs, roots);
     if (entry.res.ok) return entry.res.hatchery;
     const failed = parent === undefined ? undefined : this.entries.get(parent)?.failed;
@@ -81,7 +84,7 @@ export class SubFiles {
   private entry(abs: string, roots: string[]): Entry {
     const hit = this.entries.get(abs);
     if (hit) return hit;
-    const entry: Entry = { res: { ok: false, read: '' }, failed: [] };
+    const entry: Entry = { res: { ok: false, read: '' }, failed: [], children: new Set() };
     this.entries.set(abs, entry);
     let text: string;
     try {
@@ -101,6 +104,23 @@ export class SubFiles {
       this.stack.pop();
     }
     return entry;
+  }
+
+  /**
+   * Every file below the sub-file `abs` (its own sub-files, theirs...): a change to any of them can
+   * change whether the file that hatches `abs` is valid, so hot reload watches them all.
+   */
+  below(abs: string): string[] {
+    const found = new Set<string>();
+    const visit = (f: string) => {
+      for (const c of this.entries.get(f)?.children ?? []) {
+        if (found.has(c)) continue;
+        found.add(c);
+        visit(c);
+      }
+    };
+    visit(abs);
+    return [...found];
   }
 
   /** The problems of a failed sub-file, those of its own sub-files followed down with their chain. */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
-import { problemsIn } from '../tools/helpers.js';
+import { loadIn, problemsIn } from '../tools/helpers.js';
 
 const write = (dir: string, name: string, def: unknown) =>
   writeFileSync(path.join(dir, name), JSON.stringify(def));
@@ -128,5 +128,15 @@ describe('hatch: sub-files of spawn templates', () => {
     expect(problemsIn(dir, main)).toEqual([
       `nodes/0/spawn/templates/0/tools/0: hatch:leaf.json is invalid: leaf.json: nodes/0/usr_prompt: ${SYNTAX}`,
     ]);
+  });
+});
+
+describe('dependencies of hatch: chains', () => {
+  it('lists every file below a hatch: file, so hot reload sees a change two levels down', () => {
+    const dir = tempDir();
+    write(dir, 'middle.json', hatching('middle', 'leaf.json'));
+    write(dir, 'leaf.json', { name: 'leaf', desc: 'd', nodes: [{ name: 'L', usr_prompt: 'u' }] });
+    const h = loadIn(dir, hatching('main', 'middle.json'));
+    expect([...h.dependencies].sort()).toEqual([path.join(dir, 'leaf.json'), path.join(dir, 'middle.json')]);
   });
 });
