@@ -266,6 +266,13 @@ export interface RunContext {
 export interface LoadOptions {
   /** MCP servers from --mcp-config; a file's own `mcpServers` entries win over them. */
   mcpServers?: Readonly<Record<string, McpServerDef>>;
+  /**
+   * Folders runs may read and write (a Runtime passes its PathGuard's), against which constant
+   * `files`, `write_output` and hatch: paths are checked at load time; a file's own folder is
+   * always readable. Without roots those paths are not checked at load (where the file will run
+   * is unknown) and hatch: sub-files are checked only below the file's own folder.
+   */
+  roots?: { read: readonly string[]; write: readonly string[] };
 }
 
 /** What a node kind's compiler can use and report to, for one node of one file. */
@@ -284,6 +291,11 @@ export interface CompileContext {
   problem(field: string, message: string): void;
   /** Marks a file this hatchery depends on (watched for hot reload). */
   dependency(absPath: string): void;
+  /**
+   * Loads a hatch: sub-file (`rel` to this file's folder) at load time, passing each of its problems
+   * to `report`; undefined when it is invalid, outside the roots, or already being loaded (a cycle).
+   */
+  hatchery?(rel: string, report: (message: string) => void): Hatchery | undefined;
 }
 
 /** The parts of a compiled node every kind shares; kinds add `exec` (and `preflight`). */

@@ -13,6 +13,9 @@ import { Template } from '../engine/templates/templates.js';
 import { NODE_IMPLS } from '../nodes/index.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
+import { writePathProblem } from '../tools/path-check.js';
+import type { SubFiles } from './sub-files.js';
+import { checkTopLevel } from './top-level.js';
 import type { ValidNode } from './validate.js';
 
 /** A problem that stops the file from loading (anything but a warning). */
@@ -45,12 +48,15 @@ export function compileHatchery(
   nodes: ValidNode[],
   options: LoadOptions,
   problems: ValidationProblem[],
+  subs?: SubFiles,
 ): Hatchery | undefined {
   const dir = file ? path.dirname(file) : process.cwd();
   const graph = new HatcheryGraph(def.start, nodes);
   const dependencies = new Set<string>();
   const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
   const compiled = new Map<string, CompiledNode>();
+  // Without roots (a definition loaded apart from any Runtime) where it will run is unknown: not checked.
+  const roots = options.roots;
   for (const n of nodes) {
     const prefix = `nodes/${n.index}`;
     const cc: CompileContext = {
@@ -74,6 +80,14 @@ export function compileHatchery(
       dependency(abs) {
         dependencies.add(abs);
       },
+      hatchery: subs
+        ? (rel, report) => {
+            const sub = subs.check(rel, dir, report);
+            // The sub-file's own sub-files decide this file's validity too: hot reload watches them.
+            for (const f of subs.below(path.resolve(dir, rel))) dependencies.add(f);
+            return sub;
+          }
+        : undefined,
     };
     const d = n.def as Record<string, unknown> & {
       next?: string | string[];
@@ -92,12 +106,17 @@ export function compileHatchery(
       maxVisits: d.max_visits,
       onLimit: d.on_limit,
     };
+    if (d.write_output !== undefined && roots) {
+      const why = writePathProblem(d.write_output, dir, roots);
+      if (why) cc.problem('write_output', why);
+    }
     const impl = NODE_IMPLS[n.kind] as {
       compile(def: unknown, base: NodeBase, cc: CompileContext): CompiledNode;
     };
     compiled.set(n.name, impl.compile(n.def, base, cc));
   }
   for (const rel of Object.values(def.files ?? {})) dependencies.add(path.resolve(dir, rel));
+  checkTopLevel(def, dir, roots, problems);
   if (problems.some(isError)) return undefined;
   const first = nodes[0];
   if (!first) throw new HatcheryError('INVALID_FILE', 'no nodes', { file });

@@ -6,30 +6,50 @@ import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { compileHatchery, isError } from './compile.js';
 import { capProblems } from './limits.js';
 import { parseJson } from './parse.js';
+import { SubFiles } from './sub-files.js';
 import { validateDefinition } from './validate.js';
 
 /** Result of checking one file: the hatchery when valid, otherwise every problem found. */
 export type LoadResult = { ok: true; hatchery: Hatchery } | { ok: false; error: ValidationError };
 
-/** Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative paths. */
-export function loadHatcheryText(text: string, file: string, options: LoadOptions = {}): LoadResult {
+/**
+ * Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative
+ * paths. `subs` is internal: the hatch: sub-file checker of a load in progress (one is made per load).
+ */
+export function loadHatcheryText(
+  text: string,
+  file: string,
+  options: LoadOptions = {},
+  subs?: SubFiles,
+): LoadResult {
   const parsed = parseJson(text);
   if (parsed.problem) return invalid(file, [parsed.problem]);
-  return loadHatcheryObject(parsed.value, file, options);
+  return loadHatcheryObject(parsed.value, file, options, subs);
 }
 
 /**
  * Validates and compiles a hatchery from a parsed definition (e.g. built in code). Any exception,
  * even a bug of ours, becomes this file's error: one bad file never stops a server or a reload.
  */
-export function loadHatcheryObject(value: unknown, file: string, options: LoadOptions = {}): LoadResult {
+export function loadHatcheryObject(
+  value: unknown,
+  file: string,
+  options: LoadOptions = {},
+  subs?: SubFiles,
+): LoadResult {
   try {
     const abs = file ? path.resolve(file) : '';
+    // hatch: sub-files are checked recursively, once per load; `subs` is shared down the recursion.
+    let sub = subs;
+    if (!sub) {
+      sub = new SubFiles(options, loadHatcheryText);
+      if (abs) sub.enter(abs);
+    }
     const { def, nodes, problems } = validateDefinition(value);
     if (!def || problems.some(isError)) return invalid(file, problems.filter(isError));
     // Warnings of validation travel on with the compile problems, so the hatchery carries them all.
     const compileProblems: ValidationProblem[] = [...problems];
-    const hatchery = compileHatchery(abs, def, nodes, options, compileProblems);
+    const hatchery = compileHatchery(abs, def, nodes, options, compileProblems, sub);
     if (!hatchery) return invalid(file, compileProblems.filter(isError));
     return { ok: true, hatchery };
   } catch (err) {

@@ -6,17 +6,38 @@ import type {
   NodeKindImpl,
   NodeResult,
   RunContext,
+  Tool,
 } from '../engine/contracts.js';
 import { Template } from '../engine/templates/templates.js';
 import type { BanelingDef } from '../schema/baneling.js';
-import { checkToolRef } from '../tools/compile.js';
+import { checkToolArgs, loadTimeSchema, singleExpression } from '../tools/check-args.js';
+import { checkToolRef, loadedSub } from '../tools/compile.js';
 import { callToolRef } from '../tools/invoke.js';
 
+/**
+ * A string argument that is exactly one `{{ expression }}`: rendered through the `dump` filter (JSON
+ * of the value, inside the same sandbox as every template) so the tool gets the value's own type; a
+ * string stays a string ("42" is dumped as "\"42\"").
+ */
+class ValueArg {
+  constructor(
+    readonly json: Template,
+    /** The argument as written, rendered only to report an undefined variable in the author's words. */
+    readonly source: Template,
+  ) {}
+}
+
 /** A JSON value with every string compiled to a template. */
-type ArgTree = Template | number | boolean | null | ArgTree[] | { [k: string]: ArgTree };
+type ArgTree = Template | ValueArg | number | boolean | null | ArgTree[] | { [k: string]: ArgTree };
 
 function compileArgs(value: unknown, field: string, cc: CompileContext): ArgTree {
-  if (typeof value === 'string') return cc.template(value, field) ?? null;
+  if (typeof value === 'string') {
+    const source = cc.template(value, field);
+    const expr = singleExpression(value);
+    if (!source || expr === undefined) return source ?? null;
+    const json = cc.template(`{{ (${expr}) | dump }}`, field);
+    return json ? new ValueArg(json, source) : source;
+  }
   if (Array.isArray(value)) return value.map((v, i) => compileArgs(v, `${field}/${i}`, cc));
   if (value && typeof value === 'object') {
     const obj: { [k: string]: ArgTree } = {};
@@ -26,12 +47,42 @@ function compileArgs(value: unknown, field: string, cc: CompileContext): ArgTree
   return value as number | boolean | null;
 }
 
-function renderArgs(tree: ArgTree, scope: RunContext): unknown {
+function renderValue(arg: ValueArg, scope: RunContext): unknown {
+  let text: string;
+  try {
+    text = scope.render(arg.json);
+  } catch (err) {
+    // An undefined value has no JSON: the argument as written names the variable in the error.
+    scope.render(arg.source);
+    throw err;
+  }
+  return JSON.parse(text) as unknown;
+}
+
+type Schema = Record<string, unknown> | undefined;
+
+/** The sub-schema of a property or of array items, when the tool's schema gives one. */
+function below(schema: Schema, key: 'properties' | 'items', name?: string): Schema {
+  const sub = schema?.[key] as Record<string, unknown> | undefined;
+  if (!sub || typeof sub !== 'object') return undefined;
+  const s = name === undefined ? sub : Object.hasOwn(sub, name) ? sub[name] : undefined;
+  return s && typeof s === 'object' ? (s as Record<string, unknown>) : undefined;
+}
+
+/**
+ * Renders the arguments. A one-expression argument keeps its value's JSON type, unless the tool's
+ * schema says that argument is a string: then it is the rendered text, as every other template.
+ */
+function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
   if (tree === null || typeof tree !== 'object') return tree;
-  if (Array.isArray(tree)) return tree.map((t) => renderArgs(t, scope));
+  if (Array.isArray(tree)) return tree.map((t) => renderArgs(t, scope, below(schema, 'items')));
   if (tree instanceof Template) return scope.render(tree);
+  if (tree instanceof ValueArg) {
+    return schema?.type === 'string' ? scope.render(tree.source) : renderValue(tree, scope);
+  }
   const obj: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(tree as { [k: string]: ArgTree })) obj[k] = renderArgs(v, scope);
+  for (const [k, v] of Object.entries(tree as { [k: string]: ArgTree }))
+    obj[k] = renderArgs(v, scope, below(schema, 'properties', k));
   return obj;
 }
 
@@ -39,14 +90,19 @@ function renderArgs(tree: ArgTree, scope: RunContext): unknown {
 export const banelingImpl: NodeKindImpl<BanelingDef> = {
   compile(def: BanelingDef, base: NodeBase, cc: CompileContext): CompiledNode {
     const ref = checkToolRef(def.tool_name, 'tool_name', cc);
+    const schema = ref ? loadTimeSchema(ref, loadedSub(ref)) : undefined;
+    if (ref && schema) {
+      for (const p of checkToolArgs(ref, def.tool_args ?? {}, schema))
+        cc.problem(p.path ? `tool_args/${p.path}` : 'tool_args', p.message);
+    }
     const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc);
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
         if (!ref)
           throw new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' });
-        const rendered = renderArgs(args, scope) as Record<string, unknown>;
-        const res = await callToolRef(scope, base.name, ref, rendered, def.timeout_ms);
+        const render = (tool: Tool) => renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
+        const res = await callToolRef(scope, base.name, ref, render, def.timeout_ms);
         if (res.isError) {
           throw new HatcheryError('TOOL', `tool "${def.tool_name}" failed: ${res.text}`, {
             field: 'tool_name',

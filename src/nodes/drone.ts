@@ -7,7 +7,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
-import type { ResolvedModel } from '../providers/resolve.js';
+import { modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, ChatRequest } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
@@ -18,6 +18,18 @@ import { compileSpawn, spawnTools } from './drone-spawn.js';
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
 const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
+
+/** Load-time check of the drone's and its spawn templates' `model` provider prefixes. */
+function checkModels(def: DroneDef, cc: CompileContext): void {
+  const check = (spec: string | undefined, field: string) => {
+    const why = spec === undefined ? undefined : modelSpecProblem(spec);
+    if (why) cc.problem(field, why);
+  };
+  check(def.model, 'model');
+  def.spawn?.templates.forEach((t, i) => {
+    check(t.model, `spawn/templates/${i}/model`);
+  });
+}
 
 /**
  * Drone: renders its prompts, calls the model (with the tool-use loop when it has tools or spawn
@@ -32,6 +44,8 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
         : cc.template(def.sys_prompt ?? DEFAULT_SYSTEM_PROMPT, 'sys_prompt');
     const refs = compileToolRefs(def, cc);
     const spawn = compileSpawn(def.spawn, cc);
+    // A node with its own base_url talks to an OpenAI-compatible server whose model ids may hold a colon.
+    if (def.base_url === undefined) checkModels(def, cc);
     const choice = compileChoice(def.next, def.route, cc);
     const schema = compileOutputSchema(def.output_schema, cc);
     // Only a drone some other drone continues keeps its message history.

@@ -1,4 +1,5 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
+import { didYouMean, quote } from '../schema/suggest.js';
 import type { Provider } from './types.js';
 
 /** The vendors a `model` string can name. */
@@ -18,6 +19,24 @@ export interface ModelSpec {
   vendor: Vendor;
   /** Vendor model id ('' for sampling without a preference). */
   model: string;
+}
+
+/** The provider prefixes a `model` string may start with. */
+export const MODEL_PREFIXES: readonly string[] = ['openai', 'anthropic', 'sampling'];
+
+/**
+ * Why a `model` string names no provider, or undefined when it does. A bare name (no colon) is
+ * allowed (claude-* is Anthropic, anything else OpenAI), but a colon after an unknown word is most
+ * often a typo of a prefix that would otherwise be sent to OpenAI as part of the model id. Callers
+ * skip the check for a node with its own base_url, whose server's ids may contain colons.
+ */
+export function modelSpecProblem(spec: string): string | undefined {
+  const colon = spec.indexOf(':');
+  if (colon <= 0) return undefined;
+  const prefix = spec.slice(0, colon).toLowerCase();
+  if (MODEL_PREFIXES.includes(prefix)) return undefined;
+  const near = didYouMean(`${prefix}:`, ['openai:', 'anthropic:', 'sampling:']);
+  return `unknown provider prefix ${quote(`${spec.slice(0, colon)}:`)} in model ${quote(spec)}${near}; valid prefixes: openai:, anthropic:, sampling (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b`;
 }
 
 /** Parses `openai:<m>`, `anthropic:<m>`, `sampling[:<hint>]`, or a bare name (claude-* is Anthropic). */

@@ -121,7 +121,11 @@ export class Runtime {
     });
     const toolOptions = options.tools ?? {};
     const cassette = options.cassette;
-    this.loadOptions = { mcpServers: toolOptions.mcpServers };
+    // Constant paths of the files it loads are checked against the same roots its runs are confined to.
+    this.loadOptions = {
+      mcpServers: toolOptions.mcpServers,
+      roots: { read: this.guard.roots, write: policy.roots },
+    };
     this.hatcheries = new HatcheryCache(this.loadOptions);
     this.tools = new ToolResolver(toolOptions, async (abs, check) => {
       const h = await this.hatcheries.get(abs, check);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
-import type { CompileContext, ToolRef } from '../engine/contracts.js';
+import type { CompileContext, Hatchery, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { parseServerEntry } from './mcp-entry.js';
 import { parseToolRef } from './refs.js';
@@ -10,9 +10,17 @@ import { parseToolRef } from './refs.js';
 export type McpRefWithDef = Extract<ToolRef, { kind: 'mcp' }> & { def?: McpServerDef };
 
 /** A server definition whose relative `cwd` is made absolute against the hatchery's folder. */
-function anchored(def: McpServerDef, dir: string): McpServerDef {
+export function anchored(def: McpServerDef, dir: string): McpServerDef {
   if ('url' in def || def.cwd === undefined || path.isAbsolute(def.cwd)) return def;
   return { ...def, cwd: path.resolve(dir, def.cwd) };
+}
+
+/** hatch: sub-files loaded at load time, by their reference (for tool_args and tool name checks). */
+const loadedSubs = new WeakMap<ToolRef, Hatchery>();
+
+/** The sub-hatchery a hatch: reference loaded at load time, if it was checked and is valid. */
+export function loadedSub(ref: ToolRef): Hatchery | undefined {
+  return loadedSubs.get(ref);
 }
 
 /**
@@ -30,6 +38,15 @@ function peekName(abs: string, dir: string): string | undefined {
   }
 }
 
+/** For an unknown bare name that is a node of this file or a file beside it, the reference meant. */
+function bareNameHint(ref: string, cc: CompileContext): string {
+  if (ref.includes(':')) return '';
+  if (cc.graph.node(ref)) return `; to call the node "${ref}" as a tool, write "node:${ref}"`;
+  if (/\.(json|ya?ml)$/.test(ref) && existsSync(path.resolve(cc.dir, ref)))
+    return `; to call the hatchery file as a tool, write "hatch:${ref}"`;
+  return '';
+}
+
 /**
  * Parses and checks one tool reference at load time: unknown built-ins, missing hatch:/js: files and
  * undefined MCP servers are problems at `field`. node: targets are lazy by design and never checked.
@@ -37,7 +54,7 @@ function peekName(abs: string, dir: string): string | undefined {
 export function checkToolRef(ref: string, field: string, cc: CompileContext): ToolRef | undefined {
   const parsed = parseToolRef(ref);
   if ('error' in parsed) {
-    cc.problem(field, parsed.error);
+    cc.problem(field, parsed.error + bareNameHint(ref, cc));
     return undefined;
   }
   switch (parsed.kind) {
@@ -52,6 +69,10 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
           `"${ref}": file "${rel}" not found (looked for ${abs}); paths are relative to this hatchery file`,
         );
         return undefined;
+      }
+      if (parsed.kind === 'hatch' && cc.hatchery) {
+        const sub = cc.hatchery(parsed.path, (message) => cc.problem(field, message));
+        if (sub) loadedSubs.set(parsed, sub);
       }
       break;
     }
@@ -95,7 +116,7 @@ function staticToolName(ref: ToolRef, dir: string): string | undefined {
     case 'node':
       return ref.node;
     case 'hatch':
-      return peekName(path.resolve(dir, ref.path), dir);
+      return loadedSubs.get(ref)?.name ?? peekName(path.resolve(dir, ref.path), dir);
     case 'mcp':
       return ref.tool;
     case 'js':

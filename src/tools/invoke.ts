@@ -129,12 +129,12 @@ function guarded(
   });
 }
 
-/** Resolves a baneling's reference to exactly one tool and calls it. */
+/** Resolves a baneling's reference to exactly one tool and calls it; `args` may be built from the tool (its schema). */
 export async function callToolRef(
   scope: RunContext,
   node: string,
   ref: ToolRef,
-  args: Record<string, unknown>,
+  args: Record<string, unknown> | ((tool: Tool) => Record<string, unknown>),
   timeoutMs?: number,
 ): Promise<ToolResult> {
   const tools = await scope.shared.services.resolveTools(ref, scope);
@@ -146,7 +146,7 @@ export async function callToolRef(
       { field: 'tool_name' },
     );
   }
-  return callTool(scope, node, tool, args, timeoutMs);
+  return callTool(scope, node, tool, typeof args === 'function' ? args(tool) : args, timeoutMs);
 }
 
 /** Resolves a drone's references into tools; two tools under one name is an error. */

@@ -1,5 +1,9 @@
 import type { ToolRef } from '../engine/contracts.js';
+import { didYouMean, quote } from '../schema/suggest.js';
 import { BUILTIN_TOOLS } from './builtin/index.js';
+
+/** The prefixes of tool references that are not built-in names. */
+const PREFIXES: readonly string[] = ['hatch:', 'node:', 'mcp:', 'js:'];
 
 /** Built-in tool names that exist beyond BUILTIN_TOOLS' always-on set (checked at call time). */
 const EXTRA_BUILTINS: ReadonlySet<string> = new Set(['shell_exec']);
@@ -9,9 +13,9 @@ export function parseToolRef(ref: string): ToolRef | { error: string } {
   const colon = ref.indexOf(':');
   if (colon < 0) {
     if (BUILTIN_TOOLS.has(ref) || EXTRA_BUILTINS.has(ref)) return { kind: 'builtin', ref, name: ref };
-    const known = [...BUILTIN_TOOLS.keys(), ...EXTRA_BUILTINS].join(', ');
+    const names = [...BUILTIN_TOOLS.keys(), ...EXTRA_BUILTINS];
     return {
-      error: `unknown tool "${ref}": use a built-in (${known}), hatch:<file>, node:<Name>, mcp:<server>[/<tool>] or js:<module>#<export>`,
+      error: `unknown tool ${quote(ref)}${didYouMean(ref, names)}: use a built-in (${names.join(', ')}), hatch:<file>, node:<Name>, mcp:<server>[/<tool>] or js:<module>#<export>`,
     };
   }
   const prefix = ref.slice(0, colon);
@@ -38,7 +42,7 @@ export function parseToolRef(ref: string): ToolRef | { error: string } {
     }
     default:
       return {
-        error: `unknown tool reference prefix "${prefix}:" in "${ref}": use hatch:, node:, mcp: or js:`,
+        error: `unknown tool reference prefix "${prefix}:" in "${ref}"${didYouMean(`${prefix}:`, PREFIXES)}: use hatch:, node:, mcp: or js:`,
       };
   }
 }

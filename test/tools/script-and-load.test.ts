@@ -76,7 +76,7 @@ describe('load-time checks of tool references', () => {
     );
     expect(found).toEqual([
       expect.stringMatching(
-        /^nodes\/0\/tools\/0: unknown tool "reed_file": use a built-in \(read_file, .*shell_exec\)/,
+        /^nodes\/0\/tools\/0: unknown tool "reed_file" \(did you mean "read_file"\?\): use a built-in \(read_file, .*shell_exec\)/,
       ),
       expect.stringMatching(/^nodes\/0\/tools\/1: "hatch:missing.json": file "missing.json" not found/),
       expect.stringMatching(

@@ -1,0 +1,64 @@
+/**
+ * Issue 10: four of the files `validate` called ok that then failed at run time, kept as fixtures in
+ * test/fixtures/authoring/; the built CLI now reports each before any model is paid.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadHatcheryText } from '../../src/loader/load.js';
+import { runtimeRoots } from '../../src/tools/path-check.js';
+import { REPO_ROOT, runCli } from '../helpers.js';
+
+const rel = (name: string) => `test/fixtures/authoring/${name}`;
+const abs = (name: string) => path.join(REPO_ROOT, rel(name));
+
+describe('fixtures validate used to pass', () => {
+  it('wrong tool_args for a built-in tool: validate exits 3', async () => {
+    const res = await runCli(['validate', rel('tool-args-builtin.json')]);
+    expect(res.code).toBe(3);
+    expect(res.stdout).toBe(
+      [
+        `${rel('tool-args-builtin.json')}: nodes/0/tool_args: read_file needs argument "path" (arguments of read_file: path)`,
+        `${rel('tool-args-builtin.json')}: nodes/0/tool_args/file: read_file has no argument "file"; its arguments: path`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a typo in the provider prefix: validate exits 3', async () => {
+    const res = await runCli(['validate', rel('model-prefix-typo.json')]);
+    expect(res.code).toBe(3);
+    expect(res.stdout).toBe(
+      `${rel('model-prefix-typo.json')}: nodes/0/model: unknown provider prefix "opnai:" in model "opnai:gpt-4o" (did you mean "openai:"?); valid prefixes: openai:, anthropic:, sampling (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b\n`,
+    );
+  });
+
+  it('a broken hatch: sub-file two levels down: validate exits 3 naming the chain', async () => {
+    const res = await runCli(['validate', rel('hatch-broken-sub.json')]);
+    expect(res.code).toBe(3);
+    expect(res.stdout).toBe(
+      `${rel('hatch-broken-sub.json')}: nodes/1/tool_name: hatch:hatch-broken-sub/middle.json is invalid: hatch-broken-sub/middle.json → leaf.json: nodes/0/usr_prompt: template syntax error: [Line 1, Column 24] expected variable end\n`,
+    );
+  });
+
+  it('files outside the allowed folders: run exits 3 at load, before the first node', async () => {
+    const res = await runCli(['run', rel('files-outside-roots.json')]);
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain(
+      `${abs('files-outside-roots.json')}: files/hosts: "/etc/hosts" (/etc/hosts) is outside the folders runs may read (${path.dirname(abs('files-outside-roots.json'))}, ${REPO_ROOT.replace(/\/$/, '')}); move the file below one of them, or allow its folder with --allow-root DIR`,
+    );
+  });
+
+  it('files outside the allowed folders: a load with the roots a default run has (what validate passes)', () => {
+    const file = abs('files-outside-roots.json');
+    const res = loadHatcheryText(readFileSync(file, 'utf8'), file, {
+      roots: runtimeRoots({ cwd: REPO_ROOT }),
+    });
+    expect(res.ok ? [] : res.error.problems).toEqual([
+      {
+        path: 'files/hosts',
+        message: `"/etc/hosts" (/etc/hosts) is outside the folders runs may read (${path.dirname(file)}, ${REPO_ROOT.replace(/\/$/, '')}); move the file below one of them, or allow its folder with --allow-root DIR`,
+      },
+    ]);
+  });
+});
