@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { formatProblem, HatcheryError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
+import { runtimeRoots } from '../tools/path-check.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 
@@ -17,6 +18,11 @@ Options:
                         {"file","path","line","column","severity","message","fix"} per problem,
                         {"file","ok":true,"name","nodes","inputRequired"} per valid file
   --strict            warnings fail the check too (exit 3)
+  --connect           start the MCP servers the files name and check their mcp: tools
+                      (names, and baneling tool_args against each tool's input schema)
+  --allow-root DIR    a folder runs may read besides the file's own and the current one
+                      (as for run and serve; constant files/hatch: paths are checked against them)
+  --allow-write DIR   a folder runs may write (constant write_output paths are checked)
   --mcp-config FILE   MCP servers that mcp: tool references may name
   -h, --help          show this help
 
@@ -36,6 +42,9 @@ export async function validateCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs(argv, {
     json: { type: 'boolean' },
     strict: { type: 'boolean' },
+    connect: { type: 'boolean' },
+    'allow-root': { type: 'string', multiple: true },
+    'allow-write': { type: 'string', multiple: true },
     'mcp-config': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -56,11 +65,20 @@ export async function validateCommand(argv: string[]): Promise<number> {
     files.push(...(isDir ? await findHatcheryFiles(t) : [t]));
   }
   const format = values.json ? jsonReport : textReport;
+  // The roots `run` would confine these files to, so constant paths are judged as a run would.
+  const options: LoadOptions = {
+    mcpServers,
+    roots: runtimeRoots({ allowRoots: values['allow-root'], allowWrite: values['allow-write'] }),
+  };
   let bad = 0;
   for (const file of files) {
-    const report = await checkFile(file, mcpServers);
-    // The place for more checks of a loaded hatchery (`--connect`: reach its MCP servers) is here:
-    // they add problems to `report.problems` and are counted and printed like the loader's.
+    let report = await checkFile(file, options);
+    if (values.connect && report.hatchery) {
+      const { connectCheck } = await import('../tools/connect-check.js');
+      const found = await connectCheck(report.hatchery, { mcpServers });
+      // A server that does not answer or a tool it lacks fails the file, like a load error.
+      if (found.length > 0) report = { file, problems: [...found, ...report.problems] };
+    }
     process.stdout.write(format(report));
     if (fails(report, values.strict === true)) bad++;
   }
@@ -70,7 +88,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
 }
 
 /** Reads and loads one file; an unreadable or unloadable file is a problem of that file, not an exception. */
-async function checkFile(file: string, mcpServers: LoadOptions['mcpServers']): Promise<FileReport> {
+async function checkFile(file: string, options: LoadOptions): Promise<FileReport> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -79,7 +97,7 @@ async function checkFile(file: string, mcpServers: LoadOptions['mcpServers']): P
     return unreadable(file, `cannot read the file: ${code}`);
   }
   try {
-    const res = loadHatcheryText(text, file, { mcpServers });
+    const res = loadHatcheryText(text, file, options);
     return res.ok
       ? { file, hatchery: res.hatchery, problems: res.hatchery.warnings }
       : { file, problems: res.error.problems };

@@ -100,9 +100,11 @@ export class HatcheryMcpServer implements ServerHost {
     this.runtime = options.runtime ?? new Runtime(withMcpServers(options.runtimeOptions, options.mcpServers));
     this.registry = new HatcheryRegistry(options.dir, {
       // The folder's files and their hatch: sub-files load with the same options.
-      load: this.runtime.loadOptions.mcpServers
-        ? this.runtime.loadOptions
-        : { mcpServers: options.mcpServers },
+      // The runtime's roots come along, so constant paths outside them are load errors here too.
+      load: {
+        ...this.runtime.loadOptions,
+        mcpServers: this.runtime.loadOptions.mcpServers ?? options.mcpServers,
+      },
       tasks: options.tasks !== false,
       reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
     });

@@ -2,12 +2,13 @@
  * Issue 10: four of the files `validate` called ok that then failed at run time, kept as fixtures in
  * test/fixtures/authoring/; the built CLI now reports each before any model is paid.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadHatcheryText } from '../../src/loader/load.js';
 import { runtimeRoots } from '../../src/tools/path-check.js';
-import { REPO_ROOT, runCli } from '../helpers.js';
+import { REPO_ROOT, runCli, tempDir } from '../helpers.js';
+import { echoServer } from '../tools/helpers.js';
 
 const rel = (name: string) => `test/fixtures/authoring/${name}`;
 const abs = (name: string) => path.join(REPO_ROOT, rel(name));
@@ -46,6 +47,36 @@ describe('fixtures validate used to pass', () => {
     expect(res.code).toBe(3);
     expect(res.stderr).toContain(
       `${abs('files-outside-roots.json')}: files/hosts: "/etc/hosts" (/etc/hosts) is outside the folders runs may read (${path.dirname(abs('files-outside-roots.json'))}, ${REPO_ROOT.replace(/\/$/, '')}); move the file below one of them, or allow its folder with --allow-root DIR`,
+    );
+  });
+
+  it('files outside the allowed folders: validate exits 3, and --allow-root opens the folder', async () => {
+    const message = `files/hosts: "/etc/hosts" (/etc/hosts) is outside the folders runs may read (${path.dirname(abs('files-outside-roots.json'))}, ${REPO_ROOT.replace(/\/$/, '')}); move the file below one of them, or allow its folder with --allow-root DIR`;
+    const res = await runCli(['validate', rel('files-outside-roots.json')]);
+    expect(res.code).toBe(3);
+    expect(res.stdout).toBe(`${rel('files-outside-roots.json')}: ${message}\n`);
+    const allowed = await runCli(['validate', rel('files-outside-roots.json'), '--allow-root', '/etc']);
+    expect(allowed.code).toBe(0);
+  });
+
+  it('validate --connect starts the MCP servers of a file and reports a tool they lack', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'uses-mcp.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'uses_mcp',
+        desc: 'd',
+        mcpServers: { e: echoServer() },
+        nodes: [{ name: 'A', type: 'tool', tool_name: 'mcp:e/ech', tool_args: { text: 'x' } }],
+      }),
+    );
+    const plain = await runCli(['validate', file]);
+    expect(plain.code).toBe(0);
+    const res = await runCli(['validate', '--connect', file]);
+    expect(res.code).toBe(3);
+    expect(res.stdout).toBe(
+      `${file}: nodes/0/tool_name: MCP server "e" has no tool "ech" (did you mean "echo"?); its tools: echo, add, stats, fail, pid, getenv, sleep\n`,
     );
   });
 
