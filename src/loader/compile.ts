@@ -13,6 +13,7 @@ import { Template } from '../engine/templates/templates.js';
 import { NODE_IMPLS } from '../nodes/index.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
+import { analyzeHatchery, type TemplateUse } from './analysis/index.js';
 import type { ValidNode } from './validate.js';
 
 /** A problem that stops the file from loading (anything but a warning). */
@@ -51,7 +52,8 @@ export function compileHatchery(
   const dependencies = new Set<string>();
   const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
   const compiled = new Map<string, CompiledNode>();
-  for (const n of nodes) {
+  const templates: TemplateUse[] = [];
+  nodes.forEach((n, position) => {
     const prefix = `nodes/${n.index}`;
     const cc: CompileContext = {
       file,
@@ -62,9 +64,17 @@ export function compileHatchery(
       mcpServers,
       template(source, field) {
         try {
-          return new Template(source, { file, node: n.name, field });
+          const t = new Template(source, { file, node: n.name, field });
+          templates.push({ node: position, field, source });
+          return t;
         } catch (err) {
-          problems.push({ path: `${prefix}/${field}`, message: (err as HatcheryError).message });
+          const { line, column } = (err as HatcheryError).context;
+          problems.push({
+            path: `${prefix}/${field}`,
+            message: (err as HatcheryError).message,
+            ...(typeof line === 'number' ? { line } : {}),
+            ...(typeof column === 'number' ? { column } : {}),
+          });
           return undefined;
         }
       },
@@ -96,7 +106,8 @@ export function compileHatchery(
       compile(def: unknown, base: NodeBase, cc: CompileContext): CompiledNode;
     };
     compiled.set(n.name, impl.compile(n.def, base, cc));
-  }
+  });
+  const { inputRequired } = analyzeHatchery(def, nodes, templates, problems);
   for (const rel of Object.values(def.files ?? {})) dependencies.add(path.resolve(dir, rel));
   if (problems.some(isError)) return undefined;
   const first = nodes[0];
@@ -116,6 +127,7 @@ export function compileHatchery(
     nodes: compiled,
     def,
     outputSchema: graph.finalOutputSchema,
+    inputRequired,
     dependencies: [...dependencies],
     warnings: problems.filter((p) => !isError(p)),
   };
