@@ -53,6 +53,9 @@ export class VarChecks {
   }
 
   private problem(i: number, r: TemplateRef, state: FlowState): Omit<ValidationProblem, 'path'> | undefined {
+    // Prototype names (`constructor`, `__proto__`...) are refused by the template sandbox at run
+    // time with its own, more precise message; they are never a variable of the file.
+    if (r.name in Object.prototype || r.name === '__proto__') return undefined;
     const node = this.flow.nodes[i]!.name;
     const at = `(line ${r.line}, column ${r.column} of the template)`;
     const dflt = `{{ ${r.expr} | default("") }}`;
