@@ -32,7 +32,8 @@ interface Entry {
 export class Dataflow {
   private readonly words: number;
   private readonly bits = new Map<string, number>();
-  private readonly ctxMask: Uint32Array;
+  /** The names some node saves: the only ctx writes that leave a child scope (scope.save). */
+  private readonly saveMask: Uint32Array;
   private readonly gen: number[][] = [];
   private readonly entries: Entry[][] = [];
   private readonly dependents: number[][] = [];
@@ -53,11 +54,14 @@ export class Dataflow {
     outNames: Iterable<string>,
   ) {
     for (const c of ctxNames) if (!this.bits.has(`ctx:${c}`)) this.bits.set(`ctx:${c}`, this.bits.size);
-    const ctxCount = this.bits.size;
     for (const o of outNames) if (!this.bits.has(`out:${o}`)) this.bits.set(`out:${o}`, this.bits.size);
     this.words = Math.max(1, Math.ceil(this.bits.size / 32));
-    this.ctxMask = new Uint32Array(this.words);
-    for (let b = 0; b < ctxCount; b++) setBit(this.ctxMask, 0, b);
+    this.saveMask = new Uint32Array(this.words);
+    for (const node of flow.nodes) {
+      const b =
+        typeof node.def.save_output === 'string' ? this.bits.get(`ctx:${node.def.save_output}`) : undefined;
+      if (b !== undefined) setBit(this.saveMask, 0, b);
+    }
     const mask = (...names: string[]) => {
       const m = new Uint32Array(this.words);
       for (const c of names) {
@@ -212,7 +216,8 @@ export class Dataflow {
           break;
         case 'limit': {
           // Taken instead of a node that already ran (max_visits), or after a loop's last iteration.
-          const loopOnly = this.flow.nodes[p]!.kind === 'loop' && this.flow.nodes[p]!.def.max_visits === undefined;
+          const loopOnly =
+            this.flow.nodes[p]!.kind === 'loop' && this.flow.nodes[p]!.def.max_visits === undefined;
           if (loopOnly) {
             if (this.outReached[p]) meet(this.outMust, at, this.outMay, at);
           } else if (this.inReached[p]) {
@@ -222,7 +227,15 @@ export class Dataflow {
           break;
         }
         case 'branch':
-          if (this.inReached[p]) meet(this.inMust, at, this.inMay, at);
+          if (this.inReached[p]) {
+            meet(this.inMust, at, this.inMay, at);
+            // Sibling branches run at the same time: what they save may or may not be there yet.
+            for (const s of this.flow.starts[p]!) {
+              if (s.how !== 'branch') continue;
+              const end = this.chainEnd(s.target);
+              if (end) for (let k = 0; k < w; k++) may[k]! |= end.may[k]! & this.saveMask[k]!;
+            }
+          }
           break;
         case 'map':
           if (this.inReached[p]) {
@@ -275,10 +288,10 @@ export class Dataflow {
       may[k] = this.inMay[at + k]!;
     }
     const node = this.flow.nodes[i]!;
-    const mask = this.ctxMask;
-    const addEnd = (end: FlowState, sure: boolean, ctxOnly: boolean) => {
+    const mask = this.saveMask;
+    const addEnd = (end: FlowState, sure: boolean, savesOnly: boolean) => {
       for (let k = 0; k < w; k++) {
-        const m = ctxOnly ? mask[k]! : 0xffffffff;
+        const m = savesOnly ? mask[k]! : 0xffffffff;
         if (sure) must[k]! |= end.must[k]! & m;
         may[k]! |= end.may[k]! & m;
       }

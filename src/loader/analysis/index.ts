@@ -80,7 +80,8 @@ export function analyzeHatchery(
     checks.check(use.node, use.field, refs, state);
     if (!inputRequired && !declaredInput)
       inputRequired = refs.some(
-        (r) => r.kind === 'ctx' && r.name === 'input' && !r.soft && Dataflow.presence(state, inputBit) !== 'all',
+        (r) =>
+          r.kind === 'ctx' && r.name === 'input' && !r.soft && Dataflow.presence(state, inputBit) !== 'all',
       );
   }
   // A script node that starts the run with no stdin of its own reads the run's input.

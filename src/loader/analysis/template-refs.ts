@@ -169,7 +169,8 @@ class Collector {
         const root = t.typename === 'Symbol' ? String(t.value) : undefined;
         if ((root === 'ctx' || root === 'out') && !this.shadowed) {
           const key = first.typename === 'Literal' ? first.value : undefined;
-          if (typeof key === 'string' || typeof key === 'number') this.add(root, String(key), t, soft, guards);
+          if (typeof key === 'string' || typeof key === 'number')
+            this.add(root, String(key), t, soft, guards);
           else this.visit(first, soft, guards);
         } else {
           this.visit(t, soft, guards);
@@ -228,7 +229,8 @@ class Collector {
       case 'Caller': {
         const args = n.args as AstNode | undefined;
         for (const a of args ? kids(args) : [])
-          if (a.typename === 'KeywordArgs') for (const p of kids(a)) this.visit(p.value as AstNode, soft, guards);
+          if (a.typename === 'KeywordArgs')
+            for (const p of kids(a)) this.visit(p.value as AstNode, soft, guards);
         if (isNode(n.body)) this.visit(n.body, soft, guards);
         return;
       }

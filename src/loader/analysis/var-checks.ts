@@ -73,26 +73,36 @@ export class VarChecks {
           fix: `give a default, ${dflt}, or test it first: {% if ${r.expr} is defined %}...{% endif %}`,
         };
       }
+      const own = savers.length === 1 && savers[0] === node;
+      const loopVar = r.name === 'item' || r.name === 'index' || r.name === 'iteration';
       const why =
         r.name === 'item' || r.name === 'index'
           ? `ctx.${r.name} is set only in the chain a map node runs, and ${quote(node)} does not run there`
           : r.name === 'iteration'
             ? `ctx.iteration is set only in a loop's body chain (and after the loop), and ${quote(node)} does not run there`
-            : savers.length > 0
-              ? `only ${named} ${savers.length > 1 ? 'save' : 'saves'} it (save_output), and never before ${quote(node)} runs`
-              : 'no declared input, files entry or save_output has that name';
+            : own
+              ? `only ${quote(node)} itself saves it (save_output), after it runs`
+              : savers.length > 0
+                ? `only ${named} ${savers.length > 1 ? 'save' : 'saves'} it (save_output), and never before ${quote(node)} runs`
+                : 'no declared input, files entry or save_output has that name';
       const hint = didYouMean(r.name, this.definedCtx(state));
-      const fix =
-        savers.length > 0
-          ? `route ${quote(savers[0]!)} before ${quote(node)}`
-          : `declare ${quote(r.name)} in "inputs", or add "save_output": ${quote(r.name)} to a node that runs before ${quote(node)}`;
+      const fix = loopVar
+        ? `read ctx.${r.name} only in the chain a ${r.name === 'iteration' ? 'loop runs (its "body")' : 'map runs (its "node")'}`
+        : own
+          ? `save it in a node that runs before ${quote(node)}`
+          : savers.length > 0
+            ? `route ${quote(savers[0]!)} before ${quote(node)}`
+            : `declare ${quote(r.name)} in "inputs", or add "save_output": ${quote(r.name)} to a node that runs before ${quote(node)}`;
       if (r.soft)
         return {
           severity: 'warning',
           message: `${r.expr} ${at} is never defined when ${quote(node)} runs, so the template always takes its default or guard: ${why}${hint}`,
           fix,
         };
-      return { message: `${r.expr} ${at} is not defined when ${quote(node)} runs: ${why}${hint}`, fix: `${fix}, or give a default: ${dflt}` };
+      return {
+        message: `${r.expr} ${at} is not defined when ${quote(node)} runs: ${why}${hint}`,
+        fix: `${fix}, or give a default: ${dflt}`,
+      };
     }
     const has = Dataflow.presence(state, this.df.bit('out', r.name));
     if (has === 'all' || (has === 'some' && r.soft)) return undefined;
@@ -114,7 +124,9 @@ export class VarChecks {
     const when =
       target === i
         ? 'it is the output of this node itself, set only after it runs'
-        : `node ${quote(r.name)} ${this.runsLater(i, target) ? 'runs only after it' : 'never runs before it'}`;
+        : this.fanOutChains()[target]
+          ? `node ${quote(r.name)} runs in the chain of a parallel branch or a map, whose out.* stay inside that chain (save_output reaches the rest of the run, and a parallel sets out.<branch>)`
+          : `node ${quote(r.name)} ${this.runsLater(i, target) ? 'runs only after it' : 'never runs before it'}`;
     if (r.soft)
       return {
         severity: 'warning',
@@ -129,7 +141,8 @@ export class VarChecks {
 
   private bare(r: TemplateRef, at: string): Omit<ValidationProblem, 'path'> {
     const severity = r.soft ? 'warning' : undefined;
-    const isCtx = this.always.has(r.name) || this.savers.has(r.name) || ['item', 'index', 'iteration'].includes(r.name);
+    const isCtx =
+      this.always.has(r.name) || this.savers.has(r.name) || ['item', 'index', 'iteration'].includes(r.name);
     if (isCtx)
       return {
         severity,
@@ -156,6 +169,29 @@ export class VarChecks {
     for (const name of this.savers.keys())
       if (Dataflow.presence(state, this.df.bit('ctx', name)) !== 'none') names.push(name);
     return names;
+  }
+
+  /** Nodes of the chains that parallel branches and maps run in child scopes. */
+  private fanOut: Uint8Array | undefined;
+  private fanOutChains(): Uint8Array {
+    if (this.fanOut) return this.fanOut;
+    const flow = this.flow;
+    const seen = new Uint8Array(flow.nodes.length);
+    const queue: number[] = [];
+    for (const starts of flow.starts)
+      for (const s of starts)
+        if ((s.how === 'branch' || s.how === 'map') && !seen[s.target]) {
+          seen[s.target] = 1;
+          queue.push(s.target);
+        }
+    for (let q = 0; q < queue.length; q++)
+      for (const j of flow.succ[queue[q]!]!)
+        if (!seen[j]) {
+          seen[j] = 1;
+          queue.push(j);
+        }
+    this.fanOut = seen;
+    return seen;
   }
 
   /** True when `target` can run after `from` (bounded: only the first few problems search). */
