@@ -85,7 +85,10 @@ export class VarChecks {
               : savers.length > 0
                 ? `only ${named} ${savers.length > 1 ? 'save' : 'saves'} it (save_output), and never before ${quote(node)} runs`
                 : 'no declared input, files entry or save_output has that name';
-      const hint = didYouMean(r.name, this.definedCtx(state));
+      const hint = didYouMean(
+        r.name,
+        [...this.always, ...this.savers.keys()].filter((n) => n !== r.name),
+      );
       const fix = loopVar
         ? `read ctx.${r.name} only in the chain a ${r.name === 'iteration' ? 'loop runs (its "body")' : 'map runs (its "node")'}`
         : own
@@ -124,7 +127,9 @@ export class VarChecks {
     const when =
       target === i
         ? 'it is the output of this node itself, set only after it runs'
-        : this.fanOutChains()[target]
+        : !this.reachable()[target]
+          ? `node ${quote(r.name)} never runs: nothing routes to it`
+          : this.fanOutChains()[target]
           ? `node ${quote(r.name)} runs in the chain of a parallel branch or a map, whose out.* stay inside that chain (save_output reaches the rest of the run, and a parallel sets out.<branch>)`
           : `node ${quote(r.name)} ${this.runsLater(i, target) ? 'runs only after it' : 'never runs before it'}`;
     if (r.soft)
@@ -163,12 +168,10 @@ export class VarChecks {
     };
   }
 
-  /** The ctx names set on some path at `state`, for "did you mean". */
-  private definedCtx(state: FlowState): string[] {
-    const names = [...this.always];
-    for (const name of this.savers.keys())
-      if (Dataflow.presence(state, this.df.bit('ctx', name)) !== 'none') names.push(name);
-    return names;
+  private reached: Uint8Array | undefined;
+  private reachable(): Uint8Array {
+    this.reached ??= this.flow.reachable();
+    return this.reached;
   }
 
   /** Nodes of the chains that parallel branches and maps run in child scopes. */
