@@ -33,10 +33,7 @@ describe('template variables against the graph', () => {
   it('a variable saved only by a later node is an error that names the node', () => {
     expect(
       report(
-        hatch([
-          echo('A', '{{ ctx.summary }}', { next: 'B' }),
-          echo('B', 'b', { save_output: 'summary' }),
-        ]),
+        hatch([echo('A', '{{ ctx.summary }}', { next: 'B' }), echo('B', 'b', { save_output: 'summary' })]),
       ),
     ).toEqual([
       'h.json: nodes/0/tool_args/text: ctx.summary (line 1, column 4 of the template) is not defined when "A" runs: only "B" saves it (save_output), and never before "A" runs; route "B" before "A", or give a default: {{ ctx.summary | default("") }}',
@@ -45,10 +42,13 @@ describe('template variables against the graph', () => {
 
   it('declared inputs, files, ctx.input and fread are defined everywhere', () => {
     const h = loaded(
-      hatch([echo('A', '{{ ctx.topic }} {{ ctx.notes }} {{ ctx.input }} {{ ctx.fread("x") }} {{ fread("y") }}')], {
-        inputs: { topic: 't' },
-        files: { notes: 'notes.txt' },
-      }),
+      hatch(
+        [echo('A', '{{ ctx.topic }} {{ ctx.notes }} {{ ctx.input }} {{ ctx.fread("x") }} {{ fread("y") }}')],
+        {
+          inputs: { topic: 't' },
+          files: { notes: 'notes.txt' },
+        },
+      ),
     );
     expect(h.warnings).toEqual([]);
   });
@@ -79,7 +79,9 @@ describe('template variables against the graph', () => {
   });
 
   it('a bare name for a declared input suggests ctx.<name>; set, for and macro names are fine', () => {
-    expect(report(hatch([{ name: 'A', usr_prompt: 'About {{ topic }}' }], { inputs: { topic: 't' } }))).toEqual([
+    expect(
+      report(hatch([{ name: 'A', usr_prompt: 'About {{ topic }}' }], { inputs: { topic: 't' } })),
+    ).toEqual([
       'h.json: nodes/0/usr_prompt: "topic" (line 1, column 10 of the template) is not a template variable: ctx variables are read as ctx.topic; write {{ ctx.topic }}',
     ]);
     expect(report(hatch([echo('Plan', 'p', { next: 'B' }), echo('B', '{{ Plan }}')]))).toEqual([
@@ -103,9 +105,9 @@ describe('template variables against the graph', () => {
     expect(report(hatch([echo('Alpha', 'a', { next: 'B' }), echo('B', '{{ out.Alpa }}')]))).toEqual([
       'h.json: nodes/1/tool_args/text: out.Alpa (line 1, column 4 of the template) names no node: this file has no node named "Alpa" (did you mean "Alpha"?); nodes: Alpha, B; out.<name> reads the output of the node with that name',
     ]);
-    expect(loaded(hatch([echo('A', 'a', { next: 'B' }), echo('B', '{{ out.A }} {{ out["A"] }}')])).warnings).toEqual(
-      [],
-    );
+    expect(
+      loaded(hatch([echo('A', 'a', { next: 'B' }), echo('B', '{{ out.A }} {{ out["A"] }}')])).warnings,
+    ).toEqual([]);
   });
 
   it('map: ctx.item and ctx.index inside the chain only; out.* of the chain stay inside it', () => {
@@ -140,7 +142,13 @@ describe('template variables against the graph', () => {
     expect(
       report(
         hatch([
-          { name: 'L', type: 'loop', body: 'Step', until: '{{ ctx.iteration > 2 and out.Step }}', next: 'After' },
+          {
+            name: 'L',
+            type: 'loop',
+            body: 'Step',
+            until: '{{ ctx.iteration > 2 and out.Step }}',
+            next: 'After',
+          },
           echo('Step', '{{ ctx.iteration }} {{ ctx.prev }}', { save_output: 'prev' }),
           echo('After', '{{ out.Step }} {{ ctx.prev }} {{ ctx.iteration }} {{ out.L }}'),
         ]),
@@ -175,7 +183,12 @@ describe('template variables against the graph', () => {
   it('node: tools run their chain with ctx.input; write_output sees the node own output', () => {
     const h = loaded(
       hatch([
-        { name: 'Ask', usr_prompt: '{{ ctx.input }}', tools: ['node:Look'], write_output: 'o/{{ out.Ask }}.txt' },
+        {
+          name: 'Ask',
+          usr_prompt: '{{ ctx.input }}',
+          tools: ['node:Look'],
+          write_output: 'o/{{ out.Ask }}.txt',
+        },
         echo('Look', '{{ ctx.input }}'),
       ]),
     );
@@ -193,7 +206,13 @@ describe('template variables against the graph', () => {
             spawn: { templates: [{ name: 'r', desc: 'd', sys_prompt: 'do {{ task }} {{ ctx.b }}' }] },
             next: 'T',
           },
-          { name: 'T', type: 'tool', tool_name: 'echo', tool_args: { text: 'x', deep: [{ v: '{{ ctx.c }}' }] }, next: 'S' },
+          {
+            name: 'T',
+            type: 'tool',
+            tool_name: 'echo',
+            tool_args: { text: 'x', deep: [{ v: '{{ ctx.c }}' }] },
+            next: 'S',
+          },
           { name: 'S', type: 'script', cmd: ['cat', '{{ ctx.d }}'], stdin: '{{ ctx.e }}', next: 'M' },
           { name: 'M', type: 'map', items: '{{ ctx.f }}', node: 'E' },
           echo('E', 'e'),
@@ -226,6 +245,7 @@ describe('template variables against the graph', () => {
   it('the example hatcheries load without errors or warnings', async () => {
     const { findHatcheryFiles, loadHatchery } = await import('../../src/loader/load.js');
     const { REPO_ROOT } = await import('../helpers.js');
-    for (const f of await findHatcheryFiles(`${REPO_ROOT}hatchery`)) expect((await loadHatchery(f)).warnings, f).toEqual([]);
+    for (const f of await findHatcheryFiles(`${REPO_ROOT}hatchery`))
+      expect((await loadHatchery(f)).warnings, f).toEqual([]);
   });
 });

@@ -130,8 +130,8 @@ export class VarChecks {
         : !this.reachable()[target]
           ? `node ${quote(r.name)} never runs: nothing routes to it`
           : this.fanOutChains()[target]
-          ? `node ${quote(r.name)} runs in the chain of a parallel branch or a map, whose out.* stay inside that chain (save_output reaches the rest of the run, and a parallel sets out.<branch>)`
-          : `node ${quote(r.name)} ${this.runsLater(i, target) ? 'runs only after it' : 'never runs before it'}`;
+            ? `node ${quote(r.name)} runs in the chain of a parallel branch or a map, whose out.* stay inside that chain (save_output reaches the rest of the run, and a parallel sets out.<branch>)`
+            : `node ${quote(r.name)} ${this.runsLater(i, target) ? 'runs only after it' : 'never runs before it'}`;
     if (r.soft)
       return {
         severity: 'warning',
