@@ -101,7 +101,13 @@ describe('hatchery-mcp run (as a process)', () => {
         desc: 'never ends',
         // The output always names Again, so the way out to END is never taken.
         nodes: [
-          { name: 'Again', type: 'tool', tool_name: 'echo', tool_args: { text: 'Again' }, next: ['Again', 'END'] },
+          {
+            name: 'Again',
+            type: 'tool',
+            tool_name: 'echo',
+            tool_args: { text: 'Again' },
+            next: ['Again', 'END'],
+          },
         ],
       }),
     );

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
-import { Runtime } from '../../src/runtime/runtime.js';
 import { loadHatcheryObject } from '../../src/loader/load.js';
+import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, runCli, tempDir } from '../helpers.js';
 import { spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
 import { CANARY, CANARY_VAR, CORPUS, type Expect, MARKER_VAR } from './templates-corpus.js';
@@ -94,13 +94,15 @@ describe(`template escape corpus (${CORPUS.length} forms)`, () => {
       expect(res.ok).toBe(false);
       if (res.ok) continue;
       assertNoLeak(res.error.message);
-      expect(res.error.message).toMatch(/nodes\/0\/tool_args\/text: "(process|global|require)" \(line 1, column 4 of the template\) is not a template variable/);
+      expect(res.error.message).toMatch(
+        /nodes\/0\/tool_args\/text: "(process|global|require)" \(line 1, column 4 of the template\) is not a template variable/,
+      );
     }
   });
 
   it.each(CORPUS.map(([src, expected], i) => [allIds[i]!, src, expected] as const))(
     '%s in-process: %s',
-    async (id, src, expected) => {
+    async (id, _src, expected) => {
       if (refusedAtLoad.has(id)) return;
       const res = loadHatcheryObject(formHatchery(allIds.indexOf(id)), path.join(tempDir(), 'f.json'));
       if (!res.ok) throw res.error;

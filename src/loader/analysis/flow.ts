@@ -47,10 +47,16 @@ function nodeToolRefs(n: FlowNode): NodeToolRef[] {
   const d = n.def;
   if (n.kind === 'baneling') take(d.tool_name, 'tool_name');
   if (n.kind === 'drone') {
-    if (Array.isArray(d.tools)) d.tools.forEach((r, i) => take(r, `tools/${i}`));
+    if (Array.isArray(d.tools))
+      d.tools.forEach((r, i) => {
+        take(r, `tools/${i}`);
+      });
     const spawn = d.spawn as { templates?: { tools?: unknown }[] } | undefined;
     spawn?.templates?.forEach((t, j) => {
-      if (Array.isArray(t.tools)) t.tools.forEach((r, i) => take(r, `spawn/templates/${j}/tools/${i}`));
+      if (Array.isArray(t.tools))
+        t.tools.forEach((r, i) => {
+          take(r, `spawn/templates/${j}/tools/${i}`);
+        });
     });
   }
   return refs;
@@ -96,7 +102,9 @@ export class Flow {
         if (i !== undefined) starts.push({ target: i, how, field });
       };
       if (n.kind === 'parallel' && Array.isArray(n.def.branches))
-        n.def.branches.forEach((b, i) => add(b, 'branch', `branches/${i}`));
+        n.def.branches.forEach((b, i) => {
+          add(b, 'branch', `branches/${i}`);
+        });
       if (n.kind === 'map') add(n.def.node, 'map', 'node');
       if (n.kind === 'loop') add(n.def.body, 'body', 'body');
       const refs = nodeToolRefs(n);

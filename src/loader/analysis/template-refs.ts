@@ -184,7 +184,9 @@ class Collector {
         const name = isNode(n.name) ? String(n.name.value) : '';
         const args = kids(n.args as AstNode);
         const defaults = name === 'default' || name === 'd';
-        args.forEach((a, i) => this.visit(a, soft || (defaults && i === 0), guards));
+        args.forEach((a, i) => {
+          this.visit(a, soft || (defaults && i === 0), guards);
+        });
         return;
       }
       case 'If':
