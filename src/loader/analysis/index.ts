@@ -25,6 +25,11 @@ export interface Analysis {
 }
 
 const TAG = /\{\{|\{%/;
+/** ctx names the run structure sets (map, loop, node: tools), analysed in every slice. */
+const FIXED_CTX = ['input', 'item', 'index', 'iteration'];
+const FIXED: ReadonlySet<string> = new Set(FIXED_CTX.map((n) => `ctx:${n}`));
+/** Most bits of one state array (nodes x variables) before variables are analysed in slices. */
+const BIT_BUDGET = 1 << 24;
 const SPAWN_SYS = /^spawn\/templates\/\d+\/sys_prompt$/;
 const BRANCHES: ReadonlySet<string> = new Set(['branches']);
 const TASK: ReadonlySet<string> = new Set(['task']);
@@ -49,8 +54,9 @@ export function analyzeHatchery(
   const found: ValidationProblem[] = [];
   graphChecks(flow, found);
   const parsed: { use: TemplateUse; refs: readonly TemplateRef[] }[] = [];
-  const ctxNames = new Set(['input', 'item', 'index', 'iteration']);
-  const outNames = new Set<string>();
+  // Each variable a template reads gets a bit; ctx names of the run structure are in every slice.
+  const slice = new Map<string, number>();
+  const vars: string[] = [];
   for (const use of templates) {
     if (!TAG.test(use.source)) continue;
     const refs = templateRefs(use.source, renderPoint(use.field).extras);
@@ -59,30 +65,41 @@ export function analyzeHatchery(
     if (refs.length === 0) continue;
     parsed.push({ use, refs });
     for (const r of refs) {
-      if (r.kind === 'ctx') ctxNames.add(r.name);
-      else if (r.kind === 'out') outNames.add(r.name);
+      const key = `${r.kind}:${r.name}`;
+      if (r.kind === 'bare' || FIXED.has(key) || slice.has(key)) continue;
+      slice.set(key, -1);
+      vars.push(key);
     }
   }
-  const df = new Dataflow(flow, ctxNames, outNames);
-  df.run();
-  const checks = new VarChecks(
-    flow,
-    df,
-    { inputs: Object.keys(file.inputs ?? {}), files: Object.keys(file.files ?? {}) },
-    found,
-  );
-  let inputRequired = false;
-  const inputBit = df.bit('ctx', 'input');
+  // Bitsets cost nodes x variables bits: huge files are analysed a slice of variables at a time,
+  // so memory stays bounded (the time is the same either way).
+  const per = Math.max(256, Math.floor(BIT_BUDGET / Math.max(1, flow.nodes.length)));
+  const slices = Math.max(1, Math.ceil(vars.length / per));
+  vars.forEach((v, k) => {
+    slice.set(v, Math.floor(k / per));
+  });
+  const always = { inputs: Object.keys(file.inputs ?? {}), files: Object.keys(file.files ?? {}) };
   const declaredInput = Object.hasOwn(file.inputs ?? {}, 'input');
-  for (const { use, refs } of parsed) {
-    const state = df.stateAt(use.node, renderPoint(use.field).point);
-    if (!state) continue;
-    checks.check(use.node, use.field, refs, state);
-    if (!inputRequired && !declaredInput)
-      inputRequired = refs.some(
-        (r) =>
-          r.kind === 'ctx' && r.name === 'input' && !r.soft && Dataflow.presence(state, inputBit) !== 'all',
-      );
+  let inputRequired = false;
+  for (let si = 0; si < slices; si++) {
+    const names = vars.slice(si * per, (si + 1) * per);
+    const ctxNames = [...FIXED_CTX, ...names.filter((v) => v.startsWith('ctx:')).map((v) => v.slice(4))];
+    const outNames = names.filter((v) => v.startsWith('out:')).map((v) => v.slice(4));
+    const df = new Dataflow(flow, ctxNames, outNames);
+    df.run();
+    const checks = new VarChecks(flow, df, always, found);
+    const inputBit = df.bit('ctx', 'input');
+    for (const { use, refs } of parsed) {
+      const state = df.stateAt(use.node, renderPoint(use.field).point);
+      if (!state) continue;
+      const mine = refs.filter((r) => (slice.get(`${r.kind}:${r.name}`) ?? 0) === si);
+      if (mine.length > 0) checks.check(use.node, use.field, mine, state);
+      if (si === 0 && !inputRequired && !declaredInput)
+        inputRequired = refs.some(
+          (r) =>
+            r.kind === 'ctx' && r.name === 'input' && !r.soft && Dataflow.presence(state, inputBit) !== 'all',
+        );
+    }
   }
   // A script node that starts the run with no stdin of its own reads the run's input.
   const first = flow.nodes[flow.start];
