@@ -9,7 +9,7 @@
  * - a map's chain sees `ctx.item` and `ctx.index`; a `node:` tool's chain sees `ctx.input`;
  * - `on_limit` is taken instead of a node that ran max_visits times (or after a loop's last iteration).
  */
-import type { Flow, StartHow } from './flow.js';
+import type { Entry, Flow } from './flow.js';
 
 /** What a dataflow point knows of one variable: set on every path, on some, or on none. */
 export type Presence = 'all' | 'some' | 'none';
@@ -23,20 +23,16 @@ export interface FlowState {
 /** Where in a node a template is rendered. */
 export type RenderPoint = 'in' | 'out' | 'after-chains';
 
-interface Entry {
-  readonly from: number;
-  readonly how: StartHow | 'next' | 'limit';
-}
-
 /** The dataflow of one file over a fixed set of ctx names and node outputs. */
 export class Dataflow {
   private readonly words: number;
   private readonly bits = new Map<string, number>();
   /** The names some node saves: the only ctx writes that leave a child scope (scope.save). */
   private readonly saveMask: Uint32Array;
-  private readonly gen: number[][] = [];
-  private readonly entries: Entry[][] = [];
-  private readonly dependents: number[][] = [];
+  /** Per node: its out.<node> bit and its save_output bit (-1 when not analysed). */
+  private readonly gen: Int32Array;
+  private readonly entries: readonly (readonly Entry[])[];
+  private readonly dependents: readonly (readonly number[])[];
   private readonly inMust: Uint32Array;
   private readonly inMay: Uint32Array;
   private readonly outMust: Uint32Array;
@@ -81,34 +77,23 @@ export class Dataflow {
     this.outMay = new Uint32Array(size);
     this.inReached = new Uint8Array(n);
     this.outReached = new Uint8Array(n);
-    for (let i = 0; i < n; i++) {
-      this.entries.push([]);
-      this.dependents.push([]);
-    }
+    ({ entries: this.entries, dependents: this.dependents } = flow.wiring());
+    this.gen = new Int32Array(2 * n).fill(-1);
     flow.nodes.forEach((node, i) => {
-      const g: number[] = [];
-      const o = this.bits.get(`out:${node.name}`);
-      if (o !== undefined) g.push(o);
+      this.gen[2 * i] = this.bits.get(`out:${node.name}`) ?? -1;
       const save = node.def.save_output;
-      const s = typeof save === 'string' ? this.bits.get(`ctx:${save}`) : undefined;
-      if (s !== undefined) g.push(s);
-      this.gen.push(g);
-      const succ = flow.succ[i]!;
-      succ.forEach((j, k) => {
-        // Flow lists the on_limit target last, after the next targets.
-        const limit = flow.onLimit[i]! >= 0 && k === succ.length - 1;
-        this.entries[j]!.push({ from: i, how: limit ? 'limit' : 'next' });
-        this.dependents[i]!.push(j);
-      });
-      for (const s2 of flow.starts[i]!) {
-        this.entries[s2.target]!.push({ from: i, how: s2.how });
-        this.dependents[i]!.push(s2.target);
-        for (const e of flow.chainEnds(s2.target)) {
-          this.dependents[e]!.push(i);
-          if (s2.how === 'body') this.dependents[e]!.push(s2.target);
-        }
-      }
+      this.gen[2 * i + 1] = (typeof save === 'string' ? this.bits.get(`ctx:${save}`) : undefined) ?? -1;
     });
+  }
+
+  /** Adds the output and save_output bits of node `i`. */
+  private addGen(i: number, must: Uint32Array | undefined, may: Uint32Array): void {
+    for (let k = 2 * i; k < 2 * i + 2; k++) {
+      const b = this.gen[k]!;
+      if (b < 0) continue;
+      if (must) setBit(must, 0, b);
+      setBit(may, 0, b);
+    }
   }
 
   /** The bit of a variable (`ctx` or `out`), if it is analysed. */
@@ -195,14 +180,7 @@ export class Dataflow {
     must.fill(0xffffffff);
     may.fill(0);
     let any = false;
-    const meet = (srcMust: Uint32Array, mAt: number, srcMay: Uint32Array, yAt: number, add?: Uint32Array) => {
-      any = true;
-      for (let k = 0; k < w; k++) {
-        const plus = add ? add[k]! : 0;
-        must[k]! &= srcMust[mAt + k]! | plus;
-        may[k]! |= srcMay[yAt + k]! | plus;
-      }
-    };
+    const meet = meetInto;
     if (i === this.flow.start) {
       any = true;
       must.fill(0);
@@ -212,23 +190,23 @@ export class Dataflow {
       const at = p * w;
       switch (e.how) {
         case 'next':
-          if (this.outReached[p]) meet(this.outMust, at, this.outMay, at);
+          if (this.outReached[p]) any = meet(must, may, w, this.outMust, at, this.outMay, at);
           break;
         case 'limit': {
           // Taken instead of a node that already ran (max_visits), or after a loop's last iteration.
           const loopOnly =
             this.flow.nodes[p]!.kind === 'loop' && this.flow.nodes[p]!.def.max_visits === undefined;
           if (loopOnly) {
-            if (this.outReached[p]) meet(this.outMust, at, this.outMay, at);
+            if (this.outReached[p]) any = meet(must, may, w, this.outMust, at, this.outMay, at);
           } else if (this.inReached[p]) {
-            meet(this.inMust, at, this.outReached[p] ? this.outMay : this.inMay, at);
-            for (const b of this.gen[p]!) setBit(may, 0, b);
+            any = meet(must, may, w, this.inMust, at, this.outReached[p] ? this.outMay : this.inMay, at);
+            this.addGen(p, undefined, may);
           }
           break;
         }
         case 'branch':
           if (this.inReached[p]) {
-            meet(this.inMust, at, this.inMay, at);
+            any = meet(must, may, w, this.inMust, at, this.inMay, at);
             // Sibling branches run at the same time: what they save may or may not be there yet.
             for (const s of this.flow.starts[p]!) {
               if (s.how !== 'branch') continue;
@@ -239,18 +217,18 @@ export class Dataflow {
           break;
         case 'map':
           if (this.inReached[p]) {
-            meet(this.inMust, at, this.inMay, at, this.mapAdds);
+            any = meet(must, may, w, this.inMust, at, this.inMay, at, this.mapAdds);
           }
           break;
         case 'tool':
-          if (this.inReached[p]) meet(this.inMust, at, this.inMay, at, this.toolAdds);
+          if (this.inReached[p]) any = meet(must, may, w, this.inMust, at, this.inMay, at, this.toolAdds);
           break;
         case 'body': {
           if (!this.inReached[p]) break;
-          meet(this.inMust, at, this.inMay, at, this.bodyAdds);
+          any = meet(must, may, w, this.inMust, at, this.inMay, at, this.bodyAdds);
           // Later iterations start with what the previous one left.
           const end = this.chainEnd(i);
-          if (end) meet(end.must, 0, end.may, 0, this.bodyAdds);
+          if (end) any = meet(must, may, w, end.must, 0, end.may, 0, this.bodyAdds);
           break;
         }
       }
@@ -329,14 +307,28 @@ export class Dataflow {
           break;
       }
     }
-    if (withGen) {
-      for (const b of this.gen[i]!) {
-        setBit(must, 0, b);
-        setBit(may, 0, b);
-      }
-    }
+    if (withGen) this.addGen(i, must, may);
     return true;
   }
+}
+
+/** Meets a source state (plus `add`) into must/may; returns true (the entry counts as reached). */
+function meetInto(
+  must: Uint32Array,
+  may: Uint32Array,
+  w: number,
+  srcMust: Uint32Array,
+  mAt: number,
+  srcMay: Uint32Array,
+  yAt: number,
+  add?: Uint32Array,
+): true {
+  for (let k = 0; k < w; k++) {
+    const plus = add ? add[k]! : 0;
+    must[k]! &= srcMust[mAt + k]! | plus;
+    may[k]! |= srcMay[yAt + k]! | plus;
+  }
+  return true;
 }
 
 function setBit(a: Uint32Array, at: number, bit: number): void {

@@ -23,6 +23,12 @@ export interface ChainStart {
   readonly field: string;
 }
 
+/** One way into a node: from which node, and how (a chain edge, on_limit, or a chain it starts). */
+export interface Entry {
+  readonly from: number;
+  readonly how: StartHow | 'next' | 'limit';
+}
+
 /** A `node:` tool reference: where it is written and the node it names (which may not exist). */
 export interface NodeToolRef {
   readonly field: string;
@@ -134,6 +140,42 @@ export class Flow {
     }
     this.endMemo.set(from, found);
     return found;
+  }
+
+  private wired: { entries: Entry[][]; dependents: number[][] } | undefined;
+
+  /**
+   * The ways into each node, and the nodes whose state depends on each node's (its successors,
+   * the chains it starts, and the owners of the chains it ends). Built once, shared by dataflows.
+   */
+  wiring(): { entries: readonly (readonly Entry[])[]; dependents: readonly (readonly number[])[] } {
+    if (this.wired) return this.wired;
+    const n = this.nodes.length;
+    const entries: Entry[][] = [];
+    const dependents: number[][] = [];
+    for (let i = 0; i < n; i++) {
+      entries.push([]);
+      dependents.push([]);
+    }
+    for (let i = 0; i < n; i++) {
+      const succ = this.succ[i]!;
+      succ.forEach((j, k) => {
+        // The on_limit target is listed last, after the next targets.
+        const limit = this.onLimit[i]! >= 0 && k === succ.length - 1;
+        entries[j]!.push({ from: i, how: limit ? 'limit' : 'next' });
+        dependents[i]!.push(j);
+      });
+      for (const s of this.starts[i]!) {
+        entries[s.target]!.push({ from: i, how: s.how });
+        dependents[i]!.push(s.target);
+        for (const e of this.chainEnds(s.target)) {
+          dependents[e]!.push(i);
+          if (s.how === 'body') dependents[e]!.push(s.target);
+        }
+      }
+    }
+    this.wired = { entries, dependents };
+    return this.wired;
   }
 
   /** Every node a run from `start` can execute: chain edges, chains started, `node:` tools. */

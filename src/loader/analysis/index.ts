@@ -92,7 +92,7 @@ export function analyzeHatchery(
     for (const { use, refs } of parsed) {
       const state = df.stateAt(use.node, renderPoint(use.field).point);
       if (!state) continue;
-      const mine = refs.filter((r) => (slice.get(`${r.kind}:${r.name}`) ?? 0) === si);
+      const mine = slices === 1 ? refs : refs.filter((r) => (slice.get(`${r.kind}:${r.name}`) ?? 0) === si);
       if (mine.length > 0) checks.check(use.node, use.field, mine, state);
       if (si === 0 && !inputRequired && !declaredInput)
         inputRequired = refs.some(
