@@ -180,6 +180,18 @@ describe('template variables against the graph', () => {
     ]);
   });
 
+  it('on_limit: taken after the limited node ran, so what it saved and what led back to it are set', () => {
+    expect(
+      loaded(
+        hatch([
+          echo('Write', 'draft', { save_output: 'draft', next: 'Review', max_visits: 2, on_limit: 'Final' }),
+          echo('Review', 'again', { next: ['END', 'Write'] }),
+          echo('Final', '{{ ctx.draft }} {{ out.Review }} {{ out.Write }}'),
+        ]),
+      ).warnings,
+    ).toEqual([]);
+  });
+
   it('node: tools run their chain with ctx.input; write_output sees the node own output', () => {
     const h = loaded(
       hatch([

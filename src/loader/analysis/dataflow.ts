@@ -175,13 +175,13 @@ export class Dataflow {
   }
 
   /** Meets every way into `i`; false when none is reached yet. */
-  private computeIn(i: number, must: Uint32Array, may: Uint32Array): boolean {
+  private computeIn(i: number, must: Uint32Array, may: Uint32Array, notFirst = false): boolean {
     const w = this.words;
     must.fill(0xffffffff);
     may.fill(0);
     let any = false;
     const meet = meetInto;
-    if (i === this.flow.start) {
+    if (i === this.flow.start && !notFirst) {
       any = true;
       must.fill(0);
     }
@@ -199,7 +199,23 @@ export class Dataflow {
           if (loopOnly) {
             if (this.outReached[p]) any = meet(must, may, w, this.outMust, at, this.outMay, at);
           } else if (this.inReached[p]) {
-            any = meet(must, may, w, this.inMust, at, this.outReached[p] ? this.outMay : this.inMay, at);
+            // The redirect happens where `p` was about to run (its IN), after `p` ran max_visits
+            // times in this run: its save_output went up to this scope (or a parent it reads),
+            // its out.<p> may have stayed in a sibling branch's scope.
+            // A start node is never redirected on its first visit: only its other ways in count.
+            let srcMust = this.inMust;
+            let srcMay = this.inMay;
+            let from = at;
+            if (p === this.flow.start && !notFirst) {
+              srcMust = new Uint32Array(w);
+              srcMay = new Uint32Array(w);
+              from = 0;
+              if (!this.computeIn(p, srcMust, srcMay, true)) break;
+            }
+            const save = this.gen[2 * p + 1]!;
+            const saveBit = new Uint32Array(w);
+            if (save >= 0) setBit(saveBit, 0, save);
+            any = meet(must, may, w, srcMust, from, srcMay, from, saveBit);
             this.addGen(p, undefined, may);
           }
           break;

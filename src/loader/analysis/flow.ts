@@ -174,6 +174,9 @@ export class Flow {
         }
       }
     }
+    // The on_limit target of the start node reads the start's other ways in (see Dataflow).
+    const lim = this.start >= 0 ? this.onLimit[this.start]! : -1;
+    if (lim >= 0) for (const e of entries[this.start]!) dependents[e.from]!.push(lim);
     this.wired = { entries, dependents };
     return this.wired;
   }
