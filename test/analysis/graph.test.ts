@@ -78,6 +78,27 @@ describe('graph checks', () => {
     ]);
   });
 
+  it('a conversation target that does not run before is a warning', () => {
+    expect(
+      report(
+        hatch([
+          { name: 'Later', conversation: 'First', usr_prompt: 'x', next: 'First' },
+          { name: 'First', usr_prompt: 'y' },
+        ]),
+      ),
+    ).toEqual([
+      'h.json: nodes/0/conversation: warning: "Later" continues the conversation of "First", which never runs before it: the run fails there with "no history yet"; route "First" before "Later"',
+    ]);
+    expect(
+      loaded(
+        hatch([
+          { name: 'First', usr_prompt: 'y', next: 'Later' },
+          { name: 'Later', conversation: 'First', usr_prompt: 'x' },
+        ]),
+      ).warnings,
+    ).toEqual([]);
+  });
+
   it('a conversation target that is missing or not a drone is an error', () => {
     expect(
       report(hatch([echo('A', 'a', { next: 'B' }), { name: 'B', usr_prompt: 'x', conversation: 'A' }])),

@@ -3,6 +3,7 @@
  * and whether the hatchery needs `input`. Runs at every load, in about linear time in the nodes.
  */
 import type { ValidationProblem } from '../../core/errors.js';
+import { quote } from '../../schema/suggest.js';
 import { Dataflow, type RenderPoint } from './dataflow.js';
 import { Flow, type FlowNode } from './flow.js';
 import { graphChecks } from './graph-checks.js';
@@ -71,6 +72,18 @@ export function analyzeHatchery(
       vars.push(key);
     }
   }
+  // A drone continuing another's conversation needs that drone to have run: its out.<name> is set.
+  const conversations: { node: number; target: string }[] = [];
+  flow.nodes.forEach((n, i) => {
+    const t = n.def.conversation;
+    if (n.kind !== 'drone' || typeof t !== 'string' || flow.nodes[flow.index.get(t) ?? -1]?.kind !== 'drone')
+      return;
+    conversations.push({ node: i, target: t });
+    if (!slice.has(`out:${t}`)) {
+      slice.set(`out:${t}`, -1);
+      vars.push(`out:${t}`);
+    }
+  });
   // Bitsets cost nodes x variables bits: huge files are analysed a slice of variables at a time,
   // so memory stays bounded (the time is the same either way).
   const per = Math.max(256, Math.floor(BIT_BUDGET / Math.max(1, flow.nodes.length)));
@@ -89,6 +102,19 @@ export function analyzeHatchery(
     df.run();
     const checks = new VarChecks(flow, df, always, found);
     const inputBit = df.bit('ctx', 'input');
+    for (const c of conversations) {
+      if (slice.get(`out:${c.target}`) !== si) continue;
+      const state = df.stateAt(c.node, 'in');
+      const has = state ? Dataflow.presence(state, df.bit('out', c.target)) : 'all';
+      if (has === 'all') continue;
+      const n = flow.nodes[c.node]!;
+      found.push({
+        path: `nodes/${n.index}/conversation`,
+        severity: 'warning',
+        message: `${quote(n.name)} continues the conversation of ${quote(c.target)}, which ${has === 'none' ? 'never runs' : 'does not always run'} before it: the run fails there with "no history yet"`,
+        fix: `route ${quote(c.target)} before ${quote(n.name)}`,
+      });
+    }
     for (const { use, refs } of parsed) {
       const state = df.stateAt(use.node, renderPoint(use.field).point);
       if (!state) continue;
