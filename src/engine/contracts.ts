@@ -70,6 +70,8 @@ export interface Hatchery {
   readonly dependencies: readonly string[];
   /** Problems that do not stop the file from loading (severity `warning`), for `validate` and logs. */
   readonly warnings: readonly ValidationProblem[];
+  /** True when a run cannot do without `input`: a template on a path from start reads ctx.input without a default. */
+  readonly inputRequired: boolean;
 }
 
 /** Events of a run, for the CLI, traces and MCP progress. `depth` > 0 marks nested runs. */

@@ -14,6 +14,7 @@ import { NODE_IMPLS } from '../nodes/index.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import { writePathProblem } from '../tools/path-check.js';
+import { analyzeHatchery, type TemplateUse } from './analysis/index.js';
 import type { SubFiles } from './sub-files.js';
 import { checkTopLevel } from './top-level.js';
 import type { ValidNode } from './validate.js';
@@ -57,7 +58,8 @@ export function compileHatchery(
   const compiled = new Map<string, CompiledNode>();
   // Without roots (a definition loaded apart from any Runtime) where it will run is unknown: not checked.
   const roots = options.roots;
-  for (const n of nodes) {
+  const templates: TemplateUse[] = [];
+  nodes.forEach((n, position) => {
     const prefix = `nodes/${n.index}`;
     const cc: CompileContext = {
       file,
@@ -68,9 +70,17 @@ export function compileHatchery(
       mcpServers,
       template(source, field) {
         try {
-          return new Template(source, { file, node: n.name, field });
+          const t = new Template(source, { file, node: n.name, field });
+          templates.push({ node: position, field, source });
+          return t;
         } catch (err) {
-          problems.push({ path: `${prefix}/${field}`, message: (err as HatcheryError).message });
+          const { line, column } = (err as HatcheryError).context;
+          problems.push({
+            path: `${prefix}/${field}`,
+            message: (err as HatcheryError).message,
+            ...(typeof line === 'number' ? { line } : {}),
+            ...(typeof column === 'number' ? { column } : {}),
+          });
           return undefined;
         }
       },
@@ -114,7 +124,8 @@ export function compileHatchery(
       compile(def: unknown, base: NodeBase, cc: CompileContext): CompiledNode;
     };
     compiled.set(n.name, impl.compile(n.def, base, cc));
-  }
+  });
+  const { inputRequired } = analyzeHatchery(def, nodes, templates, problems);
   for (const rel of Object.values(def.files ?? {})) dependencies.add(path.resolve(dir, rel));
   checkTopLevel(def, dir, roots, problems);
   if (problems.some(isError)) return undefined;
@@ -135,6 +146,7 @@ export function compileHatchery(
     nodes: compiled,
     def,
     outputSchema: graph.finalOutputSchema,
+    inputRequired,
     dependencies: [...dependencies],
     warnings: problems.filter((p) => !isError(p)),
   };

@@ -69,7 +69,10 @@ export function nestingProblem(value: unknown, limit = MAX_NESTING_DEPTH): Valid
  * then a count of the rest, so a huge broken file gives a short error that names the problems.
  */
 export function capProblems(problems: readonly ValidationProblem[]): ValidationProblem[] {
+  // Severity, fix and position travel with the problem; only the free texts are cut.
   const shown = problems.slice(0, MAX_PROBLEMS).map((p) => ({
+    ...p,
+    ...(p.fix === undefined ? {} : { fix: cut(p.fix, MAX_PROBLEM_CHARS) }),
     path: cut(p.path, MAX_PATH_CHARS),
     message: cut(p.message, MAX_PROBLEM_CHARS),
   }));

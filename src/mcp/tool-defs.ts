@@ -68,7 +68,13 @@ export function hatcheryTool(h: Hatchery, options: { tasks: boolean }): Tool {
     name: h.name,
     description: h.desc,
     // Declared inputs are not `required`: a missing one is asked of the user (elicitation) instead.
-    inputSchema: { type: 'object', properties, additionalProperties: false } as Tool['inputSchema'],
+    // `input` is, exactly when a run from the start reads ctx.input without a default.
+    inputSchema: {
+      type: 'object',
+      properties,
+      ...(h.inputRequired ? { required: ['input'] } : {}),
+      additionalProperties: false,
+    } as Tool['inputSchema'],
     annotations: annotationsFor(h),
   };
   const out = h.outputSchema;

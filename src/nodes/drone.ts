@@ -50,11 +50,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const schema = compileOutputSchema(def.output_schema, cc);
     // Only a drone some other drone continues keeps its message history.
     const keep = cc.graph.conversationTargets.has(base.name);
-    if (def.conversation !== undefined) {
-      const target = cc.graph.node(def.conversation);
-      if (!target) cc.problem('conversation', `no node named "${def.conversation}"`);
-      else if (target.kind !== 'drone') cc.problem('conversation', `"${def.conversation}" is not a drone`);
-    }
+    // A conversation target that is missing or not a drone is reported by the loader's graph checks.
     const modelSpec = def.model ?? cc.def.model;
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
     const resolve = (scope: RunContext): ResolvedModel =>

@@ -99,7 +99,16 @@ describe('hatchery-mcp run (as a process)', () => {
       JSON.stringify({
         name: 'loop',
         desc: 'never ends',
-        nodes: [{ name: 'Again', type: 'tool', tool_name: 'echo', tool_args: { text: 'x' }, next: 'Again' }],
+        // The output always names Again, so the way out to END is never taken.
+        nodes: [
+          {
+            name: 'Again',
+            type: 'tool',
+            tool_name: 'echo',
+            tool_args: { text: 'Again' },
+            next: ['Again', 'END'],
+          },
+        ],
       }),
     );
     const r = await cli(['run', file, '--max-steps', '4', '-q']);

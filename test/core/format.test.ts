@@ -105,7 +105,9 @@ describe('file format: errors', () => {
   it('reports template syntax errors at load time with the field path', () => {
     const p = problems(hatch([{ name: 'W', usr_prompt: 'Hello {{ ctx.name ' }]));
     expect(p).toHaveLength(1);
-    expect(p[0]).toMatch(/^nodes\/0\/usr_prompt: template syntax error: /);
+    expect(p[0]).toMatch(
+      /^nodes\/0\/usr_prompt: template syntax error at line 1, column \d+ of the template: /,
+    );
   });
 
   it('reports JSON syntax errors with line and column', () => {

@@ -5,7 +5,7 @@ import { HatcheryError } from '../../src/core/errors.js';
 import { loadHatchery } from '../../src/loader/load.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { echoNode, hatch, load, REPO_ROOT, tempDir } from '../helpers.js';
+import { echo, echoNode, hatch, load, REPO_ROOT, tempDir } from '../helpers.js';
 
 async function runText(def: unknown, opts: { input?: string; dir?: string; allowRoots?: string[] } = {}) {
   const h = load(def, opts.dir);
@@ -36,7 +36,14 @@ describe('templates', () => {
   });
 
   it('names the node, the field and the variable when a variable is undefined', async () => {
-    const err = await runError(hatch([{ name: 'Greeter', ...echoNode('Hello\n  {{ ctx.who }}!') }]));
+    // ctx.who is saved on one path only (a load-time warning); the run takes the other one.
+    const err = await runError(
+      hatch([
+        echo('Start', 'x', { next: ['Saver', 'Greeter'] }),
+        echo('Saver', 'you', { save_output: 'who', next: 'Greeter' }),
+        { name: 'Greeter', ...echoNode('Hello\n  {{ ctx.who }}!') },
+      ]),
+    );
     expect(err.code).toBe('UNDEFINED_VARIABLE');
     expect(err.context).toMatchObject({ node: 'Greeter', field: 'tool_args/text', variable: 'ctx.who' });
     expect(err.toString()).toMatch(

@@ -99,7 +99,7 @@ describe('conversation reuse', () => {
 
   it('is checked at load time and fails clearly when the drone has not run', async () => {
     expect(problems(hatch([{ usr_prompt: 'x', conversation: 'Ghost' }]))).toEqual([
-      'nodes/0/conversation: no node named "Ghost"',
+      'nodes/0/conversation: no node named "Ghost"; drones: node_1',
     ]);
     const h = load(
       hatch([

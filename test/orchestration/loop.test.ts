@@ -107,7 +107,10 @@ describe('loop', () => {
 
   it('propagates a failure in the body', async () => {
     const h = load(
-      hatch([{ name: 'L', type: 'loop', body: 'Step', until: 'DONE' }, echo('Step', '{{ ctx.missing }}')]),
+      hatch([
+        { name: 'L', type: 'loop', body: 'Step', until: 'DONE' },
+        echo('Step', '{{ ctx.input.missing }}'),
+      ]),
     );
     await expect(runtimeWith().run(h)).rejects.toMatchObject({
       code: 'UNDEFINED_VARIABLE',

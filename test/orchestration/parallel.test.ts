@@ -98,7 +98,8 @@ describe('parallel', () => {
       hatch([
         { name: 'P', type: 'parallel', branches: ['A'] },
         echo('A', 'ok', { next: 'A2' }),
-        echo('A2', '{{ ctx.nope }}'),
+        // ctx.input is a string or unset, so the lookup fails only at run time.
+        echo('A2', '{{ ctx.input.nope }}'),
       ]),
     );
     const err = (await runtimeWith()
@@ -106,7 +107,7 @@ describe('parallel', () => {
       .catch((e: unknown) => e)) as HatcheryError;
     expect(err.code).toBe('UNDEFINED_VARIABLE');
     expect(err.message).toMatch(
-      /^branch "A" failed: node "A2": tool_args\/text: undefined variable `ctx.nope`/,
+      /^branch "A" failed: node "A2": tool_args\/text: undefined variable `ctx.input.nope`/,
     );
   });
 

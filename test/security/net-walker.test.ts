@@ -6,7 +6,8 @@ import { echo, runtimeWith } from '../orchestration/helpers.js';
 /** Two echo banelings calling each other forever: every node settles at once, with no real I/O. */
 const spin = () =>
   load(
-    hatch([echo('A', 'a', { next: 'B' }), echo('B', 'b', { next: 'A' })], {
+    // B's output always names A, so the way out to END is never taken.
+    hatch([echo('A', 'a', { next: 'B' }), echo('B', 'A', { next: ['A', 'END'] })], {
       max_steps: 10_000_000,
     }),
   );

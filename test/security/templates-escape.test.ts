@@ -2,12 +2,26 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
+import { loadHatcheryObject } from '../../src/loader/load.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, runCli, tempDir } from '../helpers.js';
+import { hatch, runCli, tempDir } from '../helpers.js';
 import { spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
 import { CANARY, CANARY_VAR, CORPUS, type Expect, MARKER_VAR } from './templates-corpus.js';
 
-const ids = CORPUS.map((_, i) => `F${String(i + 1).padStart(2, '0')}`);
+const allIds = CORPUS.map((_, i) => `F${String(i + 1).padStart(2, '0')}`);
+
+/** The one-form hatchery of form `i`, as the loader sees it. */
+function formHatchery(i: number): Record<string, unknown> {
+  return hatch([{ name: allIds[i], type: 'tool', tool_name: 'echo', tool_args: { text: CORPUS[i]![0] } }]);
+}
+
+// Forms that read a name no template variable has (`process`, `require`...) are refused when the
+// file loads; the corpus hatchery run below holds the forms that load, so the sandbox sees them all.
+const refusedAtLoad = new Set(
+  allIds.filter((_, i) => !loadHatcheryObject(formHatchery(i), path.join(tempDir(), 'f.json')).ok),
+);
+const forms = CORPUS.filter((_, i) => !refusedAtLoad.has(allIds[i]!));
+const ids = allIds.filter((id) => !refusedAtLoad.has(id));
 const marker = path.join(tempDir(), 'pwned');
 // The canary and the marker path live in the environment of every process that renders the corpus.
 const canaryEnv = { [CANARY_VAR]: CANARY, [MARKER_VAR]: marker };
@@ -17,7 +31,7 @@ function corpusHatchery(): Record<string, unknown> {
   return hatch(
     [
       { name: 'Fan', type: 'parallel', branches: ids, on_error: 'continue' },
-      ...CORPUS.map(([src], i) => ({
+      ...forms.map(([src], i) => ({
         name: ids[i],
         type: 'tool',
         tool_name: 'echo',
@@ -59,7 +73,7 @@ function checkAll(output: string): void {
   assertNoLeak(output);
   const got = branches(output);
   expect([...got.keys()]).toEqual(ids);
-  for (const [i, [, expected]] of CORPUS.entries()) checkBranch(ids[i]!, got.get(ids[i]!)!, expected);
+  for (const [i, [, expected]] of forms.entries()) checkBranch(ids[i]!, got.get(ids[i]!)!, expected);
 }
 
 const saved = { ...process.env };
@@ -73,10 +87,26 @@ describe(`template escape corpus (${CORPUS.length} forms)`, () => {
     expect(CORPUS.length).toBeGreaterThanOrEqual(30);
   });
 
-  it.each(CORPUS.map(([src, expected], i) => [ids[i]!, src, expected] as const))(
+  it('refuses at load time only forms that read no variable of the file, naming the field', () => {
+    expect([...refusedAtLoad]).toEqual(['F35', 'F36', 'F37']);
+    for (const id of refusedAtLoad) {
+      const res = loadHatcheryObject(formHatchery(allIds.indexOf(id)), path.join(tempDir(), 'f.json'));
+      expect(res.ok).toBe(false);
+      if (res.ok) continue;
+      assertNoLeak(res.error.message);
+      expect(res.error.message).toMatch(
+        /nodes\/0\/tool_args\/text: "(process|global|require)" \(line 1, column 4 of the template\) is not a template variable/,
+      );
+    }
+  });
+
+  it.each(CORPUS.map(([src, expected], i) => [allIds[i]!, src, expected] as const))(
     '%s in-process: %s',
-    async (id, src, expected) => {
-      const h = load(hatch([{ name: id, type: 'tool', tool_name: 'echo', tool_args: { text: src } }]));
+    async (id, _src, expected) => {
+      if (refusedAtLoad.has(id)) return;
+      const res = loadHatcheryObject(formHatchery(allIds.indexOf(id)), path.join(tempDir(), 'f.json'));
+      if (!res.ok) throw res.error;
+      const h = res.hatchery;
       let output: string;
       try {
         output = (await new Runtime({ env: {} }).run(h, { input: 'hello' })).output;

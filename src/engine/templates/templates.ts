@@ -33,9 +33,13 @@ export class Template {
     try {
       this.compiled = new nunjucks.Template(source, templateEnv, where.field ?? 'template', true);
     } catch (err) {
-      throw new HatcheryError('TEMPLATE', `template syntax error: ${cleanMessage(err)}`, where, {
-        cause: err,
-      });
+      const at = syntaxPosition(source, err);
+      throw new HatcheryError(
+        'TEMPLATE',
+        `template syntax error at line ${at.line}, column ${at.column} of the template: ${cleanMessage(err, true)}`,
+        { ...where, line: at.line, column: at.column },
+        { cause: err },
+      );
     }
   }
 
@@ -94,10 +98,25 @@ export class Template {
   }
 }
 
-function cleanMessage(err: unknown): string {
+/**
+ * The 1-based position of a syntax error in the template: nunjucks' own when it gives one, else the
+ * last tag opened (errors at the end of the text, like an unclosed `{{`, come without a position).
+ */
+function syntaxPosition(source: string, err: unknown): { line: number; column: number } {
   const msg = err instanceof Error ? err.message : String(err);
-  return msg
-    .replace(/^\([^)]*\)\s*/, '')
+  const pos = /\[Line (\d+), Column (\d+)\]/.exec(msg);
+  if (pos) return { line: Number(pos[1]), column: Number(pos[2]) };
+  const open = Math.max(source.lastIndexOf('{{'), source.lastIndexOf('{%'), source.lastIndexOf('{#'));
+  const before = source.slice(0, Math.max(0, open));
+  const line = before.split('\n').length;
+  return { line, column: open < 0 ? 1 : open - before.lastIndexOf('\n') };
+}
+
+function cleanMessage(err: unknown, dropPosition = false): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const text = msg.replace(/^\([^)]*\)\s*/, '');
+  // A syntax error's position is said in words before the message.
+  return (dropPosition ? text.replace(/^\[Line \d+, Column \d+\]\s*/, '') : text)
     .replace(/^\s*Error:\s*/, '')
     .replace(/\s+/g, ' ')
     .trim();

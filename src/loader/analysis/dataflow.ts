@@ -1,0 +1,356 @@
+/**
+ * Which ctx variables and node outputs are set when each node runs: a forward dataflow over the run
+ * structure, with two bitsets per point ("set on every path" and "set on some path") and a worklist,
+ * so a file of n nodes costs about n times the bitset width. Mirrors the run-time semantics:
+ * - a node's `save_output` and `out.<node>` are set after it runs;
+ * - parallel branches and map items run in child scopes: their `save_output` writes reach the
+ *   parent, their `out.*` stay inside, and the parallel sets `out.<branch>` to each branch's result;
+ * - a loop's body runs in the loop's own scope (everything it sets stays), with `ctx.iteration`;
+ * - a map's chain sees `ctx.item` and `ctx.index`; a `node:` tool's chain sees `ctx.input`;
+ * - `on_limit` is taken instead of a node that ran max_visits times (or after a loop's last iteration).
+ */
+import type { Entry, Flow } from './flow.js';
+
+/** What a dataflow point knows of one variable: set on every path, on some, or on none. */
+export type Presence = 'all' | 'some' | 'none';
+
+/** The variables set at one point: two bitsets over the analysed variables. */
+export interface FlowState {
+  readonly must: Uint32Array;
+  readonly may: Uint32Array;
+}
+
+/** Where in a node a template is rendered. */
+export type RenderPoint = 'in' | 'out' | 'after-chains';
+
+/** The dataflow of one file over a fixed set of ctx names and node outputs. */
+export class Dataflow {
+  private readonly words: number;
+  private readonly bits = new Map<string, number>();
+  /** The names some node saves: the only ctx writes that leave a child scope (scope.save). */
+  private readonly saveMask: Uint32Array;
+  /** Per node: its out.<node> bit and its save_output bit (-1 when not analysed). */
+  private readonly gen: Int32Array;
+  private readonly entries: readonly (readonly Entry[])[];
+  private readonly dependents: readonly (readonly number[])[];
+  private readonly inMust: Uint32Array;
+  private readonly inMay: Uint32Array;
+  private readonly outMust: Uint32Array;
+  private readonly outMay: Uint32Array;
+  private readonly inReached: Uint8Array;
+  private readonly outReached: Uint8Array;
+  /** What entering a chain adds: ctx.item and ctx.index (map), ctx.input (node: tool), ctx.iteration (loop). */
+  private readonly mapAdds: Uint32Array;
+  private readonly toolAdds: Uint32Array;
+  private readonly bodyAdds: Uint32Array;
+
+  constructor(
+    private readonly flow: Flow,
+    ctxNames: Iterable<string>,
+    outNames: Iterable<string>,
+  ) {
+    for (const c of ctxNames) if (!this.bits.has(`ctx:${c}`)) this.bits.set(`ctx:${c}`, this.bits.size);
+    for (const o of outNames) if (!this.bits.has(`out:${o}`)) this.bits.set(`out:${o}`, this.bits.size);
+    this.words = Math.max(1, Math.ceil(this.bits.size / 32));
+    this.saveMask = new Uint32Array(this.words);
+    for (const node of flow.nodes) {
+      const b =
+        typeof node.def.save_output === 'string' ? this.bits.get(`ctx:${node.def.save_output}`) : undefined;
+      if (b !== undefined) setBit(this.saveMask, 0, b);
+    }
+    const mask = (...names: string[]) => {
+      const m = new Uint32Array(this.words);
+      for (const c of names) {
+        const b = this.bits.get(`ctx:${c}`);
+        if (b !== undefined) setBit(m, 0, b);
+      }
+      return m;
+    };
+    this.mapAdds = mask('item', 'index');
+    this.toolAdds = mask('input');
+    this.bodyAdds = mask('iteration');
+    const n = flow.nodes.length;
+    const size = n * this.words;
+    this.inMust = new Uint32Array(size);
+    this.inMay = new Uint32Array(size);
+    this.outMust = new Uint32Array(size);
+    this.outMay = new Uint32Array(size);
+    this.inReached = new Uint8Array(n);
+    this.outReached = new Uint8Array(n);
+    ({ entries: this.entries, dependents: this.dependents } = flow.wiring());
+    this.gen = new Int32Array(2 * n).fill(-1);
+    flow.nodes.forEach((node, i) => {
+      this.gen[2 * i] = this.bits.get(`out:${node.name}`) ?? -1;
+      const save = node.def.save_output;
+      this.gen[2 * i + 1] = (typeof save === 'string' ? this.bits.get(`ctx:${save}`) : undefined) ?? -1;
+    });
+  }
+
+  /** Adds the output and save_output bits of node `i`. */
+  private addGen(i: number, must: Uint32Array | undefined, may: Uint32Array): void {
+    for (let k = 2 * i; k < 2 * i + 2; k++) {
+      const b = this.gen[k]!;
+      if (b < 0) continue;
+      if (must) setBit(must, 0, b);
+      setBit(may, 0, b);
+    }
+  }
+
+  /** The bit of a variable (`ctx` or `out`), if it is analysed. */
+  bit(kind: 'ctx' | 'out', name: string): number | undefined {
+    return this.bits.get(`${kind}:${name}`);
+  }
+
+  /** Runs the worklist to its fixed point from the start node. */
+  run(): void {
+    const { flow } = this;
+    const n = flow.nodes.length;
+    if (flow.start < 0) return;
+    const queued = new Uint8Array(n);
+    const queue: number[] = [flow.start];
+    queued[flow.start] = 1;
+    const must = new Uint32Array(this.words);
+    const may = new Uint32Array(this.words);
+    for (let q = 0; q < queue.length; q++) {
+      const i = queue[q]!;
+      queued[i] = 0;
+      if (!this.computeIn(i, must, may)) continue;
+      let changed = this.store(i, must, may, this.inMust, this.inMay, this.inReached);
+      if (this.computeOut(i, must, may, true))
+        changed = this.store(i, must, may, this.outMust, this.outMay, this.outReached) || changed;
+      if (!changed) continue;
+      for (const d of this.dependents[i]!) {
+        if (queued[d]) continue;
+        queued[d] = 1;
+        queue.push(d);
+      }
+      // The queue array only grows; drop what was processed now and then so it stays O(n).
+      if (q > 4096 && q * 2 > queue.length) {
+        queue.splice(0, q + 1);
+        q = -1;
+      }
+    }
+  }
+
+  /** The state where a template of node `i` renders, or undefined when no run gets there. */
+  stateAt(i: number, point: RenderPoint): FlowState | undefined {
+    if (!this.inReached[i]) return undefined;
+    const w = this.words;
+    if (point === 'in')
+      return { must: this.inMust.subarray(i * w, i * w + w), may: this.inMay.subarray(i * w, i * w + w) };
+    if (point === 'out') {
+      if (!this.outReached[i]) return undefined;
+      return { must: this.outMust.subarray(i * w, i * w + w), may: this.outMay.subarray(i * w, i * w + w) };
+    }
+    const must = new Uint32Array(w);
+    const may = new Uint32Array(w);
+    return this.computeOut(i, must, may, false) ? { must, may } : undefined;
+  }
+
+  /** Whether `bit` is set on every, some or no path at `state`. */
+  static presence(state: FlowState, bit: number | undefined): Presence {
+    if (bit === undefined) return 'none';
+    if (hasBit(state.must, 0, bit)) return 'all';
+    return hasBit(state.may, 0, bit) ? 'some' : 'none';
+  }
+
+  private store(
+    i: number,
+    must: Uint32Array,
+    may: Uint32Array,
+    toMust: Uint32Array,
+    toMay: Uint32Array,
+    reached: Uint8Array,
+  ): boolean {
+    const w = this.words;
+    const at = i * w;
+    let changed = reached[i] === 0;
+    reached[i] = 1;
+    for (let k = 0; k < w; k++) {
+      if (toMust[at + k] !== must[k] || toMay[at + k] !== may[k]) changed = true;
+      toMust[at + k] = must[k]!;
+      toMay[at + k] = may[k]!;
+    }
+    return changed;
+  }
+
+  /** Meets every way into `i`; false when none is reached yet. */
+  private computeIn(i: number, must: Uint32Array, may: Uint32Array, notFirst = false): boolean {
+    const w = this.words;
+    must.fill(0xffffffff);
+    may.fill(0);
+    let any = false;
+    const meet = meetInto;
+    if (i === this.flow.start && !notFirst) {
+      any = true;
+      must.fill(0);
+    }
+    for (const e of this.entries[i]!) {
+      const p = e.from;
+      const at = p * w;
+      switch (e.how) {
+        case 'next':
+          if (this.outReached[p]) any = meet(must, may, w, this.outMust, at, this.outMay, at);
+          break;
+        case 'limit': {
+          // Taken instead of a node that already ran (max_visits), or after a loop's last iteration.
+          const loopOnly =
+            this.flow.nodes[p]!.kind === 'loop' && this.flow.nodes[p]!.def.max_visits === undefined;
+          if (loopOnly) {
+            if (this.outReached[p]) any = meet(must, may, w, this.outMust, at, this.outMay, at);
+          } else if (this.inReached[p]) {
+            // The redirect happens where `p` was about to run (its IN), after `p` ran max_visits
+            // times in this run: its save_output went up to this scope (or a parent it reads),
+            // its out.<p> may have stayed in a sibling branch's scope.
+            // A start node is never redirected on its first visit: only its other ways in count.
+            let srcMust = this.inMust;
+            let srcMay = this.inMay;
+            let from = at;
+            if (p === this.flow.start && !notFirst) {
+              srcMust = new Uint32Array(w);
+              srcMay = new Uint32Array(w);
+              from = 0;
+              if (!this.computeIn(p, srcMust, srcMay, true)) break;
+            }
+            const save = this.gen[2 * p + 1]!;
+            const saveBit = new Uint32Array(w);
+            if (save >= 0) setBit(saveBit, 0, save);
+            any = meet(must, may, w, srcMust, from, srcMay, from, saveBit);
+            this.addGen(p, undefined, may);
+          }
+          break;
+        }
+        case 'branch':
+          if (this.inReached[p]) {
+            any = meet(must, may, w, this.inMust, at, this.inMay, at);
+            // Sibling branches run at the same time: what they save may or may not be there yet.
+            for (const s of this.flow.starts[p]!) {
+              if (s.how !== 'branch') continue;
+              const end = this.chainEnd(s.target);
+              if (end) for (let k = 0; k < w; k++) may[k]! |= end.may[k]! & this.saveMask[k]!;
+            }
+          }
+          break;
+        case 'map':
+          if (this.inReached[p]) {
+            any = meet(must, may, w, this.inMust, at, this.inMay, at, this.mapAdds);
+          }
+          break;
+        case 'tool':
+          if (this.inReached[p]) any = meet(must, may, w, this.inMust, at, this.inMay, at, this.toolAdds);
+          break;
+        case 'body': {
+          if (!this.inReached[p]) break;
+          any = meet(must, may, w, this.inMust, at, this.inMay, at, this.bodyAdds);
+          // Later iterations start with what the previous one left.
+          const end = this.chainEnd(i);
+          if (end) any = meet(must, may, w, end.must, 0, end.may, 0, this.bodyAdds);
+          break;
+        }
+      }
+    }
+    return any;
+  }
+
+  /** The state where a walk from `from` ends: met over the chain's reached end nodes. */
+  private chainEnd(from: number): FlowState | undefined {
+    const w = this.words;
+    let must: Uint32Array | undefined;
+    let may: Uint32Array | undefined;
+    for (const e of this.flow.chainEnds(from)) {
+      if (!this.outReached[e]) continue;
+      const at = e * w;
+      if (!must || !may) {
+        must = this.outMust.slice(at, at + w);
+        may = this.outMay.slice(at, at + w);
+        continue;
+      }
+      for (let k = 0; k < w; k++) {
+        must[k]! &= this.outMust[at + k]!;
+        may[k]! |= this.outMay[at + k]!;
+      }
+    }
+    return must && may ? { must, may } : undefined;
+  }
+
+  /** The state after `i` ran (from its stored IN); false when `i` never completes. */
+  private computeOut(i: number, must: Uint32Array, may: Uint32Array, withGen: boolean): boolean {
+    const w = this.words;
+    const at = i * w;
+    for (let k = 0; k < w; k++) {
+      must[k] = this.inMust[at + k]!;
+      may[k] = this.inMay[at + k]!;
+    }
+    const node = this.flow.nodes[i]!;
+    const mask = this.saveMask;
+    const addEnd = (end: FlowState, sure: boolean, savesOnly: boolean) => {
+      for (let k = 0; k < w; k++) {
+        const m = savesOnly ? mask[k]! : 0xffffffff;
+        if (sure) must[k]! |= end.must[k]! & m;
+        may[k]! |= end.may[k]! & m;
+      }
+    };
+    for (const s of this.flow.starts[i]!) {
+      const end = this.chainEnd(s.target);
+      switch (s.how) {
+        case 'branch': {
+          if (!end) return false;
+          addEnd(end, node.def.on_error !== 'continue', true);
+          const o = this.bit('out', this.flow.nodes[s.target]!.name);
+          if (o !== undefined) {
+            setBit(must, 0, o);
+            setBit(may, 0, o);
+          }
+          break;
+        }
+        case 'map':
+          // A map over no items runs nothing: what its chain saves is set on some paths only.
+          if (end) addEnd(end, false, true);
+          break;
+        case 'body': {
+          if (!end) return false;
+          addEnd(end, true, false);
+          const it = this.bit('ctx', 'iteration');
+          if (it !== undefined) {
+            setBit(must, 0, it);
+            setBit(may, 0, it);
+          }
+          break;
+        }
+        case 'tool':
+          // A baneling always calls its one tool; a drone's model may call a tool or not.
+          if (end) addEnd(end, node.kind === 'baneling', true);
+          break;
+      }
+    }
+    if (withGen) this.addGen(i, must, may);
+    return true;
+  }
+}
+
+/** Meets a source state (plus `add`) into must/may; returns true (the entry counts as reached). */
+function meetInto(
+  must: Uint32Array,
+  may: Uint32Array,
+  w: number,
+  srcMust: Uint32Array,
+  mAt: number,
+  srcMay: Uint32Array,
+  yAt: number,
+  add?: Uint32Array,
+): true {
+  for (let k = 0; k < w; k++) {
+    const plus = add ? add[k]! : 0;
+    must[k]! &= srcMust[mAt + k]! | plus;
+    may[k]! |= srcMay[yAt + k]! | plus;
+  }
+  return true;
+}
+
+function setBit(a: Uint32Array, at: number, bit: number): void {
+  a[at + (bit >>> 5)]! |= 1 << (bit & 31);
+}
+
+function hasBit(a: Uint32Array, at: number, bit: number): boolean {
+  return (a[at + (bit >>> 5)]! & (1 << (bit & 31))) !== 0;
+}

@@ -1,0 +1,202 @@
+/**
+ * How runs move through a file, as the walker and the fan-out kinds do it: the `next`/`on_limit`
+ * edges of a chain, and the chains a node starts in a context of its own (parallel branches, a map's
+ * node, a loop's body, `node:` tools). Built once per load in O(nodes + edges).
+ */
+import { END } from '../../schema/common.js';
+
+/** One validated node as the analysis reads it. */
+export interface FlowNode {
+  readonly name: string;
+  readonly kind: string;
+  readonly index: number;
+  readonly def: Readonly<Record<string, unknown>>;
+}
+
+/** How a node starts another chain. */
+export type StartHow = 'branch' | 'map' | 'body' | 'tool';
+
+/** A chain a node starts: the node it starts from, how, and the JSON path that names it. */
+export interface ChainStart {
+  readonly target: number;
+  readonly how: StartHow;
+  readonly field: string;
+}
+
+/** One way into a node: from which node, and how (a chain edge, on_limit, or a chain it starts). */
+export interface Entry {
+  readonly from: number;
+  readonly how: StartHow | 'next' | 'limit';
+}
+
+/** A `node:` tool reference: where it is written and the node it names (which may not exist). */
+export interface NodeToolRef {
+  readonly field: string;
+  readonly ref: string;
+  readonly node: string;
+}
+
+const NONE: readonly number[] = [];
+
+function list(next: unknown): string[] {
+  if (typeof next === 'string') return [next];
+  return Array.isArray(next) ? next.filter((t): t is string => typeof t === 'string') : [];
+}
+
+/** The `node:` references of a node: a baneling's tool_name, a drone's tools and its spawn templates' tools. */
+function nodeToolRefs(n: FlowNode): NodeToolRef[] {
+  const refs: NodeToolRef[] = [];
+  const take = (ref: unknown, field: string) => {
+    if (typeof ref === 'string' && ref.startsWith('node:') && ref.length > 5)
+      refs.push({ field, ref, node: ref.slice(5) });
+  };
+  const d = n.def;
+  if (n.kind === 'baneling') take(d.tool_name, 'tool_name');
+  if (n.kind === 'drone') {
+    if (Array.isArray(d.tools))
+      d.tools.forEach((r, i) => {
+        take(r, `tools/${i}`);
+      });
+    const spawn = d.spawn as { templates?: { tools?: unknown }[] } | undefined;
+    spawn?.templates?.forEach((t, j) => {
+      if (Array.isArray(t.tools))
+        t.tools.forEach((r, i) => {
+          take(r, `spawn/templates/${j}/tools/${i}`);
+        });
+    });
+  }
+  return refs;
+}
+
+/** The run structure of one file, by node position in the `nodes` list. */
+export class Flow {
+  readonly nodes: readonly FlowNode[];
+  readonly index = new Map<string, number>();
+  /** `next` targets (END aside) and `on_limit`: the edges the walker follows inside one chain. */
+  readonly succ: (readonly number[])[] = [];
+  /** The `on_limit` target of each node, or -1. */
+  readonly onLimit: number[] = [];
+  /** Chains each node starts in a context of its own. */
+  readonly starts: (readonly ChainStart[])[] = [];
+  /** `node:` references of each node, existing targets or not. */
+  readonly toolRefs: (readonly NodeToolRef[])[] = [];
+  /** True when a walk may stop after the node (no next, or END among its entries). */
+  readonly ends: boolean[] = [];
+  readonly start: number;
+  private readonly endMemo = new Map<number, readonly number[]>();
+
+  constructor(nodes: readonly FlowNode[], start: string | undefined) {
+    this.nodes = nodes;
+    nodes.forEach((n, i) => {
+      this.index.set(n.name, i);
+    });
+    for (const n of nodes) {
+      const targets = list(n.def.next);
+      const out: number[] = [];
+      for (const t of targets) {
+        const i = this.index.get(t);
+        if (t !== END && i !== undefined) out.push(i);
+      }
+      const lim = typeof n.def.on_limit === 'string' ? (this.index.get(n.def.on_limit) ?? -1) : -1;
+      if (lim >= 0) out.push(lim);
+      this.onLimit.push(lim);
+      this.succ.push(out.length === 0 ? NONE : out);
+      this.ends.push(targets.length === 0 || targets.includes(END));
+      const starts: ChainStart[] = [];
+      const add = (name: unknown, how: StartHow, field: string) => {
+        const i = typeof name === 'string' ? this.index.get(name) : undefined;
+        if (i !== undefined) starts.push({ target: i, how, field });
+      };
+      if (n.kind === 'parallel' && Array.isArray(n.def.branches))
+        n.def.branches.forEach((b, i) => {
+          add(b, 'branch', `branches/${i}`);
+        });
+      if (n.kind === 'map') add(n.def.node, 'map', 'node');
+      if (n.kind === 'loop') add(n.def.body, 'body', 'body');
+      const refs = nodeToolRefs(n);
+      for (const r of refs) add(r.node, 'tool', r.field);
+      this.starts.push(starts);
+      this.toolRefs.push(refs);
+    }
+    this.start = start === undefined ? (nodes.length > 0 ? 0 : -1) : (this.index.get(start) ?? -1);
+  }
+
+  /** The nodes where a walk from `from` may stop: reachable along chain edges and ending runs. */
+  chainEnds(from: number): readonly number[] {
+    const memo = this.endMemo.get(from);
+    if (memo) return memo;
+    const seen = new Uint8Array(this.nodes.length);
+    const queue = [from];
+    seen[from] = 1;
+    const found: number[] = [];
+    for (let q = 0; q < queue.length; q++) {
+      const i = queue[q]!;
+      if (this.ends[i]) found.push(i);
+      for (const j of this.succ[i]!) {
+        if (seen[j]) continue;
+        seen[j] = 1;
+        queue.push(j);
+      }
+    }
+    this.endMemo.set(from, found);
+    return found;
+  }
+
+  private wired: { entries: Entry[][]; dependents: number[][] } | undefined;
+
+  /**
+   * The ways into each node, and the nodes whose state depends on each node's (its successors,
+   * the chains it starts, and the owners of the chains it ends). Built once, shared by dataflows.
+   */
+  wiring(): { entries: readonly (readonly Entry[])[]; dependents: readonly (readonly number[])[] } {
+    if (this.wired) return this.wired;
+    const n = this.nodes.length;
+    const entries: Entry[][] = [];
+    const dependents: number[][] = [];
+    for (let i = 0; i < n; i++) {
+      entries.push([]);
+      dependents.push([]);
+    }
+    for (let i = 0; i < n; i++) {
+      const succ = this.succ[i]!;
+      succ.forEach((j, k) => {
+        // The on_limit target is listed last, after the next targets.
+        const limit = this.onLimit[i]! >= 0 && k === succ.length - 1;
+        entries[j]!.push({ from: i, how: limit ? 'limit' : 'next' });
+        dependents[i]!.push(j);
+      });
+      for (const s of this.starts[i]!) {
+        entries[s.target]!.push({ from: i, how: s.how });
+        dependents[i]!.push(s.target);
+        for (const e of this.chainEnds(s.target)) {
+          dependents[e]!.push(i);
+          if (s.how === 'body') dependents[e]!.push(s.target);
+        }
+      }
+    }
+    // The on_limit target of the start node reads the start's other ways in (see Dataflow).
+    const lim = this.start >= 0 ? this.onLimit[this.start]! : -1;
+    if (lim >= 0) for (const e of entries[this.start]!) dependents[e.from]!.push(lim);
+    this.wired = { entries, dependents };
+    return this.wired;
+  }
+
+  /** Every node a run from `start` can execute: chain edges, chains started, `node:` tools. */
+  reachable(): Uint8Array {
+    const seen = new Uint8Array(this.nodes.length);
+    if (this.start < 0) return seen;
+    const queue = [this.start];
+    seen[this.start] = 1;
+    for (let q = 0; q < queue.length; q++) {
+      const i = queue[q]!;
+      const visit = (j: number) => {
+        if (seen[j]) return;
+        seen[j] = 1;
+        queue.push(j);
+      };
+      for (const j of this.succ[i]!) visit(j);
+      for (const s of this.starts[i]!) visit(s.target);
+    }
+    return seen;
+  }
+}
