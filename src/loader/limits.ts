@@ -3,7 +3,7 @@ import type { ValidationProblem } from '../core/errors.js';
 /** Deepest nesting of objects and arrays a hatchery file may have; real files stay under 15. */
 const MAX_NESTING_DEPTH = 64;
 /** Problems listed for one file; the rest are counted ("and N more problems"). */
-const MAX_PROBLEMS = 20;
+export const MAX_PROBLEMS = 20;
 /** Longest problem message; longer ones (a nunjucks error quoting a template...) are cut. */
 const MAX_PROBLEM_CHARS = 300;
 /** Longest JSON path shown in a problem. */
@@ -70,6 +70,7 @@ export function nestingProblem(value: unknown, limit = MAX_NESTING_DEPTH): Valid
  */
 export function capProblems(problems: readonly ValidationProblem[]): ValidationProblem[] {
   const shown = problems.slice(0, MAX_PROBLEMS).map((p) => ({
+    ...p,
     path: cut(p.path, MAX_PATH_CHARS),
     message: cut(p.message, MAX_PROBLEM_CHARS),
   }));

@@ -4,18 +4,49 @@ import { HatcheryError, ValidationError, type ValidationProblem } from '../core/
 import { type RealPathCheck, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { compileHatchery, isError } from './compile.js';
-import { capProblems } from './limits.js';
+import { fromDesign, isDesign } from './design.js';
+import { ignoreRulesOf, type IgnoreRules } from './ignore.js';
+import { capProblems, MAX_PROBLEMS } from './limits.js';
 import { parseJson } from './parse.js';
+import { locateProblems } from './positions.js';
 import { validateDefinition } from './validate.js';
+import { isYamlFile, parseYaml } from './yaml.js';
 
-/** Result of checking one file: the hatchery when valid, otherwise every problem found. */
-export type LoadResult = { ok: true; hatchery: Hatchery } | { ok: false; error: ValidationError };
+/**
+ * Result of checking one file: the hatchery when valid, otherwise every problem found. `notHatchery`
+ * marks a file that is no hatchery at all (no "nodes": a package.json, a tsconfig, a test file), which
+ * a folder scan skips quietly.
+ */
+export type LoadResult =
+  | { ok: true; hatchery: Hatchery }
+  | { ok: false; error: ValidationError; notHatchery?: boolean };
 
-/** Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative paths. */
+/** The problem of a parsed file that has no "nodes": it is some other JSON or YAML file. */
+const NOT_A_HATCHERY: ValidationProblem = {
+  path: '',
+  message:
+    'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
+};
+
+/** What loading a parsed value gives, before problems are located and capped. */
+type Loaded = { hatchery: Hatchery } | { problems: ValidationProblem[]; notHatchery?: boolean };
+
+/**
+ * Validates and compiles a hatchery from its text, JSON or YAML by the extension of `file` (.yaml,
+ * .yml); `file` names it in errors and anchors relative paths. Problems and warnings carry the line
+ * and column of their path in `text`.
+ */
 export function loadHatcheryText(text: string, file: string, options: LoadOptions = {}): LoadResult {
-  const parsed = parseJson(text);
+  const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
   if (parsed.problem) return invalid(file, [parsed.problem]);
-  return loadHatcheryObject(parsed.value, file, options);
+  const res = loadValue(parsed.value, file, options);
+  if ('hatchery' in res) {
+    // Positions are looked up only when there is something to show, so a clean load parses once.
+    if (res.hatchery.warnings.length > 0) locateProblems(text, res.hatchery.warnings);
+    return { ok: true, hatchery: res.hatchery };
+  }
+  locateProblems(text, res.problems.slice(0, MAX_PROBLEMS));
+  return invalid(file, res.problems, res.notHatchery);
 }
 
 /**
@@ -23,17 +54,30 @@ export function loadHatcheryText(text: string, file: string, options: LoadOption
  * even a bug of ours, becomes this file's error: one bad file never stops a server or a reload.
  */
 export function loadHatcheryObject(value: unknown, file: string, options: LoadOptions = {}): LoadResult {
+  const res = loadValue(value, file, options);
+  return 'hatchery' in res ? { ok: true, hatchery: res.hatchery } : invalid(file, res.problems, res.notHatchery);
+}
+
+function loadValue(value: unknown, file: string, options: LoadOptions): Loaded {
   try {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !Object.hasOwn(value, 'nodes'))
+      return { problems: [{ ...NOT_A_HATCHERY }], notHatchery: true };
+    const design = isDesign(value) ? fromDesign(value as Record<string, unknown>, file) : undefined;
     const abs = file ? path.resolve(file) : '';
-    const { def, nodes, problems } = validateDefinition(value);
-    if (!def || problems.some(isError)) return invalid(file, problems.filter(isError));
+    const { def, nodes, problems } = validateDefinition(design ? design.value : value);
+    if (design) {
+      problems.unshift(...design.problems);
+      for (const p of problems) p.path = design.sourcePath(p.path);
+    }
+    if (!def || problems.some(isError)) return { problems: problems.filter(isError) };
     // Warnings of validation travel on with the compile problems, so the hatchery carries them all.
     const compileProblems: ValidationProblem[] = [...problems];
     const hatchery = compileHatchery(abs, def, nodes, options, compileProblems);
-    if (!hatchery) return invalid(file, compileProblems.filter(isError));
-    return { ok: true, hatchery };
+    if (design) for (const p of compileProblems) p.path = design.sourcePath(p.path);
+    if (!hatchery) return { problems: compileProblems.filter(isError) };
+    return { hatchery };
   } catch (err) {
-    return invalid(file, [{ path: '', message: unexpectedLoadError(err) }]);
+    return { problems: [{ path: '', message: unexpectedLoadError(err) }] };
   }
 }
 
@@ -45,8 +89,9 @@ export function unexpectedLoadError(err: unknown): string {
   return `the file could not be loaded (${what}); please report this as a bug of hatchery-mcp`;
 }
 
-function invalid(file: string, problems: ValidationProblem[]): LoadResult {
-  return { ok: false, error: new ValidationError(file, capProblems(problems)) };
+function invalid(file: string, problems: ValidationProblem[], notHatchery?: boolean): LoadResult {
+  const error = new ValidationError(file, capProblems(problems));
+  return notHatchery ? { ok: false, error, notHatchery } : { ok: false, error };
 }
 
 /** Reads, validates and compiles a hatchery file; throws a ValidationError listing every problem. */
@@ -68,20 +113,37 @@ export async function loadHatchery(file: string, options: LoadOptions = {}): Pro
   return res.hatchery;
 }
 
-/** Every `*.json` file below `dir`, recursively, sorted; skips node_modules and dot-folders. */
-export async function findHatcheryFiles(dir: string): Promise<string[]> {
+/** True for a file name a hatchery can have: `.json`, `.yaml`, `.yml`. */
+export function isHatcheryFileName(name: string): boolean {
+  return name.endsWith('.json') || isYamlFile(name);
+}
+
+/** A top-level "nodes" key somewhere in the text: without one, the file is surely no hatchery. */
+const NODES_KEY = /(?:^|[{,\s])["']?nodes["']?\s*:/;
+
+/**
+ * Every hatchery file below `dir` (`*.json`, `*.yaml`, `*.yml`), recursively, sorted. Skips
+ * node_modules, dot-folders, paths the folder's `.hatcheryignore` excludes, and files that do not
+ * even mention "nodes" (package.json, a tsconfig), so those are never reported as broken hatcheries.
+ */
+export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promise<string[]> {
+  const ignore = rules ?? (await ignoreRulesOf(dir));
   const found: string[] = [];
-  const walkDir = async (d: string): Promise<void> => {
+  const walkDir = async (d: string, rel: string): Promise<void> => {
     const entries = await readdir(d, { withFileTypes: true });
     for (const e of entries) {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
       const p = path.join(d, e.name);
-      if (e.isDirectory()) await walkDir(p);
-      else if (e.isFile() && e.name.endsWith('.json')) found.push(p);
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!ignore.matches(r, true)) await walkDir(p, r);
+      } else if (e.isFile() && isHatcheryFileName(e.name) && !ignore.matches(r, false)) found.push(p);
     }
   };
-  await walkDir(dir);
-  return found.sort();
+  await walkDir(dir, '');
+  const texts = await Promise.all(found.map((f) => readFile(f, 'utf8').catch(() => undefined)));
+  // An unreadable file stays listed: loading it reports why.
+  return found.filter((_, i) => texts[i] === undefined || NODES_KEY.test(texts[i]!)).sort();
 }
 
 /**

@@ -20,13 +20,22 @@ export function parseJson(text: string): { value?: unknown; problem?: Validation
       .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
       .replace(/^JSON\.parse: /, '')
       .slice(0, 120);
-    return { problem: { path: '', message: `invalid JSON${where(text, pos)}: ${reason}` } };
+    return { problem: syntaxProblem('JSON', text, pos, reason) };
   }
 }
 
-/** " at line L, column C (near "…excerpt…")" for an offset in the text. */
-function where(text: string, pos: number): string {
-  if (pos < 0 || pos > text.length) return '';
+/**
+ * A syntax error at an offset of the text: line and column as fields, and the message
+ * `invalid <lang> (near "…excerpt…"): reason`, so formatProblem shows the position once.
+ */
+export function syntaxProblem(lang: string, text: string, pos: number, reason: string): ValidationProblem {
+  if (pos < 0 || pos > text.length) return { path: '', message: `invalid ${lang}: ${reason}` };
+  const at = where(text, pos);
+  return { path: '', message: `invalid ${lang}${at.near}: ${reason}`, line: at.line, column: at.column };
+}
+
+/** Line, column and ` (near "…excerpt…")` of an offset in the text. */
+function where(text: string, pos: number): { line: number; column: number; near: string } {
   let line = 1;
   let lineStart = 0;
   for (let i = text.indexOf('\n'); i !== -1 && i < pos; i = text.indexOf('\n', i + 1)) {
@@ -39,7 +48,11 @@ function where(text: string, pos: number): string {
   const to = Math.min(lineEnd, pos + EXCERPT_SIDE);
   const excerpt = `${from > lineStart ? '…' : ''}${text.slice(from, to)}${to < lineEnd ? '…' : ''}`;
   const near = excerpt.trim() === '' ? ' (at the end of the file)' : ` (near ${JSON.stringify(excerpt)})`;
-  return ` at line ${line}, column ${pos - lineStart + 1}${pos >= text.length ? ' (at the end of the file)' : near}`;
+  return {
+    line,
+    column: pos - lineStart + 1,
+    near: pos >= text.length ? ' (at the end of the file)' : near,
+  };
 }
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
