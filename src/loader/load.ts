@@ -142,8 +142,17 @@ export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promi
   };
   await walkDir(dir, '');
   const texts = await Promise.all(found.map((f) => readFile(f, 'utf8').catch(() => undefined)));
-  // An unreadable file stays listed: loading it reports why.
-  return found.filter((_, i) => texts[i] === undefined || NODES_KEY.test(texts[i]!)).sort();
+  return found.filter((f, i) => mayBeHatchery(f, texts[i])).sort();
+}
+
+/**
+ * False for a file that is surely some other JSON or YAML file: it parses, and has no "nodes". An
+ * unreadable or broken file stays listed, so loading it reports why.
+ */
+function mayBeHatchery(file: string, text: string | undefined): boolean {
+  if (text === undefined || NODES_KEY.test(text)) return true;
+  const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
+  return parsed.problem !== undefined;
 }
 
 /**

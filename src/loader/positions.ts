@@ -1,5 +1,6 @@
 import { type Document, isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { ValidationProblem } from '../core/errors.js';
+import { tooDeepOffset } from './yaml.js';
 
 /** A parsed source text and its line table, built once for all the problems of a file. */
 interface Located {
@@ -22,6 +23,11 @@ function deref(node: unknown, doc: Document.Parsed): unknown {
 function findPair(map: unknown, key: string, doc: Document.Parsed, depth = 0): { key: unknown; value: unknown } | undefined {
   if (!isMap(map) || depth > 8) return undefined;
   for (const p of map.items) if (keyText(p.key) === key) return p;
+  // A long key is cut to "first 40 characters…" in paths.
+  if (key.endsWith('…')) {
+    const head = key.slice(0, -1);
+    for (const p of map.items) if (keyText(p.key)?.startsWith(head)) return p;
+  }
   for (const p of map.items) {
     if (keyText(p.key) !== '<<') continue;
     const v = deref(p.value, doc);
@@ -71,6 +77,8 @@ function offsetOf(path: string, { doc }: Located): number | undefined {
 export function locateProblems(text: string, problems: readonly ValidationProblem[]): void {
   const todo = problems.filter((p) => p.line === undefined);
   if (todo.length === 0) return;
+  // The YAML parser recurses: a file nested too deeply (reported as such) gets no positions.
+  if (tooDeepOffset(text) >= 0) return;
   let located: Located;
   try {
     const lines = new LineCounter();

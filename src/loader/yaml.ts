@@ -8,6 +8,45 @@ import { syntaxProblem } from './parse.js';
  */
 export const MAX_ALIAS_COUNT = 100;
 
+/** Deepest `[`/`{` nesting handed to the YAML parser, which recurses (and overflows near 1,000). */
+const MAX_FLOW_DEPTH = 200;
+/** Widest indentation (plus compact "- - -" items) handed to the YAML parser, for the same reason. */
+const MAX_BLOCK_INDENT = 300;
+
+/**
+ * Offset where the text nests deeper than the YAML parser can take, or -1. A rough scan (quotes and
+ * comments are skipped; brackets inside plain text count) that runs before the parser ever sees the
+ * text: the parser's recursion, not the 64 levels a hatchery may have, is what this guards.
+ */
+export function tooDeepOffset(text: string): number {
+  let depth = 0;
+  let lineStart = true;
+  let indent = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (lineStart) {
+      if (c === 32 || (c === 45 && text.charCodeAt(i + 1) === 32)) {
+        if (++indent > MAX_BLOCK_INDENT) return i;
+        continue;
+      }
+      lineStart = false;
+    }
+    if (c === 10) {
+      lineStart = true;
+      indent = 0;
+    } else if (c === 91 || c === 123) {
+      if (++depth > MAX_FLOW_DEPTH) return i;
+    } else if (c === 93 || c === 125) depth = Math.max(0, depth - 1);
+    else if (c === 34) {
+      // A double-quoted string (JSON's only kind): skip it, escapes included.
+      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+    } else if (c === 35 && (i === 0 || text.charCodeAt(i - 1) === 32)) {
+      while (i + 1 < text.length && text.charCodeAt(i + 1) !== 10) i++;
+    }
+  }
+  return -1;
+}
+
 /** File names read as YAML: `.yaml` and `.yml`. */
 export function isYamlFile(file: string): boolean {
   const f = file.toLowerCase();
@@ -31,6 +70,16 @@ function reason(code: string, message: string, text: string, pos: number): strin
 export function parseYaml(text: string): { value?: unknown; problem?: ValidationProblem } {
   if (text.trim() === '')
     return { problem: { path: '', message: 'the file is empty (expected a YAML mapping)' } };
+  const deep = tooDeepOffset(text);
+  if (deep >= 0)
+    return {
+      problem: syntaxProblem(
+        'YAML',
+        text,
+        deep,
+        'objects and arrays are nested too deeply here; a hatchery file needs far fewer levels, so flatten this value',
+      ),
+    };
   const doc = parseDocument(text, {
     prettyErrors: false,
     merge: true,
