@@ -12,6 +12,7 @@ Usage:
   hatchery-mcp run <file> [--input TEXT] [--set k=v]  run one hatchery, print its output
   hatchery-mcp validate [file or dir]...              check files, list every problem
   hatchery-mcp schema                                 print the JSON Schema of hatchery files
+  hatchery-mcp convert <file> [-o OUT]                JSON to YAML or YAML to JSON
 
 Run "hatchery-mcp <command> --help" for the options of a command.
 Global: -h, --help; -v, --version.
@@ -23,6 +24,7 @@ async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'run') return (await import('./run.js')).RUN_HELP;
   if (command === 'validate') return (await import('./validate.js')).VALIDATE_HELP;
   if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
+  if (command === 'convert') return (await import('./convert.js')).CONVERT_HELP;
   return HELP;
 }
 
@@ -37,6 +39,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./validate.js')).validateCommand(rest);
       case 'serve':
         return await (await import('./serve.js')).serveCommand(rest);
+      case 'convert':
+        return await (await import('./convert.js')).convertCommand(rest);
       case 'schema': {
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);

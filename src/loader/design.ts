@@ -21,7 +21,12 @@ const DESIGN_TYPES = new Set([
 ]);
 
 /** `next` spellings that end the run. */
-const TERMINATION = new Set(['scenario.termination', 'scenario.terminate', 'scenario::termination', 'scenario::terminate']);
+const TERMINATION = new Set([
+  'scenario.termination',
+  'scenario.terminate',
+  'scenario::termination',
+  'scenario::terminate',
+]);
 
 type Obj = Record<string, unknown>;
 
@@ -67,14 +72,20 @@ function outRef(name: string): string {
  * `out.x`, a bare node name inside `{{ }}` or `{% %}` becomes `out.<name>`. Text outside tags is kept.
  */
 export function designTemplate(source: string, names: ReadonlySet<string>): string {
-  return source.replace(/(\{\{|\{%)([\s\S]*?)(\}\}|%\})/g, (_m, open: string, body: string, close: string) => {
-    let b = body.replace(/(?<![\w.])(?:::)?output::([A-Za-z_][\w-]*)((?:::[A-Za-z_]\w*)*)/g, (_x, n: string, rest: string) => `${outRef(n)}${rest.replaceAll('::', '.')}`);
-    // Only node names, only where a variable may stand: not after ".", a quote or a filter bar.
-    b = b.replace(/(?<![\w.'"|-])([A-Za-z_][\w-]*)(?![\w-]|\s*\()/g, (w: string) =>
-      names.has(w) ? outRef(w) : w,
-    );
-    return `${open}${b}${close}`;
-  });
+  return source.replace(
+    /(\{\{|\{%)([\s\S]*?)(\}\}|%\})/g,
+    (_m, open: string, body: string, close: string) => {
+      let b = body.replace(
+        /(?<![\w.])(?:::)?output::([A-Za-z_][\w-]*)((?:::[A-Za-z_]\w*)*)/g,
+        (_x, n: string, rest: string) => `${outRef(n)}${rest.replaceAll('::', '.')}`,
+      );
+      // Only node names, only where a variable may stand: not after ".", a quote or a filter bar.
+      b = b.replace(/(?<![\w.'"|-])([A-Za-z_][\w-]*)(?![\w-]|\s*\()/g, (w: string) =>
+        names.has(w) ? outRef(w) : w,
+      );
+      return `${open}${b}${close}`;
+    },
+  );
 }
 
 /** Splits a command line into argv like a shell would for plain words and quotes (nothing is expanded). */
@@ -112,7 +123,8 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
     const base = path.basename(file).replace(/\.(ya?ml|json)$/i, '');
     top.name = base.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64) || 'workflow';
   }
-  if (top.desc === undefined && top.description === undefined) top.desc = `Runs the ${String(top.name)} workflow`;
+  if (top.desc === undefined && top.description === undefined)
+    top.desc = `Runs the ${String(top.name)} workflow`;
   topModel(top, problems);
 
   // Who leads to each node: an output node's input is the output of the node before it.
@@ -144,13 +156,22 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
       node.next = Array.isArray(node.next) ? node.next.map(nodeTarget) : nodeTarget(node.next);
     for (const k of ['agent_reuse', 'conversation', 'on_limit'])
       if (typeof node[k] === 'string') node[k] = nodeTarget(node[k]);
-    for (const k of ['system_message', 'user_message', 'sys_prompt', 'usr_prompt', 'prefix', 'path', 'write_output'])
+    for (const k of [
+      'system_message',
+      'user_message',
+      'sys_prompt',
+      'usr_prompt',
+      'prefix',
+      'path',
+      'write_output',
+    ])
       if (typeof node[k] === 'string') node[k] = designTemplate(node[k], names);
     const name = typeof node.name === 'string' ? node.name : `node_${i + 1}`;
     const input = (kind: string): string | undefined => {
       const from = preds.get(name) ?? [];
       if (from.length === 1) return `{{ ${outRef(from[0]!)} }}`;
-      if (kind === 'scenario.termination' || kind === 'scenario.terminate' || kind === 'scenario.entry') return '';
+      if (kind === 'scenario.termination' || kind === 'scenario.terminate' || kind === 'scenario.entry')
+        return '';
       problems.push({
         path: `${at}/type`,
         message: `a ${kind} node prints the output of the node before it, but ${from.length === 0 ? 'no node has' : `${from.length} nodes (${from.join(', ')}) have`} "next: ${name}"`,
@@ -198,7 +219,11 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
       case 'event.stdout': {
         const text = input(kind);
         if (text === undefined) break;
-        tool('echo', { text: `${typeof node.prefix === 'string' ? node.prefix : ''}${text}` }, { text: 'prefix' });
+        tool(
+          'echo',
+          { text: `${typeof node.prefix === 'string' ? node.prefix : ''}${text}` },
+          { text: 'prefix' },
+        );
         delete node.prefix;
         break;
       }
@@ -216,7 +241,8 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
         if (kind !== 'scenario.entry') node.next = END;
         break;
       default:
-        if (node.type === undefined || node.type === 'ai' || node.type === 'drone') droneModel(node, at, problems);
+        if (node.type === undefined || node.type === 'ai' || node.type === 'drone')
+          droneModel(node, at, problems);
         if (node.type === 'script' && typeof node.cmd === 'string') {
           node.cmd = splitCommand(node.cmd);
           renames.set(`${at}/cmd`, `${at}/cmd!`);
@@ -245,7 +271,10 @@ function droneModel(node: Obj, at: string, problems: ValidationProblem[]): void 
   const { provider, model } = node;
   delete node.provider;
   if (typeof provider !== 'string' || provider === '') {
-    problems.push({ path: `${at}/provider`, message: 'provider must be a name such as "openai" or "anthropic"' });
+    problems.push({
+      path: `${at}/provider`,
+      message: 'provider must be a name such as "openai" or "anthropic"',
+    });
     return;
   }
   if (typeof model !== 'string') {
@@ -266,5 +295,9 @@ function topModel(top: Obj, problems: ValidationProblem[]): void {
   delete top.provider;
   if (typeof provider === 'string' && typeof model === 'string')
     top.model = model.startsWith(`${provider}:`) ? model : `${provider}:${model}`;
-  else problems.push({ path: 'provider', message: 'a top-level provider needs a model next to it (e.g. model: gpt-4o-mini)' });
+  else
+    problems.push({
+      path: 'provider',
+      message: 'a top-level provider needs a model next to it (e.g. model: gpt-4o-mini)',
+    });
 }

@@ -63,13 +63,13 @@ function patternRegex(pattern: string): RegExp {
         re += cls.text;
         i = cls.end;
       } else re += '\\[';
-    } else if (c === '\\' && i + 1 < p.length) re += escape(p[++i]!);
-    else re += escape(c);
+    } else if (c === '\\' && i + 1 < p.length) re += escapeChar(p[++i]!);
+    else re += escapeChar(c);
   }
   return new RegExp(`^${anchored ? '' : '(?:.*/)?'}${re}$`);
 }
 
-function escape(c: string): string {
+function escapeChar(c: string): string {
   return /[.*+?^${}()|[\]\\/-]/.test(c) ? `\\${c}` : c;
 }
 

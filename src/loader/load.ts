@@ -5,7 +5,7 @@ import { type RealPathCheck, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { compileHatchery, isError } from './compile.js';
 import { fromDesign, isDesign } from './design.js';
-import { ignoreRulesOf, type IgnoreRules } from './ignore.js';
+import { type IgnoreRules, ignoreRulesOf } from './ignore.js';
 import { capProblems, MAX_PROBLEMS } from './limits.js';
 import { parseJson } from './parse.js';
 import { locateProblems } from './positions.js';
@@ -24,8 +24,7 @@ export type LoadResult =
 /** The problem of a parsed file that has no "nodes": it is some other JSON or YAML file. */
 const NOT_A_HATCHERY: ValidationProblem = {
   path: '',
-  message:
-    'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
+  message: 'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
 };
 
 /** What loading a parsed value gives, before problems are located and capped. */
@@ -55,12 +54,19 @@ export function loadHatcheryText(text: string, file: string, options: LoadOption
  */
 export function loadHatcheryObject(value: unknown, file: string, options: LoadOptions = {}): LoadResult {
   const res = loadValue(value, file, options);
-  return 'hatchery' in res ? { ok: true, hatchery: res.hatchery } : invalid(file, res.problems, res.notHatchery);
+  return 'hatchery' in res
+    ? { ok: true, hatchery: res.hatchery }
+    : invalid(file, res.problems, res.notHatchery);
 }
 
 function loadValue(value: unknown, file: string, options: LoadOptions): Loaded {
   try {
-    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !Object.hasOwn(value, 'nodes'))
+    if (
+      value !== null &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      !Object.hasOwn(value, 'nodes')
+    )
       return { problems: [{ ...NOT_A_HATCHERY }], notHatchery: true };
     const design = isDesign(value) ? fromDesign(value as Record<string, unknown>, file) : undefined;
     const abs = file ? path.resolve(file) : '';

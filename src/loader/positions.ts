@@ -20,7 +20,12 @@ function deref(node: unknown, doc: Document.Parsed): unknown {
 }
 
 /** The pair of `map` whose key is `key`, looking through `<<` merge keys as the loader does. */
-function findPair(map: unknown, key: string, doc: Document.Parsed, depth = 0): { key: unknown; value: unknown } | undefined {
+function findPair(
+  map: unknown,
+  key: string,
+  doc: Document.Parsed,
+  depth = 0,
+): { key: unknown; value: unknown } | undefined {
   if (!isMap(map) || depth > 8) return undefined;
   for (const p of map.items) if (keyText(p.key) === key) return p;
   // A long key is cut to "first 40 characters…" in paths.

@@ -59,7 +59,8 @@ function reason(code: string, message: string, text: string, pos: number): strin
     const key = /^\s*["']?([^"':\n]*)/.exec(text.slice(pos, pos + 60))?.[1]?.trim();
     return `duplicate key${key ? ` "${key}"` : ''}: a key may appear once per object; keep one`;
   }
-  if (code === 'MULTIPLE_DOCS') return 'the file holds several YAML documents (---); a hatchery is one document';
+  if (code === 'MULTIPLE_DOCS')
+    return 'the file holds several YAML documents (---); a hatchery is one document';
   return message.slice(0, 160);
 }
 
