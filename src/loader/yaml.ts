@@ -85,8 +85,8 @@ export function parseYaml(text: string): { value?: unknown; problem?: Validation
     prettyErrors: false,
     merge: true,
     uniqueKeys: true,
-    // Warnings (a collection used as a key...) would go to the console; the value check reports them.
-    logLevel: 'silent',
+    // No warnings on the console (a collection used as a key...); "silent" would drop errors too.
+    logLevel: 'error',
   });
   const err = doc.errors[0];
   if (err) {
