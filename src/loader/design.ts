@@ -80,7 +80,7 @@ export function designTemplate(source: string, names: ReadonlySet<string>): stri
         (_x, n: string, rest: string) => `${outRef(n)}${rest.replaceAll('::', '.')}`,
       );
       // Only node names, only where a variable may stand: not after ".", a quote or a filter bar.
-      b = b.replace(/(?<![\w.'"|-])([A-Za-z_][\w-]*)(?![\w-]|\s*\()/g, (w: string) =>
+      b = b.replace(/(?<![\w.'"-]|\|\s*)([A-Za-z_][\w-]*)(?![\w-]|\s*\()/g, (w: string) =>
         names.has(w) ? outRef(w) : w,
       );
       return `${open}${b}${close}`;
@@ -174,7 +174,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
         return '';
       problems.push({
         path: `${at}/type`,
-        message: `a ${kind} node prints the output of the node before it, but ${from.length === 0 ? 'no node has' : `${from.length} nodes (${from.join(', ')}) have`} "next: ${name}"`,
+        message: `an ${kind} node takes the output of the node before it, but ${from.length === 0 ? 'no node has' : `${from.length} nodes (${from.join(', ')}) have`} "next: ${name}"`,
         fix: 'let exactly one node lead to it (give each branch its own output node)',
       });
       return undefined;
@@ -218,7 +218,12 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
         break;
       case 'event.stdout': {
         const text = input(kind);
-        if (text === undefined) break;
+        // Reported above; a placeholder keeps the node from being reported again as an unknown type.
+        if (text === undefined) {
+          tool('echo', { text: '' }, {});
+          delete node.prefix;
+          break;
+        }
         tool(
           'echo',
           { text: `${typeof node.prefix === 'string' ? node.prefix : ''}${text}` },
@@ -229,7 +234,11 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
       }
       case 'event.file': {
         const text = input(kind);
-        if (text === undefined) break;
+        if (text === undefined) {
+          tool('echo', { text: '' }, {});
+          delete node.path;
+          break;
+        }
         tool('write_file', { path: node.path, content: text }, { path: 'path' });
         delete node.path;
         break;
