@@ -175,7 +175,9 @@ describe('hatchery-mcp validate, help and version', () => {
       ),
     ).toBe(true);
     expect(
-      lines.some((l) => l.startsWith(`${path.join(dir, 'a.json')}: (root) (line 1, column 16): invalid JSON`)),
+      lines.some((l) =>
+        l.startsWith(`${path.join(dir, 'a.json')}: (root) (line 1, column 16): invalid JSON`),
+      ),
     ).toBe(true);
     expect(lines).toContain(`${path.join(dir, 'c.json')}: ok (c, 1 node)`);
     expect(r.stderr).toContain('1 valid, 2 invalid');

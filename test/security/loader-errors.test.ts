@@ -51,7 +51,9 @@ describe('errors of huge broken files stay small', () => {
     expect(lines[0]).toBe(
       '/tmp/huge.json: nodes/0/tool_name (line 1, column 51): Invalid input: expected string, received number',
     );
-    expect(lines[1]).toBe('/tmp/huge.json: nodes/0/nxt (line 1, column 65): unknown key "nxt" (did you mean "next"?)');
+    expect(lines[1]).toBe(
+      '/tmp/huge.json: nodes/0/nxt (line 1, column 65): unknown key "nxt" (did you mean "next"?)',
+    );
     expect(lines[20]).toBe('/tmp/huge.json: (root): and 11980 more problems (fix these first)');
   });
 
