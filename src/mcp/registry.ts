@@ -10,6 +10,7 @@ import {
   loadHatcheryText,
   unexpectedLoadError,
 } from '../loader/load.js';
+import { isYamlFile } from '../loader/yaml.js';
 import { hatcheryTool } from './tool-defs.js';
 
 /** What loading one file's text gives. */
@@ -26,6 +27,8 @@ export interface RegistryEntry {
   readonly tool: Tool;
   /** URI of the definition as an MCP resource. */
   readonly uri: string;
+  /** Media type of `text`: application/json, or application/yaml for a YAML file. */
+  readonly mimeType: string;
 }
 
 /** What one refresh changed; `problems` are the error messages of files that failed to load. */
@@ -282,6 +285,7 @@ export class HatcheryRegistry {
       text,
       tool: hatcheryTool(h, { tasks: this.options.tasks ?? false }),
       uri: resourceUri(h.name),
+      mimeType: isYamlFile(file) ? 'application/yaml' : 'application/json',
     });
     state.served = h.name;
     if (!owner) change.added.push(h.name);

@@ -175,6 +175,15 @@ describe('serving a folder', () => {
       (await s.client.listTools()).tools.map((t) => t.name).filter((n) => !n.startsWith('hatchery_'));
     expect((await names()).sort()).toEqual(['good', 'good2', 'keep']);
     expect(s.stderr()).not.toMatch(/package\.json|tsconfig|a\.test\.json|settings\.yml/);
+    // The YAML file is served as written, as YAML.
+    const res = await s.client.readResource({ uri: 'hatchery://good2' });
+    expect(res.contents).toEqual([
+      {
+        uri: 'hatchery://good2',
+        mimeType: 'application/yaml',
+        text: 'name: good2\ndesc: d\nnodes:\n  - {type: tool, tool_name: echo, tool_args: {text: hi}}\n',
+      },
+    ]);
     writeFileSync(path.join(dir, '.hatcheryignore'), 'good*\n');
     await waitFor(
       async () => (await names()).sort().join() === 'keep,wip',
