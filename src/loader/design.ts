@@ -126,6 +126,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
   if (top.desc === undefined && top.description === undefined)
     top.desc = `Runs the ${String(top.name)} workflow`;
   topModel(top, problems);
+  if (typeof top.start === 'string') top.start = nodeTarget(top.start);
 
   // Who leads to each node: an output node's input is the output of the node before it.
   const preds = new Map<string, string[]>();

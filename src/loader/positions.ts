@@ -1,6 +1,18 @@
 import { type Document, isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { ValidationProblem } from '../core/errors.js';
+import { hatcheryAliases } from '../schema/hatchery.js';
+import { NODE_KINDS } from '../schema/nodes.js';
 import { tooDeepOffset } from './yaml.js';
+
+/** Canonical key -> the other spellings a file may use for it (`usr_prompt` <- `user_message`...). */
+const SPELLINGS: ReadonlyMap<string, string[]> = (() => {
+  const m = new Map<string, string[]>();
+  const tables = [hatcheryAliases, ...Object.values(NODE_KINDS).map((k) => k.aliases), { name: 'id' }];
+  for (const t of tables)
+    for (const [alias, canonical] of Object.entries(t))
+      m.set(canonical, [...(m.get(canonical) ?? []), alias]);
+  return m;
+})();
 
 /** A parsed source text and its line table, built once for all the problems of a file. */
 interface Located {
@@ -28,6 +40,9 @@ function findPair(
 ): { key: unknown; value: unknown } | undefined {
   if (!isMap(map) || depth > 8) return undefined;
   for (const p of map.items) if (keyText(p.key) === key) return p;
+  // Compile problems name the canonical key; the file may spell it another way.
+  for (const alias of SPELLINGS.get(key) ?? [])
+    for (const p of map.items) if (keyText(p.key) === alias) return p;
   // A long key is cut to "first 40 characters…" in paths.
   if (key.endsWith('…')) {
     const head = key.slice(0, -1);

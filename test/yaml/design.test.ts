@@ -140,6 +140,23 @@ nodes:
     ]);
   });
 
+  it('template errors point at the field as written; start takes a :: path', () => {
+    expect(
+      errorOf(`start: ::nodes::a
+nodes:
+  - id: a
+    type: agent.completion
+    model: gpt-test
+    user_message: "{{ oops"
+    next: show
+  - { id: show, type: event.stdout, prefix: "{{ bad" }
+`).split('\n'),
+    ).toEqual([
+      '/h/flow.yaml: nodes/0/usr_prompt (line 6, column 5): template syntax error: expected variable end',
+      '/h/flow.yaml: nodes/1/prefix (line 8, column 37): template syntax error: [Line 1, Column 7] expected variable end',
+    ]);
+  });
+
   it('an output node after two branches is refused, naming both', () => {
     expect(
       errorOf(`nodes:
