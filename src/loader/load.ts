@@ -124,13 +124,10 @@ export function isHatcheryFileName(name: string): boolean {
   return name.endsWith('.json') || isYamlFile(name);
 }
 
-/** A top-level "nodes" key somewhere in the text: without one, the file is surely no hatchery. */
-const NODES_KEY = /(?:^|[{,\s])["']?nodes["']?\s*:/;
-
 /**
  * Every hatchery file below `dir` (`*.json`, `*.yaml`, `*.yml`), recursively, sorted. Skips
- * node_modules, dot-folders, paths the folder's `.hatcheryignore` excludes, and files that do not
- * even mention "nodes" (package.json, a tsconfig), so those are never reported as broken hatcheries.
+ * node_modules, dot-folders, paths the folder's `.hatcheryignore` excludes, and files that are no
+ * hatchery (no top-level "nodes": package.json, a tsconfig), so those are never reported as broken.
  */
 export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promise<string[]> {
   const ignore = rules ?? (await ignoreRulesOf(dir));
@@ -156,9 +153,15 @@ export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promi
  * unreadable or broken file stays listed, so loading it reports why.
  */
 function mayBeHatchery(file: string, text: string | undefined): boolean {
-  if (text === undefined || NODES_KEY.test(text)) return true;
-  const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
-  return parsed.problem !== undefined;
+  if (text === undefined) return true;
+  const { value, problem } = isYamlFile(file) ? parseYaml(text) : parseJson(text);
+  if (problem) return true;
+  return !(
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    !Object.hasOwn(value, 'nodes')
+  );
 }
 
 /**

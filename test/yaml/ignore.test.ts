@@ -103,7 +103,10 @@ function servedFolder(): string {
   );
   write('package.json', JSON.stringify({ name: 'pkg', version: '1.0.0', description: 'x' }));
   write('tsconfig.json', JSON.stringify({ compilerOptions: { strict: true } }));
-  write('cases/a.test.json', JSON.stringify({ hatchery: 'good.json', cases: [{ input: 'x' }] }));
+  write(
+    'cases/a.test.json',
+    JSON.stringify({ hatchery: 'good.json', cases: [{ input: 'x', nodes: ['Echo'] }] }),
+  );
   write('settings.yml', 'theme: dark\n');
   write('drafts/wip.json', JSON.stringify(echoDef('wip')));
   write('drafts/keep.json', JSON.stringify(echoDef('keep')));
