@@ -7,8 +7,9 @@ const EXCERPT_SIDE = 40;
 export function parseJson(text: string): { value?: unknown; problem?: ValidationProblem } {
   if (text.trim() === '')
     return { problem: { path: '', message: 'the file is empty (expected a JSON object)' } };
+  let value: unknown;
   try {
-    return { value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (err) {
     const msg = (err as Error).message;
     const m = /position (\d+)/.exec(msg);
@@ -22,6 +23,17 @@ export function parseJson(text: string): { value?: unknown; problem?: Validation
       .slice(0, 120);
     return { problem: syntaxProblem('JSON', text, pos, reason) };
   }
+  const dup = duplicateJsonKey(text);
+  if (dup)
+    return {
+      problem: syntaxProblem(
+        'JSON',
+        text,
+        dup.offset,
+        `duplicate key ${JSON.stringify(dup.key.length > 60 ? `${dup.key.slice(0, 60)}…` : dup.key)}: a key may appear once per object; keep one`,
+      ),
+    };
+  return { value };
 }
 
 /**
@@ -138,4 +150,48 @@ function syntaxErrorOffset(text: string): number {
       } else return i;
     }
   }
+}
+
+const STRUCTURE = /["{}[\],]/g;
+
+/**
+ * The first key written twice in one object of valid JSON text (JSON.parse keeps the last silently),
+ * with the offset of its second occurrence. One pass that jumps from one structural character to the next.
+ */
+export function duplicateJsonKey(text: string): { key: string; offset: number } | undefined {
+  // One key set per open object; null for an open array.
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  STRUCTURE.lastIndex = 0;
+  for (let m = STRUCTURE.exec(text); m; m = STRUCTURE.exec(text)) {
+    const i = m.index;
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
+        if (slashes % 2 === 0 || end === -1) break;
+        end = text.indexOf('"', end + 1);
+      }
+      if (end === -1) return undefined;
+      STRUCTURE.lastIndex = end + 1;
+      const top = stack[stack.length - 1];
+      if (expectKey && top) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        if (top.has(key)) return { key, offset: i };
+        top.add(key);
+        expectKey = false;
+      }
+    } else if (c === 123) {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (c === 91) {
+      stack.push(null);
+      expectKey = false;
+    } else if (c === 125 || c === 93) stack.pop();
+    else expectKey = stack[stack.length - 1] != null;
+  }
+  return undefined;
 }

@@ -141,6 +141,21 @@ describe('source positions of JSON files', () => {
     );
   });
 
+  it('a key written twice in one object is an error (JSON.parse would keep the last silently)', () => {
+    const text =
+      '{\n  "name": "a",\n  "desc": "d",\n  "nodes": [{"usr_prompt": "x", "usr_prompt": "y"}],\n  "name": "b"\n}';
+    expect(errorOf(text, '/h/d.json')).toBe(
+      '/h/d.json: (root) (line 4, column 33): invalid JSON (near "  \\"nodes\\": [{\\"usr_prompt\\": \\"x\\", \\"usr_prompt\\": \\"y\\"}],"): duplicate key "usr_prompt": a key may appear once per object; keep one',
+    );
+    // Escapes are decoded before comparing; the same key in different objects is fine.
+    expect(errorOf('{"a\\u0062": 1, "ab": 2}', '/h/d.json')).toMatch(
+      /\(line 1, column 17\): invalid JSON .*: duplicate key "ab"/,
+    );
+    expect(
+      errorOf('{"name": "x", "desc": "d", "nodes": [{"name": "A"}, {"name": "B"}]}', '/h/d.json'),
+    ).not.toMatch(/duplicate/);
+  });
+
   it('keys holding "/" are found (a path segment is not always a key)', () => {
     const problems: ValidationProblem[] = [{ path: 'nodes/0/tool_args/a/b', message: 'x' }];
     locateProblems('{"nodes": [\n {"tool_args": {"a/b": 1}}]}', problems);
