@@ -149,7 +149,7 @@ describe('source positions of JSON files', () => {
     );
     // Escapes are decoded before comparing; the same key in different objects is fine.
     expect(errorOf('{"a\\u0062": 1, "ab": 2}', '/h/d.json')).toMatch(
-      /\(line 1, column 17\): invalid JSON .*: duplicate key "ab"/,
+      /\(line 1, column 16\): invalid JSON .*: duplicate key "ab"/,
     );
     expect(
       errorOf('{"name": "x", "desc": "d", "nodes": [{"name": "A"}, {"name": "B"}]}', '/h/d.json'),
