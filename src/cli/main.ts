@@ -14,6 +14,7 @@ Usage:
   hatchery-mcp graph <file> [--format svg|ascii]      draw a hatchery as a Mermaid flowchart
   hatchery-mcp test [path]...                         run *.test.yaml files against their cassettes
   hatchery-mcp schema                                 print the JSON Schema of hatchery files
+  hatchery-mcp convert <file> [-o OUT]                JSON to YAML or YAML to JSON
 
 Run "hatchery-mcp <command> --help" for the options of a command.
 Global: -h, --help; -v, --version.
@@ -27,6 +28,7 @@ async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'graph') return (await import('./graph.js')).GRAPH_HELP;
   if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
   if (command === 'test') return (await import('./test.js')).TEST_HELP;
+  if (command === 'convert') return (await import('./convert.js')).CONVERT_HELP;
   return HELP;
 }
 
@@ -45,6 +47,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./serve.js')).serveCommand(rest);
       case 'test':
         return await (await import('./test.js')).testCommand(rest);
+      case 'convert':
+        return await (await import('./convert.js')).convertCommand(rest);
       case 'schema': {
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);

@@ -10,7 +10,7 @@ import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 /** Help text of the MCP server command. */
 export const SERVE_HELP = `Usage: hatchery-mcp [serve] [--dir DIR] [options]
 
-Serves every hatchery (*.json, searched recursively) in DIR as an MCP tool, over stdio
+Serves every hatchery (*.json, *.yaml, *.yml, searched recursively) in DIR as an MCP tool, over stdio
 by default. Files are watched: adding, editing or deleting one updates the tools.
 
 Options:

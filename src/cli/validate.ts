@@ -9,7 +9,8 @@ import { readMcpConfig } from './config.js';
 /** Help text of `hatchery-mcp validate`. */
 export const VALIDATE_HELP = `Usage: hatchery-mcp validate [file or dir]... [options]
 
-Checks hatchery files (folders are searched recursively for *.json; default ./hatchery)
+Checks hatchery files (folders are searched recursively for *.json, *.yaml and *.yml,
+leaving out what .hatcheryignore lists and files that are no hatchery; default ./hatchery)
 and prints every problem as "file: json/path (line L, column C): message"; warnings
 say "warning:" and do not fail the check unless --strict is given.
 
@@ -82,7 +83,8 @@ export async function validateCommand(argv: string[]): Promise<number> {
     process.stdout.write(format(report));
     if (fails(report, values.strict === true)) bad++;
   }
-  if (files.length === 0) process.stderr.write(`no *.json files found in ${targets.join(', ')}\n`);
+  if (files.length === 0)
+    process.stderr.write(`no hatchery files (*.json, *.yaml, *.yml) found in ${targets.join(', ')}\n`);
   process.stderr.write(`${files.length - bad} valid, ${bad} invalid\n`);
   return bad > 0 ? EXIT.INVALID : EXIT.OK;
 }

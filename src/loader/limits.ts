@@ -3,7 +3,7 @@ import type { ValidationProblem } from '../core/errors.js';
 /** Deepest nesting of objects and arrays a hatchery file may have; real files stay under 15. */
 const MAX_NESTING_DEPTH = 64;
 /** Problems listed for one file; the rest are counted ("and N more problems"). */
-const MAX_PROBLEMS = 20;
+export const MAX_PROBLEMS = 20;
 /** Longest problem message; longer ones (a nunjucks error quoting a template...) are cut. */
 const MAX_PROBLEM_CHARS = 300;
 /** Longest JSON path shown in a problem. */

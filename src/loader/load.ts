@@ -4,17 +4,38 @@ import { HatcheryError, ValidationError, type ValidationProblem } from '../core/
 import { type RealPathCheck, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { compileHatchery, isError } from './compile.js';
-import { capProblems } from './limits.js';
+import { fromDesign, isDesign } from './design.js';
+import { type IgnoreRules, ignoreRulesOf } from './ignore.js';
+import { capProblems, MAX_PROBLEMS } from './limits.js';
 import { parseJson } from './parse.js';
+import { locateProblems } from './positions.js';
 import { SubFiles } from './sub-files.js';
 import { validateDefinition } from './validate.js';
-
-/** Result of checking one file: the hatchery when valid, otherwise every problem found. */
-export type LoadResult = { ok: true; hatchery: Hatchery } | { ok: false; error: ValidationError };
+import { isYamlFile, parseYaml } from './yaml.js';
 
 /**
- * Validates and compiles a hatchery from its JSON text; `file` names it in errors and anchors relative
- * paths. `subs` is internal: the hatch: sub-file checker of a load in progress (one is made per load).
+ * Result of checking one file: the hatchery when valid, otherwise every problem found. `notHatchery`
+ * marks a file that is no hatchery at all (no "nodes": a package.json, a tsconfig, a test file), which
+ * a folder scan skips quietly.
+ */
+export type LoadResult =
+  | { ok: true; hatchery: Hatchery }
+  | { ok: false; error: ValidationError; notHatchery?: boolean };
+
+/** The problem of a parsed file that has no "nodes": it is some other JSON or YAML file. */
+const NOT_A_HATCHERY: ValidationProblem = {
+  path: '',
+  message: 'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
+};
+
+/** What loading a parsed value gives, before problems are located and capped. */
+type Loaded = { hatchery: Hatchery } | { problems: ValidationProblem[]; notHatchery?: boolean };
+
+/**
+ * Validates and compiles a hatchery from its text, JSON or YAML by the extension of `file` (.yaml,
+ * .yml); `file` names it in errors and anchors relative paths. Problems and warnings carry the line
+ * and column of their path in `text`. `subs` is internal: the hatch: sub-file checker of a load in
+ * progress (one is made per load).
  */
 export function loadHatcheryText(
   text: string,
@@ -22,9 +43,16 @@ export function loadHatcheryText(
   options: LoadOptions = {},
   subs?: SubFiles,
 ): LoadResult {
-  const parsed = parseJson(text);
+  const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
   if (parsed.problem) return invalid(file, [parsed.problem]);
-  return loadHatcheryObject(parsed.value, file, options, subs);
+  const res = loadValue(parsed.value, file, options, subs);
+  if ('hatchery' in res) {
+    // Positions are looked up only when there is something to show, so a clean load parses once.
+    if (res.hatchery.warnings.length > 0) locateProblems(text, res.hatchery.warnings);
+    return { ok: true, hatchery: res.hatchery };
+  }
+  locateProblems(text, res.problems.slice(0, MAX_PROBLEMS));
+  return invalid(file, res.problems, res.notHatchery);
 }
 
 /**
@@ -37,7 +65,22 @@ export function loadHatcheryObject(
   options: LoadOptions = {},
   subs?: SubFiles,
 ): LoadResult {
+  const res = loadValue(value, file, options, subs);
+  return 'hatchery' in res
+    ? { ok: true, hatchery: res.hatchery }
+    : invalid(file, res.problems, res.notHatchery);
+}
+
+function loadValue(value: unknown, file: string, options: LoadOptions, subs?: SubFiles): Loaded {
   try {
+    if (
+      value !== null &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      !Object.hasOwn(value, 'nodes')
+    )
+      return { problems: [{ ...NOT_A_HATCHERY }], notHatchery: true };
+    const design = isDesign(value) ? fromDesign(value as Record<string, unknown>, file) : undefined;
     const abs = file ? path.resolve(file) : '';
     // hatch: sub-files are checked recursively, once per load; `subs` is shared down the recursion.
     let sub = subs;
@@ -45,15 +88,20 @@ export function loadHatcheryObject(
       sub = new SubFiles(options, loadHatcheryText);
       if (abs) sub.enter(abs);
     }
-    const { def, nodes, problems } = validateDefinition(value);
-    if (!def || problems.some(isError)) return invalid(file, problems.filter(isError));
+    const { def, nodes, problems } = validateDefinition(design ? design.value : value);
+    if (design) {
+      problems.unshift(...design.problems);
+      for (const p of problems) p.path = design.sourcePath(p.path);
+    }
+    if (!def || problems.some(isError)) return { problems: problems.filter(isError) };
     // Warnings of validation travel on with the compile problems, so the hatchery carries them all.
     const compileProblems: ValidationProblem[] = [...problems];
     const hatchery = compileHatchery(abs, def, nodes, options, compileProblems, sub);
-    if (!hatchery) return invalid(file, compileProblems.filter(isError));
-    return { ok: true, hatchery };
+    if (design) for (const p of compileProblems) p.path = design.sourcePath(p.path);
+    if (!hatchery) return { problems: compileProblems.filter(isError) };
+    return { hatchery };
   } catch (err) {
-    return invalid(file, [{ path: '', message: unexpectedLoadError(err) }]);
+    return { problems: [{ path: '', message: unexpectedLoadError(err) }] };
   }
 }
 
@@ -65,8 +113,9 @@ export function unexpectedLoadError(err: unknown): string {
   return `the file could not be loaded (${what}); please report this as a bug of hatchery-mcp`;
 }
 
-function invalid(file: string, problems: ValidationProblem[]): LoadResult {
-  return { ok: false, error: new ValidationError(file, capProblems(problems)) };
+function invalid(file: string, problems: ValidationProblem[], notHatchery?: boolean): LoadResult {
+  const error = new ValidationError(file, capProblems(problems));
+  return notHatchery ? { ok: false, error, notHatchery } : { ok: false, error };
 }
 
 /** Reads, validates and compiles a hatchery file; throws a ValidationError listing every problem. */
@@ -88,20 +137,49 @@ export async function loadHatchery(file: string, options: LoadOptions = {}): Pro
   return res.hatchery;
 }
 
-/** Every `*.json` file below `dir`, recursively, sorted; skips node_modules and dot-folders. */
-export async function findHatcheryFiles(dir: string): Promise<string[]> {
+/** True for a file name a hatchery can have: `.json`, `.yaml`, `.yml`. */
+export function isHatcheryFileName(name: string): boolean {
+  return name.endsWith('.json') || isYamlFile(name);
+}
+
+/**
+ * Every hatchery file below `dir` (`*.json`, `*.yaml`, `*.yml`), recursively, sorted. Skips
+ * node_modules, dot-folders, paths the folder's `.hatcheryignore` excludes, and files that are no
+ * hatchery (no top-level "nodes": package.json, a tsconfig), so those are never reported as broken.
+ */
+export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promise<string[]> {
+  const ignore = rules ?? (await ignoreRulesOf(dir));
   const found: string[] = [];
-  const walkDir = async (d: string): Promise<void> => {
+  const walkDir = async (d: string, rel: string): Promise<void> => {
     const entries = await readdir(d, { withFileTypes: true });
     for (const e of entries) {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
       const p = path.join(d, e.name);
-      if (e.isDirectory()) await walkDir(p);
-      else if (e.isFile() && e.name.endsWith('.json')) found.push(p);
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!ignore.matches(r, true)) await walkDir(p, r);
+      } else if (e.isFile() && isHatcheryFileName(e.name) && !ignore.matches(r, false)) found.push(p);
     }
   };
-  await walkDir(dir);
-  return found.sort();
+  await walkDir(dir, '');
+  const texts = await Promise.all(found.map((f) => readFile(f, 'utf8').catch(() => undefined)));
+  return found.filter((f, i) => mayBeHatchery(f, texts[i])).sort();
+}
+
+/**
+ * False for a file that is surely some other JSON or YAML file: it parses, and has no "nodes". An
+ * unreadable or broken file stays listed, so loading it reports why.
+ */
+function mayBeHatchery(file: string, text: string | undefined): boolean {
+  if (text === undefined) return true;
+  const { value, problem } = isYamlFile(file) ? parseYaml(text) : parseJson(text);
+  if (problem) return true;
+  return !(
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    !Object.hasOwn(value, 'nodes')
+  );
 }
 
 /**

@@ -7,8 +7,9 @@ const EXCERPT_SIDE = 40;
 export function parseJson(text: string): { value?: unknown; problem?: ValidationProblem } {
   if (text.trim() === '')
     return { problem: { path: '', message: 'the file is empty (expected a JSON object)' } };
+  let value: unknown;
   try {
-    return { value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (err) {
     const msg = (err as Error).message;
     const m = /position (\d+)/.exec(msg);
@@ -20,13 +21,33 @@ export function parseJson(text: string): { value?: unknown; problem?: Validation
       .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
       .replace(/^JSON\.parse: /, '')
       .slice(0, 120);
-    return { problem: { path: '', message: `invalid JSON${where(text, pos)}: ${reason}` } };
+    return { problem: syntaxProblem('JSON', text, pos, reason) };
   }
+  const dup = duplicateJsonKey(text);
+  if (dup)
+    return {
+      problem: syntaxProblem(
+        'JSON',
+        text,
+        dup.offset,
+        `duplicate key ${JSON.stringify(dup.key.length > 60 ? `${dup.key.slice(0, 60)}…` : dup.key)}: a key may appear once per object; keep one`,
+      ),
+    };
+  return { value };
 }
 
-/** " at line L, column C (near "…excerpt…")" for an offset in the text. */
-function where(text: string, pos: number): string {
-  if (pos < 0 || pos > text.length) return '';
+/**
+ * A syntax error at an offset of the text: line and column as fields, and the message
+ * `invalid <lang> (near "…excerpt…"): reason`, so formatProblem shows the position once.
+ */
+export function syntaxProblem(lang: string, text: string, pos: number, reason: string): ValidationProblem {
+  if (pos < 0 || pos > text.length) return { path: '', message: `invalid ${lang}: ${reason}` };
+  const at = where(text, pos);
+  return { path: '', message: `invalid ${lang}${at.near}: ${reason}`, line: at.line, column: at.column };
+}
+
+/** Line, column and ` (near "…excerpt…")` of an offset in the text. */
+function where(text: string, pos: number): { line: number; column: number; near: string } {
   let line = 1;
   let lineStart = 0;
   for (let i = text.indexOf('\n'); i !== -1 && i < pos; i = text.indexOf('\n', i + 1)) {
@@ -39,7 +60,11 @@ function where(text: string, pos: number): string {
   const to = Math.min(lineEnd, pos + EXCERPT_SIDE);
   const excerpt = `${from > lineStart ? '…' : ''}${text.slice(from, to)}${to < lineEnd ? '…' : ''}`;
   const near = excerpt.trim() === '' ? ' (at the end of the file)' : ` (near ${JSON.stringify(excerpt)})`;
-  return ` at line ${line}, column ${pos - lineStart + 1}${pos >= text.length ? ' (at the end of the file)' : near}`;
+  return {
+    line,
+    column: pos - lineStart + 1,
+    near: pos >= text.length ? ' (at the end of the file)' : near,
+  };
 }
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
@@ -125,4 +150,48 @@ function syntaxErrorOffset(text: string): number {
       } else return i;
     }
   }
+}
+
+const STRUCTURE = /["{}[\],]/g;
+
+/**
+ * The first key written twice in one object of valid JSON text (JSON.parse keeps the last silently),
+ * with the offset of its second occurrence. One pass that jumps from one structural character to the next.
+ */
+export function duplicateJsonKey(text: string): { key: string; offset: number } | undefined {
+  // One key set per open object; null for an open array.
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  STRUCTURE.lastIndex = 0;
+  for (let m = STRUCTURE.exec(text); m; m = STRUCTURE.exec(text)) {
+    const i = m.index;
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
+        if (slashes % 2 === 0 || end === -1) break;
+        end = text.indexOf('"', end + 1);
+      }
+      if (end === -1) return undefined;
+      STRUCTURE.lastIndex = end + 1;
+      const top = stack[stack.length - 1];
+      if (expectKey && top) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        if (top.has(key)) return { key, offset: i };
+        top.add(key);
+        expectKey = false;
+      }
+    } else if (c === 123) {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (c === 91) {
+      stack.push(null);
+      expectKey = false;
+    } else if (c === 125 || c === 93) stack.pop();
+    else expectKey = stack[stack.length - 1] != null;
+  }
+  return undefined;
 }

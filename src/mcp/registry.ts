@@ -3,7 +3,14 @@ import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ValidationError } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
+import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
+import {
+  findHatcheryFiles,
+  isHatcheryFileName,
+  loadHatcheryText,
+  unexpectedLoadError,
+} from '../loader/load.js';
+import { isYamlFile } from '../loader/yaml.js';
 import { hatcheryTool } from './tool-defs.js';
 
 /** What loading one file's text gives. */
@@ -22,6 +29,8 @@ export interface RegistryEntry {
   readonly uri: string;
   /** URI of the hatchery's Mermaid flowchart as an MCP resource. */
   readonly graphUri: string;
+  /** Media type of `text`: application/json, or application/yaml for a YAML file. */
+  readonly mimeType: string;
 }
 
 /** What one refresh changed; `problems` are the error messages of files that failed to load. */
@@ -64,6 +73,8 @@ export class HatcheryRegistry {
   private readonly byName = new Map<string, RegistryEntry>();
   private readonly files = new Map<string, FileState>();
   private toolList: Tool[] | undefined;
+  /** The folder's `.hatcheryignore` patterns, read by loadAll and again when that file changes. */
+  private ignore = new IgnoreRules('');
 
   constructor(
     dir: string,
@@ -117,17 +128,22 @@ export class HatcheryRegistry {
     return deps;
   }
 
-  /** True for a `*.json` file below the folder that findHatcheryFiles would list. */
+  /**
+   * True for a `*.json`, `*.yaml` or `*.yml` file below the folder that findHatcheryFiles would list
+   * by its path (not in node_modules or a dot-folder, not excluded by `.hatcheryignore`).
+   */
   isHatcheryFile(abs: string): boolean {
-    if (!abs.endsWith('.json')) return false;
+    if (!isHatcheryFileName(abs)) return false;
     const rel = path.relative(this.dir, abs);
     if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return false;
-    return !rel.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules');
+    if (rel.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules')) return false;
+    return !this.ignore.ignores(rel.split(path.sep).join('/'));
   }
 
   /** Loads every hatchery file of the folder (first file wins a duplicate name, in sorted order). */
   async loadAll(): Promise<RegistryChange> {
-    const files = await findHatcheryFiles(this.dir);
+    this.ignore = await ignoreRulesOf(this.dir);
+    const files = await findHatcheryFiles(this.dir, this.ignore);
     return this.refresh(files);
   }
 
@@ -140,6 +156,13 @@ export class HatcheryRegistry {
     const direct = new Set<string>();
     const targets = new Set<string>();
     const queue = [...paths].map((p) => path.resolve(p));
+    if (queue.includes(path.join(this.dir, IGNORE_FILE))) {
+      // New patterns: files they now exclude stop being served, files they let go of are loaded.
+      this.ignore = await ignoreRulesOf(this.dir);
+      const listed = await findHatcheryFiles(this.dir, this.ignore);
+      for (const f of this.files.keys()) if (!this.isHatcheryFile(f)) this.remove(f, change);
+      queue.push(...listed.filter((f) => !this.files.has(f)));
+    }
     const seen = new Set<string>();
     while (queue.length > 0) {
       const p = queue.shift()!;
@@ -240,6 +263,11 @@ export class HatcheryRegistry {
       if (direct || state.error !== message) change.problems.push(message);
       state.error = message;
     };
+    if (!res.ok && res.notHatchery) {
+      // Another JSON or YAML file (package.json, a test file): not a hatchery, so nothing to report.
+      this.remove(file, change);
+      return;
+    }
     if (!res.ok) {
       fail(res.error.message);
       return;
@@ -271,6 +299,7 @@ export class HatcheryRegistry {
       tool: hatcheryTool(h, { tasks: this.options.tasks ?? false }),
       uri: resourceUri(h.name),
       graphUri: graphUri(h.name),
+      mimeType: isYamlFile(file) ? 'application/yaml' : 'application/json',
     });
     state.served = h.name;
     if (!owner) change.added.push(h.name);

@@ -212,7 +212,7 @@ export function createSession(core: ServerHost): Session {
         name: e.name,
         title: `${e.name} (hatchery definition)`,
         description: core.out.desc(e.hatchery.desc),
-        mimeType: 'application/json',
+        mimeType: e.mimeType,
       },
       // The flowchart of each hatchery, for clients that draw Mermaid (built when read).
       {
@@ -257,7 +257,7 @@ export function createSession(core: ServerHost): Session {
         `${entry.name}: the file is ${formatBytes(bytes)}, over the server's limit of ${formatBytes(core.out.maxResultBytes)} per message; read ${entry.file} directly`,
       );
     }
-    return { contents: [{ uri: entry.uri, mimeType: 'application/json', text: core.redact(entry.text) }] };
+    return { contents: [{ uri: entry.uri, mimeType: entry.mimeType, text: core.redact(entry.text) }] };
   });
 
   return { server, sessionId: () => server.transport?.sessionId };

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
+import { IGNORE_FILE } from '../loader/ignore.js';
 
 /** Default quiet time after the last file event before a reload, in milliseconds. */
 const DEFAULT_DEBOUNCE_MS = 100;
@@ -46,10 +47,11 @@ export class HatcheryWatcher {
     const dir = this.dir;
     const w = watch(dir, {
       ignoreInitial: true,
-      // Matches findHatcheryFiles: dot-folders and node_modules inside the folder are not served.
+      // Matches findHatcheryFiles: dot-folders and node_modules inside the folder are not served;
+      // the folder's .hatcheryignore is watched, so editing its patterns takes effect at once.
       ignored: (p: string) => {
         const rel = path.relative(dir, p);
-        if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return false;
+        if (!rel || rel.startsWith('..') || path.isAbsolute(rel) || rel === IGNORE_FILE) return false;
         return rel.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules');
       },
     });

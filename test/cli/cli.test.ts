@@ -122,9 +122,9 @@ describe('hatchery-mcp run (as a process)', () => {
     writeFileSync(file, JSON.stringify({ name: 'x', nodes: [{ usr_promt: 'hi' }] }));
     const r = await cli(['run', file]);
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain(`${file}: desc: `);
+    expect(r.stderr).toContain(`${file}: desc (line 1, column 1): `);
     expect(r.stderr).toContain(
-      `${file}: nodes/0/usr_promt: unknown key "usr_promt" (did you mean "usr_prompt"?)`,
+      `${file}: nodes/0/usr_promt (line 1, column 23): unknown key "usr_promt" (did you mean "usr_prompt"?)`,
     );
   });
 
@@ -173,15 +173,21 @@ describe('hatchery-mcp validate, help and version', () => {
     const r = await cli(['validate', dir]);
     expect(r.code).toBe(3);
     const lines = r.stdout.trim().split('\n');
-    expect(lines).toContain(`${path.join(dir, 'b.json')}: nodes/0/next: no node named "Y"; nodes: X, node_2`);
+    expect(lines).toContain(
+      `${path.join(dir, 'b.json')}: nodes/0/next (line 1, column 63): no node named "Y"; nodes: X, node_2`,
+    );
     expect(
       lines.some((l) =>
         l.startsWith(
-          `${path.join(dir, 'b.json')}: nodes/1/type: unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool`,
+          `${path.join(dir, 'b.json')}: nodes/1/type (line 1, column 76): unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool`,
         ),
       ),
     ).toBe(true);
-    expect(lines.some((l) => l.startsWith(`${path.join(dir, 'a.json')}: (root): invalid JSON`))).toBe(true);
+    expect(
+      lines.some((l) =>
+        l.startsWith(`${path.join(dir, 'a.json')}: (root) (line 1, column 16): invalid JSON`),
+      ),
+    ).toBe(true);
     expect(lines).toContain(`${path.join(dir, 'c.json')}: ok (c, 1 node)`);
     expect(r.stderr).toContain('1 valid, 2 invalid');
   });

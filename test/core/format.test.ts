@@ -114,7 +114,9 @@ describe('file format: errors', () => {
     const res = loadHatcheryText('{\n  "name": "x",\n  "desc": "y" oops\n}', 'broken.json');
     expect(res.ok).toBe(false);
     if (!res.ok)
-      expect(res.error.message).toMatch(/^broken\.json: \(root\): invalid JSON at line 3, column \d+/);
+      expect(res.error.message).toMatch(
+        /^broken\.json: \(root\) \(line 3, column \d+\): invalid JSON \(near/,
+      );
     const empty = loadHatcheryText('', 'empty.json');
     expect(!empty.ok && empty.error.message).toBe(
       'empty.json: (root): the file is empty (expected a JSON object)',

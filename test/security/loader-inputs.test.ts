@@ -82,11 +82,11 @@ describe('declared inputs: no prototype names, no undeclared names', () => {
     const r = await cli(['validate', file]);
     expect(r.code).toBe(3);
     expect(r.stdout).toContain(
-      `${file}: inputs/__proto__: "__proto__" is reserved: it names part of every JavaScript object`,
+      `${file}: inputs/__proto__ (line 1, column 58): "__proto__" is reserved: it names part of every JavaScript object`,
     );
-    expect(r.stdout).toContain(`${file}: inputs/constructor: "constructor" is reserved:`);
+    expect(r.stdout).toContain(`${file}: inputs/constructor (line 1, column 74): "constructor" is reserved:`);
     expect(r.stdout).toContain(
-      `${file}: inputs/fread: "fread" is reserved: it is the template function {{ fread(path) }}`,
+      `${file}: inputs/fread (line 1, column 92): "fread" is reserved: it is the template function {{ fread(path) }}`,
     );
   });
 

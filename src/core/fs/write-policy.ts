@@ -15,13 +15,16 @@ export interface WritePolicyOptions {
   allowRoots?: readonly string[];
   /** --allow-write folders: write roots that also lift the protection of a protected folder they are in. */
   allowWrite?: readonly string[];
-  /** Served folders: protected, and no hatchery file (`*.json` the server would load) is ever written in them. */
+  /** Served folders: protected, and no hatchery file (`*.json`, `*.yaml`, `*.yml` the server would load) is ever written in them. */
   protectedDirs?: readonly string[];
 }
 
-/** True for a `*.json` file below `dir` that a served folder would load (same rule as the MCP registry). */
+/**
+ * True for a `*.json`, `*.yaml` or `*.yml` file below `dir` that a served folder could load (the
+ * MCP registry's rule, in any letter case, and whatever .hatcheryignore says: it may change).
+ */
 export function isServedHatcheryFile(abs: string, dir: string): boolean {
-  if (!abs.endsWith('.json')) return false;
+  if (!/\.(?:json|ya?ml)$/i.test(abs)) return false;
   const rel = path.relative(dir, abs);
   if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return false;
   return !rel.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules');
@@ -39,7 +42,7 @@ function defaultRoot(cwd: string): string | undefined {
  * Where the runs of one Runtime may write. Write roots: the working folder, --allow-root and
  * --allow-write folders. Carved out of them: protected folders (served folders, and the folder of
  * every hatchery file run or loaded), unless an --allow-write folder is that folder or inside it;
- * and, always, hatchery files: served `*.json`, loaded hatchery files and what they depend on.
+ * and, always, hatchery files: served `*.json`/`*.yaml`/`*.yml`, loaded hatchery files and what they depend on.
  * Grows as hatcheries are loaded; never shrinks.
  */
 export class WritePolicy {

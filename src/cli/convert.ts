@@ -1,0 +1,122 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
+import { Document } from 'yaml';
+import { HatcheryError } from '../core/errors.js';
+import { parseJson } from '../loader/parse.js';
+import { isYamlFile, parseYaml } from '../loader/yaml.js';
+import { EXIT, parseArgs } from './args.js';
+
+/** Help text of `hatchery-mcp convert`. */
+export const CONVERT_HELP = `Usage: hatchery-mcp convert <file> [-o OUT] [--force]
+
+Turns a JSON hatchery into YAML, or a YAML one (.yaml, .yml) into JSON; the extension of <file>
+says which. Multi-line prompts become YAML block scalars (|); "$schema" becomes the YAML editor
+line "# yaml-language-server: $schema=..." and back; "_comment" keys stay keys. YAML comments,
+anchors and aliases do not survive a conversion to JSON (aliases are written out).
+
+Options:
+  -o, --output OUT    write the result to OUT (default: print it on stdout)
+  --force             overwrite OUT if it exists
+  -h, --help          show this help`;
+
+/** The editor line that gives a YAML file its JSON Schema (the YAML form of "$schema"). */
+const MODELINE = /^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$/m;
+
+/** A JSON hatchery's value as YAML text. */
+export function jsonToYaml(value: unknown): string {
+  let schema: string | undefined;
+  let body = value;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const { $schema, ...rest } = value as Record<string, unknown>;
+    if (typeof $schema === 'string' && !/\s/.test($schema)) {
+      schema = $schema;
+      body = rest;
+    }
+  }
+  const doc = new Document(body);
+  const text = doc.toString({ blockQuote: 'literal', lineWidth: 0, indentSeq: true });
+  return schema === undefined ? text : `# yaml-language-server: $schema=${schema}\n${text}`;
+}
+
+/** A YAML hatchery's text as JSON text (two-space indent); the schema editor line becomes "$schema". */
+export function yamlToJson(text: string, value: unknown): string {
+  const schema = MODELINE.exec(text)?.[1];
+  let out = value;
+  if (schema && value !== null && typeof value === 'object' && !Array.isArray(value) && !('$schema' in value))
+    out = { $schema: schema, ...(value as Record<string, unknown>) };
+  return `${JSON.stringify(out, null, 2)}\n`;
+}
+
+/** The JSON written, less the "$schema" that came from the YAML editor line (not from the data). */
+function fromEditorLine(json: unknown, source: unknown): unknown {
+  const has = (v: unknown) => v !== null && typeof v === 'object' && Object.hasOwn(v, '$schema');
+  if (!has(json) || has(source)) return json;
+  const { $schema: _, ...rest } = json as Record<string, unknown>;
+  return rest;
+}
+
+/** `hatchery-mcp convert`: returns the exit code. */
+export async function convertCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(argv, {
+    output: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(`${CONVERT_HELP}\n`);
+    return EXIT.OK;
+  }
+  const file = positionals[0];
+  if (!file || positionals.length > 1)
+    throw new HatcheryError('USAGE', `convert takes one file\n\n${CONVERT_HELP}`);
+  const toJson = isYamlFile(file);
+  if (!toJson && !file.toLowerCase().endsWith('.json'))
+    throw new HatcheryError('USAGE', `convert: "${file}" is neither .json nor .yaml/.yml`);
+  const out = values.output;
+  if (out !== undefined && (toJson ? !out.toLowerCase().endsWith('.json') : !isYamlFile(out)))
+    throw new HatcheryError(
+      'USAGE',
+      `convert: ${toJson ? 'a YAML file becomes JSON' : 'a JSON file becomes YAML'}, so the output "${out}" should end in ${toJson ? '.json' : '.yaml or .yml'}`,
+    );
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new HatcheryError(
+      'NOT_FOUND',
+      `convert: cannot read "${file}": ${code === 'ENOENT' ? 'no such file' : code}`,
+    );
+  }
+  const parsed = toJson ? parseYaml(text) : parseJson(text);
+  if (parsed.problem) {
+    const p = parsed.problem;
+    const at = p.line === undefined ? '' : ` (line ${p.line}, column ${p.column})`;
+    process.stderr.write(`${file}${at}: ${p.message}\n`);
+    return EXIT.INVALID;
+  }
+  const result = toJson ? yamlToJson(text, parsed.value) : jsonToYaml(parsed.value);
+  // The result must read back as the same data: YAML's .nan or .inf, for one, have no JSON form.
+  const back = toJson
+    ? fromEditorLine(JSON.parse(result), parsed.value)
+    : JSON.parse(yamlToJson(result, parseYaml(result).value));
+  const expected = parsed.value;
+  if (!isDeepStrictEqual(back, expected))
+    throw new HatcheryError(
+      'INVALID_FILE',
+      `convert: "${file}" holds values the ${toJson ? 'JSON' : 'YAML'} form cannot keep (such as .nan or .inf); write them as strings`,
+    );
+  if (out === undefined) {
+    process.stdout.write(result);
+    return EXIT.OK;
+  }
+  try {
+    await writeFile(out, result, { flag: values.force ? 'w' : 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new HatcheryError('USAGE', `convert: "${out}" exists; pass --force to overwrite it`);
+    throw new HatcheryError('FILE_IO', `convert: cannot write "${out}": ${(err as Error).message}`);
+  }
+  process.stderr.write(`wrote ${out}\n`);
+  return EXIT.OK;
+}
