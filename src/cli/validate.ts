@@ -19,8 +19,9 @@ Options:
                         {"file","path","line","column","severity","message","fix"} per problem,
                         {"file","ok":true,"name","nodes","inputRequired"} per valid file
   --strict            warnings fail the check too (exit 3)
-  --connect           start the MCP servers the files name and check their mcp: tools
-                      (names, and baneling tool_args against each tool's input schema)
+  --connect           start the MCP servers and import the js: modules the files name (this
+                      runs their code), and check those tools: names, and baneling tool_args
+                      against each tool's input schema
   --allow-root DIR    a folder runs may read besides the file's own and the current one
                       (as for run and serve; constant files/hatch: paths are checked against them)
   --allow-write DIR   a folder runs may write (constant write_output paths are checked)
@@ -76,7 +77,11 @@ export async function validateCommand(argv: string[]): Promise<number> {
     let report = await checkFile(file, options);
     if (values.connect && report.hatchery) {
       const { connectCheck } = await import('../tools/connect-check.js');
-      const found = await connectCheck(report.hatchery, { mcpServers });
+      const { jsCheck } = await import('../tools/js-check.js');
+      const found = [
+        ...(await connectCheck(report.hatchery, { mcpServers })),
+        ...(await jsCheck(report.hatchery, options.roots!)),
+      ];
       // A server that does not answer or a tool it lacks fails the file, like a load error.
       if (found.length > 0) report = { file, problems: [...found, ...report.problems] };
     }

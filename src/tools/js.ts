@@ -94,8 +94,8 @@ function jsResult(value: unknown): ToolResult {
   return { text: JSON.stringify(value), structured: value };
 }
 
-/** Builds the tool of one export, in either supported form. */
-function buildTool(mod: Module, ref: JsRef): Tool {
+/** Builds the tool of one export, in either supported form; throws when the module has no such tool. */
+export function buildTool(mod: Module, ref: JsRef): Tool {
   const what = `js:${ref.module}#${ref.export}`;
   const exp = mod[ref.export];
   let fn: JsToolFunction;
