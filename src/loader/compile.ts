@@ -74,13 +74,9 @@ export function compileHatchery(
           templates.push({ node: position, field, source });
           return t;
         } catch (err) {
-          const { line, column } = (err as HatcheryError).context;
-          problems.push({
-            path: `${prefix}/${field}`,
-            message: (err as HatcheryError).message,
-            ...(typeof line === 'number' ? { line } : {}),
-            ...(typeof column === 'number' ? { column } : {}),
-          });
+          // The message says where in the template; the problem's line and column are the field's place
+          // in the file, which positions.ts finds from the path.
+          problems.push({ path: `${prefix}/${field}`, message: (err as HatcheryError).message });
           return undefined;
         }
       },

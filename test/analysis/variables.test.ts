@@ -243,10 +243,10 @@ describe('template variables against the graph', () => {
   it('a template syntax error gives the line and column inside the template', () => {
     const res = report(hatch([{ name: 'A', usr_prompt: 'Hi\n  {{ ctx.x | }}' }]));
     expect(res).toEqual([
-      'h.json: nodes/0/usr_prompt (line 2, column 14): template syntax error at line 2, column 14 of the template: expected symbol, got variable-end',
+      'h.json: nodes/0/usr_prompt: template syntax error at line 2, column 14 of the template: expected symbol, got variable-end',
     ]);
     expect(report(hatch([{ name: 'A', usr_prompt: 'Hi\n  there {{ ctx.x ' }]))).toEqual([
-      'h.json: nodes/0/usr_prompt (line 2, column 9): template syntax error at line 2, column 9 of the template: expected variable end',
+      'h.json: nodes/0/usr_prompt: template syntax error at line 2, column 9 of the template: expected variable end',
     ]);
   });
 

@@ -15,10 +15,17 @@ describe('hatchery-mcp test hatchery', () => {
     const lines = r.stdout.trimEnd().split('\n');
     const last = /^(\d+) passed, 0 failed$/.exec(lines.at(-1) ?? '');
     expect(last, r.stdout).not.toBeNull();
-    expect(Number(last![1])).toBeGreaterThanOrEqual(10);
+    expect(Number(last![1])).toBeGreaterThanOrEqual(11);
     expect(lines.filter((l) => l.startsWith('  ✓ '))).toHaveLength(Number(last![1]));
     expect(r.stdout).not.toContain('✗');
-    for (const example of ['hello', 'triage-router', 'research-team', 'outline-expand', 'parallel-review']) {
+    for (const example of [
+      'hello',
+      'triage-router',
+      'research-team',
+      'outline-expand',
+      'parallel-review',
+      'design-qa',
+    ]) {
       expect(r.stdout).toContain(`hatchery/tests/${example}.test.yaml\n`);
     }
   });

@@ -3,7 +3,8 @@
  * with scripted replies where an example needs a particular answer (a route, an approval, a spawn).
  * Prints each case's output, nodes and tokens, for writing the expectations of hatchery/tests/.
  *
- * Usage: npx tsx test/cassette/record-examples.ts   (writes hatchery/tests/cassettes/*.jsonl)
+ * Usage: npx tsx test/cassette/record-examples.ts [cassette...]   (writes hatchery/tests/cassettes/*.jsonl;
+ * with names, records only those cassettes and leaves the others as they are)
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -32,6 +33,7 @@ function script(fake: FakeServer, pick: (body: WireBody) => FakeMessageReply | s
 }
 
 interface Case {
+  /** The example's file in hatchery/: a bare name is `<name>.json`. */
   example: string;
   cassette: string;
   input?: string;
@@ -112,9 +114,23 @@ const cases: Case[] = [
     },
   },
   { example: 'read-notes', cassette: 'read-notes', input: 'welcome.md', vendor: 'openai' },
+  {
+    example: 'design-qa.yaml',
+    cassette: 'design-qa',
+    input: 'What is MCP?',
+    vendor: 'openai',
+    pick: (b) =>
+      (b.messages?.at(-1)?.content ?? '').startsWith('Tighten your answer')
+        ? 'MCP (the Model Context Protocol) is an open protocol that lets a model call tools and read data that servers offer. One server works with many clients.'
+        : 'MCP, the Model Context Protocol, is an open protocol. It lets a model call tools and read data that servers offer, so one server works with many clients.',
+  },
 ];
 
-for (const c of cases) {
+const only = process.argv.slice(2);
+for (const name of only)
+  if (!cases.some((c) => c.cassette === name)) throw new Error(`no cassette named "${name}"`);
+
+for (const c of cases.filter((x) => only.length === 0 || only.includes(x.cassette))) {
   const fake = c.vendor === 'openai' ? openai : anthropic;
   script(fake, c.pick ?? (() => undefined));
   const file = path.join(cassettes, `${c.cassette}.jsonl`);
@@ -127,7 +143,8 @@ for (const c of cases) {
   const runtime = new Runtime({ env, cassette, cwd: root });
   const nodes: string[] = [];
   try {
-    const h = await runtime.load(path.join(root, 'hatchery', `${c.example}.json`));
+    const example = path.extname(c.example) ? c.example : `${c.example}.json`;
+    const h = await runtime.load(path.join(root, 'hatchery', example));
     const r = await runtime.run(h, {
       input: c.input,
       vars: c.vars,

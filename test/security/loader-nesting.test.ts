@@ -27,7 +27,7 @@ describe('deeply nested files', () => {
       /^\S+deep\.json: nodes\/0\/tool_args\/deep\/a\/a\/.*nested more than 64 levels deep/,
     );
     expect(line.length).toBeLessThan(600);
-    expect(r.stdout).toContain(`${good}: ok (good, 1 node)`);
+    expect(r.stdout).toContain(`${good}: ok (good, 1 node, needs input)`);
     expect(r.stderr).toContain('1 valid, 1 invalid');
   });
 

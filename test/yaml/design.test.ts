@@ -152,8 +152,8 @@ nodes:
   - { id: show, type: event.stdout, prefix: "{{ bad" }
 `).split('\n'),
     ).toEqual([
-      '/h/flow.yaml: nodes/0/usr_prompt (line 6, column 5): template syntax error: expected variable end',
-      '/h/flow.yaml: nodes/1/prefix (line 8, column 37): template syntax error: [Line 1, Column 7] expected variable end',
+      '/h/flow.yaml: nodes/0/usr_prompt (line 6, column 5): template syntax error at line 1, column 1 of the template: expected variable end',
+      '/h/flow.yaml: nodes/1/prefix (line 8, column 37): template syntax error at line 1, column 7 of the template: expected variable end',
     ]);
   });
 

@@ -133,8 +133,8 @@ describe('finding hatchery files in a folder', () => {
     expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(
       [
         `${path.join(dir, 'broken.json')}: (root) (line 1, column 11): invalid JSON (at the end of the file): Unexpected end of JSON input`,
-        `${path.join(dir, 'drafts/keep.json')}: ok (keep, 1 node)`,
-        `${path.join(dir, 'good.json')}: ok (good, 1 node)`,
+        `${path.join(dir, 'drafts/keep.json')}: ok (keep, 1 node, needs input)`,
+        `${path.join(dir, 'good.json')}: ok (good, 1 node, needs input)`,
         `${path.join(dir, 'good2.yaml')}: ok (good2, 1 node)`,
       ].sort(),
     );
