@@ -30,18 +30,31 @@ class ValueArg {
 /** A JSON value with every string compiled to a template. */
 type ArgTree = Template | ValueArg | number | boolean | null | ArgTree[] | { [k: string]: ArgTree };
 
-function compileArgs(value: unknown, field: string, cc: CompileContext): ArgTree {
+/**
+ * The `dump` template of a one-expression argument. Built directly, not through `cc.template`: that
+ * registers the template for the load-time analysis, which already reads the argument as written, so
+ * every variable in it would be reported twice. If it does not compile, the argument stays text.
+ */
+function valueTemplate(expr: string, cc: CompileContext, node: string, field: string): Template | undefined {
+  try {
+    return new Template(`{{ (${expr}) | dump }}`, { file: cc.file, node, field });
+  } catch {
+    return undefined;
+  }
+}
+
+function compileArgs(value: unknown, field: string, cc: CompileContext, node: string): ArgTree {
   if (typeof value === 'string') {
     const source = cc.template(value, field);
     const expr = singleExpression(value);
     if (!source || expr === undefined) return source ?? null;
-    const json = cc.template(`{{ (${expr}) | dump }}`, field);
+    const json = valueTemplate(expr, cc, node, field);
     return json ? new ValueArg(json, source) : source;
   }
-  if (Array.isArray(value)) return value.map((v, i) => compileArgs(v, `${field}/${i}`, cc));
+  if (Array.isArray(value)) return value.map((v, i) => compileArgs(v, `${field}/${i}`, cc, node));
   if (value && typeof value === 'object') {
     const obj: { [k: string]: ArgTree } = {};
-    for (const [k, v] of Object.entries(value)) obj[k] = compileArgs(v, `${field}/${k}`, cc);
+    for (const [k, v] of Object.entries(value)) obj[k] = compileArgs(v, `${field}/${k}`, cc, node);
     return obj;
   }
   return value as number | boolean | null;
@@ -95,7 +108,7 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
       for (const p of checkToolArgs(ref, def.tool_args ?? {}, schema))
         cc.problem(p.path ? `tool_args/${p.path}` : 'tool_args', p.message);
     }
-    const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc);
+    const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc, base.name);
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {

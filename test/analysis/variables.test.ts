@@ -221,8 +221,8 @@ describe('template variables against the graph', () => {
           {
             name: 'T',
             type: 'tool',
-            tool_name: 'echo',
-            tool_args: { text: 'x', deep: [{ v: '{{ ctx.c }}' }] },
+            tool_name: 'shell_exec',
+            tool_args: { argv: ['echo', 'x {{ ctx.c }}'], stdin: '{{ ctx.g }}' },
             next: 'S',
           },
           { name: 'S', type: 'script', cmd: ['cat', '{{ ctx.d }}'], stdin: '{{ ctx.e }}', next: 'M' },
@@ -233,7 +233,8 @@ describe('template variables against the graph', () => {
     ).toEqual([
       'h.json: nodes/0/sys_prompt: ctx.a',
       'h.json: nodes/0/spawn/templates/0/sys_prompt: ctx.b',
-      'h.json: nodes/1/tool_args/deep/0/v: ctx.c',
+      'h.json: nodes/1/tool_args/argv/1: ctx.c',
+      'h.json: nodes/1/tool_args/stdin: ctx.g',
       'h.json: nodes/2/cmd/1: ctx.d',
       'h.json: nodes/2/stdin: ctx.e',
       'h.json: nodes/3/items: ctx.f',
