@@ -30,26 +30,20 @@ class ValueArg {
 /** A JSON value with every string compiled to a template. */
 type ArgTree = Template | ValueArg | number | boolean | null | ArgTree[] | { [k: string]: ArgTree };
 
-/**
- * The `dump` template of a one-expression argument. Built directly, not through `cc.template`: that
- * registers the template for the load-time analysis, which already reads the argument as written, so
- * every variable in it would be reported twice. If it does not compile, the argument stays text.
- */
-function valueTemplate(expr: string, cc: CompileContext, node: string, field: string): Template | undefined {
-  try {
-    return new Template(`{{ (${expr}) | dump }}`, { file: cc.file, node, field });
-  } catch {
-    return undefined;
-  }
-}
-
 function compileArgs(value: unknown, field: string, cc: CompileContext, node: string): ArgTree {
   if (typeof value === 'string') {
     const source = cc.template(value, field);
     const expr = singleExpression(value);
     if (!source || expr === undefined) return source ?? null;
-    const json = valueTemplate(expr, cc, node, field);
-    return json ? new ValueArg(json, source) : source;
+    // Built here, not through cc.template: the load-time analysis checks the argument as written
+    // (`source`), and this derived text would report each variable twice, at shifted columns.
+    let json: Template;
+    try {
+      json = new Template(`{{ (${expr}) | dump }}`, { file: cc.file, node, field });
+    } catch {
+      return source;
+    }
+    return new ValueArg(json, source);
   }
   if (Array.isArray(value)) return value.map((v, i) => compileArgs(v, `${field}/${i}`, cc, node));
   if (value && typeof value === 'object') {
