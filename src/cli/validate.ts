@@ -117,11 +117,6 @@ function unreadable(file: string, message: string): FileReport {
   return { file, problems: [{ path: '', message }], unreadable: message };
 }
 
-/** Whether running the hatchery needs an `input` (set by the loader when it knows; false otherwise). */
-function needsInput(h: Hatchery): boolean {
-  return (h as { inputRequired?: boolean }).inputRequired === true;
-}
-
 /** True when the file fails the check: it does not load, or it has warnings and `strict` is on. */
 export function fails(report: FileReport, strict: boolean): boolean {
   return !report.hatchery || (strict && report.problems.length > 0);
@@ -132,7 +127,7 @@ export function textReport({ file, hatchery, problems, unreadable }: FileReport)
   const lines = unreadable ? [`${file}: ${unreadable}`] : problems.map((p) => formatProblem(file, p));
   if (hatchery) {
     const n = hatchery.nodes.size;
-    const input = needsInput(hatchery) ? ', needs input' : '';
+    const input = hatchery.inputRequired ? ', needs input' : '';
     lines.unshift(`${file}: ok (${hatchery.name}, ${n} node${n === 1 ? '' : 's'}${input})`);
   }
   return `${lines.join('\n')}\n`;
@@ -158,7 +153,7 @@ export function jsonReport({ file, hatchery, problems }: FileReport): string {
         ok: true,
         name: hatchery.name,
         nodes: hatchery.nodes.size,
-        inputRequired: needsInput(hatchery),
+        inputRequired: hatchery.inputRequired,
       }),
     );
   }

@@ -102,6 +102,18 @@ describe('template variables against the graph', () => {
     expect(report(hatch([echo('A', '{{ out.B }}', { next: 'B' }), echo('B', 'b')]))).toEqual([
       'h.json: nodes/0/tool_args/text: out.B (line 1, column 4 of the template) is not set when "A" runs: node "B" runs only after it; read the output of a node that runs before "A", or route "B" before it',
     ]);
+    // A node nothing routes to: the error of the node reading its output says why it is never set.
+    expect(
+      report(
+        hatch([
+          echo('A', 'a', { next: 'P' }),
+          echo('Orphan', 'o'),
+          echo('P', '{{ out.A }} {{ out.Orphan }}'),
+        ]),
+      ),
+    ).toEqual([
+      'h.json: nodes/2/tool_args/text: out.Orphan (line 1, column 16 of the template) is not set when "P" runs: node "Orphan" never runs: nothing routes to it; read the output of a node that runs before "P", or route "Orphan" before it',
+    ]);
     expect(report(hatch([echo('Alpha', 'a', { next: 'B' }), echo('B', '{{ out.Alpa }}')]))).toEqual([
       'h.json: nodes/1/tool_args/text: out.Alpa (line 1, column 4 of the template) names no node: this file has no node named "Alpa" (did you mean "Alpha"?); nodes: Alpha, B; out.<name> reads the output of the node with that name',
     ]);
@@ -221,8 +233,8 @@ describe('template variables against the graph', () => {
           {
             name: 'T',
             type: 'tool',
-            tool_name: 'echo',
-            tool_args: { text: 'x', deep: [{ v: '{{ ctx.c }}' }] },
+            tool_name: 'shell_exec',
+            tool_args: { argv: ['echo', 'x {{ ctx.c }}'], stdin: '{{ ctx.g }}' },
             next: 'S',
           },
           { name: 'S', type: 'script', cmd: ['cat', '{{ ctx.d }}'], stdin: '{{ ctx.e }}', next: 'M' },
@@ -233,7 +245,8 @@ describe('template variables against the graph', () => {
     ).toEqual([
       'h.json: nodes/0/sys_prompt: ctx.a',
       'h.json: nodes/0/spawn/templates/0/sys_prompt: ctx.b',
-      'h.json: nodes/1/tool_args/deep/0/v: ctx.c',
+      'h.json: nodes/1/tool_args/argv/1: ctx.c',
+      'h.json: nodes/1/tool_args/stdin: ctx.g',
       'h.json: nodes/2/cmd/1: ctx.d',
       'h.json: nodes/2/stdin: ctx.e',
       'h.json: nodes/3/items: ctx.f',

@@ -74,7 +74,7 @@ describe('hatcheryToMermaid', () => {
           },
           echo('Helper-1', 'help'),
           echo('Give.up', 'gave up', { next: 'END' }),
-          { name: 'Done', type: 'tool', tool_name: 'node:Helper-1' },
+          { name: 'Done', type: 'tool', tool_name: 'node:Helper-1', tool_args: { input: 'done' } },
         ],
         { start: 'Boss' },
       ),
