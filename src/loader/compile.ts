@@ -74,13 +74,9 @@ export function compileHatchery(
           templates.push({ node: position, field, source });
           return t;
         } catch (err) {
-          const { line, column } = (err as HatcheryError).context;
-          problems.push({
-            path: `${prefix}/${field}`,
-            message: (err as HatcheryError).message,
-            ...(typeof line === 'number' ? { line } : {}),
-            ...(typeof column === 'number' ? { column } : {}),
-          });
+          // The error's line and column are in the template (its message says so); the problem's
+          // position is in the file, found from the path (positions.ts).
+          problems.push({ path: `${prefix}/${field}`, message: (err as HatcheryError).message });
           return undefined;
         }
       },

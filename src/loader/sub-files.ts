@@ -62,7 +62,7 @@ export class SubFiles {
       // Without roots (no Runtime) only the file's own folder is read; elsewhere is checked when it runs.
       if (!given) return undefined;
       report(
-        `"${ref}": ${abs} is outside the allowed roots (${roots.join(', ')}); a hatch: tool only loads files below them: move the file under a root or allow its folder with --allow-root DIR`,
+        `"${ref}": ${abs} is outside the folders runs may read (${roots.join(', ')}); move the file below one of them, or allow its folder with --allow-root DIR`,
       );
       return undefined;
     }

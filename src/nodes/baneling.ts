@@ -30,18 +30,25 @@ class ValueArg {
 /** A JSON value with every string compiled to a template. */
 type ArgTree = Template | ValueArg | number | boolean | null | ArgTree[] | { [k: string]: ArgTree };
 
-function compileArgs(value: unknown, field: string, cc: CompileContext): ArgTree {
+function compileArgs(value: unknown, field: string, cc: CompileContext, node: string): ArgTree {
   if (typeof value === 'string') {
     const source = cc.template(value, field);
     const expr = singleExpression(value);
     if (!source || expr === undefined) return source ?? null;
-    const json = cc.template(`{{ (${expr}) | dump }}`, field);
-    return json ? new ValueArg(json, source) : source;
+    // Built here, not through cc.template: the load-time analysis checks the argument as written
+    // (`source`), and this derived text would report each variable twice, at shifted columns.
+    let json: Template;
+    try {
+      json = new Template(`{{ (${expr}) | dump }}`, { file: cc.file, node, field });
+    } catch {
+      return source;
+    }
+    return new ValueArg(json, source);
   }
-  if (Array.isArray(value)) return value.map((v, i) => compileArgs(v, `${field}/${i}`, cc));
+  if (Array.isArray(value)) return value.map((v, i) => compileArgs(v, `${field}/${i}`, cc, node));
   if (value && typeof value === 'object') {
     const obj: { [k: string]: ArgTree } = {};
-    for (const [k, v] of Object.entries(value)) obj[k] = compileArgs(v, `${field}/${k}`, cc);
+    for (const [k, v] of Object.entries(value)) obj[k] = compileArgs(v, `${field}/${k}`, cc, node);
     return obj;
   }
   return value as number | boolean | null;
@@ -95,7 +102,7 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
       for (const p of checkToolArgs(ref, def.tool_args ?? {}, schema))
         cc.problem(p.path ? `tool_args/${p.path}` : 'tool_args', p.message);
     }
-    const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc);
+    const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc, base.name);
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {

@@ -17,7 +17,7 @@ const hatching = (name: string, target: string, extra: Record<string, unknown> =
   nodes: [{ name: 'H', type: 'tool', tool_name: `hatch:${target}`, tool_args: { input: 'x' }, ...extra }],
 });
 const broken = { name: 'leaf', desc: 'd', nodes: [{ name: 'L', usr_prompt: '{{ ctx.input }' }] };
-const SYNTAX = 'template syntax error: [Line 1, Column 14] expected variable end';
+const SYNTAX = 'template syntax error at line 1, column 14 of the template: expected variable end';
 
 describe('hatch: sub-files at load time', () => {
   it('names the chain of files down to the broken one', () => {
@@ -87,8 +87,8 @@ describe('hatch: sub-files at load time', () => {
     const rel = path.relative(dir, path.join(outside, 'leaf.json'));
     write(dir, 'main.json', hatching('main', rel));
     const err = await new Runtime({ env: {}, cwd: dir }).load(path.join(dir, 'main.json')).catch((e) => e);
-    expect(err.message).toContain(
-      `nodes/0/tool_name: "hatch:${rel}": ${path.join(outside, 'leaf.json')} is outside the allowed roots (${dir}); a hatch: tool only loads files below them`,
+    expect(err.message).toBe(
+      `${path.join(dir, 'main.json')}: nodes/0/tool_name (line 1, column 62): "hatch:${rel}": ${path.join(outside, 'leaf.json')} is outside the folders runs may read (${dir}); move the file below one of them, or allow its folder with --allow-root DIR`,
     );
     // With its folder allowed the sub-file is read, and found broken.
     const err2 = await new Runtime({ env: {}, cwd: dir, allowRoots: [outside] })
@@ -105,7 +105,7 @@ describe('hatch: sub-files at load time', () => {
     write(dir, 'main.json', hatching('main', 'link.json'));
     const err = await new Runtime({ env: {}, cwd: dir }).load(path.join(dir, 'main.json')).catch((e) => e);
     expect(err.message).toContain(
-      `"hatch:link.json": ${path.join(dir, 'link.json')} is outside the allowed roots`,
+      `"hatch:link.json": ${path.join(dir, 'link.json')} is outside the folders runs may read (${dir})`,
     );
   });
 });
