@@ -5,6 +5,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ValidationError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { loadIn, problemsIn } from '../tools/helpers.js';
@@ -49,6 +50,31 @@ describe('hatch: sub-files at load time', () => {
       }),
     ).toEqual([
       `nodes/0/tools/0: hatch:lib/leaf.json is invalid: lib/leaf.json: nodes/0/usr_prompt: ${SYNTAX}`,
+    ]);
+  });
+
+  it("keeps a sub-file problem's fix, at the position of the parent's tool_name, not the sub-file's", () => {
+    const dir = tempDir();
+    write(dir, 'leaf.json', {
+      name: 'leaf',
+      desc: 'd',
+      nodes: [{ name: 'L', usr_prompt: '\n\n{{ ctx.zz }}' }],
+    });
+    let err: ValidationError | undefined;
+    try {
+      loadIn(dir, hatching('main', 'leaf.json'));
+    } catch (e) {
+      err = e as ValidationError;
+    }
+    expect(err?.problems).toEqual([
+      {
+        path: 'nodes/0/tool_name',
+        line: 8,
+        column: 7,
+        message:
+          'hatch:leaf.json is invalid: leaf.json: nodes/0/usr_prompt: ctx.zz (line 3, column 4 of the template) is not defined when "L" runs: no declared input, files entry or save_output has that name',
+        fix: 'declare "zz" in "inputs", or add "save_output": "zz" to a node that runs before "L", or give a default: {{ ctx.zz | default("") }}',
+      },
     ]);
   });
 
