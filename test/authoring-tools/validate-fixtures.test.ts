@@ -60,6 +60,20 @@ describe('fixtures validate used to pass', () => {
     expect(allowed.code).toBe(0);
   });
 
+  it('a template syntax error is placed at its field in the file; the template position is in the message', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'bad.json');
+    writeFileSync(
+      file,
+      '{\n  "name": "bad",\n  "desc": "d",\n  "nodes": [\n    { "name": "L", "usr_prompt": "{{ ctx.input }" }\n  ]\n}\n',
+    );
+    const res = await runCli(['validate', file]);
+    expect(res.code).toBe(3);
+    expect(res.stdout).toBe(
+      `${file}: nodes/0/usr_prompt (line 5, column 20): template syntax error at line 1, column 14 of the template: expected variable end\n`,
+    );
+  });
+
   it('validate --connect starts the MCP servers of a file and reports a tool they lack', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'uses-mcp.json');
