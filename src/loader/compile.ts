@@ -74,8 +74,8 @@ export function compileHatchery(
           templates.push({ node: position, field, source });
           return t;
         } catch (err) {
-          // The error's line and column are in the template (its message says so); the problem's
-          // position is in the file, found from the path (positions.ts).
+          // The message says where in the template; the problem's line and column are the field's place
+          // in the file, which positions.ts finds from the path.
           problems.push({ path: `${prefix}/${field}`, message: (err as HatcheryError).message });
           return undefined;
         }
