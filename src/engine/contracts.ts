@@ -290,14 +290,14 @@ export interface CompileContext {
   /** Compiles a template field; a syntax error is recorded as a problem and yields undefined. */
   template(source: string, field: string): Template | undefined;
   /** Records a problem at a field of the current node (`field` may be a sub-path like `tools/2`). */
-  problem(field: string, message: string): void;
+  problem(field: string, message: string, fix?: string): void;
   /** Marks a file this hatchery depends on (watched for hot reload). */
   dependency(absPath: string): void;
   /**
    * Loads a hatch: sub-file (`rel` to this file's folder) at load time, passing each of its problems
    * to `report`; undefined when it is invalid, outside the roots, or already being loaded (a cycle).
    */
-  hatchery?(rel: string, report: (message: string) => void): Hatchery | undefined;
+  hatchery?(rel: string, report: (message: string, fix?: string) => void): Hatchery | undefined;
 }
 
 /** The parts of a compiled node every kind shares; kinds add `exec` (and `preflight`). */

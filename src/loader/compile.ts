@@ -80,8 +80,8 @@ export function compileHatchery(
           return undefined;
         }
       },
-      problem(field, message) {
-        problems.push({ path: field ? `${prefix}/${field}` : prefix, message });
+      problem(field, message, fix) {
+        problems.push({ path: field ? `${prefix}/${field}` : prefix, message, ...(fix ? { fix } : {}) });
       },
       dependency(abs) {
         dependencies.add(abs);

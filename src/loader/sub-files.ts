@@ -25,6 +25,7 @@ interface ChainProblem {
   chain: string[];
   path: string;
   message: string;
+  fix?: string;
 }
 
 /**
@@ -51,7 +52,7 @@ export class SubFiles {
    * Checks the sub-file `rel` of the file in `dir` being compiled, reporting its problems through
    * `report` with the chain of files; the loaded hatchery, or undefined (invalid, cyclic or unread).
    */
-  check(rel: string, dir: string, report: (message: string) => void): Hatchery | undefined {
+  check(rel: string, dir: string, report: (message: string, fix?: string) => void): Hatchery | undefined {
     const abs = path.resolve(dir, rel);
     const parent = this.stack[this.stack.length - 1];
     if (parent !== undefined) this.entries.get(parent)?.children.add(abs);
@@ -62,7 +63,7 @@ export class SubFiles {
       // Without roots (no Runtime) only the file's own folder is read; elsewhere is checked when it runs.
       if (!given) return undefined;
       report(
-        `"${ref}": ${abs} is outside the allowed roots (${roots.join(', ')}); a hatch: tool only loads files below them: move the file under a root or allow its folder with --allow-root DIR`,
+        `"${ref}": ${abs} is outside the folders runs may read (${roots.join(', ')}); move the file below one of them, or allow its folder with --allow-root DIR`,
       );
       return undefined;
     }
@@ -74,7 +75,7 @@ export class SubFiles {
     const all = this.chains(abs, new Set());
     for (const c of all.slice(0, MAX_SUB_PROBLEMS)) {
       const where = c.path ? `${c.path}: ` : '';
-      report(`${ref} is invalid: ${[rel, ...c.chain].join(' → ')}: ${where}${c.message}`);
+      report(`${ref} is invalid: ${[rel, ...c.chain].join(' → ')}: ${where}${c.message}`, c.fix);
     }
     if (all.length > MAX_SUB_PROBLEMS)
       report(`${ref} is invalid: and ${all.length - MAX_SUB_PROBLEMS} more problems`);
@@ -133,7 +134,8 @@ export class SubFiles {
     const derived = entry.failed.map((f) => `hatch:${f.rel} is invalid: `);
     const own = res.error.problems
       .filter((p) => !derived.some((d) => p.message.startsWith(d)))
-      .map((p) => ({ chain: [], path: p.path, message: p.message }));
+      // The sub-file's position is left out: the parent's problem is placed in the parent's file.
+      .map((p) => ({ chain: [], path: p.path, message: p.message, fix: p.fix }));
     const deeper = entry.failed.flatMap((f) =>
       this.chains(f.abs, seen).map((c) => ({ ...c, chain: [f.rel, ...c.chain] })),
     );

@@ -71,7 +71,7 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
         return undefined;
       }
       if (parsed.kind === 'hatch' && cc.hatchery) {
-        const sub = cc.hatchery(parsed.path, (message) => cc.problem(field, message));
+        const sub = cc.hatchery(parsed.path, (message, fix) => cc.problem(field, message, fix));
         if (sub) loadedSubs.set(parsed, sub);
       }
       break;

@@ -96,7 +96,7 @@ export class ToolResolver {
     if (guard.allows(abs)) return abs;
     throw new HatcheryError(
       'PATH_DENIED',
-      `"${ref}": ${abs} is outside the allowed roots (${guard.roots.join(', ')}); a hatch: tool only loads files below them: move the file under a root or allow its folder with --allow-root DIR`,
+      `"${ref}": ${abs} is outside the folders runs may read (${guard.roots.join(', ')}); move the file below one of them, or allow its folder with --allow-root DIR`,
       { tool: ref, path: rel },
     );
   }

@@ -24,6 +24,7 @@ describe('connectCheck', () => {
     const h = loadIn(dir, {
       name: 'm',
       desc: 'd',
+      inputs: { n: 'a number' },
       mcpServers: { e: echoServer() },
       nodes: [
         { name: 'A', type: 'tool', tool_name: 'mcp:e/ech', tool_args: { text: 'x' }, next: 'B' },

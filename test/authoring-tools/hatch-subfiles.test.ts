@@ -5,6 +5,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ValidationError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { loadIn, problemsIn } from '../tools/helpers.js';
@@ -17,7 +18,7 @@ const hatching = (name: string, target: string, extra: Record<string, unknown> =
   nodes: [{ name: 'H', type: 'tool', tool_name: `hatch:${target}`, tool_args: { input: 'x' }, ...extra }],
 });
 const broken = { name: 'leaf', desc: 'd', nodes: [{ name: 'L', usr_prompt: '{{ ctx.input }' }] };
-const SYNTAX = 'template syntax error: [Line 1, Column 14] expected variable end';
+const SYNTAX = 'template syntax error at line 1, column 14 of the template: expected variable end';
 
 describe('hatch: sub-files at load time', () => {
   it('names the chain of files down to the broken one', () => {
@@ -49,6 +50,31 @@ describe('hatch: sub-files at load time', () => {
       }),
     ).toEqual([
       `nodes/0/tools/0: hatch:lib/leaf.json is invalid: lib/leaf.json: nodes/0/usr_prompt: ${SYNTAX}`,
+    ]);
+  });
+
+  it("keeps a sub-file problem's fix, at the position of the parent's tool_name, not the sub-file's", () => {
+    const dir = tempDir();
+    write(dir, 'leaf.json', {
+      name: 'leaf',
+      desc: 'd',
+      nodes: [{ name: 'L', usr_prompt: '\n\n{{ ctx.zz }}' }],
+    });
+    let err: ValidationError | undefined;
+    try {
+      loadIn(dir, hatching('main', 'leaf.json'));
+    } catch (e) {
+      err = e as ValidationError;
+    }
+    expect(err?.problems).toEqual([
+      {
+        path: 'nodes/0/tool_name',
+        line: 8,
+        column: 7,
+        message:
+          'hatch:leaf.json is invalid: leaf.json: nodes/0/usr_prompt: ctx.zz (line 3, column 4 of the template) is not defined when "L" runs: no declared input, files entry or save_output has that name',
+        fix: 'declare "zz" in "inputs", or add "save_output": "zz" to a node that runs before "L", or give a default: {{ ctx.zz | default("") }}',
+      },
     ]);
   });
 
@@ -87,8 +113,8 @@ describe('hatch: sub-files at load time', () => {
     const rel = path.relative(dir, path.join(outside, 'leaf.json'));
     write(dir, 'main.json', hatching('main', rel));
     const err = await new Runtime({ env: {}, cwd: dir }).load(path.join(dir, 'main.json')).catch((e) => e);
-    expect(err.message).toContain(
-      `nodes/0/tool_name: "hatch:${rel}": ${path.join(outside, 'leaf.json')} is outside the allowed roots (${dir}); a hatch: tool only loads files below them`,
+    expect(err.message).toBe(
+      `${path.join(dir, 'main.json')}: nodes/0/tool_name (line 1, column 62): "hatch:${rel}": ${path.join(outside, 'leaf.json')} is outside the folders runs may read (${dir}); move the file below one of them, or allow its folder with --allow-root DIR`,
     );
     // With its folder allowed the sub-file is read, and found broken.
     const err2 = await new Runtime({ env: {}, cwd: dir, allowRoots: [outside] })
@@ -105,7 +131,7 @@ describe('hatch: sub-files at load time', () => {
     write(dir, 'main.json', hatching('main', 'link.json'));
     const err = await new Runtime({ env: {}, cwd: dir }).load(path.join(dir, 'main.json')).catch((e) => e);
     expect(err.message).toContain(
-      `"hatch:link.json": ${path.join(dir, 'link.json')} is outside the allowed roots`,
+      `"hatch:link.json": ${path.join(dir, 'link.json')} is outside the folders runs may read (${dir})`,
     );
   });
 });

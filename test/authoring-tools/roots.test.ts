@@ -17,6 +17,9 @@ const def = (extra: Record<string, unknown>, node: Record<string, unknown> = {})
   nodes: [{ name: 'A', type: 'tool', tool_name: 'echo', tool_args: { text: 'x' }, ...node }],
 });
 
+/** Declares the ctx.day the templated paths read, so the file has no other problem. */
+const DAY = { day: 'the day of the log' };
+
 describe('constant paths against the roots', () => {
   it('reports files and write_output outside them, naming the folders and the flag', () => {
     const dir = tempDir();
@@ -33,11 +36,17 @@ describe('constant paths against the roots', () => {
     const dir = tempDir();
     const roots = { read: [], write: [dir] };
     expect(
-      problemsIn(dir, def({ files: { s: 'style.md' } }, { write_output: 'logs/{{ ctx.day }}.txt' }), {
-        roots,
-      }),
+      problemsIn(
+        dir,
+        def({ files: { s: 'style.md' }, inputs: DAY }, { write_output: 'logs/{{ ctx.day }}.txt' }),
+        {
+          roots,
+        },
+      ),
     ).toEqual([]);
-    expect(problemsIn(dir, def({}, { write_output: '/elsewhere/{{ ctx.day }}.txt' }), { roots })).toEqual([]);
+    expect(
+      problemsIn(dir, def({ inputs: DAY }, { write_output: '/elsewhere/{{ ctx.day }}.txt' }), { roots }),
+    ).toEqual([]);
   });
 
   it('follows links: a path inside whose real location is outside is refused', () => {

@@ -8,9 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { problemsIn } from '../tools/helpers.js';
 
-const tool = (tool_name: string, tool_args?: unknown) => ({
+const tool = (tool_name: string, tool_args?: unknown, inputs?: Record<string, string>) => ({
   name: 'm',
   desc: 'd',
+  ...(inputs ? { inputs } : {}),
   nodes: [{ name: 'T', type: 'tool', tool_name, tool_args }],
 });
 
@@ -40,10 +41,16 @@ describe('tool_args of built-in tools', () => {
 
   it('skips values known only when rendered: one expression keeps any type, other templates are text', () => {
     expect(
-      problemsIn(tempDir(), tool('list_dir', { path: '{{ ctx.dir }}', recursive: '{{ ctx.deep }}' })),
+      problemsIn(
+        tempDir(),
+        tool('list_dir', { path: '{{ ctx.dir }}', recursive: '{{ ctx.deep }}' }, { dir: 'd', deep: 'd' }),
+      ),
     ).toEqual([]);
     expect(
-      problemsIn(tempDir(), tool('write_file', { path: 'a', content: 'x', append: 'is {{ ctx.a }}' })),
+      problemsIn(
+        tempDir(),
+        tool('write_file', { path: 'a', content: 'x', append: 'is {{ ctx.a }}' }, { a: 'a' }),
+      ),
     ).toEqual([
       'nodes/0/tool_args/append: argument "append" of write_file must be a boolean, not a string ("is {{ ctx.a }}")',
     ]);

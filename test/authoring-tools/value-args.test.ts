@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HatcheryError } from '../../src/core/errors.js';
+import type { HatcheryError, ValidationError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { loadIn, Scripted } from '../tools/helpers.js';
@@ -124,8 +124,52 @@ describe('one-expression tool arguments keep their type', () => {
     expect((await new Runtime({ env: {}, cwd: dir }).run(h)).output).toBe('[1,2]');
   });
 
-  it('an undefined variable is reported in the words of the argument', async () => {
-    const err = (await argsOf({ v: '{{ ctx.nope }}' }).catch((e: unknown) => e)) as HatcheryError;
+  it('an undefined variable is reported in the words of the argument, once', async () => {
+    // Never set: the load-time analysis names the argument as written (ctx is at column 4 of it).
+    const err = (await argsOf({ v: '{{ ctx.nope }}' }).catch((e: unknown) => e)) as ValidationError;
+    expect(err.problems).toEqual([
+      {
+        path: 'nodes/1/tool_args/v',
+        line: 20,
+        column: 9,
+        message:
+          'ctx.nope (line 1, column 4 of the template) is not defined when "Call" runs: no declared input, files entry or save_output has that name',
+        fix: 'declare "nope" in "inputs", or add "save_output": "nope" to a node that runs before "Call", or give a default: {{ ctx.nope | default("") }}',
+      },
+    ]);
+  });
+
+  it('an argument set on some paths only fails at run time in the words of the argument', async () => {
+    const dir = tempDir();
+    const h = loadIn(dir, {
+      name: 'm',
+      desc: 'd',
+      nodes: [
+        // "skip" names neither node: the last entry of next, Call, runs and Save is passed by.
+        {
+          name: 'Start',
+          type: 'tool',
+          tool_name: 'echo',
+          tool_args: { text: 'skip' },
+          next: ['Save', 'Call'],
+        },
+        {
+          name: 'Save',
+          type: 'tool',
+          tool_name: 'echo',
+          tool_args: { text: 'x' },
+          save_output: 'nope',
+          next: 'Call',
+        },
+        { name: 'Call', type: 'tool', tool_name: showArgs(dir), tool_args: { v: '{{ ctx.nope }}' } },
+      ],
+    });
+    expect(h.warnings.map((w) => w.message)).toEqual([
+      'ctx.nope (line 1, column 4 of the template) may be undefined when "Call" runs: it is set on some paths to this node but not on all (saved by "Save")',
+    ]);
+    const rt = new Runtime({ env: {}, cwd: dir });
+    const err = (await rt.run(h, { input: 'i' }).catch((e: unknown) => e)) as HatcheryError;
+    await rt.close();
     expect(err.message).toContain(
       'undefined variable `ctx.nope` (line 1). Define it (declared input, files entry, save_output of an earlier node) or give a default: {{ ctx.nope | default("") }}',
     );
