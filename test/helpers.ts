@@ -24,7 +24,9 @@ export function load(def: unknown, dir = tempDir(), name = 'test.json'): Hatcher
 export function problems(def: unknown): string[] {
   const res = loadHatcheryObject(def, '/tmp/x.json');
   if (res.ok) return [];
-  return (res.error as ValidationError).problems.map((p) => `${p.path}: ${p.message}`);
+  return (res.error as ValidationError).problems.map(
+    (p) => `${p.path}: ${p.severity === 'warning' ? 'warning: ' : ''}${p.message}`,
+  );
 }
 
 /** A tool node that outputs `text` (a template) through the echo tool; `extra` adds fields (name, next...). */

@@ -79,6 +79,11 @@ export interface ValidationProblem {
   column?: number;
 }
 
+/** A problem that stops the file from loading (anything but a warning). */
+export function isError(p: ValidationProblem): boolean {
+  return p.severity !== 'warning';
+}
+
 /** One problem as a line: `file: path (line L, column C): message; fix`. */
 export function formatProblem(file: string, p: ValidationProblem): string {
   const at =

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { HatcheryError, type ValidationProblem } from '../core/errors.js';
+import { HatcheryError, isError, type ValidationProblem } from '../core/errors.js';
 import type {
   CompileContext,
   CompiledNode,
@@ -18,11 +18,6 @@ import { analyzeHatchery, type TemplateUse } from './analysis/index.js';
 import type { SubFiles } from './sub-files.js';
 import { checkTopLevel } from './top-level.js';
 import type { ValidNode } from './validate.js';
-
-/** A problem that stops the file from loading (anything but a warning). */
-export function isError(p: ValidationProblem): boolean {
-  return p.severity !== 'warning';
-}
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');

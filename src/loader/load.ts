@@ -1,9 +1,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { HatcheryError, ValidationError, type ValidationProblem } from '../core/errors.js';
+import { HatcheryError, isError, ValidationError, type ValidationProblem } from '../core/errors.js';
 import { type RealPathCheck, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { compileHatchery, isError } from './compile.js';
+import { compileHatchery } from './compile.js';
 import { fromDesign, isDesign } from './design.js';
 import { type IgnoreRules, ignoreRulesOf } from './ignore.js';
 import { capProblems, MAX_PROBLEMS } from './limits.js';
@@ -93,12 +93,13 @@ function loadValue(value: unknown, file: string, options: LoadOptions, subs?: Su
       problems.unshift(...design.problems);
       for (const p of problems) p.path = design.sourcePath(p.path);
     }
-    if (!def || problems.some(isError)) return { problems: problems.filter(isError) };
+    // A file that fails lists its warnings too: every problem of the file, once.
+    if (!def || problems.some(isError)) return { problems };
     // Warnings of validation travel on with the compile problems, so the hatchery carries them all.
     const compileProblems: ValidationProblem[] = [...problems];
     const hatchery = compileHatchery(abs, def, nodes, options, compileProblems, sub);
     if (design) for (const p of compileProblems) p.path = design.sourcePath(p.path);
-    if (!hatchery) return { problems: compileProblems.filter(isError) };
+    if (!hatchery) return { problems: compileProblems };
     return { hatchery };
   } catch (err) {
     return { problems: [{ path: '', message: unexpectedLoadError(err) }] };

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ValidationProblem } from '../core/errors.js';
+import { isError, type ValidationProblem } from '../core/errors.js';
 import { isInside, readTextCheckedSync, realish } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 
@@ -133,7 +133,8 @@ export class SubFiles {
     if ('read' in res) return [{ chain: [], path: '', message: `cannot read the file: ${res.read}` }];
     const derived = entry.failed.map((f) => `hatch:${f.rel} is invalid: `);
     const own = res.error.problems
-      .filter((p) => !derived.some((d) => p.message.startsWith(d)))
+      // A failed file also lists its warnings; only what fails it is repeated in the parent.
+      .filter((p) => isError(p) && !derived.some((d) => p.message.startsWith(d)))
       // The sub-file's position is left out: the parent's problem is placed in the parent's file.
       .map((p) => ({ chain: [], path: p.path, message: p.message, fix: p.fix }));
     const deeper = entry.failed.flatMap((f) =>

@@ -18,7 +18,9 @@ describe('validate reports what used to fail only at run time', () => {
     const r = await runCli(['validate', fixture('missing-node-tool.json')], { cwd: REPO_ROOT });
     expect(r.code).toBe(3);
     expect(r.stdout).toBe(
-      `${fixture('missing-node-tool.json')}: nodes/0/tools/0 (line 8, column 17): "node:Lookup": this file has no node named "Lookup" (did you mean "LookUp"?); nodes: Answer, LookUp; node:<name> runs the node of this file with that name\n`,
+      `${fixture('missing-node-tool.json')}: nodes/0/tools/0 (line 8, column 17): "node:Lookup": this file has no node named "Lookup" (did you mean "LookUp"?); nodes: Answer, LookUp; node:<name> runs the node of this file with that name\n` +
+        // A failed file lists its warnings too: the typo also leaves LookUp unreached.
+        `${fixture('missing-node-tool.json')}: nodes/1 (line 10, column 5): warning: node "LookUp" is unreachable: no run from the start node "Answer" gets to it (nothing routes to it through next, on_limit, branches, a map's node, a loop's body or a node: tool); route to it from a node that runs, or remove it\n`,
     );
   });
 

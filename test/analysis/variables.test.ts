@@ -112,6 +112,7 @@ describe('template variables against the graph', () => {
         ]),
       ),
     ).toEqual([
+      'h.json: nodes/1: warning: node "Orphan" is unreachable: no run from the start node "A" gets to it (nothing routes to it through next, on_limit, branches, a map\'s node, a loop\'s body or a node: tool); route to it from a node that runs, or remove it',
       'h.json: nodes/2/tool_args/text: out.Orphan (line 1, column 16 of the template) is not set when "P" runs: node "Orphan" never runs: nothing routes to it; read the output of a node that runs before "P", or route "Orphan" before it',
     ]);
     expect(report(hatch([echo('Alpha', 'a', { next: 'B' }), echo('B', '{{ out.Alpa }}')]))).toEqual([

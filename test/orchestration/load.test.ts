@@ -27,7 +27,11 @@ describe('load-time checks of parallel, map and loop', () => {
       problems(
         hatch([{ name: 'P', type: 'parallel', branches: ['A', 'Bee'] }, echo('A', 'a'), echo('B', 'b')]),
       ),
-    ).toEqual(['nodes/0/branches/1: no node named "Bee" (did you mean "B"?); nodes: P, A, B']);
+    ).toEqual([
+      'nodes/0/branches/1: no node named "Bee" (did you mean "B"?); nodes: P, A, B',
+      // The same typo leaves B unreached; a failed file lists its warnings too.
+      'nodes/2: warning: node "B" is unreachable: no run from the start node "P" gets to it (nothing routes to it through next, on_limit, branches, a map\'s node, a loop\'s body or a node: tool)',
+    ]);
     expect(problems(hatch([{ name: 'L', type: 'loop', body: 'Nope', until: 'x' }]))[0]).toMatch(
       /^nodes\/0\/body: no node named "Nope"/,
     );
