@@ -28,6 +28,11 @@ const NOT_A_HATCHERY: ValidationProblem = {
   message: 'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
 };
 
+/** Orders located problems by line and column; problems without a position keep their place at the front. */
+function bySource(a: ValidationProblem, b: ValidationProblem): number {
+  return (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0);
+}
+
 /** What loading a parsed value gives, before problems are located and capped. */
 type Loaded = { hatchery: Hatchery } | { problems: ValidationProblem[]; notHatchery?: boolean };
 
@@ -48,11 +53,17 @@ export function loadHatcheryText(
   const res = loadValue(parsed.value, file, options, subs);
   if ('hatchery' in res) {
     // Positions are looked up only when there is something to show, so a clean load parses once.
-    if (res.hatchery.warnings.length > 0) locateProblems(text, res.hatchery.warnings);
+    if (res.hatchery.warnings.length > 0) {
+      locateProblems(text, res.hatchery.warnings);
+      (res.hatchery.warnings as ValidationProblem[]).sort(bySource);
+    }
     return { ok: true, hatchery: res.hatchery };
   }
-  locateProblems(text, res.problems.slice(0, MAX_PROBLEMS));
-  return invalid(file, res.problems, res.notHatchery);
+  const shown = res.problems.slice(0, MAX_PROBLEMS);
+  locateProblems(text, shown);
+  // In the order of the file, as an editor lists them; checks run in another order (schema, graph, templates).
+  shown.sort(bySource);
+  return invalid(file, shown.concat(res.problems.slice(MAX_PROBLEMS)), res.notHatchery);
 }
 
 /**

@@ -22,9 +22,9 @@ describe('model provider prefixes', () => {
       ],
     };
     expect(problemsIn(tempDir(), def)).toEqual([
+      `model: unknown provider prefix "opnai:" in model "opnai:gpt-4o" (did you mean "openai:"?); ${VALID}`,
       `nodes/0/model: unknown provider prefix "antropic:" in model "antropic:claude-sonnet-4-5" (did you mean "anthropic:"?); ${VALID}`,
       `nodes/0/spawn/templates/0/model: unknown provider prefix "sampeling:" in model "sampeling:x" (did you mean "sampling:"?); ${VALID}`,
-      `model: unknown provider prefix "opnai:" in model "opnai:gpt-4o" (did you mean "openai:"?); ${VALID}`,
     ]);
   });
 

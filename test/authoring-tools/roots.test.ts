@@ -27,8 +27,8 @@ describe('constant paths against the roots', () => {
     expect(
       problemsIn(dir, def({ files: { pw: '../../etc/passwd' } }, { write_output: '/etc/x.txt' }), { roots }),
     ).toEqual([
-      `nodes/0/write_output: "/etc/x.txt" (/etc/x.txt) is outside the folders runs may write (${dir}/out); write below one of them, or allow a folder with --allow-write DIR`,
       `files/pw: "../../etc/passwd" (${path.resolve(dir, '../../etc/passwd')}) is outside the folders runs may read (${dir}); move the file below one of them, or allow its folder with --allow-root DIR`,
+      `nodes/0/write_output: "/etc/x.txt" (/etc/x.txt) is outside the folders runs may write (${dir}/out); write below one of them, or allow a folder with --allow-write DIR`,
     ]);
   });
 
@@ -59,8 +59,8 @@ describe('constant paths against the roots', () => {
     expect(
       problemsIn(dir, def({ files: { s: 'link.txt' } }, { write_output: 'away/new.txt' }), { roots }),
     ).toEqual([
-      `nodes/0/write_output: "away/new.txt" (${dir}/away/new.txt) is outside the folders runs may write (${dir}); write below one of them, or allow a folder with --allow-write DIR`,
       `files/s: "link.txt" (${dir}/link.txt) is outside the folders runs may read (${dir}); move the file below one of them, or allow its folder with --allow-root DIR`,
+      `nodes/0/write_output: "away/new.txt" (${dir}/away/new.txt) is outside the folders runs may write (${dir}); write below one of them, or allow a folder with --allow-write DIR`,
     ]);
   });
 
@@ -83,7 +83,7 @@ describe('constant paths against the roots', () => {
     );
     const err = await new Runtime({ env: {}, cwd: dir }).load(file).catch((e) => e);
     expect(err.code).toBe('INVALID_FILE');
-    expect(err.problems.map((p: { path: string }) => p.path)).toEqual(['nodes/0/write_output', 'files/d']);
+    expect(err.problems.map((p: { path: string }) => p.path)).toEqual(['files/d', 'nodes/0/write_output']);
     writeFileSync(path.join(data, 'd.txt'), 'data');
     mkdirSync(path.join(dir, 'x'));
     const h = await new Runtime({ env: {}, cwd: path.join(dir, 'x'), allowRoots: [data] }).load(file);
