@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { Document } from 'yaml';
 import { HatcheryError } from '../core/errors.js';
+import { readFailure } from '../core/fs/safe-fs.js';
 import { parseJson } from '../loader/parse.js';
 import { isYamlFile, parseYaml } from '../loader/yaml.js';
 import { EXIT, parseArgs } from './args.js';
@@ -82,11 +83,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new HatcheryError(
-      'NOT_FOUND',
-      `convert: cannot read "${file}": ${code === 'ENOENT' ? 'no such file' : code}`,
-    );
+    throw new HatcheryError('NOT_FOUND', `convert: cannot read "${file}": ${readFailure(err)}`);
   }
   const parsed = toJson ? parseYaml(text) : parseJson(text);
   if (parsed.problem) {

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HatcheryError, isError, ValidationError, type ValidationProblem } from '../core/errors.js';
-import { type RealPathCheck, readTextChecked } from '../core/fs/safe-fs.js';
+import { type RealPathCheck, readFailure, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { compileHatchery } from './compile.js';
 import { fromDesign, isDesign } from './design.js';
@@ -136,10 +136,9 @@ export async function loadHatchery(file: string, options: LoadOptions = {}): Pro
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
     throw new HatcheryError(
       'NOT_FOUND',
-      `cannot read hatchery file: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (code ?? (err as Error).message)}`,
+      `cannot read hatchery file: ${readFailure(err)}`,
       { file },
       { cause: err },
     );
@@ -234,10 +233,9 @@ export class HatcheryCache {
       text = await readTextChecked(abs, check);
     } catch (err) {
       if (err instanceof HatcheryError) throw err;
-      const code = (err as NodeJS.ErrnoException).code;
       throw new HatcheryError(
         'NOT_FOUND',
-        `cannot read hatchery file: ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`,
+        `cannot read hatchery file: ${readFailure(err)}`,
         { file: abs },
         { cause: err },
       );

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { isError, type ValidationProblem } from '../core/errors.js';
-import { isInside, readTextCheckedSync, realish } from '../core/fs/safe-fs.js';
+import { isInside, readFailure, readTextCheckedSync, realish } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 
 /** Most problems of one sub-file repeated in the file that hatches it. */
@@ -94,8 +94,7 @@ export class SubFiles {
           throw new Error(`its real path ${real} is outside the allowed roots`);
       });
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      entry.res = { ok: false, read: code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message) };
+      entry.res = { ok: false, read: readFailure(err) };
       return entry;
     }
     this.stack.push(abs);

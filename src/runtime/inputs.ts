@@ -1,5 +1,6 @@
 import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
+import { readFailure } from '../core/fs/safe-fs.js';
 import type { Hatchery } from '../engine/contracts.js';
 
 /**
@@ -51,13 +52,9 @@ export async function loadFiles(
         ctx[key] = await guard.readText(h.dir, rel, where, { signal });
       } catch (err) {
         if (err instanceof HatcheryError) throw err;
-        const code = (err as NodeJS.ErrnoException).code;
-        throw new HatcheryError(
-          'FILE_IO',
-          `cannot read "${rel}": ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`,
-          where,
-          { cause: err },
-        );
+        throw new HatcheryError('FILE_IO', `cannot read "${rel}": ${readFailure(err)}`, where, {
+          cause: err,
+        });
       }
     }),
   );

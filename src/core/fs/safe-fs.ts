@@ -253,3 +253,13 @@ export function openDirChecked(
     throw err;
   }
 }
+
+/** Why a file could not be read, in words: "no such file", "it is a folder", else the error code. */
+export function readFailure(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  return e.code === 'ENOENT'
+    ? 'no such file'
+    : e.code === 'EISDIR'
+      ? 'it is a folder'
+      : (e.code ?? (e as Error).message ?? String(err));
+}
