@@ -287,6 +287,8 @@ export class Runtime {
   ): Promise<string> {
     checkDepth(parent.shared, parent.depth + 1, parent.hatchery);
     const child = parent.child({ input }, { depth: parent.depth + 1, signal });
+    // The node starts a run of its own: its "previous output" (a script's default stdin) is the tool's input.
+    child.last = input;
     const result = await walk(child, node);
     return result.text;
   }

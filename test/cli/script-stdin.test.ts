@@ -38,4 +38,16 @@ describe('a script node reads the run input on stdin when it starts the run', ()
     expect(explicit).toMatchObject({ code: 0, stdout: 'own x\n' });
     expect(none).toMatchObject({ code: 0, stdout: '\n' });
   });
+
+  it("a script that starts a node: tool run reads the tool input, not the caller's last output", async () => {
+    const file = write(
+      hatch([
+        echo('Say', 'caller output', { next: 'Call' }),
+        { name: 'Call', type: 'tool', tool_name: 'node:Upper', tool_args: { input: 'tool input' } },
+        { name: 'Upper', type: 'script', cmd: ['tr', 'a-z', 'A-Z'] },
+      ]),
+    );
+    const res = await runCli(['run', file, '--input', 'x', '-q']);
+    expect(res).toMatchObject({ code: 0, stdout: 'TOOL INPUT\n' });
+  });
 });
