@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { formatError, HatcheryError } from '../core/errors.js';
+import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { killAllTrees } from '../core/process/process-tree.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -137,6 +137,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`error: ${formatError(err)}\n`);
     if (controller.signal.aborted) return EXIT.CANCELLED;
+    // Checks made as the run starts (js: tool arguments) are the file's problems, like the loader's.
+    if (err instanceof ValidationError) return EXIT.INVALID;
     return EXIT.RUN_FAILED;
   } finally {
     // Still listening while MCP servers close: a signal now must not kill us before their trees.

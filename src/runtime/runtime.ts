@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describeAbort, neverAborted } from '../core/cancel.js';
-import { formatError, HatcheryError, withContext } from '../core/errors.js';
+import { formatError, HatcheryError, ValidationError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import type {
@@ -18,6 +18,7 @@ import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
+import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
 import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
@@ -101,6 +102,8 @@ export class Runtime {
   private readonly guards = new WeakMap<Hatchery, PathGuard>();
   private readonly ctxBases = new WeakMap<Hatchery, Record<string, unknown>>();
   private readonly preflighted = new WeakSet<Hatchery>();
+  /** Hatcheries whose banelings' js: tools were found and their tool_args checked (once per version). */
+  private readonly jsChecked = new WeakSet<Hatchery>();
   private readonly options: RuntimeOptions;
 
   constructor(options: RuntimeOptions = {}) {
@@ -293,6 +296,30 @@ export class Runtime {
     return result.text;
   }
 
+  /**
+   * Before the first node of a hatchery's first run: the js: tools its banelings call exist and take
+   * their tool_args, so a wrong argument fails before any model is paid. Importing a module runs its
+   * code, which loading a file never does; the run would import it anyway.
+   */
+  private async checkJsTools(h: Hatchery, scope: Scope): Promise<void> {
+    if (callsJsTools(h)) {
+      let failed: unknown;
+      const problems = await jsToolProblems(
+        h,
+        (ref) =>
+          this.tools.js.resolve(ref, scope).catch((err) => {
+            failed ??= err;
+            throw err;
+          }),
+        true,
+      );
+      // A module that is missing or refused fails as the call itself would; wrong arguments are the file's.
+      if (failed !== undefined) throw failed;
+      if (problems.length > 0) throw new ValidationError(h.file, problems);
+    }
+    this.jsChecked.add(h);
+  }
+
   /** A fresh top-level scope: ctx with input, declared inputs and `files`, checked before any node runs. */
   private async scopeFor(
     h: Hatchery,
@@ -320,6 +347,7 @@ export class Runtime {
       for (const node of h.nodes.values()) node.preflight?.(scope);
       if (shared.sampling === undefined) this.preflighted.add(h);
     }
+    if (!this.jsChecked.has(h)) await this.checkJsTools(h, scope);
     return scope;
   }
 }

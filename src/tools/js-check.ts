@@ -4,8 +4,8 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ValidationProblem } from '../core/errors.js';
-import type { Hatchery } from '../engine/contracts.js';
+import { HatcheryError, type ValidationProblem } from '../core/errors.js';
+import type { Hatchery, Tool } from '../engine/contracts.js';
 import { checkToolArgs } from './check-args.js';
 import { buildTool, type JsRef } from './js.js';
 import { type LoadRoots, readPathProblem } from './path-check.js';
@@ -43,38 +43,58 @@ function usesOf(h: Hatchery): JsUse[] {
   return uses;
 }
 
+/** Finds the tool a js: reference names; throws (a HatcheryError) when it cannot. */
+export type JsResolve = (ref: JsRef) => Promise<Tool>;
+
 /**
- * Imports the js: modules of a loaded hatchery (only those below the folders a run may read) and
- * reports a module that does not load, an export that is no tool, and baneling tool_args that do not
- * fit the tool's schema.
+ * The js: tools of a hatchery, found with `resolve`: a reference whose tool cannot be found, and a
+ * baneling's tool_args that do not fit the tool's schema. `banelingsOnly` leaves drone tools out (a
+ * run checks what it will call for sure; the model may never call a drone's tool).
  */
-export async function jsCheck(hatchery: Hatchery, roots: LoadRoots): Promise<ValidationProblem[]> {
+export async function jsToolProblems(
+  hatchery: Hatchery,
+  resolve: JsResolve,
+  banelingsOnly = false,
+): Promise<ValidationProblem[]> {
   const problems: ValidationProblem[] = [];
   for (const u of usesOf(hatchery)) {
-    const outside = readPathProblem(u.ref.module, hatchery.dir, roots);
-    if (outside) {
-      problems.push({ path: u.field, message: `${u.ref.ref}: the module ${outside}` });
+    if (banelingsOnly && !u.args) continue;
+    let tool: Tool;
+    try {
+      tool = await resolve(u.ref);
+    } catch (err) {
+      problems.push({ path: u.field, message: (err as Error).message });
       continue;
     }
+    if (!u.args) continue;
+    for (const p of checkToolArgs(u.ref, u.args.value, tool.inputSchema))
+      problems.push({ path: p.path ? `${u.args.field}/${p.path}` : u.args.field, message: p.message });
+  }
+  return problems;
+}
+
+/** True when a baneling of the hatchery calls a js: tool (what a run checks before its first node). */
+export function callsJsTools(hatchery: Hatchery): boolean {
+  return usesOf(hatchery).some((u) => u.args !== undefined);
+}
+
+/**
+ * `validate --connect`: imports the js: modules of a loaded hatchery (only those below the folders a
+ * run may read) and reports a module that does not load, an export that is no tool, and baneling
+ * tool_args that do not fit the tool's schema.
+ */
+export function jsCheck(hatchery: Hatchery, roots: LoadRoots): Promise<ValidationProblem[]> {
+  return jsToolProblems(hatchery, async (ref) => {
+    const outside = readPathProblem(ref.module, hatchery.dir, roots);
+    if (outside) throw new HatcheryError('PATH_DENIED', `${ref.ref}: the module ${outside}`);
     let mod: Record<string, unknown>;
     try {
-      const url = pathToFileURL(resolve(hatchery.dir, u.ref.module)).href;
-      mod = (await import(url)) as Record<string, unknown>;
+      mod = (await import(pathToFileURL(resolve(hatchery.dir, ref.module)).href)) as Record<string, unknown>;
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const why = e.code === 'ERR_MODULE_NOT_FOUND' ? 'no such module file' : `${e.name}: ${e.message}`;
-      problems.push({ path: u.field, message: `${u.ref.ref}: the module does not load (${why})` });
-      continue;
+      throw new HatcheryError('TOOL', `${ref.ref}: the module does not load (${why})`);
     }
-    try {
-      const tool = buildTool(mod, u.ref);
-      if (u.args) {
-        for (const p of checkToolArgs(u.ref, u.args.value, tool.inputSchema))
-          problems.push({ path: p.path ? `${u.args.field}/${p.path}` : u.args.field, message: p.message });
-      }
-    } catch (err) {
-      problems.push({ path: u.field, message: (err as Error).message });
-    }
-  }
-  return problems;
+    return buildTool(mod, ref);
+  });
 }

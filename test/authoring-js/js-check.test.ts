@@ -2,7 +2,7 @@
  * Issue 10: `validate --connect` imports the js: modules a file names and checks the export and the
  * baneling's tool_args against the function's schema; a plain `validate` never runs that code.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers.js';
@@ -89,5 +89,43 @@ describe('validate --connect and js: tools', () => {
     );
     expect(res.stdout).toContain('is outside the folders runs may read');
     expect(res.stdout).not.toContain('imported');
+  });
+});
+
+describe('run checks the js: tools of its banelings before the first node', () => {
+  it('wrong tool_args of a js: tool fail the run (exit 3) before any node runs', async () => {
+    const { dir, file } = folder();
+    const marker = path.join(dir, 'first-node-ran.txt');
+    const def = JSON.parse(readFileSync(file, 'utf8'));
+    // A first node with a visible effect: it must not run.
+    def.nodes.unshift({
+      name: 'First',
+      type: 'tool',
+      tool_name: 'write_file',
+      tool_args: { path: 'first-node-ran.txt', content: 'x' },
+      next: 'Add',
+    });
+    def.nodes = def.nodes.slice(0, 2);
+    delete def.nodes[1].next;
+    writeFileSync(file, JSON.stringify(def));
+    const res = await runCli(['run', file, '--allow-write', dir], { cwd: dir });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain(
+      `${file}: nodes/1/tool_args/b: argument "b" of js:./tools.mjs#add must be a number, not a string ("two")`,
+    );
+    expect(res.stderr).toContain(
+      `${file}: nodes/1/tool_args/c: js:./tools.mjs#add has no argument "c"; its arguments: a, b`,
+    );
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a run whose js: tool_args fit goes on and calls the tool', async () => {
+    const { dir, file } = folder();
+    const def = JSON.parse(readFileSync(file, 'utf8'));
+    def.nodes = [{ ...def.nodes[0], tool_args: { a: 2, b: 3 } }];
+    delete def.nodes[0].next;
+    writeFileSync(file, JSON.stringify(def));
+    const res = await runCli(['run', file, '-q'], { cwd: dir });
+    expect(res).toMatchObject({ code: 0, stdout: '5\n' });
   });
 });
