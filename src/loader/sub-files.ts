@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { isError, type ValidationProblem } from '../core/errors.js';
-import { isInside, readFailure, readTextCheckedSync, realish } from '../core/fs/safe-fs.js';
+import { readFailure, readTextCheckedSync } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
+import { insideRoots } from '../tools/path-check.js';
 
 /** Most problems of one sub-file repeated in the file that hatches it. */
 const MAX_SUB_PROBLEMS = 5;
@@ -59,7 +60,7 @@ export class SubFiles {
     const ref = `hatch:${rel}`;
     const given = this.options.roots;
     const roots = [...new Set([dir, ...(given?.read ?? [])])];
-    if (!roots.some((r) => isInside(realish(abs), realish(path.resolve(r))))) {
+    if (!insideRoots(abs, roots)) {
       // Without roots (no Runtime) only the file's own folder is read; elsewhere is checked when it runs.
       if (!given) return undefined;
       report(
@@ -90,8 +91,7 @@ export class SubFiles {
     let text: string;
     try {
       text = readTextCheckedSync(abs, (real) => {
-        if (!roots.some((r) => isInside(real, realish(path.resolve(r)))))
-          throw new Error(`its real path ${real} is outside the allowed roots`);
+        if (!insideRoots(real, roots)) throw new Error(`its real path ${real} is outside the allowed roots`);
       });
     } catch (err) {
       entry.res = { ok: false, read: readFailure(err) };

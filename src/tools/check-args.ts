@@ -1,9 +1,7 @@
 import type { ToolRef } from '../engine/contracts.js';
+import { hasTemplateTags } from '../engine/templates/templates.js';
 import { didYouMean, listNames, quote } from '../schema/suggest.js';
 import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
-
-/** Any template tag. */
-const TAG = /\{\{|\{%|\{#/;
 
 /** A value as written in JSON, cut to a readable length: strings quoted, numbers and objects as JSON. */
 function shown(v: unknown): string {
@@ -50,7 +48,7 @@ export function checkArgs(value: unknown, schema: Schema, tool: string, at = '')
 }
 
 function walk(value: unknown, schema: Schema, tool: string, at: string, out: ArgProblem[]): void {
-  const templated = typeof value === 'string' && TAG.test(value);
+  const templated = typeof value === 'string' && hasTemplateTags(value);
   if (templated && isSingleExpression(value as string)) return;
   const t = jsonType(value);
   if (schema.type !== undefined && !typeAccepts(schema.type, t)) {

@@ -2,6 +2,7 @@ import type { ValidationProblem } from '../core/errors.js';
 import type { Hatchery, Tool } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { didYouMean, listNames } from '../schema/suggest.js';
+import { toolRefFields } from '../schema/tool-refs.js';
 import { checkArgs } from './check-args.js';
 import { anchored } from './compile.js';
 import { parseServerEntry } from './mcp-entry.js';
@@ -45,22 +46,14 @@ function usesOf(h: Hatchery, options: ConnectCheckOptions): Use[] {
   for (const node of h.nodes.values()) {
     const d = h.def.nodes[node.index] as Record<string, unknown>;
     const at = `nodes/${node.index}`;
-    if (node.kind === 'baneling' && typeof d.tool_name === 'string') {
-      addRef(d.tool_name, `${at}/tool_name`, { value: d.tool_args ?? {}, field: `${at}/tool_args` });
+    for (const { ref, field } of toolRefFields(node.kind, d)) {
+      const args = field === 'tool_name' ? { value: d.tool_args ?? {}, field: `${at}/tool_args` } : undefined;
+      addRef(ref, `${at}/${field}`, args);
     }
     if (node.kind !== 'drone') continue;
-    ((d.tools as string[] | undefined) ?? []).forEach((ref, i) => {
-      addRef(ref, `${at}/tools/${i}`);
-    });
     ((d.mcp as string[] | undefined) ?? []).forEach((entry, i) => {
       const def = parseServerEntry(entry, h.dir);
       if (!('error' in def)) uses.push({ server: entry.trim(), def, field: `${at}/mcp/${i}`, ref: entry });
-    });
-    const templates = (d.spawn as { templates?: { tools?: string[] }[] } | undefined)?.templates ?? [];
-    templates.forEach((t, k) => {
-      (t.tools ?? []).forEach((ref, i) => {
-        addRef(ref, `${at}/spawn/templates/${k}/tools/${i}`);
-      });
     });
   }
   return uses;

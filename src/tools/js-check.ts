@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HatcheryError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, Tool } from '../engine/contracts.js';
+import { toolRefFields } from '../schema/tool-refs.js';
 import { checkToolArgs } from './check-args.js';
 import { buildTool, type JsRef } from './js.js';
 import { type LoadRoots, readPathProblem } from './path-check.js';
@@ -20,25 +21,16 @@ interface JsUse {
 
 function usesOf(h: Hatchery): JsUse[] {
   const uses: JsUse[] = [];
-  const add = (ref: string, field: string, args?: JsUse['args']) => {
-    const parsed = parseToolRef(ref);
-    if (!('error' in parsed) && parsed.kind === 'js') uses.push({ ref: parsed, field, args });
-  };
   for (const node of h.nodes.values()) {
     const d = h.def.nodes[node.index] as Record<string, unknown>;
     const at = `nodes/${node.index}`;
-    if (node.kind === 'baneling' && typeof d.tool_name === 'string')
-      add(d.tool_name, `${at}/tool_name`, { value: d.tool_args ?? {}, field: `${at}/tool_args` });
-    if (node.kind !== 'drone') continue;
-    ((d.tools as string[] | undefined) ?? []).forEach((ref, i) => {
-      add(ref, `${at}/tools/${i}`);
-    });
-    const templates = (d.spawn as { templates?: { tools?: string[] }[] } | undefined)?.templates ?? [];
-    templates.forEach((t, k) => {
-      (t.tools ?? []).forEach((ref, i) => {
-        add(ref, `${at}/spawn/templates/${k}/tools/${i}`);
-      });
-    });
+    for (const { ref, field } of toolRefFields(node.kind, d)) {
+      const parsed = parseToolRef(ref);
+      if ('error' in parsed || parsed.kind !== 'js') continue;
+      // A baneling's tool_args are checked against the tool's schema; a drone's model picks its own.
+      const args = field === 'tool_name' ? { value: d.tool_args ?? {}, field: `${at}/tool_args` } : undefined;
+      uses.push({ ref: parsed, field: `${at}/${field}`, args });
+    }
   }
   return uses;
 }

@@ -1,9 +1,7 @@
 import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
-
-/** Any template tag: a path with one is known only at run time. */
-const TAG = /\{\{|\{%|\{#/;
+import { hasTemplateTags } from '../engine/templates/templates.js';
 
 /** The read and write roots constant paths are checked against at load time. */
 export interface LoadRoots {
@@ -23,7 +21,7 @@ export function runtimeRoots(
 }
 
 /** The run-time guard's rule: the real location (links followed) must be inside a root's real location. */
-function inside(abs: string, roots: readonly string[]): boolean {
+export function insideRoots(abs: string, roots: readonly string[]): boolean {
   const real = realish(abs);
   return roots.some((r) => isInside(real, realish(path.resolve(r))));
 }
@@ -33,18 +31,18 @@ function inside(abs: string, roots: readonly string[]): boolean {
  * paths are left to the run-time guard, which stays the real defence.
  */
 export function readPathProblem(p: string, dir: string, roots: LoadRoots): string | undefined {
-  if (TAG.test(p)) return undefined;
+  if (hasTemplateTags(p)) return undefined;
   const abs = path.resolve(dir, p);
   const allowed = [...new Set([dir, ...roots.read])];
-  if (inside(abs, allowed)) return undefined;
+  if (insideRoots(abs, allowed)) return undefined;
   return `"${p}" (${abs}) is outside the folders runs may read (${allowed.join(', ')}); move the file below one of them, or allow its folder with --allow-root DIR`;
 }
 
 /** Why a constant `write_output` path (relative to `dir`) cannot be written by a run, or undefined. */
 export function writePathProblem(p: string, dir: string, roots: LoadRoots): string | undefined {
-  if (TAG.test(p)) return undefined;
+  if (hasTemplateTags(p)) return undefined;
   const abs = path.resolve(dir, p);
-  if (inside(abs, roots.write)) return undefined;
+  if (insideRoots(abs, roots.write)) return undefined;
   const where = roots.write.length
     ? `the folders runs may write (${roots.write.join(', ')})`
     : 'every folder runs may write (there is none: the working folder is / or the home folder)';

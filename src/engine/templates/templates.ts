@@ -16,6 +16,11 @@ export { raiseInTemplate } from './sandbox.js';
 
 const TAG = /\{\{|\{%|\{#/;
 
+/** True when `source` has a tag ({{, {% or {#}: text without one is the same text at every run. */
+export function hasTemplateTags(source: string): boolean {
+  return TAG.test(source);
+}
+
 /** A template compiled once at load time; `render` is cheap and never re-parses. */
 export class Template {
   readonly source: string;

@@ -4,6 +4,7 @@
  * node, a loop's body, `node:` tools). Built once per load in O(nodes + edges).
  */
 import { END } from '../../schema/common.js';
+import { toolRefFields } from '../../schema/tool-refs.js';
 
 /** One validated node as the analysis reads it. */
 export interface FlowNode {
@@ -46,25 +47,8 @@ function list(next: unknown): string[] {
 /** The `node:` references of a node: a baneling's tool_name, a drone's tools and its spawn templates' tools. */
 function nodeToolRefs(n: FlowNode): NodeToolRef[] {
   const refs: NodeToolRef[] = [];
-  const take = (ref: unknown, field: string) => {
-    if (typeof ref === 'string' && ref.startsWith('node:') && ref.length > 5)
-      refs.push({ field, ref, node: ref.slice(5) });
-  };
-  const d = n.def;
-  if (n.kind === 'baneling') take(d.tool_name, 'tool_name');
-  if (n.kind === 'drone') {
-    if (Array.isArray(d.tools))
-      d.tools.forEach((r, i) => {
-        take(r, `tools/${i}`);
-      });
-    const spawn = d.spawn as { templates?: { tools?: unknown }[] } | undefined;
-    spawn?.templates?.forEach((t, j) => {
-      if (Array.isArray(t.tools))
-        t.tools.forEach((r, i) => {
-          take(r, `spawn/templates/${j}/tools/${i}`);
-        });
-    });
-  }
+  for (const { ref, field } of toolRefFields(n.kind, n.def))
+    if (ref.startsWith('node:') && ref.length > 5) refs.push({ field, ref, node: ref.slice(5) });
   return refs;
 }
 

@@ -3,6 +3,7 @@
  * and whether the hatchery needs `input`. Runs at every load, in about linear time in the nodes.
  */
 import type { ValidationProblem } from '../../core/errors.js';
+import { hasTemplateTags } from '../../engine/templates/templates.js';
 import { quote } from '../../schema/suggest.js';
 import { Dataflow, type RenderPoint } from './dataflow.js';
 import { Flow, type FlowNode } from './flow.js';
@@ -25,7 +26,6 @@ export interface Analysis {
   readonly inputRequired: boolean;
 }
 
-const TAG = /\{\{|\{%/;
 /** ctx names the run structure sets (map, loop, node: tools), analysed in every slice. */
 const FIXED_CTX = ['input', 'item', 'index', 'iteration'];
 const FIXED: ReadonlySet<string> = new Set(FIXED_CTX.map((n) => `ctx:${n}`));
@@ -59,7 +59,7 @@ export function analyzeHatchery(
   const slice = new Map<string, number>();
   const vars: string[] = [];
   for (const use of templates) {
-    if (!TAG.test(use.source)) continue;
+    if (!hasTemplateTags(use.source)) continue;
     const refs = templateRefs(use.source, renderPoint(use.field).extras);
     // A syntax error was already reported when the template compiled.
     if (!Array.isArray(refs)) continue;
