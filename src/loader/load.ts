@@ -154,11 +154,11 @@ export function isHatcheryFileName(name: string): boolean {
 }
 
 /**
- * Every hatchery file below `dir` (`*.json`, `*.yaml`, `*.yml`), recursively, sorted. Skips
- * node_modules, dot-folders, paths the folder's `.hatcheryignore` excludes, and files that are no
- * hatchery (no top-level "nodes": package.json, a tsconfig), so those are never reported as broken.
+ * Every file below `dir` with a hatchery's extension (`*.json`, `*.yaml`, `*.yml`), recursively,
+ * sorted, read by name only: skips node_modules, dot-folders and paths the folder's `.hatcheryignore`
+ * excludes. A loader that skips results marked `notHatchery` needs nothing more (the server does).
  */
-export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promise<string[]> {
+export async function listHatcheryFileNames(dir: string, rules?: IgnoreRules): Promise<string[]> {
   const ignore = rules ?? (await ignoreRulesOf(dir));
   const found: string[] = [];
   const walkDir = async (d: string, rel: string): Promise<void> => {
@@ -173,8 +173,17 @@ export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promi
     }
   };
   await walkDir(dir, '');
+  return found.sort();
+}
+
+/**
+ * Every hatchery file below `dir`: listHatcheryFileNames without the files that are no hatchery (no
+ * top-level "nodes": package.json, a tsconfig), so those are never reported as broken.
+ */
+export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promise<string[]> {
+  const found = await listHatcheryFileNames(dir, rules);
   const texts = await Promise.all(found.map((f) => readFile(f, 'utf8').catch(() => undefined)));
-  return found.filter((f, i) => mayBeHatchery(f, texts[i])).sort();
+  return found.filter((f, i) => mayBeHatchery(f, texts[i]));
 }
 
 /**

@@ -5,8 +5,8 @@ import { ValidationError } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
 import {
-  findHatcheryFiles,
   isHatcheryFileName,
+  listHatcheryFileNames,
   loadHatcheryText,
   unexpectedLoadError,
 } from '../loader/load.js';
@@ -129,7 +129,7 @@ export class HatcheryRegistry {
   }
 
   /**
-   * True for a `*.json`, `*.yaml` or `*.yml` file below the folder that findHatcheryFiles would list
+   * True for a `*.json`, `*.yaml` or `*.yml` file below the folder that listHatcheryFileNames would list
    * by its path (not in node_modules or a dot-folder, not excluded by `.hatcheryignore`).
    */
   isHatcheryFile(abs: string): boolean {
@@ -143,7 +143,8 @@ export class HatcheryRegistry {
   /** Loads every hatchery file of the folder (first file wins a duplicate name, in sorted order). */
   async loadAll(): Promise<RegistryChange> {
     this.ignore = await ignoreRulesOf(this.dir);
-    const files = await findHatcheryFiles(this.dir, this.ignore);
+    // Names only: each file is read once, by the load, which skips files that are no hatchery.
+    const files = await listHatcheryFileNames(this.dir, this.ignore);
     return this.refresh(files);
   }
 
@@ -159,7 +160,7 @@ export class HatcheryRegistry {
     if (queue.includes(path.join(this.dir, IGNORE_FILE))) {
       // New patterns: files they now exclude stop being served, files they let go of are loaded.
       this.ignore = await ignoreRulesOf(this.dir);
-      const listed = await findHatcheryFiles(this.dir, this.ignore);
+      const listed = await listHatcheryFileNames(this.dir, this.ignore);
       for (const f of this.files.keys()) if (!this.isHatcheryFile(f)) this.remove(f, change);
       queue.push(...listed.filter((f) => !this.files.has(f)));
     }

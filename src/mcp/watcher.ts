@@ -47,7 +47,7 @@ export class HatcheryWatcher {
     const dir = this.dir;
     const w = watch(dir, {
       ignoreInitial: true,
-      // Matches findHatcheryFiles: dot-folders and node_modules inside the folder are not served;
+      // Matches listHatcheryFileNames: dot-folders and node_modules inside the folder are not served;
       // the folder's .hatcheryignore is watched, so editing its patterns takes effect at once.
       ignored: (p: string) => {
         const rel = path.relative(dir, p);
