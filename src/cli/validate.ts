@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { formatProblem, HatcheryError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { findHatcheryFiles, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
+import { listHatcheryFileNames, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import { runtimeRoots } from '../tools/path-check.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -35,6 +35,8 @@ export interface FileReport {
   file: string;
   hatchery?: Hatchery;
   problems: readonly ValidationProblem[];
+  /** The file parses but is no hatchery (no "nodes"): skipped when a folder scan found it. */
+  notHatchery?: boolean;
   /** The file could not be read or loaded at all; printed as `file: message`, as before problems existed. */
   unreadable?: string;
 }
@@ -56,6 +58,8 @@ export async function validateCommand(argv: string[]): Promise<number> {
   }
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const targets = positionals.length > 0 ? positionals : ['hatchery'];
+  // Files found in a folder, as opposed to named: one that is no hatchery is skipped quietly.
+  const scanned = new Set<string>();
   const files: string[] = [];
   for (const t of targets) {
     let isDir: boolean;
@@ -64,7 +68,12 @@ export async function validateCommand(argv: string[]): Promise<number> {
     } catch {
       throw new HatcheryError('USAGE', `${t}: no such file or folder`);
     }
-    files.push(...(isDir ? await findHatcheryFiles(t) : [t]));
+    if (!isDir) files.push(t);
+    else
+      for (const f of await listHatcheryFileNames(t)) {
+        scanned.add(f);
+        files.push(f);
+      }
   }
   const format = values.json ? jsonReport : textReport;
   // The roots `run` would confine these files to, so constant paths are judged as a run would.
@@ -73,8 +82,11 @@ export async function validateCommand(argv: string[]): Promise<number> {
     roots: runtimeRoots({ allowRoots: values['allow-root'], allowWrite: values['allow-write'] }),
   };
   let bad = 0;
+  let checked = 0;
   for (const file of files) {
     let report = await checkFile(file, options);
+    if (report.notHatchery && scanned.has(file)) continue;
+    checked++;
     if (values.connect && report.hatchery) {
       const { connectCheck } = await import('../tools/connect-check.js');
       const { jsCheck } = await import('../tools/js-check.js');
@@ -88,9 +100,9 @@ export async function validateCommand(argv: string[]): Promise<number> {
     process.stdout.write(format(report));
     if (fails(report, values.strict === true)) bad++;
   }
-  if (files.length === 0)
+  if (checked === 0)
     process.stderr.write(`no hatchery files (*.json, *.yaml, *.yml) found in ${targets.join(', ')}\n`);
-  process.stderr.write(`${files.length - bad} valid, ${bad} invalid\n`);
+  process.stderr.write(`${checked - bad} valid, ${bad} invalid\n`);
   return bad > 0 ? EXIT.INVALID : EXIT.OK;
 }
 
@@ -107,7 +119,7 @@ async function checkFile(file: string, options: LoadOptions): Promise<FileReport
     const res = loadHatcheryText(text, file, options);
     return res.ok
       ? { file, hatchery: res.hatchery, problems: res.hatchery.warnings }
-      : { file, problems: res.error.problems };
+      : { file, problems: res.error.problems, notHatchery: res.notHatchery };
   } catch (err) {
     return unreadable(file, unexpectedLoadError(err));
   }
