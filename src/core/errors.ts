@@ -84,6 +84,11 @@ export function isError(p: ValidationProblem): boolean {
   return p.severity !== 'warning';
 }
 
+/** Orders problems by their line and column in the file; problems without a position come first. */
+export function bySourcePosition(a: ValidationProblem, b: ValidationProblem): number {
+  return (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0);
+}
+
 /** One problem as a line: `file: path (line L, column C): message; fix`. */
 export function formatProblem(file: string, p: ValidationProblem): string {
   const at =

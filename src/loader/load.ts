@@ -1,6 +1,12 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { HatcheryError, isError, ValidationError, type ValidationProblem } from '../core/errors.js';
+import {
+  bySourcePosition,
+  HatcheryError,
+  isError,
+  ValidationError,
+  type ValidationProblem,
+} from '../core/errors.js';
 import { type RealPathCheck, readFailure, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { compileHatchery } from './compile.js';
@@ -28,11 +34,6 @@ const NOT_A_HATCHERY: ValidationProblem = {
   message: 'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
 };
 
-/** Orders located problems by line and column; problems without a position keep their place at the front. */
-function bySource(a: ValidationProblem, b: ValidationProblem): number {
-  return (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0);
-}
-
 /** What loading a parsed value gives, before problems are located and capped. */
 type Loaded = { hatchery: Hatchery } | { problems: ValidationProblem[]; notHatchery?: boolean };
 
@@ -55,14 +56,14 @@ export function loadHatcheryText(
     // Positions are looked up only when there is something to show, so a clean load parses once.
     if (res.hatchery.warnings.length > 0) {
       locateProblems(text, res.hatchery.warnings);
-      (res.hatchery.warnings as ValidationProblem[]).sort(bySource);
+      (res.hatchery.warnings as ValidationProblem[]).sort(bySourcePosition);
     }
     return { ok: true, hatchery: res.hatchery };
   }
   const shown = res.problems.slice(0, MAX_PROBLEMS);
   locateProblems(text, shown);
   // In the order of the file, as an editor lists them; checks run in another order (schema, graph, templates).
-  shown.sort(bySource);
+  shown.sort(bySourcePosition);
   return invalid(file, shown.concat(res.problems.slice(MAX_PROBLEMS)), res.notHatchery);
 }
 

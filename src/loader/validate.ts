@@ -9,7 +9,7 @@ import {
   RESERVED_VAR_NAMES,
 } from '../schema/hatchery.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
-import { UNKNOWN_KEY, UNKNOWN_KEY_SEPARATOR } from '../schema/object.js';
+import { issueMessages } from '../schema/object.js';
 import { listNames, quote, didYouMean as suggestion } from '../schema/suggest.js';
 import { nestingProblem, segment } from './limits.js';
 
@@ -85,17 +85,12 @@ function toProblems(
   problems: ValidationProblem[],
 ): void {
   for (const issue of issues) {
-    const segs = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
-    if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
-    const path = join(base, ...segs);
-    if (issue.code === 'unrecognized_keys') {
-      const messages = issue.message.split(UNKNOWN_KEY_SEPARATOR);
-      issue.keys.forEach((k, i) => {
-        problems.push({ path: join(path, k), message: messages[i] ?? `${UNKNOWN_KEY} ${quote(k)}` });
-      });
-      continue;
+    for (const { segs: raw, message } of issueMessages(issue)) {
+      const segs = raw.map((p) => (typeof p === 'symbol' ? String(p) : p));
+      // Only the first segment can be an alias (of this object's own keys); unknown keys never are.
+      if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
+      problems.push({ path: join(base, ...segs), message });
     }
-    problems.push({ path, message: issue.message });
   }
 }
 

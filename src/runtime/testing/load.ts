@@ -2,9 +2,13 @@ import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
-import type { z } from 'zod';
-import { HatcheryError, ValidationError, type ValidationProblem } from '../../core/errors.js';
-import { UNKNOWN_KEY_SEPARATOR } from '../../schema/object.js';
+import {
+  bySourcePosition,
+  HatcheryError,
+  ValidationError,
+  type ValidationProblem,
+} from '../../core/errors.js';
+import { issueMessages } from '../../schema/object.js';
 import { quote } from '../../schema/suggest.js';
 import { type TestFile, testFileSchema } from '../../schema/test-file.js';
 
@@ -71,8 +75,8 @@ export async function loadTestFile(file: string, recordMissing = false): Promise
   };
   const parsed = testFileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) report(issue, at);
-    throw new ValidationError(file, inSourceOrder(problems));
+    for (const issue of parsed.error.issues) for (const m of issueMessages(issue)) at(m.segs, m.message);
+    throw new ValidationError(file, problems.sort(bySourcePosition));
   }
   const def = parsed.data;
   const dir = dirname(file);
@@ -96,20 +100,8 @@ export async function loadTestFile(file: string, recordMissing = false): Promise
       at(['cases', i, 'name'], `two cases named ${quote(c.name)}: give each its own name`);
     names.add(c.name);
   });
-  if (problems.length > 0) throw new ValidationError(file, inSourceOrder(problems));
+  if (problems.length > 0) throw new ValidationError(file, problems.sort(bySourcePosition));
   return { file, def, hatchery, cassettes };
-}
-
-/** One zod issue as problems; an unknown-keys issue gives one problem per key. */
-function report(issue: z.core.$ZodIssue, at: (segs: readonly PropertyKey[], message: string) => void): void {
-  if (issue.code === 'unrecognized_keys') {
-    const messages = issue.message.split(UNKNOWN_KEY_SEPARATOR);
-    issue.keys.forEach((k, i) => {
-      at([...issue.path, k], messages[i] ?? `unknown key ${quote(k)}`);
-    });
-    return;
-  }
-  at(issue.path, issue.message);
 }
 
 /** Line and column of the deepest node of `segs` that exists in the document. */
@@ -128,9 +120,4 @@ function position(
     }
   }
   return {};
-}
-
-/** Problems in the order of their lines in the file, as an editor lists them. */
-function inSourceOrder(problems: ValidationProblem[]): ValidationProblem[] {
-  return problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
