@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type FSWatcher, watch } from 'chokidar';
+import { type FSWatcher, watch } from 'chokidar-v5';
 import { IGNORE_FILE } from '../loader/ignore.js';
 
 /** Default quiet time after the last file event before a reload, in milliseconds. */
