@@ -169,3 +169,22 @@ describe('the per-node "mcp" command-line form', () => {
     expect(res.stdout.trim()).toBe(`tool said: ${path.join(root, 'proj')}`);
   });
 });
+
+describe('a cwd folder that is gone when the server starts', () => {
+  it('is an error naming the server and the folder, not "program not found"', async () => {
+    const { McpPool } = await import('../../src/tools/mcp-client.js');
+    const pool = new McpPool();
+    const gone = path.join(root, 'removed-after-load');
+    try {
+      const err = await pool
+        .tools('where', { ...SERVER, cwd: gone }, new AbortController().signal)
+        .catch((e: Error) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect((err as Error).message).toContain('MCP server "where"');
+      expect((err as Error).message).toContain(`the folder ${gone} does not exist`);
+      expect((err as Error).message).not.toContain('program not found');
+    } finally {
+      await pool.close();
+    }
+  });
+});
