@@ -1,6 +1,7 @@
 /**
- * The original Hatchery's MCP server entries (a URL or a command line), parsed at load time. Apart
- * from the client so that loading a file never loads the MCP client SDK.
+ * MCP server entries at load time: the original Hatchery's form (a URL or a command line), and the
+ * folder a stdio server starts in. Apart from the client so that loading a file never loads the MCP
+ * client SDK.
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
