@@ -1,6 +1,7 @@
 import type { ValidationProblem } from '../core/errors.js';
 import { modelSpecProblem } from '../providers/resolve.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
+import { serverCwdProblems } from '../tools/mcp-entry.js';
 import { type LoadRoots, readPathProblem } from '../tools/path-check.js';
 
 /** Load-time checks of top-level fields: the `model` provider prefix and constant `files` paths. */
@@ -14,6 +15,7 @@ export function checkTopLevel(
   const ownServer = def.nodes.some((n) => typeof (n as { base_url?: unknown }).base_url === 'string');
   const why = def.model === undefined || ownServer ? undefined : modelSpecProblem(def.model);
   if (why) problems.push({ path: 'model', message: why });
+  problems.push(...serverCwdProblems(def.mcpServers, dir));
   if (!roots) return;
   for (const [key, rel] of Object.entries(def.files ?? {})) {
     const outside = readPathProblem(rel, dir, roots);

@@ -5,10 +5,14 @@ import type { Provider } from './types.js';
 /** The vendors a `model` string can name. */
 export type Vendor = 'openai' | 'anthropic' | 'sampling';
 
-/** Default model per vendor when a key is set and nothing names a model. */
-const DEFAULT_MODELS: Readonly<Record<'openai' | 'anthropic', string>> = {
-  openai: 'gpt-4.1-mini',
-  anthropic: 'claude-sonnet-4-5',
+/**
+ * Default model per vendor when a key is set and nothing names a model. Current models only: the
+ * Anthropic SDK prints a warning on every call to a model on its deprecated list (a test reads that
+ * list from the installed SDK); gpt-5 models take `max_completion_tokens` and no non-default temperature.
+ */
+export const DEFAULT_MODELS: Readonly<Record<'openai' | 'anthropic', string>> = {
+  openai: 'gpt-5.4-mini',
+  anthropic: 'claude-sonnet-5-5',
 };
 
 /** The environment variable holding each vendor's API key. */

@@ -17,10 +17,19 @@ export const hatcheryAliases = { description: 'desc', input: 'inputs' } as const
 /** One MCP server, in the shape of Claude Desktop's `mcpServers` entries. */
 const mcpServerSchema = z.union([
   fileObject({
-    command: z.string().min(1).describe('Program to start (stdio transport)'),
-    args: z.array(z.string()).optional(),
-    env: childEnvField.optional(),
-    cwd: z.string().optional(),
+    command: z.string().min(1).describe('Program to start (stdio transport), found on PATH or by its path'),
+    args: z.array(z.string()).optional().describe('Arguments of the program, one per element (no shell)'),
+    env: childEnvField
+      .optional()
+      .describe(
+        `Environment variables of the server besides the allow-list (PATH, HOME, LANG, TMPDIR and the like; no other variable of this process reaches it); "\${NAME}" in a value is this process's NAME, e.g. {"GITHUB_TOKEN": "\${GITHUB_TOKEN}"}`,
+      ),
+    cwd: z
+      .string()
+      .optional()
+      .describe(
+        'Folder the server starts in. Default: the folder of the file that defines the server (this hatchery file, or the --mcp-config file); a relative path is taken from that folder. The folder must exist',
+      ),
   }),
   fileObject({
     url: z.url().describe('Streamable HTTP endpoint'),

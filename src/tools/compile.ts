@@ -3,17 +3,11 @@ import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
 import type { CompileContext, Hatchery, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { parseServerEntry } from './mcp-entry.js';
+import { anchored, parseServerEntry } from './mcp-entry.js';
 import { parseToolRef } from './refs.js';
 
 /** An mcp: reference with its server definition, attached at load time (the file's and --mcp-config's servers). */
 export type McpRefWithDef = Extract<ToolRef, { kind: 'mcp' }> & { def?: McpServerDef };
-
-/** A server definition whose relative `cwd` is made absolute against the hatchery's folder. */
-export function anchored(def: McpServerDef, dir: string): McpServerDef {
-  if ('url' in def || def.cwd === undefined || path.isAbsolute(def.cwd)) return def;
-  return { ...def, cwd: path.resolve(dir, def.cwd) };
-}
 
 /** hatch: sub-files loaded at load time, by their reference (for tool_args and tool name checks). */
 const loadedSubs = new WeakMap<ToolRef, Hatchery>();

@@ -4,8 +4,7 @@ import type { McpServerDef } from '../schema/hatchery.js';
 import { didYouMean, listNames } from '../schema/suggest.js';
 import { toolRefFields } from '../schema/tool-refs.js';
 import { checkArgs } from './check-args.js';
-import { anchored } from './compile.js';
-import { parseServerEntry } from './mcp-entry.js';
+import { anchored, parseServerEntry } from './mcp-entry.js';
 import { parseToolRef } from './refs.js';
 
 /** Default time one server gets to start, initialize and list its tools. */

@@ -8,6 +8,7 @@ import { childEnv } from '../core/process/child-env.js';
 import { packageVersion } from '../core/version.js';
 import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import { cwdProblem } from './mcp-entry.js';
 import { stdioTransport } from './mcp-stdio.js';
 
 /** Default time a server gets to start and answer `initialize`. */
@@ -192,6 +193,15 @@ export class McpPool {
         requestInit: def.headers ? { headers: def.headers } : undefined,
       });
     } else {
+      // A missing folder would make spawn fail with ENOENT, which reads as "program not found".
+      const badCwd = def.cwd === undefined ? undefined : cwdProblem(def.cwd);
+      if (badCwd) {
+        throw new HatcheryError(
+          'TOOL',
+          `MCP server "${conn.name}": cannot start "${describeServer(def)}" in its cwd: ${badCwd}; create the folder or fix the "cwd" of the server entry`,
+          { server: conn.name, command: describeServer(def), path: def.cwd },
+        );
+      }
       const stdio = stdioTransport({
         command: def.command,
         args: def.args ?? [],

@@ -1,8 +1,55 @@
 /**
- * The original Hatchery's MCP server entries (a URL or a command line), parsed at load time. Apart
- * from the client so that loading a file never loads the MCP client SDK.
+ * MCP server entries at load time: the original Hatchery's form (a URL or a command line), and the
+ * folder a stdio server starts in. Apart from the client so that loading a file never loads the MCP
+ * client SDK.
  */
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import type { McpServerDef } from '../schema/hatchery.js';
+
+/**
+ * A server definition with its working folder made absolute: a stdio server starts in `dir` (the
+ * folder of the file that defines it) unless its `cwd` says otherwise, and a relative `cwd` is taken
+ * from `dir`, so where it runs never depends on the shell's folder. The absolute cwd is also part of
+ * the pool's connection key: one server name in two folders is two processes.
+ */
+export function anchored(def: McpServerDef, dir: string): McpServerDef {
+  if ('url' in def || (def.cwd !== undefined && path.isAbsolute(def.cwd))) return def;
+  return { ...def, cwd: def.cwd === undefined ? dir : path.resolve(dir, def.cwd) };
+}
+
+/** Why a stdio server's (absolute) working folder cannot be used, or undefined when it can. */
+export function cwdProblem(cwd: string): string | undefined {
+  try {
+    if (statSync(cwd).isDirectory()) return undefined;
+    return `${cwd} is not a folder`;
+  } catch {
+    return `the folder ${cwd} does not exist`;
+  }
+}
+
+/**
+ * Problems of the `cwd` of servers defined in a file in `dir` (a hatchery or an --mcp-config file),
+ * each at `mcpServers/<name>/cwd` (the caller's report names the file). Checked when the file is
+ * read, since a `cwd` is constant.
+ */
+export function serverCwdProblems(
+  servers: Readonly<Record<string, McpServerDef>> | undefined,
+  dir: string,
+): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  for (const [name, def] of Object.entries(servers ?? {})) {
+    if ('url' in def || def.cwd === undefined) continue;
+    const why = cwdProblem(path.resolve(dir, def.cwd));
+    if (why) {
+      problems.push({
+        path: `mcpServers/${name}/cwd`,
+        message: `MCP server "${name}" cannot start in its cwd "${def.cwd}": ${why}; create the folder or fix "cwd" (a relative cwd is taken from ${dir}, the folder of the file that defines the server)`,
+      });
+    }
+  }
+  return problems;
+}
 
 /**
  * Splits a command line into argv the way a POSIX shell would, without running one: whitespace,

@@ -7,6 +7,7 @@ import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
 import type { McpRefWithDef } from './compile.js';
 import { JsTools } from './js.js';
 import type { McpPool } from './mcp-client.js';
+import { anchored } from './mcp-entry.js';
 import { hatchTool, nodeTool } from './nested.js';
 
 /** Options of the tool layer. */
@@ -115,7 +116,7 @@ export class ToolResolver {
         { tool: ref.ref },
       );
     }
-    return def;
+    return anchored(def, scope.hatchery.dir);
   }
 
   /** The MCP client connections, shared by all runs. */
