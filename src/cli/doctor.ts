@@ -228,7 +228,8 @@ async function serverChecks(uses: ServerUse[], timeoutMs: number): Promise<Check
         }
         try {
           // Each entry gets its own connection: two files may define different servers of one name.
-          const tools = await pool.tools(`${u.name}#${i}`, u.def, AbortSignal.timeout(timeoutMs));
+          const key = uses.findIndex((o) => o.name === u.name) === i ? u.name : `${u.name} (${u.source})`;
+          const tools = await pool.tools(key, u.def, AbortSignal.timeout(timeoutMs));
           const names = tools.map((t) => t.name);
           const list = names.slice(0, 10).join(', ') + (names.length > 10 ? ', ...' : '');
           return ok(
@@ -240,11 +241,7 @@ async function serverChecks(uses: ServerUse[], timeoutMs: number): Promise<Check
             (err as Error).name === 'TimeoutError'
               ? `no tool list within ${timeoutMs / 1000} s`
               : formatError(err);
-          return problem(
-            name,
-            why,
-            'run the command yourself to see why, or fix the entry (command, args, env, cwd or url)',
-          );
+          return problem(name, why, `fix the entry (command, args, env, cwd or url) in ${u.source}`);
         }
       }),
     );
