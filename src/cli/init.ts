@@ -1,4 +1,4 @@
-import { lstat, mkdir, realpath, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { EXIT, parseArgs } from './args.js';
@@ -51,7 +51,8 @@ async function lstatOrNone(p: string) {
  * existing file unless `force`. Everything is checked before the first write.
  */
 async function check(dir: string, files: Planned[], force: boolean): Promise<void> {
-  const dirStat = await lstatOrNone(dir);
+  // DIR itself may be a link to a folder (macOS's /tmp is one); the folders below it may not.
+  const dirStat = await stat(dir).catch(() => undefined);
   if (dirStat && !dirStat.isDirectory()) {
     throw new HatcheryError(
       'FILE_IO',

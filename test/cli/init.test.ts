@@ -1,8 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { FakeServer } from '../fakes/http.js';
 import { fakeVendors } from '../fakes/vendors.js';
 import { runCli, tempDir } from '../helpers.js';
 import { spawnCli, textOf } from '../mcp/helpers.js';
@@ -158,6 +167,22 @@ describe('hatchery-mcp init', () => {
     expect(res.stderr).toContain('is not a folder');
     expect(existsSync(path.join(cwd, 'h', 'hello.json'))).toBe(false);
   });
+  it('never writes through a link inside DIR, but accepts a DIR that is a link to a folder', async () => {
+    const cwd = tempDir('hatchery-init-');
+    const outside = path.join(cwd, 'outside');
+    mkdirSync(outside);
+    mkdirSync(path.join(cwd, 'h'));
+    symlinkSync(outside, path.join(cwd, 'h', 'tests'));
+    const res = await runCli(['init', 'h', '--force'], { cwd });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`${path.join(cwd, 'h', 'tests')} exists and is not a folder`);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(path.join(cwd, 'h', 'hello.json'))).toBe(false);
+    symlinkSync(outside, path.join(cwd, 'link'));
+    const viaLink = await runCli(['init', 'link'], { cwd });
+    expect(viaLink.code).toBe(0);
+    expect(existsSync(path.join(outside, 'tests', 'cassettes', 'hello.jsonl'))).toBe(true);
+  });
 });
 
 describe('the folder init creates, against the fake vendor servers', () => {
@@ -174,7 +199,7 @@ describe('the folder init creates, against the fake vendor servers', () => {
       .split('\n')
       .slice(1)
       .map((l) => JSON.parse(l));
-    const vendors = [
+    const vendors: { env: Record<string, string>; fake: FakeServer; vendor: string }[] = [
       { env: { OPENAI_API_KEY: 'test', OPENAI_BASE_URL: openai.baseURL }, fake: openai, vendor: 'openai' },
       {
         env: { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: anthropic.baseURL },
