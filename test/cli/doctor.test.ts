@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixtureJs } from '../fixtures/paths.js';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, startCli, tempDir } from '../helpers.js';
+import { EXAMPLES, waitFor } from '../mcp/helpers.js';
 
 const KEY = 'sk-proj-doctorMustNeverPrintThis-0123456789';
 
@@ -164,5 +165,23 @@ describe('hatchery-mcp doctor', () => {
     expect(res.code).toBe(1);
     expect(lineOf(res.stdout, 'mcpServers "leaky"')).toMatch(/^problem .*my key is \[redacted\]/);
     expect(res.stdout + res.stderr).not.toContain(KEY);
+  });
+
+  it('connects to a URL server of --mcp-config and lists its tools', async () => {
+    const server = startCli(['--http', '127.0.0.1:0', '--dir', EXAMPLES]);
+    try {
+      const url = (await waitFor(() => /listening on (\S+)/.exec(server.err())?.[1], 15_000, 'the server'))!;
+      const dir = await folder();
+      const config = path.join(path.dirname(dir), 'mcp.json');
+      writeFileSync(config, JSON.stringify({ mcpServers: { remote: { url } } }));
+      const res = await runCli(['doctor', '--dir', dir, '--mcp-config', config], {
+        env: { OPENAI_API_KEY: KEY },
+      });
+      expect(lineOf(res.stdout, 'mcpServers "remote"')).toMatch(/^ok .*started; \d+ tools: .*hello/);
+      expect(res.code).toBe(0);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exit;
+    }
   });
 });
