@@ -7,6 +7,7 @@ import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/compile.js';
 import { EXIT, intOption, parseArgs } from './args.js';
+import { shellQuote } from './client-config.js';
 import { readMcpConfig } from './config.js';
 import { findCommand } from './which.js';
 
@@ -151,7 +152,7 @@ interface ServerUse {
 /** The folder check: how many hatcheries load, and each file that does not; collects their servers. */
 async function folderChecks(dir: string, servers: ServerUse[]): Promise<Check[]> {
   const name = `folder ${dir}`;
-  const initFix = `create one with "hatchery-mcp init ${dir}", or give the folder with --dir`;
+  const initFix = `create one with: hatchery-mcp init ${shellQuote(dir)} (or give another folder with --dir)`;
   try {
     if (!(await stat(dir)).isDirectory()) return [problem(name, 'is not a folder', initFix)];
   } catch {
@@ -172,7 +173,7 @@ async function folderChecks(dir: string, servers: ServerUse[]): Promise<Check[]>
     try {
       res = loadHatcheryText(text, file);
     } catch (err) {
-      checks.push(problem(file, unexpectedLoadError(err), `run "hatchery-mcp validate ${file}"`));
+      checks.push(problem(file, unexpectedLoadError(err), `run: hatchery-mcp validate ${shellQuote(file)}`));
       continue;
     }
     if (res.ok) {
@@ -189,17 +190,18 @@ async function folderChecks(dir: string, servers: ServerUse[]): Promise<Check[]>
       problem(
         file,
         `does not load: ${where}${first?.message ?? 'invalid'}${rest}`,
-        `fix it; "hatchery-mcp validate ${file}" lists every problem`,
+        `fix it; hatchery-mcp validate ${shellQuote(file)} lists every problem`,
       ),
     );
   }
   const invalid = checks.length;
-  const summary = `${loaded.length} hatcher${loaded.length === 1 ? 'y loads' : 'ies load'}${loaded.length ? ` (${loaded.slice(0, 10).join(', ')}${loaded.length > 10 ? ', ...' : ''})` : ''}${invalid ? `, ${invalid} file${invalid === 1 ? '' : 's'} do${invalid === 1 ? 'es' : ''} not` : ''}`;
-  checks.unshift(
-    loaded.length === 0 && invalid === 0
-      ? warn(name, 'holds no hatchery files (*.json, *.yaml, *.yml)', initFix)
-      : ok(name, summary),
-  );
+  const names = loaded.slice(0, 10).join(', ') + (loaded.length > 10 ? ', ...' : '');
+  let summary = loaded.length === 1 ? '1 hatchery loads' : `${loaded.length} hatcheries load`;
+  if (names) summary += ` (${names})`;
+  if (invalid) summary += invalid === 1 ? ', 1 file does not' : `, ${invalid} files do not`;
+  if (loaded.length > 0) checks.unshift(ok(name, summary));
+  else if (invalid > 0) checks.unshift(warn(name, `serves no tool: ${summary}`, 'fix the files below'));
+  else checks.unshift(warn(name, 'holds no hatchery files (*.json, *.yaml, *.yml)', initFix));
   return checks;
 }
 
