@@ -2,8 +2,9 @@ import { lstat, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { EXIT, parseArgs } from './args.js';
-import { clientConfigText, shellQuote } from './client-config.js';
+import { CLI_JS, clientConfigText, INSTALL_ROOT, shellQuote } from './client-config.js';
 import { HATCHERYIGNORE, HELLO_QUESTION, helloCassette, helloJson, helloTestYaml } from './init-template.js';
+import { findCommand } from './which.js';
 
 /** Help text of `hatchery-mcp init`. */
 export const INIT_HELP = `Usage: hatchery-mcp init [DIR] [--force]
@@ -116,6 +117,18 @@ export async function initFolder(dirArg: string, force: boolean): Promise<string
   return written;
 }
 
+/**
+ * How the next steps call this program: `hatchery-mcp` when that is on PATH, else node and this
+ * install's cli.js (a clone used with `node dist/cli.js`, before `npm install -g .`).
+ */
+async function cliWord(): Promise<{ word: string; note: string }> {
+  if (await findCommand('hatchery-mcp', process.cwd())) return { word: 'hatchery-mcp', note: '' };
+  return {
+    word: `node ${shellQuote(CLI_JS)}`,
+    note: `\n  ("hatchery-mcp" is not on your PATH: "npm install -g ." in ${shellQuote(INSTALL_ROOT)} puts it there.)`,
+  };
+}
+
 /** `hatchery-mcp init [DIR] [--force]`: returns the exit code. */
 export async function initCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs(argv, {
@@ -136,6 +149,7 @@ export async function initCommand(argv: string[]): Promise<number> {
   const written = await initFolder(dirArg, values.force === true);
   const dir = path.resolve(dirArg);
   const shown = shellQuote(dirArg);
+  const cli = await cliWord();
   const q = (rel: string) => shellQuote(path.join(dirArg, rel));
   process.stdout.write(`Created ${dir}:
 ${written.map((f) => `  ${path.relative(dir, f)}`).join('\n')}
@@ -144,10 +158,10 @@ ${clientConfigText(dir)}
 
 Next steps:
   1. Set a key: export OPENAI_API_KEY=...   (or ANTHROPIC_API_KEY=...)
-  2. Run it:    hatchery-mcp run ${q('hello.json')} --input ${shellQuote(HELLO_QUESTION)}
-  3. Test it:   hatchery-mcp test ${q('tests')}   (replays the cassette: no key, no network)
-  4. Check all: hatchery-mcp doctor --dir ${shown}
-  Then add your own hatcheries to ${dir}: every *.json or *.yaml file there is one tool.
+  2. Run it:    ${cli.word} run ${q('hello.json')} --input ${shellQuote(HELLO_QUESTION)}
+  3. Test it:   ${cli.word} test ${q('tests')}   (replays the cassette: no key, no network)
+  4. Check all: ${cli.word} doctor --dir ${shown}
+  Then add your own hatcheries to ${dir}: every *.json or *.yaml file there is one tool.${cli.note}
 `);
   return EXIT.OK;
 }

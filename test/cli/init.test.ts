@@ -64,7 +64,11 @@ describe('hatchery-mcp init', () => {
     expect(existsSync(new URL(hello.$schema))).toBe(true);
     expect(readFileSync(path.join(dir, '.hatcheryignore'), 'utf8')).toMatch(/^tests\/$/m);
     for (const f of FILES) expect(stdout).toContain(f);
-    expect(stdout).toContain(`hatchery-mcp doctor --dir hatchery`);
+    expect(stdout).toMatch(/^ {2}4\. Check all: (hatchery-mcp|node \S+cli\.js) doctor --dir hatchery$/m);
+    // Step 3 of the printed next steps works as written, from the folder init ran in.
+    const step = /^ {2}3\. Test it: +(.+?) +\(replays/m.exec(stdout)![1]!;
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+    expect(execFileSync('sh', ['-c', step], { cwd, env, encoding: 'utf8' })).toContain('1 passed, 0 failed');
     const validate = await runCli(['validate', '--strict', dir], { cwd });
     expect(validate.stderr).toContain('1 valid, 0 invalid');
     expect(validate.code).toBe(0);
