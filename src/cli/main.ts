@@ -15,6 +15,8 @@ Usage:
   hatchery-mcp test [path]...                         run *.test.yaml files against their cassettes
   hatchery-mcp schema                                 print the JSON Schema of hatchery files
   hatchery-mcp convert <file> [-o OUT]                JSON to YAML or YAML to JSON
+  hatchery-mcp init [DIR] [--force]                   create a first hatchery folder, print client config
+  hatchery-mcp doctor [--dir DIR]                     check Node, API keys, the folder and MCP servers
 
 Run "hatchery-mcp <command> --help" for the options of a command.
 Global: -h, --help; -v, --version.
@@ -29,6 +31,8 @@ async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
   if (command === 'test') return (await import('./test.js')).TEST_HELP;
   if (command === 'convert') return (await import('./convert.js')).CONVERT_HELP;
+  if (command === 'init') return (await import('./init.js')).INIT_HELP;
+  if (command === 'doctor') return (await import('./doctor.js')).DOCTOR_HELP;
   return HELP;
 }
 
@@ -49,6 +53,10 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./test.js')).testCommand(rest);
       case 'convert':
         return await (await import('./convert.js')).convertCommand(rest);
+      case 'init':
+        return await (await import('./init.js')).initCommand(rest);
+      case 'doctor':
+        return await (await import('./doctor.js')).doctorCommand(rest);
       case 'schema': {
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
 import { serveHttp } from '../mcp/http.js';
@@ -91,6 +92,24 @@ function shutdownRequested(watchStdin: boolean): { done: Promise<string>; dispos
   };
 }
 
+/**
+ * True when a person started the stdio server from a terminal: stdin and stderr are both a TTY. An
+ * MCP client always gives stdin as a pipe, so it never sees the note (and stdout stays the protocol's).
+ */
+export function shouldWelcome(http: boolean, stdinIsTty: boolean, stderrIsTty: boolean): boolean {
+  return !http && stdinIsTty && stderrIsTty;
+}
+
+/** The note for a person who typed `hatchery-mcp` in a terminal: what this is and what to do instead. */
+export function welcomeText(dir: string, hatcheries: number): string {
+  return `hatchery-mcp ${packageVersion()}: an MCP server, waiting for an MCP client on stdin (stdio).
+Serving ${hatcheries} hatcher${hatcheries === 1 ? 'y' : 'ies'} as tools from ${path.resolve(dir)}.
+Press Ctrl-C to stop. An MCP client (Claude Desktop, VS Code, Cursor, Claude Code) starts this
+itself: run "hatchery-mcp init" for a first folder and the config block of each client, or
+"hatchery-mcp run <file>" to run one hatchery here, "hatchery-mcp --help" for everything else.
+`;
+}
+
 /** Sends console output to stderr: in stdio mode stdout belongs to the protocol (js: tools may log). */
 function keepStdoutForProtocol(): void {
   const toStderr = (...args: unknown[]) => console.error(...args);
@@ -140,9 +159,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   if (!http) keepStdoutForProtocol();
+  const dir = values.dir ?? 'hatchery';
 
   const core = await HatcheryMcpServer.start({
-    dir: values.dir ?? 'hatchery',
+    dir,
     runtimeOptions: runtimeOptions(values, mcpServers),
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,
@@ -160,6 +180,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     } else {
       const transport = new GuardedStdioServerTransport();
       await core.connect(transport);
+      if (shouldWelcome(false, process.stdin.isTTY === true, process.stderr.isTTY === true))
+        process.stderr.write(welcomeText(dir, core.registry.entries().length));
     }
     const why = await shutdown.done;
     core.log('info', `shutting down (${why})`);

@@ -1,0 +1,321 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { formatError, HatcheryError } from '../core/errors.js';
+import { secretRedactor } from '../core/secrets.js';
+import { listHatcheryFileNames, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
+import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
+import type { McpServerDef } from '../schema/hatchery.js';
+import { anchored } from '../tools/compile.js';
+import { EXIT, intOption, parseArgs } from './args.js';
+import { shellQuote } from './client-config.js';
+import { readMcpConfig } from './config.js';
+import { findCommand } from './which.js';
+
+/** Help text of `hatchery-mcp doctor`. */
+export const DOCTOR_HELP = `Usage: hatchery-mcp doctor [--dir DIR] [--mcp-config FILE] [--json]
+
+Checks what serving and running hatcheries needs, one line per check (ok, warning or problem; each
+problem says what to do): the Node version, the API keys set (never their values) and the default
+model they select, HATCHERY_MODEL and the base URLs, the folder (how many hatcheries load, the first
+problem of each file that does not), and each mcpServers entry of its files and of --mcp-config: a
+command is looked up on PATH, then started, and its tools listed.
+
+Options:
+  --dir DIR           folder of hatchery files (default ./hatchery)
+  --mcp-config FILE   MCP servers ({"mcpServers": {...}}) to check as well
+  --timeout SECONDS   time each MCP server gets to start and list its tools (default 20)
+  --json              one JSON object: every check and the counts
+  -h, --help          show this help
+
+Exit codes: 0 no problem (warnings allowed), 1 at least one problem, 2 bad command line.`;
+
+/** The minimum Node version (package.json engines). */
+const MIN_NODE: readonly [number, number] = [20, 19];
+
+/** The outcome of one check. */
+export interface Check {
+  /** What was checked: "node", "OPENAI_API_KEY", a file, `mcpServers "x"`. */
+  name: string;
+  status: 'ok' | 'warning' | 'problem';
+  message: string;
+  /** What to do about it (warnings and problems). */
+  fix?: string;
+}
+
+const ok = (name: string, message: string): Check => ({ name, status: 'ok', message });
+const warn = (name: string, message: string, fix?: string): Check => ({
+  name,
+  status: 'warning',
+  message,
+  fix,
+});
+const problem = (name: string, message: string, fix: string): Check => ({
+  name,
+  status: 'problem',
+  message,
+  fix,
+});
+
+/** The Node version check. */
+export function nodeCheck(version = process.versions.node): Check {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const good = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+  return good
+    ? ok('node', `Node ${version} (${MIN_NODE.join('.')} or later needed)`)
+    : problem(
+        'node',
+        `Node ${version} is too old: hatchery-mcp needs ${MIN_NODE.join('.')} or later`,
+        'install a current Node LTS (https://nodejs.org) and run hatchery-mcp with it',
+      );
+}
+
+/** A registry that only resolves names: its providers are never built for a call. */
+function namingRegistry(env: Readonly<Record<string, string | undefined>>): ProviderRegistry {
+  return new ProviderRegistry({
+    env,
+    factory: () => ({ id: 'doctor', chat: () => Promise.reject(new Error('doctor makes no model call')) }),
+  });
+}
+
+/** The API key, HATCHERY_MODEL and base URL checks; never shows any part of a value. */
+export function modelChecks(env: Readonly<Record<string, string | undefined>>): Check[] {
+  const checks: Check[] = [];
+  const keys = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'] as const;
+  for (const k of keys) {
+    const value = env[k];
+    if (!value) continue;
+    const alone = namingRegistry({ [k]: 'set' }).defaultModel(false);
+    checks.push(
+      value.trim() !== value
+        ? warn(k, 'is set, but its value starts or ends with spaces or a line break', `set ${k} without them`)
+        : ok(k, `is set (alone it selects ${alone})`),
+    );
+  }
+  const defaultModel = namingRegistry(env).defaultModel(false);
+  if (!keys.some((k) => env[k])) {
+    checks.push(
+      warn(
+        'API key',
+        'neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set: drones run only from an MCP client that offers sampling, and `hatchery-mcp test` replays cassettes',
+        'set OPENAI_API_KEY or ANTHROPIC_API_KEY (in the shell for run, in the "env" of the client config for the server)',
+      ),
+    );
+  }
+  if (env.HATCHERY_MODEL) {
+    const spec = env.HATCHERY_MODEL;
+    const why = modelSpecProblem(spec);
+    if (why) checks.push(problem('HATCHERY_MODEL', why, 'fix or unset HATCHERY_MODEL'));
+  }
+  if (defaultModel && !(env.HATCHERY_MODEL && modelSpecProblem(env.HATCHERY_MODEL))) {
+    try {
+      namingRegistry(env).resolve(undefined, undefined, undefined, {});
+      const from = env.HATCHERY_MODEL ? 'HATCHERY_MODEL' : 'the key set';
+      checks.push(ok('default model', `drones that name no model use ${defaultModel} (from ${from})`));
+    } catch (err) {
+      const fix =
+        err instanceof HatcheryError && err.code === 'MISSING_API_KEY'
+          ? `set ${String(err.context.variable)}, or change HATCHERY_MODEL to a model of the key you have`
+          : 'fix HATCHERY_MODEL';
+      checks.push(problem('default model', (err as Error).message, fix));
+    }
+  }
+  for (const v of ['OPENAI_BASE_URL', 'ANTHROPIC_BASE_URL']) {
+    const value = env[v];
+    if (!value) continue;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      checks.push(
+        problem(v, 'is not a URL', `set ${v} to a URL such as http://localhost:11434/v1, or unset it`),
+      );
+      continue;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      checks.push(problem(v, `uses ${url.protocol}, not http: or https:`, `set ${v} to an http(s) URL`));
+      continue;
+    }
+    // Only origin and path: a URL may carry a password or a token in its query.
+    checks.push(ok(v, `model calls of that vendor go to ${url.origin}${url.pathname}`));
+  }
+  return checks;
+}
+
+/** An MCP server entry to check, and where it was found. */
+interface ServerUse {
+  name: string;
+  def: McpServerDef;
+  /** The file that defines it. */
+  source: string;
+}
+
+/** The folder check: how many hatcheries load, and each file that does not; collects their servers. */
+async function folderChecks(dir: string, servers: ServerUse[]): Promise<Check[]> {
+  const name = `folder ${dir}`;
+  const initFix = `create one with: hatchery-mcp init ${shellQuote(dir)} (or give another folder with --dir)`;
+  try {
+    if (!(await stat(dir)).isDirectory()) return [problem(name, 'is not a folder', initFix)];
+  } catch {
+    return [problem(name, 'does not exist', initFix)];
+  }
+  const checks: Check[] = [];
+  const loaded: string[] = [];
+  for (const file of await listHatcheryFileNames(dir)) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+      checks.push(problem(file, `cannot read the file: ${code}`, 'check its permissions'));
+      continue;
+    }
+    let res: ReturnType<typeof loadHatcheryText>;
+    try {
+      res = loadHatcheryText(text, file);
+    } catch (err) {
+      checks.push(problem(file, unexpectedLoadError(err), `run: hatchery-mcp validate ${shellQuote(file)}`));
+      continue;
+    }
+    if (res.ok) {
+      loaded.push(res.hatchery.name);
+      for (const [server, def] of Object.entries(res.hatchery.def.mcpServers ?? {}))
+        servers.push({ name: server, def: anchored(def, res.hatchery.dir), source: file });
+      continue;
+    }
+    if (res.notHatchery) continue;
+    const [first, ...more] = res.error.problems;
+    const where = first?.path ? `${first.path}${first.line ? ` (line ${first.line})` : ''}: ` : '';
+    const rest = more.length > 0 ? ` (and ${more.length} more problem${more.length === 1 ? '' : 's'})` : '';
+    checks.push(
+      problem(
+        file,
+        `does not load: ${where}${first?.message ?? 'invalid'}${rest}`,
+        `fix it; hatchery-mcp validate ${shellQuote(file)} lists every problem`,
+      ),
+    );
+  }
+  const invalid = checks.length;
+  const names = loaded.slice(0, 10).join(', ') + (loaded.length > 10 ? ', ...' : '');
+  let summary = loaded.length === 1 ? '1 hatchery loads' : `${loaded.length} hatcheries load`;
+  if (names) summary += ` (${names})`;
+  if (invalid) summary += invalid === 1 ? ', 1 file does not' : `, ${invalid} files do not`;
+  if (loaded.length > 0) checks.unshift(ok(name, summary));
+  else if (invalid > 0) checks.unshift(warn(name, `serves no tool: ${summary}`, 'fix the files below'));
+  else checks.unshift(warn(name, 'holds no hatchery files (*.json, *.yaml, *.yml)', initFix));
+  return checks;
+}
+
+/** Looks up a stdio server's command, then starts it (or connects to its URL) and lists its tools. */
+async function serverChecks(uses: ServerUse[], timeoutMs: number): Promise<Check[]> {
+  if (uses.length === 0) return [];
+  const { McpPool } = await import('../tools/mcp-client.js');
+  const pool = new McpPool({ connectTimeoutMs: timeoutMs });
+  try {
+    return await Promise.all(
+      uses.map(async (u, i): Promise<Check> => {
+        const name = `mcpServers "${u.name}" (${u.source})`;
+        let note = '';
+        if (!('url' in u.def)) {
+          const cwd = u.def.cwd ?? process.cwd();
+          const found = await findCommand(u.def.command, cwd);
+          if (!found) {
+            return problem(
+              name,
+              `command "${u.def.command}" is not found${u.def.command.includes('/') || u.def.command.includes('\\') ? ` (from ${cwd})` : ' on PATH'}; desktop clients then fail with "spawn ${u.def.command} ENOENT"`,
+              `install it, or write its absolute path as "command" (find it with: ${process.platform === 'win32' ? 'where' : 'command -v'} ${path.basename(u.def.command)})`,
+            );
+          }
+          if (!path.isAbsolute(u.def.command))
+            note = `; "${u.def.command}" is ${found} here, but desktop clients start with a shorter PATH: an absolute command is safer`;
+        }
+        try {
+          // Each entry gets its own connection: two files may define different servers of one name.
+          const key = uses.findIndex((o) => o.name === u.name) === i ? u.name : `${u.name} (${u.source})`;
+          const tools = await pool.tools(key, u.def, AbortSignal.timeout(timeoutMs));
+          const names = tools.map((t) => t.name);
+          const list = names.slice(0, 10).join(', ') + (names.length > 10 ? ', ...' : '');
+          return ok(
+            name,
+            `started; ${names.length} tool${names.length === 1 ? '' : 's'}${list ? `: ${list}` : ''}${note}`,
+          );
+        } catch (err) {
+          const why =
+            (err as Error).name === 'TimeoutError'
+              ? `no tool list within ${timeoutMs / 1000} s`
+              : formatError(err);
+          return problem(name, why, `fix the entry (command, args, env, cwd or url) in ${u.source}`);
+        }
+      }),
+    );
+  } finally {
+    await pool.close();
+  }
+}
+
+/** Runs every check. */
+export async function runChecks(options: {
+  dir: string;
+  mcpConfig?: string;
+  timeoutMs: number;
+  env?: Readonly<Record<string, string | undefined>>;
+}): Promise<Check[]> {
+  const env = options.env ?? process.env;
+  const servers: ServerUse[] = [];
+  const checks = [nodeCheck(), ...modelChecks(env), ...(await folderChecks(options.dir, servers))];
+  if (options.mcpConfig) {
+    try {
+      const base = path.dirname(path.resolve(options.mcpConfig));
+      for (const [name, def] of Object.entries(await readMcpConfig(options.mcpConfig)))
+        servers.push({ name, def: anchored(def, base), source: options.mcpConfig });
+    } catch (err) {
+      checks.push(problem(`--mcp-config ${options.mcpConfig}`, (err as Error).message, 'fix the file'));
+    }
+  }
+  checks.push(...(await serverChecks(servers, options.timeoutMs)));
+  return checks;
+}
+
+/** `hatchery-mcp doctor`: returns the exit code. */
+export async function doctorCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(argv, {
+    dir: { type: 'string', short: 'd' },
+    'mcp-config': { type: 'string' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(`${DOCTOR_HELP}\n`);
+    return EXIT.OK;
+  }
+  if (positionals.length > 0)
+    throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
+  const timeoutMs = (intOption(values.timeout, 'timeout') ?? 20) * 1000;
+  const checks = await runChecks({
+    dir: values.dir ?? 'hatchery',
+    mcpConfig: values['mcp-config'],
+    timeoutMs,
+  });
+  // Server errors may echo their environment: no secret value of ours leaves through them.
+  const redact = secretRedactor(process.env);
+  for (const c of checks) {
+    c.message = redact(c.message);
+    if (c.fix) c.fix = redact(c.fix);
+  }
+  const problems = checks.filter((c) => c.status === 'problem').length;
+  const warnings = checks.filter((c) => c.status === 'warning').length;
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ ok: problems === 0, problems, warnings, checks }, null, 2)}\n`);
+  } else {
+    const lines = checks.map(
+      (c) => `${c.status.padEnd(8)} ${c.name}: ${c.message}${c.fix ? `\n         fix: ${c.fix}` : ''}`,
+    );
+    lines.push(
+      problems === 0
+        ? `all good${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}`
+        : `${problems} problem${problems === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`,
+    );
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return problems === 0 ? EXIT.OK : EXIT.RUN_FAILED;
+}

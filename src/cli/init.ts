@@ -1,0 +1,167 @@
+import { lstat, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { HatcheryError } from '../core/errors.js';
+import { EXIT, parseArgs } from './args.js';
+import { CLI_JS, clientConfigText, INSTALL_ROOT, shellQuote } from './client-config.js';
+import { HATCHERYIGNORE, HELLO_QUESTION, helloCassette, helloJson, helloTestYaml } from './init-template.js';
+import { findCommand } from './which.js';
+
+/** Help text of `hatchery-mcp init`. */
+export const INIT_HELP = `Usage: hatchery-mcp init [DIR] [--force]
+
+Creates DIR (default ./hatchery) with a first hatchery and its test, then prints the config block
+of each MCP client (Claude Desktop, VS Code, Cursor, Claude Code) with this machine's paths:
+  DIR/hello.json                  the hatchery: tool "hello", one model call
+  DIR/tests/hello.test.yaml       its test (hatchery-mcp test DIR/tests)
+  DIR/tests/cassettes/hello.jsonl the recorded answer the test replays (no API key needed)
+  DIR/.hatcheryignore             keeps tests/ out of the served tools
+
+Options:
+  --force     overwrite these files when they exist (other files of DIR are never touched)
+  -h, --help  show this help`;
+
+/** One file init writes, relative to DIR. */
+interface Planned {
+  rel: string;
+  text: string;
+}
+
+/** The files of a new folder. */
+function plan(): Planned[] {
+  return [
+    { rel: 'hello.json', text: helloJson() },
+    { rel: path.join('tests', 'hello.test.yaml'), text: helloTestYaml() },
+    { rel: path.join('tests', 'cassettes', 'hello.jsonl'), text: helloCassette() },
+    { rel: '.hatcheryignore', text: HATCHERYIGNORE },
+  ];
+}
+
+/** The lstat of a path, or undefined when nothing is there. */
+async function lstatOrNone(p: string) {
+  try {
+    return await lstat(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Refuses what would write anything but a plain file inside DIR: DIR or a sub-folder that is a file
+ * or a symbolic link (which could lead outside DIR), a target that is a link or a folder, and an
+ * existing file unless `force`. Everything is checked before the first write.
+ */
+async function check(dir: string, files: Planned[], force: boolean): Promise<void> {
+  // DIR itself may be a link to a folder (macOS's /tmp is one); the folders below it may not.
+  const dirStat = await stat(dir).catch(() => undefined);
+  if (dirStat && !dirStat.isDirectory()) {
+    throw new HatcheryError(
+      'FILE_IO',
+      `${dir} exists and is not a folder; give init another DIR (hatchery-mcp init my-hatchery)`,
+      { file: dir },
+    );
+  }
+  const folders = new Set(files.map((f) => path.dirname(f.rel)).filter((d) => d !== '.'));
+  for (const rel of [...folders].flatMap((d) => [path.dirname(d), d]).filter((d) => d !== '.')) {
+    const s = await lstatOrNone(path.join(dir, rel));
+    if (s && !s.isDirectory()) {
+      throw new HatcheryError(
+        'FILE_IO',
+        `${path.join(dir, rel)} exists and is not a folder (init writes only plain files inside ${dir}); move it away or give init another DIR`,
+        { file: path.join(dir, rel) },
+      );
+    }
+  }
+  for (const f of files) {
+    const target = path.join(dir, f.rel);
+    const s = await lstatOrNone(target);
+    if (!s) continue;
+    if (!s.isFile()) {
+      throw new HatcheryError(
+        'FILE_IO',
+        `${target} exists and is not a plain file${s.isSymbolicLink() ? ' (a symbolic link)' : ''}; init does not replace it, even with --force: move it away or give init another DIR`,
+        { file: target },
+      );
+    }
+    if (!force) {
+      throw new HatcheryError(
+        'FILE_IO',
+        `${target} already exists; nothing was written. Use --force to overwrite init's files, or give init another DIR (hatchery-mcp init my-hatchery)`,
+        { file: target },
+      );
+    }
+  }
+}
+
+/** Creates the folder and its files; returns the absolute paths written. */
+export async function initFolder(dirArg: string, force: boolean): Promise<string[]> {
+  const dir = path.resolve(dirArg);
+  const files = plan();
+  await check(dir, files, force);
+  await mkdir(path.join(dir, 'tests', 'cassettes'), { recursive: true });
+  // The folders were checked above; this catches one swapped for a link meanwhile.
+  const real = await realpath(dir);
+  const realCassettes = await realpath(path.join(dir, 'tests', 'cassettes'));
+  if (realCassettes !== path.join(real, 'tests', 'cassettes')) {
+    throw new HatcheryError('FILE_IO', `${dir}/tests/cassettes does not lead to a folder inside ${dir}`, {
+      file: dir,
+    });
+  }
+  const written: string[] = [];
+  for (const f of files) {
+    const target = path.join(dir, f.rel);
+    // "wx" never follows or replaces anything unless --force was given for plain files checked above.
+    await writeFile(target, f.text, { flag: force ? 'w' : 'wx' });
+    written.push(target);
+  }
+  return written;
+}
+
+/**
+ * How the next steps call this program: `hatchery-mcp` when that is on PATH, else node and this
+ * install's cli.js (a clone used with `node dist/cli.js`, before `npm install -g .`).
+ */
+async function cliWord(): Promise<{ word: string; note: string }> {
+  if (await findCommand('hatchery-mcp', process.cwd())) return { word: 'hatchery-mcp', note: '' };
+  return {
+    word: `node ${shellQuote(CLI_JS)}`,
+    note: `\n  ("hatchery-mcp" is not on your PATH: "npm install -g ." in ${shellQuote(INSTALL_ROOT)} puts it there.)`,
+  };
+}
+
+/** `hatchery-mcp init [DIR] [--force]`: returns the exit code. */
+export async function initCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(argv, {
+    force: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(`${INIT_HELP}\n`);
+    return EXIT.OK;
+  }
+  if (positionals.length > 1) {
+    throw new HatcheryError(
+      'USAGE',
+      `init takes one folder, got ${positionals.length}: ${positionals.join(', ')}\n\n${INIT_HELP}`,
+    );
+  }
+  const dirArg = positionals[0] ?? 'hatchery';
+  const written = await initFolder(dirArg, values.force === true);
+  const dir = path.resolve(dirArg);
+  const shown = shellQuote(dirArg);
+  const cli = await cliWord();
+  const q = (rel: string) => shellQuote(path.join(dirArg, rel));
+  process.stdout.write(`Created ${dir}:
+${written.map((f) => `  ${path.relative(dir, f)}`).join('\n')}
+
+${clientConfigText(dir)}
+
+Next steps:
+  1. Set a key: export OPENAI_API_KEY=...   (or ANTHROPIC_API_KEY=...)
+  2. Run it:    ${cli.word} run ${q('hello.json')} --input ${shellQuote(HELLO_QUESTION)}
+  3. Test it:   ${cli.word} test ${q('tests')}   (replays the cassette: no key, no network)
+  4. Check all: ${cli.word} doctor --dir ${shown}
+  Then add your own hatcheries to ${dir}: every *.json or *.yaml file there is one tool.${cli.note}
+`);
+  return EXIT.OK;
+}
