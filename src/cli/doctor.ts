@@ -5,7 +5,7 @@ import { secretRedactor } from '../core/secrets.js';
 import { listHatcheryFileNames, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { anchored } from '../tools/compile.js';
+import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { shellQuote } from './client-config.js';
 import { readMcpConfig } from './config.js';
