@@ -118,6 +118,22 @@ describe('commands in the README and docs/', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("docs/serving.md's table of options lists only options of serve --help, and all of them", () => {
+    const serve = help.get('serve') ?? '';
+    const text = readDoc('docs/serving.md');
+    const table = text.slice(
+      text.indexOf('## Options'),
+      text.indexOf('\n## ', text.indexOf('## Options') + 1),
+    );
+    const documented = new Set(
+      [...table.matchAll(/^\| `([^|]*)/gm)].flatMap((m) => optionsOf(m[1]!.split(/[`\s/,]+/))),
+    );
+    const offered = new Set(
+      optionsOf(serve.split('\n').flatMap((l) => (/^\s+-/.test(l) ? l.trim().split(/[\s,]+/) : []))),
+    );
+    expect([...documented].sort()).toEqual([...offered].sort());
+  });
+
   it('no document tells users to run the unpublished package from the registry', () => {
     const registryUse =
       /npx\s+(?:-y\s+|--yes\s+)?hatchery-mcp(?![\w/-])|npm\s+(?:i|install)\s+(?:-g\s+)?hatchery-mcp(?![\w./-])/;
