@@ -4,14 +4,14 @@
  * (version, `run`, and an MCP client over stdio); install from the clone the same way. One pack and
  * one install serve the whole file: they take seconds each.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { CLI_PATH, REPO_ROOT, tempDir } from '../helpers.js';
+import { REPO_ROOT, tempDir } from '../helpers.js';
 import { npm, npmWarnings, shellEnv } from './docs.js';
 
 const VERSION = (
@@ -20,9 +20,6 @@ const VERSION = (
 const INSTALL_TIMEOUT = 180_000;
 /** Offline when the cache holds everything (it does after `npm ci`); the registry otherwise, nothing else. */
 const INSTALL_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline'];
-
-/** Whether this build has `hatchery-mcp init` (built on another branch of the same issue; see below). */
-const HAS_INIT = spawnSync(process.execPath, [CLI_PATH, 'init', '--help'], { stdio: 'ignore' }).status === 0;
 
 /** The server entries (`command` + `args` with `--dir`) inside the JSON objects of a text, in order. */
 function serverEntries(text: string): { command: string; args: string[] }[] {
@@ -180,9 +177,8 @@ describe('installed from the packed tarball, used outside the repository', () =>
     });
   });
 
-  // The README's "From an empty folder to a tool in your client". `init` is built on another branch of
-  // issue 11; until it is merged this block is skipped (HAS_INIT), then it runs as is.
-  describe.skipIf(!HAS_INIT)('from an empty folder to a tool in a client (README sequence)', () => {
+  // The README's "From an empty folder to a tool in your client", step by step as a newcomer types it.
+  describe('from an empty folder to a tool in a client (README sequence)', () => {
     it('init, test, doctor, then the printed client entry serves hello over stdio', async () => {
       const openai = new FakeOpenAI();
       await openai.start();
