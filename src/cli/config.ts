@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { HatcheryError } from '../core/errors.js';
 import { type McpServerDef, mcpServersSchema } from '../schema/hatchery.js';
+import { describeIssues } from '../schema/issues.js';
 
 /** Reads an MCP config file in Claude Desktop's shape (`{ "mcpServers": { ... } }`). */
 export async function readMcpConfig(file: string): Promise<Record<string, McpServerDef>> {
@@ -20,7 +21,9 @@ export async function readMcpConfig(file: string): Promise<Record<string, McpSer
     (raw as { servers?: unknown })?.servers;
   const parsed = mcpServersSchema.safeParse(servers ?? {});
   if (!parsed.success) {
-    const why = parsed.error.issues.map((i) => `mcpServers/${i.path.join('/')}: ${i.message}`).join('; ');
+    const why = describeIssues(parsed.error.issues, servers ?? {}, mcpServersSchema)
+      .map((m) => `mcpServers/${m.segs.map(String).join('/')}: ${m.message}`)
+      .join('; ');
     throw new HatcheryError('USAGE', `--mcp-config ${file}: ${why}`, { file });
   }
   return parsed.data;

@@ -8,8 +8,8 @@ import {
   RESERVED_SAVE_NAMES,
   RESERVED_VAR_NAMES,
 } from '../schema/hatchery.js';
+import { describeIssues } from '../schema/issues.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
-import { issueMessages } from '../schema/object.js';
 import { listNames, quote, didYouMean as suggestion } from '../schema/suggest.js';
 import { nestingProblem, segment } from './limits.js';
 
@@ -80,17 +80,17 @@ function join(...parts: (string | number)[]): string {
 /** Converts zod issues to problems, with paths in the user's own spelling of aliased keys. */
 function toProblems(
   issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+  schema: z.ZodType,
   base: string,
   renamed: Map<string, string>,
   problems: ValidationProblem[],
 ): void {
-  for (const issue of issues) {
-    for (const { segs: raw, message } of issueMessages(issue)) {
-      const segs = raw.map((p) => (typeof p === 'symbol' ? String(p) : p));
-      // Only the first segment can be an alias (of this object's own keys); unknown keys never are.
-      if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
-      problems.push({ path: join(base, ...segs), message });
-    }
+  for (const { segs: raw, message } of describeIssues(issues, input, schema)) {
+    const segs = raw.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    // Only the first segment can be an alias (of this object's own keys); unknown keys never are.
+    if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
+    problems.push({ path: join(base, ...segs), message });
   }
 }
 
@@ -120,7 +120,8 @@ export function validateDefinition(raw: unknown): Validated {
   const stripped = stripMeta(raw) as Record<string, unknown>;
   const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
   const topResult = hatcheryTopSchema.safeParse(top);
-  if (!topResult.success) toProblems(topResult.error.issues, '', topRenamed, problems);
+  if (!topResult.success)
+    toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
 
   const rawNodes = Array.isArray(top.nodes) ? top.nodes : [];
   rawNodes.forEach((rawNode, index) => {
@@ -146,7 +147,7 @@ export function validateDefinition(raw: unknown): Validated {
     const { obj, renamed } = applyAliases(n, spec.aliases, path, problems);
     const result = spec.schema.safeParse(obj);
     if (!result.success) {
-      toProblems(result.error.issues, path, renamed, problems);
+      toProblems(result.error.issues, obj, spec.schema, path, renamed, problems);
       return;
     }
     nodes.push({

@@ -29,7 +29,10 @@ const mcpServerSchema = z.union([
 ]);
 
 /** Map of server name to MCP server definition. */
-export const mcpServersSchema = z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), mcpServerSchema);
+export const mcpServersSchema = z.record(
+  z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a server name may contain only letters, digits, _, - and .'),
+  mcpServerSchema,
+);
 
 const PROTOTYPE_REASON =
   'is reserved: it names part of every JavaScript object (its prototype), and a variable with this name could change how ctx behaves';

@@ -23,19 +23,3 @@ export function fileObject<S extends z.core.$ZodLooseShape>(shape: S, aliases: R
     },
   });
 }
-
-/** One message of a zod issue, at the path (segments) it belongs to. */
-export interface IssueMessage {
-  readonly segs: readonly PropertyKey[];
-  readonly message: string;
-}
-
-/** The messages of one zod issue: an unknown-keys issue of fileObject gives one per key, at that key. */
-export function issueMessages(issue: z.core.$ZodIssue): IssueMessage[] {
-  if (issue.code !== 'unrecognized_keys') return [{ segs: issue.path, message: issue.message }];
-  const messages = issue.message.split(UNKNOWN_KEY_SEPARATOR);
-  return issue.keys.map((k, i) => ({
-    segs: [...issue.path, k],
-    message: messages[i] ?? `${UNKNOWN_KEY} ${quote(k)}`,
-  }));
-}

@@ -42,7 +42,7 @@ function editDistance(a: string, b: string): number {
  * The candidate closest to `word`, if it is close enough to be a plausible typo. Only the first
  * SUGGEST_CANDIDATES candidates are compared, so a file with 100,000 names costs no more than one with 200.
  */
-function nearest(word: string, candidates: Iterable<string>): string | undefined {
+export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   if (word.length > SUGGEST_WORD_LIMIT) return undefined;
   let best: string | undefined;
   let bestScore = Number.POSITIVE_INFINITY;
