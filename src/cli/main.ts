@@ -1,6 +1,6 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { EXIT } from './args.js';
+import { EXIT, unknownCommand } from './args.js';
 
 // Commands are imported when they run: --version, help and validate then start without loading the
 // MCP server, the vendor SDKs or the runtime they do not use.
@@ -67,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
         if (first === undefined || first.startsWith('-')) {
           return await (await import('./serve.js')).serveCommand(argv);
         }
-        throw new HatcheryError('USAGE', `unknown command "${first}"\n\n${HELP}`);
+        throw new HatcheryError('USAGE', unknownCommand(first));
     }
   } catch (err) {
     process.stderr.write(`${err instanceof ValidationError ? err.message : `error: ${formatError(err)}`}\n`);

@@ -89,7 +89,7 @@ describe('hatchery-mcp validate', () => {
     expect(ok).toMatchObject({ code: 0, stdout: `${good}: ok (good, 2 nodes)\n` });
     expect(strict.code).toBe(0);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("'--frobnicate'");
+    expect(unknown.stderr).toContain('unknown option "--frobnicate" for "validate"');
     expect(missing.code).toBe(2);
     expect(help.stdout).toContain('Exit codes: 0 all valid, 2 bad command line, 3 problems found');
     expect(help.stdout).toContain('--strict');
