@@ -21,10 +21,11 @@ export async function readMcpConfig(file: string): Promise<Record<string, McpSer
     (raw as { servers?: unknown })?.servers;
   const parsed = mcpServersSchema.safeParse(servers ?? {});
   if (!parsed.success) {
+    // One line per problem, each naming the file and the entry, like the problems of a hatchery file.
     const why = describeIssues(parsed.error.issues, servers ?? {}, mcpServersSchema)
-      .map((m) => `mcpServers/${m.segs.map(String).join('/')}: ${m.message}`)
-      .join('; ');
-    throw new HatcheryError('USAGE', `--mcp-config ${file}: ${why}`, { file });
+      .map((m) => `${file}: mcpServers/${m.segs.map(String).join('/')}: ${m.message}`)
+      .join('\n');
+    throw new HatcheryError('USAGE', why, { file });
   }
   return parsed.data;
 }

@@ -1,6 +1,6 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { EXIT, unknownCommand } from './args.js';
+import { EXIT, parseArgs, unknownCommand } from './args.js';
 
 // Commands are imported when they run: --version, help and validate then start without loading the
 // MCP server, the vendor SDKs or the runtime they do not use.
@@ -50,6 +50,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'convert':
         return await (await import('./convert.js')).convertCommand(rest);
       case 'schema': {
+        // Options are checked like every command's, so a typo is named instead of ignored.
+        if (parseArgs(rest, { help: { type: 'boolean', short: 'h' } }, 'schema').values.help) {
+          process.stdout.write('Usage: hatchery-mcp schema   prints the JSON Schema of hatchery files\n');
+          return EXIT.OK;
+        }
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
         return EXIT.OK;
