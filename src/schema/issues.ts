@@ -167,7 +167,11 @@ function valueAt(root: unknown, segs: readonly PropertyKey[]): { found: boolean;
 /** A schema description as the end of a sentence: lower-case start, the template note folded in. */
 function aboutText(desc: string | undefined): string {
   if (!desc) return '';
-  const short = desc.split(/; |\. /)[0]!.replace(/ \(Nunjucks template\)$/, ', a Nunjucks template');
+  const short = desc
+    .split(/; |\. /)[0]!
+    .replace(/ \(Nunjucks template\)$/, ', a Nunjucks template')
+    // A parenthesis inside the parenthesis this text goes into reads badly: drop asides.
+    .replace(/\s*\([^()]*\)/g, '');
   return ` (${short.charAt(0).toLowerCase()}${short.slice(1)})`;
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { didYouMean, quote } from './suggest.js';
+import { didYouMean, listNames, quote } from './suggest.js';
 
 /** Prefix of unknown key messages; the loader splits them into one problem per key. */
 export const UNKNOWN_KEY = 'unknown key';
@@ -14,11 +14,16 @@ const SUGGESTED_KEYS = 50;
  */
 export function fileObject<S extends z.core.$ZodLooseShape>(shape: S, aliases: Record<string, string> = {}) {
   const valid = [...Object.keys(shape), ...Object.keys(aliases)];
+  const keys = listNames(Object.keys(shape), 30);
   return z.strictObject(shape, {
     error: (iss) => {
       if (iss.code !== 'unrecognized_keys') return undefined;
       return iss.keys
-        .map((k, i) => `${UNKNOWN_KEY} ${quote(k)}${i < SUGGESTED_KEYS ? didYouMean(k, valid) : ''}`)
+        .map((k, i) => {
+          const hint = i < SUGGESTED_KEYS ? didYouMean(k, valid) : '';
+          // Without a near key, the fix is one of the valid keys (or removing it): list them.
+          return `${UNKNOWN_KEY} ${quote(k)}${hint || `; valid keys here: ${keys}`}`;
+        })
         .join(UNKNOWN_KEY_SEPARATOR);
     },
   });
