@@ -20,10 +20,11 @@ type Def = {
   in?: Schema;
   entries?: Record<string, unknown>;
   values?: unknown[];
-  checks?: { _zod: { def: { check: string; format?: string } } }[];
+  checks?: { _zod?: { def: { check: string; format?: string } } }[];
   getter?: () => Schema;
 };
-type Schema = { _zod: { def: Def }; description?: string };
+// Optional: a schema of another zod major version (a js: tool's own) has no `_zod`, and is then not read.
+type Schema = { _zod?: { def: Def }; description?: string };
 
 const PLURAL: Record<string, string> = {
   string: 'strings',
@@ -39,7 +40,7 @@ function schemaAt(schema: Schema | undefined, segs: readonly PropertyKey[]): Sch
   let s = schema;
   for (const seg of segs) {
     s = unwrap(s);
-    const def = s?._zod.def;
+    const def = s?._zod?.def;
     if (!def) return undefined;
     if (def.type === 'object') s = typeof seg === 'string' && def.shape ? def.shape[seg] : undefined;
     else if (def.type === 'array') s = def.element;
@@ -52,7 +53,8 @@ function schemaAt(schema: Schema | undefined, segs: readonly PropertyKey[]): Sch
 function unwrap(s: Schema | undefined): Schema | undefined {
   let cur = s;
   for (let i = 0; cur && i < 10; i++) {
-    const def = cur._zod.def;
+    const def = cur._zod?.def;
+    if (!def) break;
     if (def.innerType) cur = def.innerType;
     else if (def.type === 'pipe' && def.in) cur = def.in;
     else if (def.type === 'lazy' && def.getter) cur = def.getter();
@@ -66,7 +68,8 @@ function descriptionOf(s: Schema | undefined): string | undefined {
   let cur = s;
   for (let i = 0; cur && i < 10; i++) {
     if (cur.description) return cur.description;
-    const def = cur._zod.def;
+    const def = cur._zod?.def;
+    if (!def) break;
     cur = def.innerType ?? (def.type === 'pipe' ? def.in : undefined);
   }
   return undefined;
@@ -75,14 +78,14 @@ function descriptionOf(s: Schema | undefined): string | undefined {
 /** What a schema accepts, in words ("a list of strings", "one of "a", "b""), if known. */
 function expectedOf(s: Schema | undefined, plural = false): string | undefined {
   const u = unwrap(s);
-  const def = u?._zod.def;
+  const def = u?._zod?.def;
   if (!def) return undefined;
   switch (def.type) {
     case 'string':
       return plural ? 'strings' : 'a string';
     case 'number': {
       const int = def.checks?.some(
-        (c) => c._zod.def.format === 'safeint' || c._zod.def.check === 'number_format',
+        (c) => c._zod?.def.format === 'safeint' || c._zod?.def.check === 'number_format',
       );
       return plural ? PLURAL[int ? 'int' : 'number'] : int ? 'a whole number' : 'a number';
     }
@@ -94,7 +97,7 @@ function expectedOf(s: Schema | undefined, plural = false): string | undefined {
     }
     case 'object': {
       const required = Object.entries(def.shape ?? {})
-        .filter(([, v]) => v._zod.def.type !== 'optional')
+        .filter(([, v]) => v._zod?.def.type !== 'optional')
         .map(([k]) => quote(k));
       const base = plural ? 'objects' : 'an object';
       return required.length > 0 && required.length <= 3 ? `${base} with ${required.join(', ')}` : base;
@@ -285,7 +288,7 @@ function fittingBranch(
     if (best === undefined || errs.length < errors[best]!.length) best = i;
   });
   if (best === undefined) return undefined;
-  return { issues: errors[best]!, schema: unwrap(target)?._zod.def.options?.[best] };
+  return { issues: errors[best]!, schema: unwrap(target)?._zod?.def.options?.[best] };
 }
 
 /** A union no branch of which fits: name what each branch accepts. */
