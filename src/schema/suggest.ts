@@ -57,7 +57,11 @@ export function nearest(word: string, candidates: Iterable<string>): string | un
     if (++seen > SUGGEST_CANDIDATES) break;
     if (c.length > SUGGEST_WORD_LIMIT) continue;
     const cl = c.toLowerCase();
-    const score = cl === lower ? 0 : cl.includes(lower) || lower.includes(cl) ? 1 : editDistance(lower, cl);
+    // One word inside the other is close when it is at least half of it ("prompt" in "usr_prompt"),
+    // not when it is a common tail ("name" in "tool_name").
+    const inside = cl.includes(lower) || lower.includes(cl);
+    const half = Math.min(cl.length, lower.length) * 2 >= Math.max(cl.length, lower.length);
+    const score = cl === lower ? 0 : inside && half ? 1 : editDistance(lower, cl);
     if (score < bestScore) {
       bestScore = score;
       best = c;

@@ -146,3 +146,25 @@ describe('sweep: no raw validation text for any file', () => {
     expect(rawLines(r.stdout + r.stderr)).toEqual([]);
   }, 120_000);
 });
+
+describe('a node without "type" whose keys belong to another kind', () => {
+  it('is one problem naming the type to add', async () => {
+    const file = path.join(tempDir(), 'k.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'k',
+        desc: 'd',
+        nodes: [
+          { name: 'M', items: 'x', node: 'A' },
+          { name: 'A', cmd: ['ls'] },
+        ],
+      }),
+    );
+    const r = await runCli(['validate', file]);
+    expect(r.stdout.trimEnd().split('\n')).toEqual([
+      `${file}: nodes/0 (line 1, column 33): this node has no "type", so it is a drone, but "items", "node" are keys of a map node; add "type": "map"`,
+      `${file}: nodes/1 (line 1, column 69): this node has no "type", so it is a drone, but "cmd" is a key of a script node; add "type": "script"`,
+    ]);
+  });
+});
