@@ -57,11 +57,12 @@ export function nearest(word: string, candidates: Iterable<string>): string | un
     if (++seen > SUGGEST_CANDIDATES) break;
     if (c.length > SUGGEST_WORD_LIMIT) continue;
     const cl = c.toLowerCase();
-    // One word inside the other is close when it is at least half of it ("prompt" in "usr_prompt"),
-    // not when it is a common tail ("name" in "tool_name").
+    // One word inside the other is close when it starts it ("B" of "Bee") or is at least half of it
+    // ("prompt" in "usr_prompt"), not when it is a short common tail ("name" in "tool_name").
     const inside = cl.includes(lower) || lower.includes(cl);
     const half = Math.min(cl.length, lower.length) * 2 >= Math.max(cl.length, lower.length);
-    const score = cl === lower ? 0 : inside && half ? 1 : editDistance(lower, cl);
+    const prefix = cl.startsWith(lower) || lower.startsWith(cl);
+    const score = cl === lower ? 0 : inside && (half || prefix) ? 1 : editDistance(lower, cl);
     if (score < bestScore) {
       bestScore = score;
       best = c;
