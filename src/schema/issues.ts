@@ -213,7 +213,14 @@ function sentence(issue: Issue, segs: readonly PropertyKey[], ctx: Ctx): string 
           return `missing required key ${quote(key)}${aboutText(descriptionOf(target))}; add it (${want})`;
       }
       let fix = '';
-      if (issue.expected === 'array' && typeof at.value === 'string')
+      // Only a list of strings is fixed by wrapping the text; the split is an argv's, as for `cmd`.
+      const element = unwrap(unwrap(target)?._zod?.def.element)?._zod?.def.type;
+      if (
+        issue.expected === 'array' &&
+        typeof at.value === 'string' &&
+        element === 'string' &&
+        at.value.trim()
+      )
         fix = `; write it as a list, e.g. [${at.value
           .trim()
           .split(/\s+/)

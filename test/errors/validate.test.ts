@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { REPO_ROOT, runCli, tempDir } from '../helpers.js';
 
 /** Phrases of the validation library's own English messages: none may reach a user. */
@@ -143,6 +144,35 @@ describe('sweep: no raw validation text for any file', () => {
     }
     const r = await runCli(['validate', '--json', dir]);
     expect(r.stdout.length).toBeGreaterThan(1000);
+    expect(rawLines(r.stdout + r.stderr)).toEqual([]);
+  }, 120_000);
+});
+
+describe('sweep: no raw validation text for any test file', () => {
+  it('broken variants of every example test file (top-level keys, case keys, expect keys)', async () => {
+    const dir = tempDir();
+    const src = path.join(REPO_ROOT, 'hatchery', 'tests');
+    let n = 0;
+    for (const name of readdirSync(src).filter((f) => f.endsWith('.test.yaml'))) {
+      const def = parse(readFileSync(path.join(src, name), 'utf8')) as Record<string, unknown>;
+      const variants = mutations({ ...def, nodes: [] });
+      const cases = Array.isArray(def.cases) ? (def.cases as Record<string, unknown>[]) : [];
+      const first = cases[0] ?? {};
+      const expectations = (first.expect ?? {}) as Record<string, unknown>;
+      const withCase = (c: unknown) => ({ ...def, cases: [c] });
+      for (const m of mutations({ ...first, nodes: [expectations] })) {
+        const { nodes, ...c } = m as Record<string, unknown>;
+        variants.push(withCase(Array.isArray(nodes) && nodes.length ? { ...c, expect: nodes[0] } : c));
+      }
+      for (const v of variants) {
+        const { nodes: _n, ...file } = v as Record<string, unknown>;
+        writeFileSync(path.join(dir, `t${n++}.test.yaml`), JSON.stringify(file, null, 2));
+      }
+    }
+    expect(n).toBeGreaterThan(500);
+    const r = await runCli(['test', dir], { env: { PATH: process.env.PATH ?? '' } });
+    expect(r.code).toBe(3);
+    expect(r.stderr.split('\n').length).toBeGreaterThan(300);
     expect(rawLines(r.stdout + r.stderr)).toEqual([]);
   }, 120_000);
 });
