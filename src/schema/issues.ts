@@ -20,7 +20,7 @@ type Def = {
   in?: Schema;
   entries?: Record<string, unknown>;
   values?: unknown[];
-  checks?: { _zod?: { def: { check: string; format?: string } } }[];
+  checks?: { _zod?: { def: { check: string; format?: string; value?: unknown; inclusive?: boolean } } }[];
   getter?: () => Schema;
 };
 // Optional: a schema of another zod major version (a js: tool's own) has no `_zod`, and is then not read.
@@ -87,7 +87,8 @@ function expectedOf(s: Schema | undefined, plural = false): string | undefined {
       const int = def.checks?.some(
         (c) => c._zod?.def.format === 'safeint' || c._zod?.def.check === 'number_format',
       );
-      return plural ? PLURAL[int ? 'int' : 'number'] : int ? 'a whole number' : 'a number';
+      const word = plural ? PLURAL[int ? 'int' : 'number'] : int ? 'a whole number' : 'a number';
+      return `${word}${range(def.checks)}`;
     }
     case 'boolean':
       return plural ? PLURAL.boolean : 'true or false';
@@ -117,6 +118,21 @@ function expectedOf(s: Schema | undefined, plural = false): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** The bounds of a number schema in words: " from 0 to 2", " of 1 or more", or nothing. */
+function range(checks: Def['checks']): string {
+  let min: string | undefined;
+  let max: string | undefined;
+  for (const c of checks ?? []) {
+    const d = c._zod?.def;
+    if (d?.check === 'greater_than') min = d.inclusive ? `${d.value}` : `more than ${d.value}`;
+    if (d?.check === 'less_than') max = d.inclusive ? `${d.value}` : `less than ${d.value}`;
+  }
+  if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
+  if (min !== undefined) return /^more/.test(min) ? ` ${min}` : ` of ${min} or more`;
+  if (max !== undefined) return /^less/.test(max) ? ` ${max}` : ` of ${max} or less`;
+  return '';
 }
 
 /** The zod type name of an invalid_type issue in words. */

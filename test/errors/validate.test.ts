@@ -34,12 +34,12 @@ describe('validate prints one sentence per problem, written for a person', () =>
     expect(r.code).toBe(3);
     expect(r.stdout.trimEnd().split('\n')).toEqual([
       `${file}: nodes/0/usr_promt (line 5, column 20): unknown key "usr_promt": did you mean "usr_prompt"? (usr_prompt is required)`,
-      `${file}: nodes/1/temperature (line 6, column 39): must be a number, not the text "hot"`,
+      `${file}: nodes/1/temperature (line 6, column 39): must be a number from 0 to 2, not the text "hot"`,
       `${file}: nodes/1/route (line 6, column 61): must be one of "match", "choose", not the text "chose" (did you mean "choose"?)`,
       `${file}: nodes/1/next (line 6, column 79): must be a string or a list of strings, not the number 5`,
       `${file}: nodes/2/cmd (line 7, column 5): missing required key "cmd" (the program and its arguments as an argv array); add it (a list of strings)`,
       `${file}: nodes/3/cmd (line 8, column 38): must be a list of strings, not the text "wc -l"; write it as a list, e.g. ["wc", "-l"]`,
-      `${file}: nodes/3/timeout_ms (line 8, column 54): must be a whole number, not the number 1.5`,
+      `${file}: nodes/3/timeout_ms (line 8, column 54): must be a whole number of 1 or more, not the number 1.5`,
       `${file}: nodes/4/base_url (line 9, column 39): must be a URL such as "https://example.com/v1", not the text "not a url"`,
       `${file}: nodes/4/max_tokens (line 9, column 64): must be at least 1, not the number 0`,
       `${file}: nodes/4/tools/0 (line 9, column 91): must not be empty`,
