@@ -1,5 +1,6 @@
 import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
 import { HatcheryError } from '../core/errors.js';
+import { nearest, quote } from '../schema/suggest.js';
 
 /** The parsed option values for an options config: strings, booleans, or arrays of them. */
 export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = {
@@ -25,10 +26,85 @@ export const EXIT = {
   CANCELLED: 130,
 } as const;
 
-/** Parses argv with node:util, turning its errors into USAGE errors that name the bad option. */
+/**
+ * Every command name of the CLI, for "did you mean" on an unknown command (main.ts dispatches them).
+ * `help` is listed so "hepl" finds it; serve is also what runs with no command.
+ */
+export const COMMANDS = [
+  'serve',
+  'run',
+  'validate',
+  'test',
+  'graph',
+  'schema',
+  'convert',
+  'init',
+  'doctor',
+  'help',
+] as const;
+
+/** Pointer to the help appended to a usage error, so the whole help is not printed again. */
+export function helpPointer(command?: string): string {
+  return command
+    ? `run "hatchery-mcp ${command} --help" for its options`
+    : 'run "hatchery-mcp --help" for the commands';
+}
+
+/** One line for an unknown command, with the nearest command name. */
+export function unknownCommand(word: string): string {
+  const near = nearest(word, COMMANDS);
+  const file = /\.(json|ya?ml)$/i.test(word) ? `; to run a file, write "hatchery-mcp run ${word}"` : '';
+  return `unknown command ${quote(word)}${near ? `; did you mean ${quote(near)}?` : file}\n${helpPointer()}`;
+}
+
+/** The option of a parseArgs message ('-q, --quiet' -> "--quiet"), in the spelling a user types. */
+function optionOf(message: string, options: NonNullable<ParseArgsConfig['options']>): string {
+  const m = /'(?:-\w, )?(-{1,2}[^' ]+)/.exec(message);
+  const opt = m?.[1] ?? '';
+  const short = /^-(\w)$/.exec(opt)?.[1];
+  const long = short ? Object.entries(options).find(([, o]) => o.short === short)?.[0] : undefined;
+  return long ? `--${long}` : opt;
+}
+
+/** node:util's parse error as one sentence that names the option, the command and the fix. */
+function usageMessage(
+  err: Error & { code?: string },
+  argv: readonly string[],
+  options: NonNullable<ParseArgsConfig['options']>,
+  command: string | undefined,
+): string {
+  const forCmd = command ? ` for ${quote(command)}` : '';
+  const opt = optionOf(err.message, options);
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    // Long options only, compared without dashes: a one-letter option is no typo of anything.
+    const word = opt.replace(/=.*$/, '').replace(/^--/, '');
+    const name = opt.startsWith('--') ? nearest(word, Object.keys(options)) : undefined;
+    const near = name && `--${name}`;
+    return `unknown option ${quote(opt)}${forCmd}${near ? `; did you mean ${quote(near)}?` : ''}\n${helpPointer(command)}`;
+  }
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (/does not take an argument/.test(err.message))
+      return `option ${quote(opt)}${forCmd} takes no value; write ${opt} alone`;
+    if (/ambiguous/.test(err.message)) {
+      const i = argv.findIndex(
+        (a) => a === opt || (opt.startsWith('--') && a === `-${options[opt.slice(2)]?.short}`),
+      );
+      const next = i >= 0 ? argv[i + 1] : undefined;
+      return `option ${quote(opt)}${forCmd} needs a value, but ${next ? quote(next) : 'the next argument'} is an option; write ${opt}=<value> for a value that starts with "-"`;
+    }
+    return `option ${quote(opt)}${forCmd} needs a value; write ${opt} <value>`;
+  }
+  return err.message.replace(/\. To specify a positional.*$/s, '');
+}
+
+/**
+ * Parses argv with node:util, turning its errors into USAGE errors that name the bad option and the
+ * command (`command`, e.g. "run"), with the nearest valid option for a misspelt one.
+ */
 export function parseArgs<T extends NonNullable<ParseArgsConfig['options']>>(
   argv: string[],
   options: T,
+  command?: string,
 ): { values: ParsedValues<T>; positionals: string[] } {
   try {
     const { values, positionals } = nodeParseArgs({
@@ -39,7 +115,7 @@ export function parseArgs<T extends NonNullable<ParseArgsConfig['options']>>(
     });
     return { values: values as ParsedValues<T>, positionals };
   } catch (err) {
-    throw new HatcheryError('USAGE', (err as Error).message.replace(/\. To specify a positional.*$/s, ''));
+    throw new HatcheryError('USAGE', usageMessage(err as Error, argv, options, command));
   }
 }
 

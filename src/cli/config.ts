@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { type McpServerDef, mcpServersSchema } from '../schema/hatchery.js';
+import { describeIssues } from '../schema/issues.js';
 import { anchored, serverCwdProblems } from '../tools/mcp-entry.js';
 
 /**
@@ -26,15 +27,18 @@ export async function readMcpConfig(file: string): Promise<Record<string, McpSer
     (raw as { servers?: unknown })?.servers;
   const parsed = mcpServersSchema.safeParse(servers ?? {});
   if (!parsed.success) {
-    const why = parsed.error.issues.map((i) => `mcpServers/${i.path.join('/')}: ${i.message}`).join('; ');
-    throw new HatcheryError('USAGE', `--mcp-config ${file}: ${why}`, { file });
+    // One line per problem, each naming the file and the entry, like the problems of a hatchery file.
+    const why = describeIssues(parsed.error.issues, servers ?? {}, mcpServersSchema)
+      .map((m) => `${file}: mcpServers/${m.segs.map(String).join('/')}: ${m.message}`)
+      .join('\n');
+    throw new HatcheryError('USAGE', why, { file });
   }
   const dir = path.dirname(path.resolve(file));
   const problems = serverCwdProblems(parsed.data, dir);
   if (problems.length > 0) {
-    const why = problems.map((p) => `${p.path}: ${p.message}`).join('; ');
-    // The message names the file itself; a `file` context would print it a second time in front.
-    throw new HatcheryError('USAGE', `--mcp-config ${file}: ${why}`, { config: file });
+    // One line per problem, as for the schema problems above.
+    const why = problems.map((p) => `${file}: ${p.path}: ${p.message}`).join('\n');
+    throw new HatcheryError('USAGE', why, { file });
   }
   const out: Record<string, McpServerDef> = {};
   for (const [name, def] of Object.entries(parsed.data)) out[name] = anchored(def, dir);

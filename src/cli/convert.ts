@@ -58,11 +58,15 @@ function fromEditorLine(json: unknown, source: unknown): unknown {
 
 /** `hatchery-mcp convert`: returns the exit code. */
 export async function convertCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    output: { type: 'string', short: 'o' },
-    force: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      output: { type: 'string', short: 'o' },
+      force: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'convert',
+  );
   if (values.help) {
     process.stdout.write(`${CONVERT_HELP}\n`);
     return EXIT.OK;

@@ -277,13 +277,17 @@ export async function runChecks(options: {
 
 /** `hatchery-mcp doctor`: returns the exit code. */
 export async function doctorCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    dir: { type: 'string', short: 'd' },
-    'mcp-config': { type: 'string' },
-    timeout: { type: 'string' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      dir: { type: 'string', short: 'd' },
+      'mcp-config': { type: 'string' },
+      timeout: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'doctor',
+  );
   if (values.help) {
     process.stdout.write(`${DOCTOR_HELP}\n`);
     return EXIT.OK;

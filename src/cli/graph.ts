@@ -35,12 +35,16 @@ function withoutFontImports(svg: string): string {
 
 /** `hatchery-mcp graph`: returns the exit code. */
 export async function graphCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    format: { type: 'string' },
-    output: { type: 'string', short: 'o' },
-    'mcp-config': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      format: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      'mcp-config': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'graph',
+  );
   if (values.help) {
     process.stdout.write(`${GRAPH_HELP}\n`);
     return EXIT.OK;

@@ -131,10 +131,14 @@ async function cliWord(): Promise<{ word: string; note: string }> {
 
 /** `hatchery-mcp init [DIR] [--force]`: returns the exit code. */
 export async function initCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    force: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      force: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'init',
+  );
   if (values.help) {
     process.stdout.write(`${INIT_HELP}\n`);
     return EXIT.OK;

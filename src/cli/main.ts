@@ -1,6 +1,6 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { EXIT } from './args.js';
+import { EXIT, parseArgs, unknownCommand } from './args.js';
 
 // Commands are imported when they run: --version, help and validate then start without loading the
 // MCP server, the vendor SDKs or the runtime they do not use.
@@ -58,6 +58,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'doctor':
         return await (await import('./doctor.js')).doctorCommand(rest);
       case 'schema': {
+        // Options are checked like every command's, so a typo is named instead of ignored.
+        if (parseArgs(rest, { help: { type: 'boolean', short: 'h' } }, 'schema').values.help) {
+          process.stdout.write('Usage: hatchery-mcp schema   prints the JSON Schema of hatchery files\n');
+          return EXIT.OK;
+        }
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
         return EXIT.OK;
@@ -75,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
         if (first === undefined || first.startsWith('-')) {
           return await (await import('./serve.js')).serveCommand(argv);
         }
-        throw new HatcheryError('USAGE', `unknown command "${first}"\n\n${HELP}`);
+        throw new HatcheryError('USAGE', unknownCommand(first));
     }
   } catch (err) {
     process.stderr.write(`${err instanceof ValidationError ? err.message : `error: ${formatError(err)}`}\n`);

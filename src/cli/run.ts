@@ -65,17 +65,21 @@ async function askMissing(
 
 /** `hatchery-mcp run`: returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    input: { type: 'string', short: 'i' },
-    set: { type: 'string', multiple: true },
-    ...RUNTIME_FLAGS,
-    quiet: { type: 'boolean', short: 'q' },
-    json: { type: 'boolean' },
-    record: { type: 'string' },
-    replay: { type: 'string' },
-    'record-missing': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      input: { type: 'string', short: 'i' },
+      set: { type: 'string', multiple: true },
+      ...RUNTIME_FLAGS,
+      quiet: { type: 'boolean', short: 'q' },
+      json: { type: 'boolean' },
+      record: { type: 'string' },
+      replay: { type: 'string' },
+      'record-missing': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'run',
+  );
   if (values.help) {
     process.stdout.write(`${RUN_HELP}\n`);
     return EXIT.OK;

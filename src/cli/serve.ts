@@ -120,18 +120,22 @@ function keepStdoutForProtocol(): void {
 
 /** Starts the MCP server (stdio or HTTP); resolves with the exit code on shutdown. */
 export async function serveCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    dir: { type: 'string', short: 'd' },
-    http: { type: 'string' },
-    token: { type: 'string' },
-    'max-concurrent': { type: 'string' },
-    'max-result-bytes': { type: 'string' },
-    'max-sessions': { type: 'string' },
-    'no-generic-tools': { type: 'boolean' },
-    ...RUNTIME_FLAGS,
-    help: { type: 'boolean', short: 'h' },
-    version: { type: 'boolean', short: 'v' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      dir: { type: 'string', short: 'd' },
+      http: { type: 'string' },
+      token: { type: 'string' },
+      'max-concurrent': { type: 'string' },
+      'max-result-bytes': { type: 'string' },
+      'max-sessions': { type: 'string' },
+      'no-generic-tools': { type: 'boolean' },
+      ...RUNTIME_FLAGS,
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+    'serve',
+  );
   if (values.help) {
     process.stdout.write(`${SERVE_HELP}\n`);
     return EXIT.OK;

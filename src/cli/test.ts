@@ -24,11 +24,15 @@ Exit codes: 0 every case passed, 1 a case failed, 2 bad command line or no test 
 
 /** `hatchery-mcp test`: returns the exit code. */
 export async function testCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    ...RUNTIME_FLAGS,
-    'record-missing': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      ...RUNTIME_FLAGS,
+      'record-missing': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'test',
+  );
   if (values.help) {
     process.stdout.write(`${TEST_HELP}\n`);
     return EXIT.OK;

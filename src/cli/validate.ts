@@ -43,15 +43,19 @@ export interface FileReport {
 
 /** `hatchery-mcp validate`: returns the exit code. */
 export async function validateCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(argv, {
-    json: { type: 'boolean' },
-    strict: { type: 'boolean' },
-    connect: { type: 'boolean' },
-    'allow-root': { type: 'string', multiple: true },
-    'allow-write': { type: 'string', multiple: true },
-    'mcp-config': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      json: { type: 'boolean' },
+      strict: { type: 'boolean' },
+      connect: { type: 'boolean' },
+      'allow-root': { type: 'string', multiple: true },
+      'allow-write': { type: 'string', multiple: true },
+      'mcp-config': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'validate',
+  );
   if (values.help) {
     process.stdout.write(`${VALIDATE_HELP}\n`);
     return EXIT.OK;

@@ -8,8 +8,8 @@ import {
   RESERVED_SAVE_NAMES,
   RESERVED_VAR_NAMES,
 } from '../schema/hatchery.js';
+import { describeIssues } from '../schema/issues.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
-import { issueMessages } from '../schema/object.js';
 import { listNames, quote, didYouMean as suggestion } from '../schema/suggest.js';
 import { nestingProblem, segment } from './limits.js';
 
@@ -80,17 +80,17 @@ function join(...parts: (string | number)[]): string {
 /** Converts zod issues to problems, with paths in the user's own spelling of aliased keys. */
 function toProblems(
   issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+  schema: z.ZodType,
   base: string,
   renamed: Map<string, string>,
   problems: ValidationProblem[],
 ): void {
-  for (const issue of issues) {
-    for (const { segs: raw, message } of issueMessages(issue)) {
-      const segs = raw.map((p) => (typeof p === 'symbol' ? String(p) : p));
-      // Only the first segment can be an alias (of this object's own keys); unknown keys never are.
-      if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
-      problems.push({ path: join(base, ...segs), message });
-    }
+  for (const { segs: raw, message } of describeIssues(issues, input, schema)) {
+    const segs = raw.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    // Only the first segment can be an alias (of this object's own keys); unknown keys never are.
+    if (typeof segs[0] === 'string' && renamed.has(segs[0])) segs[0] = renamed.get(segs[0])!;
+    problems.push({ path: join(base, ...segs), message });
   }
 }
 
@@ -120,7 +120,8 @@ export function validateDefinition(raw: unknown): Validated {
   const stripped = stripMeta(raw) as Record<string, unknown>;
   const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
   const topResult = hatcheryTopSchema.safeParse(top);
-  if (!topResult.success) toProblems(topResult.error.issues, '', topRenamed, problems);
+  if (!topResult.success)
+    toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
 
   const rawNodes = Array.isArray(top.nodes) ? top.nodes : [];
   rawNodes.forEach((rawNode, index) => {
@@ -146,7 +147,10 @@ export function validateDefinition(raw: unknown): Validated {
     const { obj, renamed } = applyAliases(n, spec.aliases, path, problems);
     const result = spec.schema.safeParse(obj);
     if (!result.success) {
-      toProblems(result.error.issues, path, renamed, problems);
+      // Only for a node that is no drone at all: with a usr_prompt, a foreign key is more likely a typo.
+      const other = type === undefined && obj.usr_prompt === undefined ? kindOfKeys(obj) : undefined;
+      if (other) problems.push({ path, message: other });
+      else toProblems(result.error.issues, obj, spec.schema, path, renamed, problems);
       return;
     }
     nodes.push({
@@ -161,6 +165,24 @@ export function validateDefinition(raw: unknown): Validated {
   if (!topResult.success || problems.length > 0) return { nodes, problems };
   const def = { ...(topResult.data as object), nodes: nodes.map((n) => n.def) } as HatcheryDef;
   return { def, nodes, problems };
+}
+
+/**
+ * A node without `type` is a drone; when its keys that a drone does not take are all keys of one
+ * other kind, the missing `type` is the one problem (not one unknown key each plus a missing usr_prompt).
+ */
+function kindOfKeys(obj: Record<string, unknown>): string | undefined {
+  const takes = (k: NodeKind, key: string) =>
+    Object.hasOwn(NODE_KINDS[k].schema.shape, key) || Object.hasOwn(NODE_KINDS[k].aliases, key);
+  const foreign = Object.keys(obj).filter((key) => !takes('drone', key));
+  if (foreign.length === 0) return undefined;
+  const kinds = (Object.keys(NODE_KINDS) as NodeKind[]).filter(
+    (k) => k !== 'drone' && foreign.every((key) => takes(k, key)),
+  );
+  if (kinds.length !== 1) return undefined;
+  const kind = NODE_KINDS[kinds[0]!];
+  const keys = foreign.map((key) => quote(key)).join(', ');
+  return `this node has no "type", so it is a drone, but ${keys} ${foreign.length > 1 ? 'are keys' : 'is a key'} of a ${kinds[0]} node; add "type": ${quote(kind.types[0])}`;
 }
 
 /** Names nameless nodes and checks names, `start`, `next` and `on_limit` targets and inputs. */

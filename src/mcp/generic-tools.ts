@@ -1,12 +1,14 @@
 import path from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
+import { actualOf } from '../schema/issues.js';
+import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
 import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
-import { INPUT_DESCRIPTION } from './tool-defs.js';
+import { INPUT_DESCRIPTION, unknownName } from './tool-defs.js';
 
 /** Default time hatchery_result waits, in seconds: well under the ~60 s many clients allow a call. */
 const DEFAULT_RESULT_WAIT_S = 30;
@@ -110,10 +112,18 @@ export interface GenericCallContext {
 function str(args: Record<string, unknown>, key: string, required: boolean): string | undefined {
   const v = args[key];
   if (v === undefined || v === null) {
-    if (required) throw new HatcheryError('USAGE', `missing argument "${key}"`);
+    if (required) {
+      // A misspelt key is the likely reason: name it.
+      const typo = Object.keys(args).find((k) => nearest(k, [key]) === key);
+      throw new HatcheryError(
+        'USAGE',
+        `missing argument "${key}"${typo === undefined ? '' : `; you passed ${quote(typo)}: did you mean "${key}"?`}`,
+      );
+    }
     return undefined;
   }
-  if (typeof v !== 'string') throw new HatcheryError('USAGE', `argument "${key}" must be a string`);
+  if (typeof v !== 'string')
+    throw new HatcheryError('USAGE', `argument "${key}" must be a string (text), not ${actualOf(v)}`);
   return v;
 }
 
@@ -128,7 +138,7 @@ function target(
     const names = core.registry.entries().map((e) => e.name);
     throw new HatcheryError(
       'NOT_FOUND',
-      `no hatchery named "${name}"; loaded now: ${names.length ? names.join(', ') : '(none)'}`,
+      unknownName('hatchery', name, names, ' (hatchery_list shows them all)'),
     );
   }
   // No prototype: a "__proto__" key in `inputs` stays a key (refused as unknown) instead of a prototype.
@@ -152,7 +162,7 @@ function runOf(core: ServerHost, args: Record<string, unknown>): BackgroundRun {
   if (!run) {
     throw new HatcheryError(
       'NOT_FOUND',
-      `no run with id "${id}": it never existed, or it finished too long ago and was dropped`,
+      `unknown run id ${quote(id)}: no run of this server has it (it never existed, or it finished too long ago and was dropped); use the run_id that hatchery_start returned`,
     );
   }
   return run;
@@ -222,7 +232,7 @@ export async function callGenericTool(
         return json(core.runs.status(run), 'cancelled.\n');
       }
       default:
-        return textResult(`unknown tool "${name}"`, true);
+        return textResult(unknownName('tool', name, [...GENERIC_TOOL_NAMES]), true);
     }
   } catch (err) {
     return errorResult(core, err);

@@ -28,7 +28,7 @@ import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
 import { MAX_TASK_TTL_MS } from './tasks.js';
-import { hatcheryArgs } from './tool-defs.js';
+import { hatcheryArgs, unknownName } from './tool-defs.js';
 
 /** Media type of the flowchart resources (Mermaid text). */
 const MERMAID_MIME = 'text/vnd.mermaid';
@@ -190,13 +190,9 @@ export function createSession(core: ServerHost): Session {
         return core.out.result(r);
       }
       const names = core.registry.entries().map((e) => e.name);
-      return errorResult(
-        core,
-        new HatcheryError(
-          'NOT_FOUND',
-          `no tool named "${name}"; hatcheries loaded now: ${names.length ? names.join(', ') : '(none)'}${core.genericTools ? ' (hatchery_list shows them)' : ''}`,
-        ),
-      );
+      const all = core.genericTools ? [...names, ...GENERIC_TOOLS.map((t) => t.name)] : names;
+      const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
+      return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
     }
     if (request.params.task && extra.taskStore && core.taskStore) {
       return startTask(core, server, entry, args, extra);

@@ -1,6 +1,24 @@
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
+import { actualOf } from '../schema/issues.js';
+import { listNames, nearest, quote } from '../schema/suggest.js';
+
+/**
+ * The answer to a call naming a tool or hatchery that is not served: the nearest served name, or a
+ * few of them when nothing is near (`hint` is appended when the list is cut).
+ */
+export function unknownName(
+  kind: 'tool' | 'hatchery',
+  name: string,
+  names: readonly string[],
+  hint = '',
+): string {
+  const near = nearest(name, names);
+  if (near) return `unknown ${kind} ${quote(name)}; did you mean ${quote(near)}?`;
+  if (names.length === 0) return `unknown ${kind} ${quote(name)}; no hatcheries are loaded now`;
+  return `unknown ${kind} ${quote(name)}; available: ${listNames(names, 10)}${names.length > 10 ? hint : ''}`;
+}
 
 /** Description of the free-text `input` argument every hatchery tool takes. */
 export const INPUT_DESCRIPTION = 'Input of the workflow: the text it works on ({{ ctx.input }})';
@@ -105,17 +123,25 @@ export function hatcheryArgs(
       continue;
     }
     if (typeof v !== 'string') {
-      throw new HatcheryError('USAGE', `argument "${k}" of ${h.name} must be a string, got ${typeof v}`, {
-        file: h.file,
-      });
+      throw new HatcheryError(
+        'USAGE',
+        `argument "${k}" of ${h.name} must be a string (text), not ${actualOf(v)}`,
+        {
+          file: h.file,
+        },
+      );
     }
     if (k === 'input') input = v;
     // A declared input may itself be called "input"; it is then both ctx.input and the declared value.
     if (k !== 'input' || Object.hasOwn(h.inputs, k)) vars[k] = v;
   }
   if (unknown.length > 0) {
-    const accepted = ['input', ...Object.keys(h.inputs)].join(', ');
-    const shown = unknown.slice(0, 10).map((u) => JSON.stringify(u.length > 60 ? `${u.slice(0, 60)}…` : u));
+    const accepted = listNames(['input', ...Object.keys(h.inputs)]);
+    const valid = ['input', ...Object.keys(h.inputs)];
+    const shown = unknown.slice(0, 10).map((u) => {
+      const near = nearest(u, valid);
+      return `${quote(u)}${near ? ` (did you mean ${quote(near)}?)` : ''}`;
+    });
     if (unknown.length > shown.length) shown.push(`and ${unknown.length - shown.length} more`);
     throw new HatcheryError(
       'USAGE',

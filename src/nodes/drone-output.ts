@@ -3,6 +3,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { CompileContext } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
+import { issuesText } from '../schema/issues.js';
 
 /** A drone's output_schema: the JSON Schema sent to the provider and the validator built from it. */
 export interface OutputSchema {
@@ -35,7 +36,7 @@ function parseStructured(text: string, schema: OutputSchema): { value: unknown }
   }
   const res = schema.validator.safeParse(value);
   if (res.success) return { value: res.data };
-  return { error: res.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
+  return { error: issuesText(res.error.issues, value, schema.validator) };
 }
 
 /**

@@ -2,6 +2,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import { readFailure } from '../core/fs/safe-fs.js';
 import type { Hatchery } from '../engine/contracts.js';
+import { didYouMean, quote } from '../schema/suggest.js';
 
 /**
  * Copies declared inputs into ctx; unknown names and missing inputs are errors listing them all.
@@ -19,7 +20,7 @@ export function applyVars(
         const names = Object.keys(declared);
         throw new HatcheryError(
           'MISSING_INPUT',
-          `${JSON.stringify(k.length > 60 ? `${k.slice(0, 60)}…` : k)} is not a declared input of ${h.name}; declared inputs: ${names.length ? names.join(', ') : '(none)'}`,
+          `${quote(k)} is not a declared input of ${h.name}${didYouMean(k, names)}; declared inputs: ${names.length ? names.join(', ') : '(none)'}`,
           { file: h.file, field: 'inputs', input: k.slice(0, 60) },
         );
       }

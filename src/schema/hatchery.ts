@@ -38,7 +38,10 @@ const mcpServerSchema = z.union([
 ]);
 
 /** Map of server name to MCP server definition. */
-export const mcpServersSchema = z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), mcpServerSchema);
+export const mcpServersSchema = z.record(
+  z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a server name may contain only letters, digits, _, - and .'),
+  mcpServerSchema,
+);
 
 const PROTOTYPE_REASON =
   'is reserved: it names part of every JavaScript object (its prototype), and a variable with this name could change how ctx behaves';
@@ -74,7 +77,8 @@ export const hatcherySchema = fileObject(
   {
     name: z
       .string()
-      .regex(TOOL_NAME, 'must be 1 to 64 letters, digits, _, - or . (it becomes the MCP tool name)'),
+      .regex(TOOL_NAME, 'must be 1 to 64 letters, digits, _, - or . (it becomes the MCP tool name)')
+      .describe('The name of the hatchery, also its MCP tool name'),
     desc: z.string().min(1).describe('What the hatchery does; the MCP tool description'),
     start: nodeRef.optional().describe('Entry node; default the first node'),
     inputs: z
@@ -106,7 +110,9 @@ export const hatcherySchema = fileObject(
 );
 
 /** The top level validated before nodes are checked one by one against their own kind. */
-export const hatcheryTopSchema = hatcherySchema.extend({ nodes: z.array(z.unknown()).min(1) });
+export const hatcheryTopSchema = hatcherySchema.extend({
+  nodes: z.array(z.unknown()).min(1).describe('The nodes of the graph'),
+});
 
 /** A hatchery file as written (after alias normalisation). */
 export type HatcheryDef = z.infer<typeof hatcherySchema>;

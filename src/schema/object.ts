@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { didYouMean, quote } from './suggest.js';
+import { didYouMean, listNames, quote } from './suggest.js';
 
 /** Prefix of unknown key messages; the loader splits them into one problem per key. */
 export const UNKNOWN_KEY = 'unknown key';
@@ -14,28 +14,17 @@ const SUGGESTED_KEYS = 50;
  */
 export function fileObject<S extends z.core.$ZodLooseShape>(shape: S, aliases: Record<string, string> = {}) {
   const valid = [...Object.keys(shape), ...Object.keys(aliases)];
+  const keys = listNames(Object.keys(shape), 30);
   return z.strictObject(shape, {
     error: (iss) => {
       if (iss.code !== 'unrecognized_keys') return undefined;
       return iss.keys
-        .map((k, i) => `${UNKNOWN_KEY} ${quote(k)}${i < SUGGESTED_KEYS ? didYouMean(k, valid) : ''}`)
+        .map((k, i) => {
+          const hint = i < SUGGESTED_KEYS ? didYouMean(k, valid) : '';
+          // Without a near key, the fix is one of the valid keys (or removing it): list them.
+          return `${UNKNOWN_KEY} ${quote(k)}${hint || `; valid keys here: ${keys}`}`;
+        })
         .join(UNKNOWN_KEY_SEPARATOR);
     },
   });
-}
-
-/** One message of a zod issue, at the path (segments) it belongs to. */
-export interface IssueMessage {
-  readonly segs: readonly PropertyKey[];
-  readonly message: string;
-}
-
-/** The messages of one zod issue: an unknown-keys issue of fileObject gives one per key, at that key. */
-export function issueMessages(issue: z.core.$ZodIssue): IssueMessage[] {
-  if (issue.code !== 'unrecognized_keys') return [{ segs: issue.path, message: issue.message }];
-  const messages = issue.message.split(UNKNOWN_KEY_SEPARATOR);
-  return issue.keys.map((k, i) => ({
-    segs: [...issue.path, k],
-    message: messages[i] ?? `${UNKNOWN_KEY} ${quote(k)}`,
-  }));
 }

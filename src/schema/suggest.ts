@@ -23,17 +23,22 @@ export function listNames(names: readonly string[] | ReadonlySet<string>, limit 
   return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
 }
 
-/** Edit distance between two short strings (keys, node names, types). */
+/** Edit distance between two short strings (keys, node names, types); a swap of two letters counts one. */
 function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  // Three rows: the optimal-string-alignment distance looks two rows back for transpositions.
+  let prev2: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
+    const cur = [i];
     for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, prev2[j - 2]! + 1);
+      cur.push(d);
     }
+    prev2 = prev;
+    prev = cur;
   }
   return prev[b.length]!;
 }
@@ -42,7 +47,7 @@ function editDistance(a: string, b: string): number {
  * The candidate closest to `word`, if it is close enough to be a plausible typo. Only the first
  * SUGGEST_CANDIDATES candidates are compared, so a file with 100,000 names costs no more than one with 200.
  */
-function nearest(word: string, candidates: Iterable<string>): string | undefined {
+export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   if (word.length > SUGGEST_WORD_LIMIT) return undefined;
   let best: string | undefined;
   let bestScore = Number.POSITIVE_INFINITY;
@@ -52,7 +57,12 @@ function nearest(word: string, candidates: Iterable<string>): string | undefined
     if (++seen > SUGGEST_CANDIDATES) break;
     if (c.length > SUGGEST_WORD_LIMIT) continue;
     const cl = c.toLowerCase();
-    const score = cl === lower ? 0 : cl.includes(lower) || lower.includes(cl) ? 1 : editDistance(lower, cl);
+    // One word inside the other is close when it starts it ("B" of "Bee") or is at least half of it
+    // ("prompt" in "usr_prompt"), not when it is a short common tail ("name" in "tool_name").
+    const inside = cl.includes(lower) || lower.includes(cl);
+    const half = Math.min(cl.length, lower.length) * 2 >= Math.max(cl.length, lower.length);
+    const prefix = cl.startsWith(lower) || lower.startsWith(cl);
+    const score = cl === lower ? 0 : inside && (half || prefix) ? 1 : editDistance(lower, cl);
     if (score < bestScore) {
       bestScore = score;
       best = c;

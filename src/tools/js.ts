@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { RunContext, Tool, ToolRef, ToolResult } from '../engine/contracts.js';
+import { issuesText } from '../schema/issues.js';
 
 /** A `js:<module>#<export>` reference. */
 export type JsRef = Extract<ToolRef, { kind: 'js' }>;
@@ -151,9 +152,7 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
       if (validator) {
         const parsed = validator.safeParse(args);
         if (!parsed.success) {
-          const why = parsed.error.issues
-            .map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`)
-            .join('; ');
+          const why = issuesText(parsed.error.issues, args, validator);
           throw new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref });
         }
         input = parsed.data as Record<string, unknown>;

@@ -31,7 +31,7 @@ describe('tool_args of built-in tools', () => {
     expect(
       problemsIn(tempDir(), tool('http_request', { url: 'http://x', method: 'GTE', headers: { a: 1 } })),
     ).toEqual([
-      'nodes/0/tool_args/method: argument "method" of http_request is "GTE"; allowed: "GET", "POST"',
+      'nodes/0/tool_args/method: argument "method" of http_request is "GTE" (did you mean "GET"?); allowed: "GET", "POST"',
       'nodes/0/tool_args/headers/a: argument "headers.a" of http_request must be a string, not a number (1)',
     ]);
     expect(problemsIn(tempDir(), tool('shell_exec', { argv: 'ls' }))).toEqual([

@@ -127,7 +127,7 @@ ${tokens![0].replace(/^/, '      ')}
       contains: "pasta" not found in "{\\"title\\":\\"Picnic\\",\\"steps\\":[\\"bread\\",\\"cheese\\"]}"
       json $.steps[0]: expected "wine", got "\\"bread\\""
       json $.budget: $ has no key "budget"
-      schema: title: Invalid input: expected number, received string
+      schema: title: must be a number, not the text "Picnic"
 1 passed, 1 failed
 `,
     );
@@ -174,11 +174,10 @@ cases:
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     expect(r.stderr.trimEnd().split('\n')).toEqual([
-      `${file}: cases/0/expect (line 3, column 5): Invalid input: expected object, received undefined`,
-      `${file}: cases/0/expct (line 4, column 12): unknown key "expct" (did you mean "expect"?)`,
+      `${file}: cases/0/expct (line 4, column 12): unknown key "expct": did you mean "expect"? (expect is required)`,
       `${file}: cases/1/expect/regex (line 7, column 14): not a valid regular expression: Invalid regular expression: /(/: Unterminated group`,
-      `${file}: cases/1/expect/max_tokens (line 8, column 19): Too small: expected number to be >=0`,
-      `${file}: cases/1/expect/json/0/path (line 9, column 14): Invalid input: expected string, received undefined`,
+      `${file}: cases/1/expect/max_tokens (line 8, column 19): must be at least 0, not the number -1`,
+      `${file}: cases/1/expect/json/0/path (line 9, column 14): missing required key "path"; add it (a string)`,
     ]);
   });
 

@@ -124,7 +124,7 @@ describe('hatchery-mcp run (as a process)', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`${file}: desc (line 1, column 1): `);
     expect(r.stderr).toContain(
-      `${file}: nodes/0/usr_promt (line 1, column 23): unknown key "usr_promt" (did you mean "usr_prompt"?)`,
+      `${file}: nodes/0/usr_promt (line 1, column 23): unknown key "usr_promt": did you mean "usr_prompt"? (usr_prompt is required)`,
     );
   });
 

@@ -37,7 +37,7 @@ describe('hatchery-mcp validate', () => {
     expect(lines).toContain(`${good}: ok (good, 2 nodes)`);
     expect(lines).toContain(`${bad}: nodes/0/next (line 12, column 7): no node named "Nowhere"; nodes: A, B`);
     expect(lines).toContain(
-      `${bad}: nodes/1/tool_nam (line 17, column 7): unknown key "tool_nam" (did you mean "tool_name"?)`,
+      `${bad}: nodes/1/tool_nam (line 17, column 7): unknown key "tool_nam": did you mean "tool_name"? (tool_name is required)`,
     );
     expect(lines).toContain(
       `${broken}: (root) (line 1, column 16): invalid JSON (at the end of the file): Expected double-quoted property name`,
@@ -89,7 +89,7 @@ describe('hatchery-mcp validate', () => {
     expect(ok).toMatchObject({ code: 0, stdout: `${good}: ok (good, 2 nodes)\n` });
     expect(strict.code).toBe(0);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("'--frobnicate'");
+    expect(unknown.stderr).toContain('unknown option "--frobnicate" for "validate"');
     expect(missing.code).toBe(2);
     expect(help.stdout).toContain('Exit codes: 0 all valid, 2 bad command line, 3 problems found');
     expect(help.stdout).toContain('--strict');

@@ -49,7 +49,7 @@ describe('file format: aliases', () => {
 describe('file format: errors', () => {
   it('names an unknown key and suggests the nearest valid one', () => {
     expect(problems(hatch([{ usr_promt: 'x' }]))).toContain(
-      'nodes/0/usr_promt: unknown key "usr_promt" (did you mean "usr_prompt"?)',
+      'nodes/0/usr_promt: unknown key "usr_promt": did you mean "usr_prompt"? (usr_prompt is required)',
     );
     expect(problems({ ...hatch([{ usr_prompt: 'x' }]), nodez: [] })).toContain(
       'nodez: unknown key "nodez" (did you mean "nodes"?)',

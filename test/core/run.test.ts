@@ -70,7 +70,7 @@ describe('runs', () => {
     await expect(runtime.run(h, { vars: { topic: 'a', tone: 'b', tpoic: 'c' } })).rejects.toMatchObject({
       code: 'MISSING_INPUT',
       message: expect.stringContaining(
-        '"tpoic" is not a declared input of test; declared inputs: topic, tone',
+        '"tpoic" is not a declared input of test (did you mean "topic"?); declared inputs: topic, tone',
       ),
     });
   });

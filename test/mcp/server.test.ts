@@ -356,7 +356,7 @@ describe('MCP server (in memory)', () => {
     expect(textOf(bad)).toMatch(/"input" of ask must be a string/);
     const unknown = await client.callTool({ name: 'nope', arguments: {} });
     expect(unknown.isError).toBe(true);
-    expect(textOf(unknown)).toMatch(/no tool named "nope"; hatcheries loaded now: ask/);
+    expect(textOf(unknown)).toMatch(/unknown tool "nope"; available: ask, hatchery_list/);
   });
 
   it('hatchery_run reaches a hatchery added after the client listed its tools', async () => {
@@ -376,7 +376,7 @@ describe('MCP server (in memory)', () => {
     expect(textOf(r)).toBe('late:hello');
     const missing = await client.callTool({ name: 'hatchery_run', arguments: { name: 'ghost' } });
     expect(missing.isError).toBe(true);
-    expect(textOf(missing)).toMatch(/no hatchery named "ghost"; loaded now: late, one/);
+    expect(textOf(missing)).toMatch(/unknown hatchery "ghost"; available: late, one$/);
   });
 
   it('completes a run longer than the request timeout through hatchery_start and hatchery_result', async () => {

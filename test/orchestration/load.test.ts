@@ -42,7 +42,7 @@ describe('load-time checks of parallel, map and loop', () => {
 
   it('requires the fields of each kind', () => {
     expect(problems(hatch([{ name: 'L', type: 'loop', until: 'x' }]))).toEqual([
-      'nodes/0/body: Invalid input: expected string, received undefined',
+      'nodes/0/body: missing required key "body" (node that starts the body); add it (a string)',
     ]);
     expect(problems(hatch([{ name: 'P', type: 'parallel', branches: [] }]))[0]).toMatch(
       /^nodes\/0\/branches: /,

@@ -49,7 +49,7 @@ describe('errors of huge broken files stay small', () => {
     const lines = err.message.split('\n');
     expect(lines).toHaveLength(21);
     expect(lines[0]).toBe(
-      '/tmp/huge.json: nodes/0/tool_name (line 1, column 51): Invalid input: expected string, received number',
+      '/tmp/huge.json: nodes/0/tool_name (line 1, column 51): must be a string, not the number 5',
     );
     expect(lines[1]).toBe(
       '/tmp/huge.json: nodes/0/nxt (line 1, column 65): unknown key "nxt" (did you mean "next"?)',
@@ -107,9 +107,9 @@ describe('errors of huge broken files stay small', () => {
   it('keys with the old message separator ("; ") keep their own message', () => {
     const err = errorOf(JSON.stringify({ name: 'a', desc: 'd', 'x; y': 1, nodez: [], nodes: [{}] }));
     expect(err.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-      'x; y: unknown key "x; y"',
+      'x; y: unknown key "x; y"; valid keys here: name, desc, start, inputs, files, model, max_steps, max_depth, mcpServers, nodes',
       'nodez: unknown key "nodez" (did you mean "nodes"?)',
-      'nodes/0/usr_prompt: Invalid input: expected string, received undefined',
+      'nodes/0/usr_prompt: missing required key "usr_prompt" (the user message, a Nunjucks template); add it (a string)',
     ]);
   });
 });

@@ -136,7 +136,7 @@ nodes:
       '/h/flow.yaml: nodes/0/provider (line 4, column 5): provider "openai" needs a model; add e.g. "model: gpt-4o-mini" next to it',
       '/h/flow.yaml: nodes/2/type (line 10, column 5): an event.stdout node takes the output of the node before it, but no node has "next: orphan"; let exactly one node lead to it (give each branch its own output node)',
       '/h/flow.yaml: nodes/3/id (line 11, column 5): must start with a letter or _ and contain only letters, digits, _, - and .',
-      '/h/flow.yaml: nodes/3/cmd (line 13, column 5): Invalid input: expected array, received number',
+      '/h/flow.yaml: nodes/3/cmd (line 13, column 5): must be a list of strings, not the number 7',
     ]);
   });
 

@@ -106,8 +106,7 @@ nodes:
   - type: toll
 `;
     expect(errorOf(text).split('\n')).toEqual([
-      '/h/a.yaml: nodes/0/usr_prompt (line 4, column 5): Invalid input: expected string, received undefined',
-      '/h/a.yaml: nodes/0/usr_promt (line 5, column 5): unknown key "usr_promt" (did you mean "usr_prompt"?)',
+      '/h/a.yaml: nodes/0/usr_promt (line 5, column 5): unknown key "usr_promt": did you mean "usr_prompt"? (usr_prompt is required)',
       '/h/a.yaml: nodes/1/type (line 7, column 5): unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool, baneling, script, parallel, map, loop (or no type for a drone)',
     ]);
   });
@@ -122,7 +121,7 @@ nodes:
     usr_prompt: x
 `;
     expect(errorOf(text)).toBe(
-      '/h/a.yaml: nodes/0/model (line 4, column 3): Invalid input: expected string, received number',
+      '/h/a.yaml: nodes/0/model (line 4, column 3): must be a string, not the number 7',
     );
   });
 
@@ -137,7 +136,7 @@ describe('source positions of JSON files', () => {
   it('pretty-printed JSON: each problem at its key', () => {
     const text = JSON.stringify({ name: 'j', desc: 'd', nodes: [{ name: 'A', usr_prompt: 5 }] }, null, 2);
     expect(errorOf(text, '/h/j.json')).toBe(
-      '/h/j.json: nodes/0/usr_prompt (line 7, column 7): Invalid input: expected string, received number',
+      '/h/j.json: nodes/0/usr_prompt (line 7, column 7): must be a string, not the number 5',
     );
   });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issuesText } from '../../schema/issues.js';
 import { quote } from '../../schema/suggest.js';
 import type { Expectations } from '../../schema/test-file.js';
 import { canonicalJson } from '../cassette/canonical.js';
@@ -62,11 +63,10 @@ export function check(expect: Expectations, o: Outcome): string[] {
         );
     }
     if (expect.schema) {
-      const res = z
-        .fromJSONSchema(expect.schema as Parameters<typeof z.fromJSONSchema>[0])
-        .safeParse(parsed.value);
+      const validator = z.fromJSONSchema(expect.schema as Parameters<typeof z.fromJSONSchema>[0]);
+      const res = validator.safeParse(parsed.value);
       if (!res.success) {
-        const why = res.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+        const why = issuesText(res.error.issues, parsed.value, validator);
         failures.push(`schema: ${why}`);
       }
     }

@@ -8,7 +8,7 @@ import {
   ValidationError,
   type ValidationProblem,
 } from '../../core/errors.js';
-import { issueMessages } from '../../schema/object.js';
+import { describeIssues } from '../../schema/issues.js';
 import { quote } from '../../schema/suggest.js';
 import { type TestFile, testFileSchema } from '../../schema/test-file.js';
 
@@ -75,7 +75,7 @@ export async function loadTestFile(file: string, recordMissing = false): Promise
   };
   const parsed = testFileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) for (const m of issueMessages(issue)) at(m.segs, m.message);
+    for (const m of describeIssues(parsed.error.issues, raw ?? {}, testFileSchema)) at(m.segs, m.message);
     throw new ValidationError(file, problems.sort(bySourcePosition));
   }
   const def = parsed.data;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HatcheryError } from '../../core/errors.js';
 import type { Tool, ToolContext, ToolResult } from '../../engine/contracts.js';
+import { issuesText } from '../../schema/issues.js';
 
 /** Declares a built-in tool from a zod schema: arguments are validated and errors name the field. */
 export function defineBuiltin<S extends z.ZodObject>(spec: {
@@ -22,9 +23,7 @@ export function defineBuiltin<S extends z.ZodObject>(spec: {
     async call(args, tc) {
       const parsed = spec.schema.safeParse(args);
       if (!parsed.success) {
-        const why = parsed.error.issues
-          .map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`)
-          .join('; ');
+        const why = issuesText(parsed.error.issues, args, spec.schema);
         throw new HatcheryError('TOOL', `invalid arguments for ${spec.name}: ${why}`, { tool: spec.name });
       }
       const res = await spec.run(parsed.data, tc);

@@ -1,0 +1,113 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/args.js';
+import { runCli, tempDir } from '../helpers.js';
+
+/** A valid one-node hatchery file to hang options on. */
+function okFile(): string {
+  const file = path.join(tempDir(), 'ok.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: 'ok',
+      desc: 'd',
+      nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text: 'x' } }],
+    }),
+  );
+  return file;
+}
+
+describe('the command line names a mistake in one line, with the nearest valid word', () => {
+  it('an unknown command: the nearest command and a pointer to --help, not the whole help', async () => {
+    const r = await runCli(['vaildate', 'x.json']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'error: unknown command "vaildate"; did you mean "validate"?\nrun "hatchery-mcp --help" for the commands\n',
+    );
+  });
+
+  it('an unknown command with nothing near; a file name as a command suggests "run"', async () => {
+    const [far, file] = await Promise.all([runCli(['frobnicate']), runCli(['notes.json'])]);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toBe(
+      'error: unknown command "frobnicate"\nrun "hatchery-mcp --help" for the commands\n',
+    );
+    expect(file.stderr).toBe(
+      'error: unknown command "notes.json"; to run a file, write "hatchery-mcp run notes.json"\nrun "hatchery-mcp --help" for the commands\n',
+    );
+  });
+
+  it('the commands suggested from include init and doctor', async () => {
+    expect(COMMANDS).toEqual(
+      expect.arrayContaining([
+        'run',
+        'validate',
+        'test',
+        'graph',
+        'schema',
+        'convert',
+        'serve',
+        'init',
+        'doctor',
+      ]),
+    );
+    const r = await runCli(['doctr']);
+    expect(r.stderr.split('\n')[0]).toBe('error: unknown command "doctr"; did you mean "doctor"?');
+  });
+
+  it('an unknown option names the command and the nearest option, for every command', async () => {
+    const file = okFile();
+    const cases: [string[], string][] = [
+      [['run', file, '--inptu', 'hi'], 'error: unknown option "--inptu" for "run"; did you mean "--input"?'],
+      [['validate', file, '--jsn'], 'error: unknown option "--jsn" for "validate"; did you mean "--json"?'],
+      [
+        ['test', '--record-mising'],
+        'error: unknown option "--record-mising" for "test"; did you mean "--record-missing"?',
+      ],
+      [
+        ['graph', file, '--fromat', 'svg'],
+        'error: unknown option "--fromat" for "graph"; did you mean "--format"?',
+      ],
+      [
+        ['convert', file, '--outptu', 'x.yaml'],
+        'error: unknown option "--outptu" for "convert"; did you mean "--output"?',
+      ],
+      [['serve', '--dri', 'x'], 'error: unknown option "--dri" for "serve"; did you mean "--dir"?'],
+      [['schema', '--hepl'], 'error: unknown option "--hepl" for "schema"; did you mean "--help"?'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(args)));
+    results.forEach((r, i) => {
+      const [args, first] = cases[i]!;
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.split('\n'), args.join(' ')).toEqual([
+        first,
+        `run "hatchery-mcp ${args[0]} --help" for its options`,
+        '',
+      ]);
+    });
+  });
+
+  it('an option without its value, and a flag given a value, are named', async () => {
+    const file = okFile();
+    const [missing, ambiguous, flag] = await Promise.all([
+      runCli(['run', file, '--input']),
+      runCli(['run', file, '--input', '--quiet']),
+      runCli(['run', file, '--quiet=yes']),
+    ]);
+    expect(missing).toMatchObject({
+      code: 2,
+      stderr: 'error: option "--input" for "run" needs a value; write --input <value>\n',
+    });
+    expect(ambiguous).toMatchObject({
+      code: 2,
+      stderr:
+        'error: option "--input" for "run" needs a value, but "--quiet" is an option; write --input=<value> for a value that starts with "-"\n',
+    });
+    expect(flag).toMatchObject({
+      code: 2,
+      stderr: 'error: option "--quiet" for "run" takes no value; write --quiet alone\n',
+    });
+  });
+});
