@@ -23,7 +23,10 @@ Global: -h, --help; -v, --version.
 
 Exit codes: 0 success, 1 run failed, 2 bad command line, 3 invalid hatchery file, 130 cancelled.`;
 
-/** The help text of `command` (the general help for anything else). */
+/** Help text of `schema`, the one command without a module of its own. */
+const SCHEMA_HELP = 'Usage: hatchery-mcp schema   prints the JSON Schema of hatchery files';
+
+/** The help text of `command` (the general help without one); an unknown command is a USAGE error. */
 async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'run') return (await import('./run.js')).RUN_HELP;
   if (command === 'validate') return (await import('./validate.js')).VALIDATE_HELP;
@@ -33,7 +36,9 @@ async function helpOf(command: string | undefined): Promise<string> {
   if (command === 'convert') return (await import('./convert.js')).CONVERT_HELP;
   if (command === 'init') return (await import('./init.js')).INIT_HELP;
   if (command === 'doctor') return (await import('./doctor.js')).DOCTOR_HELP;
-  return HELP;
+  if (command === 'schema') return SCHEMA_HELP;
+  if (command === undefined || command === 'help' || command.startsWith('-')) return HELP;
+  throw new HatcheryError('USAGE', unknownCommand(command));
 }
 
 /** Dispatches a command line; resolves to the process exit code. Never throws for user errors. */
@@ -60,7 +65,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'schema': {
         // Options are checked like every command's, so a typo is named instead of ignored.
         if (parseArgs(rest, { help: { type: 'boolean', short: 'h' } }, 'schema').values.help) {
-          process.stdout.write('Usage: hatchery-mcp schema   prints the JSON Schema of hatchery files\n');
+          process.stdout.write(`${SCHEMA_HELP}\n`);
           return EXIT.OK;
         }
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');

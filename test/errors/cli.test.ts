@@ -28,6 +28,20 @@ describe('the command line names a mistake in one line, with the nearest valid w
     );
   });
 
+  it('help of an unknown command is the same one-line mistake; help of every command is its own', async () => {
+    const bad = await runCli(['help', 'vaildate']);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toContain('unknown command "vaildate"; did you mean "validate"?');
+    const helps = await Promise.all(
+      COMMANDS.filter((c) => c !== 'help').map(async (c) => [c, await runCli(['help', c])] as const),
+    );
+    for (const [c, r] of helps) {
+      expect(r.code, c).toBe(0);
+      expect(r.stdout, c).toMatch(new RegExp(`hatchery-mcp (\\[)?${c}`));
+    }
+  });
+
   it('an unknown command with nothing near; a file name as a command suggests "run"', async () => {
     const [far, file] = await Promise.all([runCli(['frobnicate']), runCli(['notes.json'])]);
     expect(far.code).toBe(2);
