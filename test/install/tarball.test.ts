@@ -5,7 +5,7 @@
  * one install serve the whole file: they take seconds each.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -83,6 +83,9 @@ describe('installed from the packed tarball, used outside the repository', () =>
   const tools = path.join(work, 'tools');
   let tarball: string;
   let installOutput: string;
+  /** Another project that depends on hatchery-mcp (installed from the same tarball). */
+  const project = path.join(tmp, 'other-project');
+  let projectInstallOutput: string;
   /** Wall time of `npm pack` plus the tarball install, for the newcomer's total below. */
   let installMs = 0;
 
@@ -96,9 +99,19 @@ describe('installed from the packed tarball, used outside the repository', () =>
       REPO_ROOT,
     );
     tarball = path.join(tmp, 'pack', `hatchery-mcp-${VERSION}.tgz`);
-    // The README's `npm install -g ./hatchery-mcp-X.tgz`, into a scratch prefix, from another folder.
-    const install = await npm(['install', '-g', '--prefix', prefix, ...INSTALL_FLAGS, tarball], work);
+    // The README's `npm install -g ./hatchery-mcp-X.tgz`, into a scratch prefix, from another folder;
+    // at the same time, into another project as a dependency (the library use of the README).
+    mkdirSync(project);
+    writeFileSync(
+      path.join(project, 'package.json'),
+      JSON.stringify({ name: 'other-project', version: '1.0.0', private: true, type: 'module' }),
+    );
+    const [install, local] = await Promise.all([
+      npm(['install', '-g', '--prefix', prefix, ...INSTALL_FLAGS, tarball], work),
+      npm(['install', ...INSTALL_FLAGS, tarball], project),
+    ]);
     installOutput = `${install.stdout}\n${install.stderr}`;
+    projectInstallOutput = `${local.stdout}\n${local.stderr}`;
     installMs = pack.ms + install.ms;
     process.stderr.write(
       `install test: npm pack ${Math.round(pack.ms)} ms, npm install -g of the tarball ${Math.round(install.ms)} ms\n`,
@@ -110,6 +123,30 @@ describe('installed from the packed tarball, used outside the repository', () =>
   }, INSTALL_TIMEOUT);
   afterAll(() => {
     rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('installs into another project without warnings; its bin and both exports work there', async () => {
+    expect(npmWarnings(projectInstallOutput)).toEqual([]);
+    expect(projectInstallOutput).toMatch(/added \d+ packages?/);
+    // npx finds the project's own bin: no registry lookup (the package is not published).
+    const version = await run('npx', ['--no-install', 'hatchery-mcp', '--version'], project);
+    expect(version.stdout.trim(), version.stderr).toBe(VERSION);
+    // The README's "As a library" snippet, as the project's own module.
+    writeFileSync(
+      path.join(project, 'use.mjs'),
+      [
+        "import { loadHatchery, Runtime } from 'hatchery-mcp';",
+        "import { ScriptedProvider } from 'hatchery-mcp/testing';",
+        "const model = new ScriptedProvider(['Hello, Ada!']);",
+        'const runtime = new Runtime({ providers: { openai: model, anthropic: model } });',
+        "const h = await loadHatchery('node_modules/hatchery-mcp/hatchery/hello.json');",
+        "const result = await runtime.run(h, { input: 'Ada' });",
+        'await runtime.close();',
+        'console.log(result.output);',
+      ].join('\n'),
+    );
+    const lib = await run(process.execPath, ['use.mjs'], project);
+    expect(lib.stdout.trim(), lib.stderr).toBe('Hello, Ada!');
   });
 
   it('installs without warnings and puts hatchery-mcp in the prefix', () => {
