@@ -1,7 +1,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { formatProblem, HatcheryError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { listHatcheryFileNames, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
+import {
+  listHatcheryFileNames,
+  loadHatcheryText,
+  nearestHatcheryFile,
+  unexpectedLoadError,
+} from '../loader/load.js';
 import { runtimeRoots } from '../tools/path-check.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -70,7 +75,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
     try {
       isDir = (await stat(t)).isDirectory();
     } catch {
-      throw new HatcheryError('USAGE', `${t}: no such file or folder`);
+      throw new HatcheryError('USAGE', `${t}: no such file or folder${await nearestHatcheryFile(t)}`);
     }
     if (!isDir) files.push(t);
     else

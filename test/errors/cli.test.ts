@@ -42,6 +42,24 @@ describe('the command line names a mistake in one line, with the nearest valid w
     }
   });
 
+  it('a misspelt hatchery file names the nearest file of its folder, for run, validate and graph', async () => {
+    const dir = path.dirname(okFile());
+    const typo = path.join(dir, 'okk.json');
+    const [run, validate, graph, far] = await Promise.all([
+      runCli(['run', typo]),
+      runCli(['validate', typo]),
+      runCli(['graph', typo]),
+      runCli(['run', path.join(dir, 'unrelated-name.json')]),
+    ]);
+    for (const r of [run, validate, graph]) {
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('no such file');
+      expect(r.stderr).toContain('(did you mean "ok.json"?)');
+    }
+    expect(far.stderr).toContain('no such file');
+    expect(far.stderr).not.toContain('did you mean');
+  });
+
   it('an unknown command with nothing near; a file name as a command suggests "run"', async () => {
     const [far, file] = await Promise.all([runCli(['frobnicate']), runCli(['notes.json'])]);
     expect(far.code).toBe(2);
