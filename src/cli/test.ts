@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
-import { ValidationError } from '../core/errors.js';
+import { HatcheryError, ValidationError } from '../core/errors.js';
 import { findTestFiles, type LoadedTestFile, loadTestFile } from '../runtime/testing/load.js';
 import { runTestFile } from '../runtime/testing/runner.js';
 import { EXIT, parseArgs } from './args.js';
@@ -39,6 +40,12 @@ export async function testCommand(argv: string[]): Promise<number> {
   }
   const recordMissing = values['record-missing'] === true;
   const paths = positionals.length > 0 ? positionals : ['hatchery'];
+  if (positionals.length === 0 && !existsSync(paths[0]!)) {
+    throw new HatcheryError(
+      'USAGE',
+      'no path named and no ./hatchery folder: name test files or folders, or create a first hatchery with its test: hatchery-mcp init',
+    );
+  }
   const files: string[] = [];
   for (const p of paths) files.push(...(await findTestFiles(p)));
   if (files.length === 0) {

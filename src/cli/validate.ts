@@ -75,7 +75,12 @@ export async function validateCommand(argv: string[]): Promise<number> {
     try {
       isDir = (await stat(t)).isDirectory();
     } catch {
-      throw new HatcheryError('USAGE', `${t}: no such file or folder${await nearestHatcheryFile(t)}`);
+      throw new HatcheryError(
+        'USAGE',
+        positionals.length > 0
+          ? `${t}: no such file or folder${await nearestHatcheryFile(t)}`
+          : `no file named and no ./${t} folder: name files or folders to check, or create a first one with: hatchery-mcp init`,
+      );
     }
     if (!isDir) files.push(t);
     else

@@ -140,7 +140,7 @@ export class HatcheryMcpServer implements ServerHost {
     if (!isDir) {
       throw new HatcheryError(
         'USAGE',
-        `--dir ${options.dir}: no such folder (create it, or point --dir at your hatchery files)`,
+        `--dir ${options.dir}: no such folder; create one with a first hatchery: hatchery-mcp init ${options.dir}, or point --dir at your hatchery files`,
       );
     }
     const server = new HatcheryMcpServer({ ...options, dir });

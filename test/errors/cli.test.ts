@@ -60,6 +60,21 @@ describe('the command line names a mistake in one line, with the nearest valid w
     expect(far.stderr).not.toContain('did you mean');
   });
 
+  it('serve, validate and test in a folder with no ./hatchery point at hatchery-mcp init', async () => {
+    const cwd = tempDir();
+    const [serve, validate, test] = await Promise.all([
+      runCli([], { cwd }),
+      runCli(['validate'], { cwd }),
+      runCli(['test'], { cwd }),
+    ]);
+    for (const r of [serve, validate, test]) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('hatchery-mcp init');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(serve.stderr).toContain('--dir hatchery: no such folder');
+  });
+
   it('an unknown command with nothing near; a file name as a command suggests "run"', async () => {
     const [far, file] = await Promise.all([runCli(['frobnicate']), runCli(['notes.json'])]);
     expect(far.code).toBe(2);
