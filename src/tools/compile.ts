@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
 import type { CompileContext, Hatchery, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import { didYouMean } from '../schema/suggest.js';
 import { anchored, parseServerEntry } from './mcp-entry.js';
 import { parseToolRef } from './refs.js';
 
@@ -41,6 +42,23 @@ function bareNameHint(ref: string, cc: CompileContext): string {
   return '';
 }
 
+/** Extensions of the files a `hatch:` or `js:` reference can name. */
+const REF_FILE = { hatch: /\.(json|ya?ml)$/, js: /\.(m|c)?js$/ } as const;
+
+/** ` (did you mean "hello.json"?)` for the nearest file of the kind beside a missing one; read on error only. */
+function nearestSibling(abs: string, kind: keyof typeof REF_FILE): string {
+  let names: string[];
+  try {
+    names = readdirSync(path.dirname(abs));
+  } catch {
+    return '';
+  }
+  return didYouMean(
+    path.basename(abs),
+    names.filter((n) => REF_FILE[kind].test(n)),
+  );
+}
+
 /**
  * Parses and checks one tool reference at load time: unknown built-ins, missing hatch:/js: files and
  * undefined MCP servers are problems at `field`. node: targets are lazy by design and never checked.
@@ -60,7 +78,7 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
       if (!existsSync(abs)) {
         cc.problem(
           field,
-          `"${ref}": file "${rel}" not found (looked for ${abs}); paths are relative to this hatchery file`,
+          `"${ref}": file "${rel}" not found (looked for ${abs})${nearestSibling(abs, parsed.kind)}; paths are relative to this hatchery file`,
         );
         return undefined;
       }

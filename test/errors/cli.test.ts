@@ -42,7 +42,7 @@ describe('the command line names a mistake in one line, with the nearest valid w
     }
   });
 
-  it('a misspelt hatchery file names the nearest file of its folder, for run, validate and graph', async () => {
+  it('a misspelt hatchery file names the nearest file of its folder, for run, validate, graph and hatch:', async () => {
     const dir = path.dirname(okFile());
     const typo = path.join(dir, 'okk.json');
     const [run, validate, graph, far] = await Promise.all([
@@ -58,6 +58,20 @@ describe('the command line names a mistake in one line, with the nearest valid w
     }
     expect(far.stderr).toContain('no such file');
     expect(far.stderr).not.toContain('did you mean');
+    // The same for a hatch: reference inside a file, at load time.
+    const caller = path.join(dir, 'caller.json');
+    writeFileSync(
+      caller,
+      JSON.stringify({
+        name: 'caller',
+        desc: 'd',
+        nodes: [{ type: 'tool', tool_name: 'hatch:okk.json', tool_args: { input: 'x' } }],
+      }),
+    );
+    const sub = await runCli(['validate', caller]);
+    expect(sub.code).toBe(3);
+    expect(sub.stdout).toContain('file "okk.json" not found');
+    expect(sub.stdout).toContain('(did you mean "ok.json"?)');
   });
 
   it('serve, validate and test in a folder with no ./hatchery point at hatchery-mcp init', async () => {
