@@ -1,12 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { formatProblem, HatcheryError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import {
-  listHatcheryFileNames,
-  loadHatcheryText,
-  nearestHatcheryFile,
-  unexpectedLoadError,
-} from '../loader/load.js';
+import { listHatcheryFileNames, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
+import { nearestSibling } from '../tools/compile.js';
 import { runtimeRoots } from '../tools/path-check.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
@@ -78,7 +75,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
       throw new HatcheryError(
         'USAGE',
         positionals.length > 0
-          ? `${t}: no such file or folder${await nearestHatcheryFile(t)}`
+          ? `${t}: no such file or folder${nearestSibling(path.resolve(t), 'hatch')}`
           : `no file named and no ./${t} folder: name files or folders to check, or create a first one with: hatchery-mcp init`,
       );
     }

@@ -9,7 +9,7 @@ import {
 } from '../core/errors.js';
 import { type RealPathCheck, readFailure, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { didYouMean } from '../schema/suggest.js';
+import { nearestSibling } from '../tools/compile.js';
 import { compileHatchery } from './compile.js';
 import { fromDesign, isDesign } from './design.js';
 import { type IgnoreRules, ignoreRulesOf } from './ignore.js';
@@ -132,19 +132,10 @@ function invalid(file: string, problems: ValidationProblem[], notHatchery?: bool
   return notHatchery ? { ok: false, error, notHatchery } : { ok: false, error };
 }
 
-/**
- * For a hatchery file that does not exist, ` (did you mean "hello.json"?)` naming the nearest hatchery
- * file of its folder (`run helo.json`), or ''. Reads the folder, so only on that error path.
- */
-export async function nearestHatcheryFile(file: string): Promise<string> {
-  const names = await readdir(path.dirname(file)).catch(() => [] as string[]);
-  return didYouMean(path.basename(file), names.filter(isHatcheryFileName));
-}
-
 /** Why a hatchery file could not be read, with the nearest file's name when it does not exist. */
-async function cannotRead(file: string, err: unknown): Promise<string> {
+function cannotRead(file: string, err: unknown): string {
   const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-  return `cannot read hatchery file: ${readFailure(err)}${missing ? await nearestHatcheryFile(file) : ''}`;
+  return `cannot read hatchery file: ${readFailure(err)}${missing ? nearestSibling(path.resolve(file), 'hatch') : ''}`;
 }
 
 /** Reads, validates and compiles a hatchery file; throws a ValidationError listing every problem. */
@@ -153,7 +144,7 @@ export async function loadHatchery(file: string, options: LoadOptions = {}): Pro
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new HatcheryError('NOT_FOUND', await cannotRead(file, err), { file }, { cause: err });
+    throw new HatcheryError('NOT_FOUND', cannotRead(file, err), { file }, { cause: err });
   }
   const res = loadHatcheryText(text, file, options);
   if (!res.ok) throw res.error;
@@ -234,7 +225,7 @@ export class HatcheryCache {
       info = await stat(abs);
     } catch (err) {
       this.entries.delete(abs);
-      throw new HatcheryError('NOT_FOUND', await cannotRead(abs, err), { file: abs }, { cause: err });
+      throw new HatcheryError('NOT_FOUND', cannotRead(abs, err), { file: abs }, { cause: err });
     }
     const hit = this.entries.get(abs);
     if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size) return hit.hatchery;
@@ -249,7 +240,7 @@ export class HatcheryCache {
       text = await readTextChecked(abs, check);
     } catch (err) {
       if (err instanceof HatcheryError) throw err;
-      throw new HatcheryError('NOT_FOUND', await cannotRead(abs, err), { file: abs }, { cause: err });
+      throw new HatcheryError('NOT_FOUND', cannotRead(abs, err), { file: abs }, { cause: err });
     }
     const res = loadHatcheryText(text, abs, this.options);
     if (!res.ok) throw res.error;

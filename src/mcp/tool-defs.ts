@@ -2,7 +2,7 @@ import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
 import { actualOf } from '../schema/issues.js';
-import { listNames, nearest, quote } from '../schema/suggest.js';
+import { didYouMean, listNames, nearest, quote } from '../schema/suggest.js';
 
 /**
  * The answer to a call naming a tool or hatchery that is not served: the nearest served name, or a
@@ -126,9 +126,7 @@ export function hatcheryArgs(
       throw new HatcheryError(
         'USAGE',
         `argument "${k}" of ${h.name} must be a string (text), not ${actualOf(v)}`,
-        {
-          file: h.file,
-        },
+        { file: h.file },
       );
     }
     if (k === 'input') input = v;
@@ -136,12 +134,9 @@ export function hatcheryArgs(
     if (k !== 'input' || Object.hasOwn(h.inputs, k)) vars[k] = v;
   }
   if (unknown.length > 0) {
-    const accepted = listNames(['input', ...Object.keys(h.inputs)]);
     const valid = ['input', ...Object.keys(h.inputs)];
-    const shown = unknown.slice(0, 10).map((u) => {
-      const near = nearest(u, valid);
-      return `${quote(u)}${near ? ` (did you mean ${quote(near)}?)` : ''}`;
-    });
+    const accepted = listNames(valid);
+    const shown = unknown.slice(0, 10).map((u) => `${quote(u)}${didYouMean(u, valid)}`);
     if (unknown.length > shown.length) shown.push(`and ${unknown.length - shown.length} more`);
     throw new HatcheryError(
       'USAGE',

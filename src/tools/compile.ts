@@ -45,8 +45,11 @@ function bareNameHint(ref: string, cc: CompileContext): string {
 /** Extensions of the files a `hatch:` or `js:` reference can name. */
 const REF_FILE = { hatch: /\.(json|ya?ml)$/, js: /\.(m|c)?js$/ } as const;
 
-/** ` (did you mean "hello.json"?)` for the nearest file of the kind beside a missing one; read on error only. */
-function nearestSibling(abs: string, kind: keyof typeof REF_FILE): string {
+/**
+ * ` (did you mean "hello.json"?)` for the nearest file of the kind beside a missing one, or ''. Reads
+ * the folder, so only on that error path; the loader uses it for a missing hatchery file too.
+ */
+export function nearestSibling(abs: string, kind: keyof typeof REF_FILE): string {
   let names: string[];
   try {
     names = readdirSync(path.dirname(abs));
