@@ -264,9 +264,9 @@ export async function runChecks(options: {
   const checks = [nodeCheck(), ...modelChecks(env), ...(await folderChecks(options.dir, servers))];
   if (options.mcpConfig) {
     try {
-      const base = path.dirname(path.resolve(options.mcpConfig));
+      // readMcpConfig has anchored each stdio server to the config file's folder already.
       for (const [name, def] of Object.entries(await readMcpConfig(options.mcpConfig)))
-        servers.push({ name, def: anchored(def, base), source: options.mcpConfig });
+        servers.push({ name, def, source: options.mcpConfig });
     } catch (err) {
       checks.push(problem(`--mcp-config ${options.mcpConfig}`, (err as Error).message, 'fix the file'));
     }
