@@ -1,6 +1,6 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { EXIT, parseArgs, unknownCommand } from './args.js';
+import { type COMMANDS, EXIT, parseArgs, unknownCommand } from './args.js';
 
 // Commands are imported when they run: --version, help and validate then start without loading the
 // MCP server, the vendor SDKs or the runtime they do not use.
@@ -26,16 +26,62 @@ Exit codes: 0 success, 1 run failed, 2 bad command line, 3 invalid hatchery file
 /** Help text of `schema`, the one command without a module of its own. */
 const SCHEMA_HELP = 'Usage: hatchery-mcp schema   prints the JSON Schema of hatchery files';
 
+/** What a command module gives main: its entry point and its help text. */
+interface CommandModule {
+  run: (argv: string[]) => Promise<number>;
+  help: string;
+}
+
+/**
+ * Every command with a module of its own, loaded when it is used. One table for dispatch and help;
+ * `satisfies` makes it list exactly the names of COMMANDS (the did-you-mean list) but `schema` and `help`.
+ */
+const MODULES = {
+  serve: async () => {
+    const m = await import('./serve.js');
+    return { run: m.serveCommand, help: m.SERVE_HELP };
+  },
+  run: async () => {
+    const m = await import('./run.js');
+    return { run: m.runCommand, help: m.RUN_HELP };
+  },
+  validate: async () => {
+    const m = await import('./validate.js');
+    return { run: m.validateCommand, help: m.VALIDATE_HELP };
+  },
+  test: async () => {
+    const m = await import('./test.js');
+    return { run: m.testCommand, help: m.TEST_HELP };
+  },
+  graph: async () => {
+    const m = await import('./graph.js');
+    return { run: m.graphCommand, help: m.GRAPH_HELP };
+  },
+  convert: async () => {
+    const m = await import('./convert.js');
+    return { run: m.convertCommand, help: m.CONVERT_HELP };
+  },
+  init: async () => {
+    const m = await import('./init.js');
+    return { run: m.initCommand, help: m.INIT_HELP };
+  },
+  doctor: async () => {
+    const m = await import('./doctor.js');
+    return { run: m.doctorCommand, help: m.DOCTOR_HELP };
+  },
+} satisfies Record<Exclude<(typeof COMMANDS)[number], 'schema' | 'help'>, () => Promise<CommandModule>>;
+
+/** The module of `word` when it names one (own keys only: "constructor" is no command). */
+function moduleOf(word: string | undefined): (() => Promise<CommandModule>) | undefined {
+  return word !== undefined && Object.hasOwn(MODULES, word)
+    ? MODULES[word as keyof typeof MODULES]
+    : undefined;
+}
+
 /** The help text of `command` (the general help without one); an unknown command is a USAGE error. */
 async function helpOf(command: string | undefined): Promise<string> {
-  if (command === 'run') return (await import('./run.js')).RUN_HELP;
-  if (command === 'validate') return (await import('./validate.js')).VALIDATE_HELP;
-  if (command === 'graph') return (await import('./graph.js')).GRAPH_HELP;
-  if (command === 'serve') return (await import('./serve.js')).SERVE_HELP;
-  if (command === 'test') return (await import('./test.js')).TEST_HELP;
-  if (command === 'convert') return (await import('./convert.js')).CONVERT_HELP;
-  if (command === 'init') return (await import('./init.js')).INIT_HELP;
-  if (command === 'doctor') return (await import('./doctor.js')).DOCTOR_HELP;
+  const load = moduleOf(command);
+  if (load) return (await load()).help;
   if (command === 'schema') return SCHEMA_HELP;
   if (command === undefined || command === 'help' || command.startsWith('-')) return HELP;
   throw new HatcheryError('USAGE', unknownCommand(command));
@@ -45,23 +91,9 @@ async function helpOf(command: string | undefined): Promise<string> {
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   try {
+    const load = moduleOf(first);
+    if (load) return await (await load()).run(rest);
     switch (first) {
-      case 'run':
-        return await (await import('./run.js')).runCommand(rest);
-      case 'validate':
-        return await (await import('./validate.js')).validateCommand(rest);
-      case 'graph':
-        return await (await import('./graph.js')).graphCommand(rest);
-      case 'serve':
-        return await (await import('./serve.js')).serveCommand(rest);
-      case 'test':
-        return await (await import('./test.js')).testCommand(rest);
-      case 'convert':
-        return await (await import('./convert.js')).convertCommand(rest);
-      case 'init':
-        return await (await import('./init.js')).initCommand(rest);
-      case 'doctor':
-        return await (await import('./doctor.js')).doctorCommand(rest);
       case 'schema': {
         // Options are checked like every command's, so a typo is named instead of ignored.
         if (parseArgs(rest, { help: { type: 'boolean', short: 'h' } }, 'schema').values.help) {
@@ -82,9 +114,7 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${packageVersion()}\n`);
         return EXIT.OK;
       default:
-        if (first === undefined || first.startsWith('-')) {
-          return await (await import('./serve.js')).serveCommand(argv);
-        }
+        if (first === undefined || first.startsWith('-')) return await (await MODULES.serve()).run(argv);
         throw new HatcheryError('USAGE', unknownCommand(first));
     }
   } catch (err) {
