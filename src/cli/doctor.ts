@@ -1,14 +1,15 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
-import { listHatcheryFileNames, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
+import { listHatcheryFileNames } from '../loader/load.js';
 import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { shellQuote } from './client-config.js';
 import { readMcpConfig } from './config.js';
+import { checkFile } from './validate.js';
 import { findCommand } from './which.js';
 
 /** Help text of `hatchery-mcp doctor`. */
@@ -161,29 +162,22 @@ async function folderChecks(dir: string, servers: ServerUse[]): Promise<Check[]>
   const checks: Check[] = [];
   const loaded: string[] = [];
   for (const file of await listHatcheryFileNames(dir)) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
-      checks.push(problem(file, `cannot read the file: ${code}`, 'check its permissions'));
+    const report = await checkFile(file, {});
+    if (report.hatchery) {
+      loaded.push(report.hatchery.name);
+      for (const [server, def] of Object.entries(report.hatchery.def.mcpServers ?? {}))
+        servers.push({ name: server, def: anchored(def, report.hatchery.dir), source: file });
       continue;
     }
-    let res: ReturnType<typeof loadHatcheryText>;
-    try {
-      res = loadHatcheryText(text, file);
-    } catch (err) {
-      checks.push(problem(file, unexpectedLoadError(err), `run: hatchery-mcp validate ${shellQuote(file)}`));
+    if (report.unreadable) {
+      const fix = report.unreadable.startsWith('cannot read')
+        ? 'check its permissions'
+        : `run: hatchery-mcp validate ${shellQuote(file)}`;
+      checks.push(problem(file, report.unreadable, fix));
       continue;
     }
-    if (res.ok) {
-      loaded.push(res.hatchery.name);
-      for (const [server, def] of Object.entries(res.hatchery.def.mcpServers ?? {}))
-        servers.push({ name: server, def: anchored(def, res.hatchery.dir), source: file });
-      continue;
-    }
-    if (res.notHatchery) continue;
-    const [first, ...more] = res.error.problems;
+    if (report.notHatchery) continue;
+    const [first, ...more] = report.problems;
     const where = first?.path ? `${first.path}${first.line ? ` (line ${first.line})` : ''}: ` : '';
     const rest = more.length > 0 ? ` (and ${more.length} more problem${more.length === 1 ? '' : 's'})` : '';
     checks.push(

@@ -118,7 +118,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
 }
 
 /** Reads and loads one file; an unreadable or unloadable file is a problem of that file, not an exception. */
-async function checkFile(file: string, options: LoadOptions): Promise<FileReport> {
+export async function checkFile(file: string, options: LoadOptions): Promise<FileReport> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
