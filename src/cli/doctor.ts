@@ -3,7 +3,7 @@ import path from 'node:path';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { listHatcheryFileNames } from '../loader/load.js';
-import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
+import { KEY_VARS, modelSpecProblem, ProviderRegistry, vendorDefault } from '../providers/resolve.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, parseArgs } from './args.js';
@@ -81,11 +81,11 @@ function namingRegistry(env: Readonly<Record<string, string | undefined>>): Prov
 /** The API key, HATCHERY_MODEL and base URL checks; never shows any part of a value. */
 export function modelChecks(env: Readonly<Record<string, string | undefined>>): Check[] {
   const checks: Check[] = [];
-  const keys = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'] as const;
-  for (const k of keys) {
+  const keys = Object.values(KEY_VARS);
+  for (const [vendor, k] of Object.entries(KEY_VARS) as [keyof typeof KEY_VARS, string][]) {
     const value = env[k];
     if (!value) continue;
-    const alone = namingRegistry({ [k]: 'set' }).defaultModel(false);
+    const alone = vendorDefault(vendor);
     checks.push(
       value.trim() !== value
         ? warn(k, 'is set, but its value starts or ends with spaces or a line break', `set ${k} without them`)

@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { ProviderRegistry } from '../providers/resolve.js';
+import { DEFAULT_MODELS } from '../providers/resolve.js';
 import { requestKey } from '../runtime/cassette/canonical.js';
 import { CASSETTE_VERSION, type CassetteEntry } from '../runtime/cassette/format.js';
 import { SCHEMA_FILE } from './client-config.js';
@@ -58,17 +58,6 @@ cases:
 `;
 }
 
-/** The default model a key alone selects, by the providers' own resolution. */
-export function defaultModelFor(keyVar: 'OPENAI_API_KEY' | 'ANTHROPIC_API_KEY'): string {
-  const registry = new ProviderRegistry({
-    env: { [keyVar]: 'set' },
-    factory: () => {
-      throw new Error('no provider is built to name a default model');
-    },
-  });
-  return registry.defaultModel(false)!;
-}
-
 /**
  * The cassette of the test: one entry per vendor's default model, so a replay matches whichever
  * key is set (a replay with a key resolves the default model of that key) and, with none, the first.
@@ -77,13 +66,10 @@ export function helloCassette(now = new Date()): string {
   const lines = [
     JSON.stringify({ format: 'hatchery-cassette', version: CASSETTE_VERSION, created: now.toISOString() }),
   ];
-  for (const keyVar of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'] as const) {
-    const spec = defaultModelFor(keyVar);
-    const colon = spec.indexOf(':');
-    const vendor = spec.slice(0, colon) as keyof typeof STOP_REASONS;
+  for (const vendor of ['openai', 'anthropic'] as const) {
     const request = {
       vendor,
-      model: spec.slice(colon + 1),
+      model: DEFAULT_MODELS[vendor],
       system: SYSTEM,
       messages: [{ role: 'user', content: HELLO_QUESTION }],
     };

@@ -16,7 +16,12 @@ export const DEFAULT_MODELS: Readonly<Record<'openai' | 'anthropic', string>> = 
 };
 
 /** The environment variable holding each vendor's API key. */
-const KEY_VARS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
+export const KEY_VARS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
+
+/** The model (`vendor:model`) a vendor's key selects when nothing names one and HATCHERY_MODEL is unset. */
+export function vendorDefault(vendor: keyof typeof DEFAULT_MODELS): string {
+  return `${vendor}:${DEFAULT_MODELS[vendor]}`;
+}
 
 /** A parsed `model` string. */
 export interface ModelSpec {
@@ -89,8 +94,8 @@ export class ProviderRegistry {
     const env = this.options.env;
     if (env.HATCHERY_MODEL) return env.HATCHERY_MODEL;
     const o = this.options.overrides ?? {};
-    if (env.OPENAI_API_KEY || o.openai) return `openai:${DEFAULT_MODELS.openai}`;
-    if (env.ANTHROPIC_API_KEY || o.anthropic) return `anthropic:${DEFAULT_MODELS.anthropic}`;
+    if (env.OPENAI_API_KEY || o.openai) return vendorDefault('openai');
+    if (env.ANTHROPIC_API_KEY || o.anthropic) return vendorDefault('anthropic');
     if (samplingAvailable || o.sampling) return 'sampling';
     return undefined;
   }
