@@ -5,7 +5,7 @@
 import type { ErrorContext, ValidationProblem } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import type { ResolvedModel } from '../providers/resolve.js';
-import type { ChatMessage, Provider, Usage } from '../providers/types.js';
+import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
 import type { NodeKind } from '../schema/nodes.js';
 import type { HatcheryGraph } from './graph.js';
@@ -74,9 +74,19 @@ export interface Hatchery {
   readonly inputRequired: boolean;
 }
 
-/** Events of a run, for the CLI, traces and MCP progress. `depth` > 0 marks nested runs. */
+/** Events of a run, for the CLI, traces, MCP progress and the run journal. `depth` > 0 marks nested runs. */
 export type RunEvent =
-  | { type: 'run_start'; runId: string; hatchery: string; depth: number }
+  | {
+      type: 'run_start';
+      runId: string;
+      hatchery: string;
+      depth: number;
+      /** Absolute path of the file ('' for definitions built in memory). */
+      file: string;
+      /** The run's input and declared inputs (nested runs: what the hatch: tool passed). */
+      input?: string;
+      vars?: Readonly<Record<string, string>>;
+    }
   | {
       type: 'node_start';
       runId: string;
@@ -94,7 +104,39 @@ export type RunEvent =
       step: number;
       depth: number;
       output: string;
+      /** The structured value (output_schema), when the node has one. */
+      value?: unknown;
       usage?: Usage;
+      ms: number;
+      /** The scope path and sequence number of this execution (see RunContext.path), for resume. */
+      path?: string;
+      seq: number;
+      /** The routing decision: the node that runs next in this scope, or null when the chain ends. */
+      next: string | null;
+      /** The node's own successor choice (route: choose), kept so a resumed run routes the same way. */
+      chose?: string | null;
+      /** True when a resumed run took this result from its journal instead of running the node. */
+      replayed?: boolean;
+    }
+  | {
+      type: 'model_call';
+      runId: string;
+      hatchery: string;
+      node: string;
+      depth: number;
+      vendor: string;
+      model: string;
+      /**
+       * The request as sent (its message list copied, never redacted here): a journal hashes it into
+       * the cassette key, so it can answer the same call again. Listeners must not change it.
+       */
+      request: ChatRequest;
+      /** The answer (undefined when the call failed). */
+      text?: string;
+      toolCalls?: readonly { id: string; name: string; args: Record<string, unknown> }[];
+      stopReason?: string;
+      usage?: Usage;
+      error?: string;
       ms: number;
     }
   | {
@@ -106,6 +148,9 @@ export type RunEvent =
       depth: number;
       ms: number;
       isError: boolean;
+      args?: Record<string, unknown>;
+      /** The result text, or the error message when the call threw. */
+      result?: string;
     }
   | {
       type: 'run_end';
@@ -115,6 +160,8 @@ export type RunEvent =
       ok: boolean;
       output?: string;
       error?: string;
+      /** The failure's error code (INPUT_REQUIRED, BUDGET_EXHAUSTED, ABORTED...). */
+      code?: string;
       usage: Usage;
       steps: number;
       ms: number;
@@ -229,7 +276,51 @@ export interface RunState {
   /** Node executions so far, across nested runs. */
   steps: number;
   readonly usage: Usage;
+  /** Budget and cost of the whole run tree (model calls, tool calls); one per top-level run. */
+  readonly meter: RunMeter;
+  /** Results of node executions a resumed run takes from its journal; undefined in fresh runs. */
+  readonly memo: NodeMemo | undefined;
+  /** Asks a person (ask nodes, approve: true); undefined: the run suspends with INPUT_REQUIRED. */
+  readonly ask: AskFn | undefined;
 }
+
+/** Spend of a run tree against its budget and the price table; shared by nested runs, branches and agents. */
+export interface RunMeter {
+  /** Throws BUDGET_EXHAUSTED (naming the limit and the spend) when no more model calls may start. */
+  beforeModelCall(where: ErrorContext): void;
+  /**
+   * Counts a finished model call: adds its tokens and sets `usage.costUsd` when the model's price is
+   * known. Called once per call, before its usage is added anywhere else.
+   */
+  afterModelCall(vendor: string, model: string, usage: Usage): void;
+  /** Throws BUDGET_EXHAUSTED when no more tool calls may start; counts the call otherwise. */
+  beforeToolCall(where: ErrorContext): void;
+}
+
+/** A finished node execution of an earlier attempt of this run, taken instead of running the node. */
+export interface NodeMemo {
+  /**
+   * The recorded result of node `node` run as execution `seq` of the scope at `path`, or undefined
+   * to run it (not recorded, not finished, changed since, or at/after the resume point).
+   */
+  take(path: string, seq: number, node: CompiledNode): NodeResult | undefined;
+}
+
+/** A question a run puts to a person: an ask node's, or an approval before a side effect. */
+export interface AskRequest {
+  kind: 'ask' | 'approve';
+  /** Node asking. */
+  node: string;
+  /** The rendered question (for approvals: what will run, with its rendered arguments). */
+  question: string;
+  /** Allowed answers, when the question has a fixed set. */
+  choices?: readonly string[];
+  /** JSON Schema the answer must satisfy (it is then JSON text). */
+  schema?: Record<string, unknown>;
+}
+
+/** Puts a question to a person and resolves with the answer; rejects when `signal` ends. */
+export type AskFn = (question: AskRequest, signal: AbortSignal) => Promise<string>;
 
 /** State one hatchery run shares with its child contexts (node: tools, branches, loops). */
 export interface RunLocalState {
@@ -254,6 +345,14 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Nesting level: 0 for the top-level run. */
   readonly depth: number;
+  /**
+   * Where this scope sits in the run, stable between attempts ('' for the top-level walk, branch
+   * scopes `<parent path>/<seq>.<i>`); undefined where executions are not resumable one by one
+   * (nested runs, node: tools, spawned agents): they run again inside the node that holds them.
+   */
+  readonly path: string | undefined;
+  /** Node executions walked in this scope so far (the `seq` of the latest one). */
+  seq: number;
   /** Output of the node that ran last here (a script's default stdin). */
   last: string;
   /** Renders a compiled template with this context's variables. */
@@ -261,7 +360,10 @@ export interface RunContext {
   /** Writes a `save_output` variable here and in every enclosing context of the same run. */
   save(key: string, value: unknown): void;
   /** A child context: sees these variables, keeps its own writes; `signal` narrows its cancellation. */
-  child(own?: Record<string, unknown>, opts?: { depth?: number; signal?: AbortSignal }): RunContext;
+  child(
+    own?: Record<string, unknown>,
+    opts?: { depth?: number; signal?: AbortSignal; path?: string },
+  ): RunContext;
 }
 
 /** Options that shape how files are loaded (from the CLI or the embedding program). */

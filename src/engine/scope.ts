@@ -1,7 +1,17 @@
 import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
-import type { Hatchery, RunContext, RunEvent, RunLocalState, RunServices, RunState } from './contracts.js';
+import type {
+  AskFn,
+  Hatchery,
+  NodeMemo,
+  RunContext,
+  RunEvent,
+  RunLocalState,
+  RunMeter,
+  RunServices,
+  RunState,
+} from './contracts.js';
 import { raiseInTemplate, type Template, type TemplateVars } from './templates/templates.js';
 
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
@@ -20,6 +30,12 @@ export class RunShared implements RunState {
     readonly emit: ((event: RunEvent) => void) | undefined,
     /** The MCP client's model, when the run came from a client that offers sampling. */
     readonly sampling: Provider | undefined,
+    /** Budget and cost of the run tree. */
+    readonly meter: RunMeter,
+    /** Journal results a resumed run takes instead of running nodes again. */
+    readonly memo: NodeMemo | undefined = undefined,
+    /** Asks a person; undefined suspends the run at the question. */
+    readonly ask: AskFn | undefined = undefined,
   ) {}
 }
 
@@ -52,6 +68,8 @@ export class Scope implements RunContext {
   readonly vars: TemplateVars;
   /** Output of the node that ran last in this scope (a script's default stdin). */
   last = '';
+  /** Node executions walked in this scope so far. */
+  seq = 0;
   /** State shared by the scopes of one hatchery run. */
   readonly local: RunLocal;
   /** Cancellation of this scope: the run's signal, or a fan-out's that also fires when a sibling fails. */
@@ -64,6 +82,8 @@ export class Scope implements RunContext {
     readonly ctx: Record<string, unknown>,
     readonly out: Record<string, unknown>,
     readonly depth: number,
+    /** Stable place of this scope in the run ('' at the top), undefined where not resumable one by one. */
+    readonly path: string | undefined,
     readonly parent?: Scope,
     local?: RunLocal,
     signal?: AbortSignal,
@@ -111,7 +131,10 @@ export class Scope implements RunContext {
    * A child scope: sees this scope's variables, keeps its own writes (node: tools, branches).
    * `signal` replaces the run's signal for the child (fan-outs cancel their siblings with it).
    */
-  child(own: Record<string, unknown> = {}, opts: { depth?: number; signal?: AbortSignal } = {}): Scope {
+  child(
+    own: Record<string, unknown> = {},
+    opts: { depth?: number; signal?: AbortSignal; path?: string } = {},
+  ): Scope {
     const ctx = Object.create(this.ctx) as Record<string, unknown>;
     Object.assign(ctx, own);
     const out = Object.create(this.out) as Record<string, unknown>;
@@ -122,6 +145,7 @@ export class Scope implements RunContext {
       ctx,
       out,
       opts.depth ?? this.depth,
+      opts.path,
       this,
       this.local,
       opts.signal ?? this.signal,

@@ -1,7 +1,7 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { HatcheryError, withContext } from '../core/errors.js';
 import { addUsage } from '../providers/types.js';
-import type { CompiledNode, NodeResult, Router, RunContext } from './contracts.js';
+import type { CompiledNode, NodeResult, Router, RunContext, RunEvent } from './contracts.js';
 import { writeOutput } from './write-output.js';
 
 /** Picks the next node name from a compiled router and the node's output; undefined ends the run. */
@@ -79,7 +79,12 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
     }
     const emit = shared.emit;
     const t0 = emit ? performance.now() : 0;
-    if (emit) {
+    const seq = ++scope.seq;
+    // A resumed run takes a node that finished in an earlier attempt from the journal.
+    const memo = shared.memo;
+    const path = scope.path;
+    const recorded = memo !== undefined && path !== undefined ? memo.take(path, seq, node) : undefined;
+    if (emit && recorded === undefined) {
       emit({
         type: 'node_start',
         runId: shared.runId,
@@ -90,20 +95,27 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
         depth: scope.depth,
       });
     }
-    try {
-      result = await node.exec(scope);
-    } catch (err) {
-      throw withContext(err, { file: hatchery.file, node: name });
+    if (recorded !== undefined) {
+      result = recorded;
+    } else {
+      try {
+        result = await node.exec(scope);
+      } catch (err) {
+        throw withContext(err, { file: hatchery.file, node: name });
+      }
     }
     const text = result.text;
     scope.out[name] = result.value === undefined ? text : result.value;
     scope.last = text;
     if (node.saveOutput !== undefined)
       scope.save(node.saveOutput, result.value === undefined ? text : result.value);
-    if (node.writeOutput !== undefined) await writeOutput(scope, node, text);
-    if (result.usage) addUsage(shared.usage, result.usage);
+    // A recorded node's file was written by the attempt that ran it.
+    if (node.writeOutput !== undefined && recorded === undefined) await writeOutput(scope, node, text);
+    if (result.usage && recorded === undefined) addUsage(shared.usage, result.usage);
+    // A node that chose its successor itself (route: choose) overrides the text rule; null is END.
+    const next = result.next !== undefined ? (result.next ?? undefined) : route(node.route, text);
     if (emit) {
-      emit({
+      const event: Extract<RunEvent, { type: 'node_end' }> = {
         type: 'node_end',
         runId: shared.runId,
         hatchery: hatchery.name,
@@ -113,10 +125,16 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
         output: text,
         usage: result.usage,
         ms: performance.now() - t0,
-      });
+        seq,
+        next: next ?? null,
+      };
+      if (result.value !== undefined) event.value = result.value;
+      if (path !== undefined) event.path = path;
+      if (result.next !== undefined) event.chose = result.next;
+      if (recorded !== undefined) event.replayed = true;
+      emit(event);
     }
-    // A node that chose its successor itself (route: choose) overrides the text rule; null is END.
-    name = result.next !== undefined ? (result.next ?? undefined) : route(node.route, text);
+    name = next;
   }
   return result;
 }

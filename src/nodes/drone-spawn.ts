@@ -1,5 +1,6 @@
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { CompileContext, RunContext, Tool, ToolRef } from '../engine/contracts.js';
+import { metered } from '../engine/metered.js';
 import type { Template } from '../engine/templates/templates.js';
 import type { ChatRequest } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
@@ -159,12 +160,14 @@ async function runSpawned(
   let system = tmpl.name === 'self' ? [parent.system, own].filter(Boolean).join('\n\n') : own;
   if (addition && tmpl.allowAddition) system = `${system}\n\n${addition}`;
   const where = { node: parent.node, field: 'spawn', template: tmpl.name };
-  const { provider, model } = scope.shared.services.resolveModel(
+  const resolved = scope.shared.services.resolveModel(
     tmpl.model ?? parent.modelSpec,
     parent.baseURL,
     scope.shared.sampling,
     where,
   );
+  const model = resolved.model;
+  const provider = metered(scope, resolved, parent.node);
   const refs = tmpl.name === 'self' && tmpl.refs.length === 0 ? parent.refs : tmpl.refs;
   const request: ChatRequest = {
     ...parent.request,

@@ -7,6 +7,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
+import { metered } from '../engine/metered.js';
 import { modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, ChatRequest } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
@@ -55,6 +56,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
     const resolve = (scope: RunContext): ResolvedModel =>
       scope.shared.services.resolveModel(modelSpec, def.base_url, scope.shared.sampling, where);
+    const name = base.name;
     const responseSchema = schema
       ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
       : undefined;
@@ -77,7 +79,9 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
         }
         const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
         const user: ChatMessage = { role: 'user', content: scope.render(usr) };
-        const { provider, model } = resolve(scope);
+        const resolved = resolve(scope);
+        const model = resolved.model;
+        const provider = metered(scope, resolved, name);
         const request: ChatRequest = {
           model,
           system,

@@ -96,6 +96,15 @@ function branchError(scope: RunContext, spec: FanOutSpec, index: number, err: un
 }
 
 /**
+ * The stable path of branch `i` of the fan-out node executed as `seq` in `scope`, or undefined when
+ * `scope` itself is not resumable node by node (then neither are its branches).
+ */
+export function branchPath(scope: RunContext, seq: number, i: number): string | undefined {
+  const p = scope.path;
+  return p === undefined ? undefined : `${p}/${seq}.${i}`;
+}
+
+/**
  * Load-time check of a node a fan-out or loop starts from (`field` is its JSON path below the node):
  * it must exist, and its next chain must not lead back to `self`, which would nest the node in itself.
  */

@@ -8,7 +8,7 @@ import type {
 } from '../engine/contracts.js';
 import { walk } from '../engine/walk.js';
 import type { MapDef } from '../schema/map.js';
-import { checkStartNode, fanOut } from './fanout.js';
+import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
 /** Default number of items a map node runs at once. */
 const DEFAULT_MAP_CONCURRENCY = 4;
@@ -46,6 +46,7 @@ export const mapImpl: NodeKindImpl<MapDef> = {
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
+        const seq = scope.seq;
         // itemsTemplate is only undefined when loading failed, and then nothing runs.
         const items = parseItems(scope.render(itemsTemplate!));
         const results = await fanOut(scope, {
@@ -55,7 +56,11 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           field: 'node',
           name: (i) => `${start}[${i}]`,
           start: () => start,
-          run: (i, signal) => walk(scope.child({ item: items[i], index: i }, { signal }), start),
+          run: (i, signal) =>
+            walk(
+              scope.child({ item: items[i], index: i }, { signal, path: branchPath(scope, seq, i) }),
+              start,
+            ),
         });
         const outputs = new Array<string>(results.length);
         for (let i = 0; i < results.length; i++) outputs[i] = results[i]!.text;

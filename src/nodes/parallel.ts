@@ -8,7 +8,7 @@ import type {
 } from '../engine/contracts.js';
 import { walk } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
-import { checkStartNode, fanOut } from './fanout.js';
+import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
 /** The default join: each branch's output under a `## <branch>` heading, separated by blank lines. */
 function defaultJoin(names: readonly string[], results: readonly NodeResult[]): string {
@@ -39,6 +39,7 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
+        const seq = scope.seq;
         const results = await fanOut(scope, {
           count: names.length,
           concurrency: names.length,
@@ -46,7 +47,8 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
           field: 'branches',
           name: (i) => names[i]!,
           start: (i) => names[i]!,
-          run: (i, signal) => walk(scope.child(undefined, { signal }), names[i]!),
+          run: (i, signal) =>
+            walk(scope.child(undefined, { signal, path: branchPath(scope, seq, i) }), names[i]!),
         });
         const out = scope.out;
         for (let i = 0; i < names.length; i++) {

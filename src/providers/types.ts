@@ -1,7 +1,12 @@
 /** Token counts of one or more model calls. */
 export interface Usage {
+  /** All input tokens, cached ones included. */
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens read from the vendor's prompt cache (a part of inputTokens), when it reports them. */
+  cachedInputTokens?: number;
+  /** Cost in US dollars, when the price of every model counted is known (see providers/prices.ts). */
+  costUsd?: number;
 }
 
 /** A tool call requested by the model. */
@@ -72,6 +77,8 @@ export function addUsage(a: Usage, b: Usage | undefined): void {
   if (!b) return;
   a.inputTokens += b.inputTokens;
   a.outputTokens += b.outputTokens;
+  if (b.cachedInputTokens) a.cachedInputTokens = (a.cachedInputTokens ?? 0) + b.cachedInputTokens;
+  if (b.costUsd !== undefined) a.costUsd = (a.costUsd ?? 0) + b.costUsd;
 }
 
 /** Options of the SDK-backed provider factories (createOpenAIProvider, createAnthropicProvider). */

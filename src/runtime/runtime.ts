@@ -8,10 +8,12 @@ import type {
   LoadOptions,
   NodeResult,
   RunContext,
+  RunEvent,
   RunListener,
   RunServices,
   RunState,
 } from '../engine/contracts.js';
+import { Meter } from '../engine/meter.js';
 import { RunShared, Scope } from '../engine/scope.js';
 import { walk } from '../engine/walk.js';
 import { HatcheryCache } from '../loader/load.js';
@@ -191,7 +193,17 @@ export class Runtime {
     const listener = options.onEvent;
     const emit = listener ? safeListener(listener) : undefined;
     const signal = options.signal ?? neverAborted;
-    const shared = new RunShared(this.services, runId, signal, maxSteps, maxDepth, emit, options.sampling);
+    const meter = new Meter(() => undefined);
+    const shared = new RunShared(
+      this.services,
+      runId,
+      signal,
+      maxSteps,
+      maxDepth,
+      emit,
+      options.sampling,
+      meter,
+    );
     const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
     return {
       runId,
@@ -237,7 +249,18 @@ export class Runtime {
     const emit = shared.emit;
     const t0 = emit ? performance.now() : 0;
     const steps0 = shared.steps;
-    emit?.({ type: 'run_start', runId: shared.runId, hatchery: h.name, depth });
+    if (emit) {
+      const event: Extract<RunEvent, { type: 'run_start' }> = {
+        type: 'run_start',
+        runId: shared.runId,
+        hatchery: h.name,
+        depth,
+        file: h.file,
+      };
+      if (input !== undefined) event.input = input;
+      if (vars !== undefined) event.vars = vars;
+      emit(event);
+    }
     try {
       const scope = await this.scopeFor(h, shared, depth, input, vars, signal);
       const result = await walk(scope, h.start);
@@ -340,7 +363,20 @@ export class Runtime {
     applyVars(h, ctx, vars);
     const fileKeys = Object.keys(h.files);
     if (fileKeys.length > 0) await loadFiles(h, guard, ctx, fileKeys, signal);
-    const scope = new Scope(h, shared, guard, ctx, Object.create(null), depth, undefined, undefined, signal);
+    // Only the top-level walk is resumable node by node; a nested run runs again inside its node.
+    const path = depth === 0 ? '' : undefined;
+    const scope = new Scope(
+      h,
+      shared,
+      guard,
+      ctx,
+      Object.create(null),
+      depth,
+      path,
+      undefined,
+      undefined,
+      signal,
+    );
     // Preflight checks (API keys) depend only on this runtime's environment unless the run brings a
     // sampling client, so a hatchery that passed them once need not walk its nodes again.
     if (shared.sampling !== undefined || !this.preflighted.has(h)) {

@@ -1,5 +1,5 @@
 import { abortedError, throwIfAborted } from '../core/cancel.js';
-import { HatcheryError } from '../core/errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
 import type { RunContext, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
@@ -29,6 +29,8 @@ export async function callTool(
   const ms = timeoutMs ?? shared.services.toolTimeoutMs;
   const t0 = shared.emit ? performance.now() : 0;
   let isError = true;
+  let result: string | undefined;
+  shared.meter.beforeToolCall({ file: scope.hatchery.file, node, tool: tool.name });
   try {
     let res: ToolResult;
     if (tool.instant) {
@@ -41,7 +43,12 @@ export async function callTool(
         : await guarded(scope, node, tool, args, ms);
     }
     isError = res.isError === true;
-    return withText(res);
+    const out = withText(res);
+    result = out.text;
+    return out;
+  } catch (err) {
+    result = formatError(err);
+    throw err;
   } finally {
     shared.emit?.({
       type: 'tool_call',
@@ -52,6 +59,8 @@ export async function callTool(
       depth: scope.depth,
       ms: performance.now() - t0,
       isError,
+      args,
+      result,
     });
   }
 }

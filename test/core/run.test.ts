@@ -84,6 +84,7 @@ describe('runs', () => {
     expect(events.map((e) => e.type)).toEqual([
       'run_start',
       'node_start',
+      'model_call',
       'node_end',
       'node_start',
       'tool_call',
@@ -91,10 +92,19 @@ describe('runs', () => {
       'run_end',
     ]);
     expect(events[2]).toMatchObject({
+      type: 'model_call',
+      node: 'Say',
+      text: 'hello',
+      usage: { inputTokens: 10, outputTokens: 3 },
+    });
+    expect(events[3]).toMatchObject({
       node: 'Say',
       step: 1,
       output: 'hello',
       usage: { inputTokens: 10, outputTokens: 3 },
+      path: '',
+      seq: 1,
+      next: 'Echo',
     });
     expect(events.at(-1)).toMatchObject({
       ok: true,

@@ -1,0 +1,140 @@
+/**
+ * The run store: what the runtime, the CLI and the MCP server know of durable runs. The embedded
+ * default keeps one JSON-lines file per run (file-store.ts); a database-backed store implements the
+ * same interface without touching its callers.
+ */
+import type { RunListener } from '../../engine/contracts.js';
+import type { Usage } from '../../providers/types.js';
+
+/** Version of the journal's record format, written in every record as `v`. */
+export const JOURNAL_VERSION = 1;
+
+/** Where a run stands, as its journal says. */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted' | 'input_required';
+
+/** The process that owns a running run (a run whose owner is gone was interrupted). */
+export interface RunOwner {
+  pid: number;
+  host: string;
+  /** When the owner process started (ms since epoch): a reused pid is not the same owner. */
+  since: number;
+}
+
+/** What a run's first record says about it. */
+export interface RunMeta {
+  id: string;
+  hatchery: string;
+  /** Absolute path of the hatchery file ('' for definitions built in memory). */
+  file: string;
+  /** Hash of the definition as loaded (16 hex digits); resume compares it. */
+  hash: string;
+  /** Hash of each node's definition, by node name; tells resume which nodes changed. */
+  nodes: Record<string, string>;
+  input?: string;
+  vars?: Record<string, string>;
+  /** Who started it: `cli`, `mcp` (a tool call), `background` (hatchery_start, a task). */
+  source: string;
+  /** Budget the run was started with (the merged file, CLI and server limits), if any. */
+  budget?: Record<string, number>;
+  startedAt: number;
+  owner: RunOwner;
+}
+
+/** A question a suspended run waits on (ask nodes, approvals). */
+export interface PendingQuestion {
+  node: string;
+  kind: 'ask' | 'approve';
+  question: string;
+  choices?: readonly string[];
+  schema?: Record<string, unknown>;
+}
+
+/** A run as `runs list`, hatchery_runs and hatchery_status show it. */
+export interface RunSummary {
+  id: string;
+  hatchery: string;
+  file: string;
+  status: RunStatus;
+  source: string;
+  startedAt: number;
+  endedAt?: number;
+  /** Node executions recorded. */
+  steps: number;
+  usage: Usage;
+  /** The node running now, or the node it failed, was interrupted or suspended at. */
+  node?: string;
+  output?: string;
+  /** The error message, and its code, of a failed run. */
+  error?: string;
+  code?: string;
+  question?: PendingQuestion;
+  /** Times the run was resumed. */
+  attempts: number;
+}
+
+/** One journal line: versioned, timestamped; `type` says what the rest holds. */
+export interface JournalRecord {
+  v: number;
+  /** Milliseconds since the epoch. */
+  at: number;
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A run read back: its meta, every record in order, and the summary they add up to. */
+export interface StoredRun {
+  meta: RunMeta;
+  records: JournalRecord[];
+  summary: RunSummary;
+}
+
+/** The journal of one run, open for appending. Appends are batched and never block the caller. */
+export interface RunJournal {
+  readonly id: string;
+  /** Appends a run event (node, model and tool events of the run and of runs nested in it). */
+  readonly listener: RunListener;
+  /** Appends any other record (resumed, interrupted, input_required, cancelled...). */
+  append(type: string, fields: Record<string, unknown>): void;
+  /** Appends the final record of an attempt, writes everything buffered, and closes the journal. */
+  end(status: RunStatus, fields: Record<string, unknown>): Promise<void>;
+  /** Writes everything buffered so far. */
+  flush(): Promise<void>;
+}
+
+/** Which runs to list. */
+export interface RunFilter {
+  status?: RunStatus;
+  hatchery?: string;
+  /** Newest first; default 50. */
+  limit?: number;
+}
+
+/** Durable runs: create, append, read, list, claim interrupted ones, cancel, prune. */
+export interface RunStore {
+  /** Where the runs are kept (a folder, a database URL without credentials), for messages. */
+  readonly location: string;
+  /** Starts the journal of a new run. */
+  create(meta: RunMeta): RunJournal;
+  /** Reopens the journal of an existing run to append an attempt (resume); this process becomes its owner. */
+  reopen(id: string): Promise<RunJournal>;
+  /** A run with everything recorded, or undefined when the store does not have it. */
+  read(id: string): Promise<StoredRun | undefined>;
+  /** Runs, newest first. */
+  list(filter?: RunFilter): Promise<RunSummary[]>;
+  /**
+   * Marks runs still `running` whose owner process is gone as `interrupted` and returns them; when
+   * several processes claim at once, each run is returned to one of them only.
+   */
+  claimInterrupted(): Promise<RunSummary[]>;
+  /**
+   * Cancels a run: a run this or another live process owns is asked to stop (`onCancel` fires in
+   * its owner); one nobody owns (interrupted, suspended) is ended as `cancelled` at once.
+   */
+  cancel(id: string): Promise<RunSummary | undefined>;
+  /** Called in the owner process when a cancel of one of its running runs was asked for. */
+  onCancel(listener: (id: string) => void): void;
+  /** Deletes finished runs beyond the age and count limits; returns how many were deleted. */
+  prune(): Promise<number>;
+  /** Writes everything buffered and stops watching. */
+  close(): Promise<void>;
+}
