@@ -23,6 +23,10 @@ export type ErrorCode =
   | 'OUTPUT_SCHEMA'
   | 'USAGE'
   | 'NOT_FOUND'
+  | 'BUDGET_EXHAUSTED'
+  | 'INPUT_REQUIRED'
+  | 'APPROVAL_DENIED'
+  | 'RESUME_REFUSED'
   | 'INTERNAL';
 
 /** Where an error happened: every field a user may need to find and fix it. */

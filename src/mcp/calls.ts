@@ -1,8 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { formatError } from '../core/errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
 import type { RunListener } from '../engine/contracts.js';
 import type { Provider } from '../providers/types.js';
-import type { Runtime } from '../runtime/runtime.js';
+import type { Runtime, RunResult } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
@@ -35,6 +35,10 @@ export interface CallEnv {
   elicit?: ElicitFn;
   /** Another listener of run events (background runs track their status with it). */
   onEvent?: RunListener;
+  /** The run's id (a background run's, so its journal and hatchery_status agree). */
+  runId?: string;
+  /** Who started the run, for the journal (default `mcp`). */
+  source?: string;
 }
 
 /** A text tool result. */
@@ -64,6 +68,35 @@ function combine(a: RunListener | undefined, b: RunListener | undefined): RunLis
     a(e);
     b(e);
   };
+}
+
+/** The outcome of a run that ended well: its text, and its structured value when the tool declares one. */
+export function succeeded(
+  host: Pick<CallHost, 'out'>,
+  result: RunResult,
+  structured: boolean,
+): RunOutcome {
+  const text = result.output;
+  const value = result.value;
+  // Guarded here rather than when sent: background runs keep their result, so keep it small.
+  if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return {
+      state: 'succeeded',
+      result: host.out.result({
+        content: [{ type: 'text', text }],
+        structuredContent: value as Record<string, unknown>,
+      }),
+    };
+  }
+  return { state: 'succeeded', result: host.out.result(textResult(text)) };
+}
+
+/** The outcome of a run that did not end well: cancelled, waiting for an answer, or failed. */
+export function failed(host: Pick<CallHost, 'out'>, err: unknown, signal: AbortSignal): RunOutcome {
+  if (signal.aborted) return { state: 'cancelled', result: errorResult(host, err) };
+  if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
+    return { state: 'input_required', result: errorResult(host, err) };
+  return { state: 'failed', result: errorResult(host, err) };
 }
 
 /**
@@ -99,22 +132,12 @@ export async function runHatcheryCall(
       signal: env.signal,
       onEvent: combine(reporter?.listener, env.onEvent),
       sampling: env.sampling,
+      runId: env.runId,
+      source: env.source ?? 'mcp',
     });
-    const text = result.output;
-    const value = result.value;
-    // Guarded here rather than when sent: background runs keep their result, so keep it small.
-    if (entry.tool.outputSchema && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      return {
-        state: 'succeeded',
-        result: host.out.result({
-          content: [{ type: 'text', text }],
-          structuredContent: value as Record<string, unknown>,
-        }),
-      };
-    }
-    return { state: 'succeeded', result: host.out.result(textResult(text)) };
+    return succeeded(host, result, entry.tool.outputSchema !== undefined);
   } catch (err) {
-    return { state: env.signal.aborted ? 'cancelled' : 'failed', result: errorResult(host, err) };
+    return failed(host, err, env.signal);
   } finally {
     release?.();
     host.runEnded();

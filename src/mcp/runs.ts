@@ -2,18 +2,29 @@ import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
+import { addUsage, type Usage } from '../providers/types.js';
 
-/** Where a background run is: waiting for a slot, running, or finished one way or another. */
-export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/**
+ * Where a background run is: waiting for a slot, running, finished one way or another, or stopped
+ * waiting for an answer (input_required) or by a server restart (interrupted; the journal says so).
+ */
+export type RunState =
+  | 'queued'
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled'
+  | 'input_required'
+  | 'interrupted';
 
 /** How a background run ended: the tool result a direct call would have returned. */
 export interface RunOutcome {
-  state: 'succeeded' | 'failed' | 'cancelled';
+  state: 'succeeded' | 'failed' | 'cancelled' | 'input_required';
   result: CallToolResult;
 }
 
-/** Executes a run in the background; must not throw (failures are outcomes). */
-export type RunExecutor = (signal: AbortSignal, onEvent: RunListener) => Promise<RunOutcome>;
+/** Executes a run in the background under the registry's id; must not throw (failures are outcomes). */
+export type RunExecutor = (signal: AbortSignal, onEvent: RunListener, id: string) => Promise<RunOutcome>;
 
 /** One run started with hatchery_start (or an MCP task). */
 export interface BackgroundRun {
@@ -27,6 +38,8 @@ export interface BackgroundRun {
   steps: number;
   /** Latest output of every top-level node that finished (its first 2,000 characters). */
   outputs: Record<string, string>;
+  /** Tokens and cost so far (the run's total once it has ended). */
+  usage?: Usage;
   readonly startedAt: number;
   endedAt?: number;
   result?: CallToolResult;
@@ -69,14 +82,17 @@ export class RunRegistry {
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_RUN_MAX_AGE_MS;
   }
 
-  /** Starts a run; `controller` cancels it (link it to the server's shutdown signal). */
+  /**
+   * Starts a run; `controller` cancels it (link it to the server's shutdown signal). `id` continues
+   * a run the journal knows (resume): its finished entry here, if any, is replaced.
+   */
   start(
     meta: { hatchery: string; file: string },
     controller: AbortController,
     execute: RunExecutor,
+    id: string = randomUUID(),
   ): BackgroundRun {
     this.prune();
-    const id = randomUUID();
     let finish!: () => void;
     const done = new Promise<void>((r) => {
       finish = r;
@@ -105,10 +121,17 @@ export class RunRegistry {
           run.steps = Math.max(run.steps, e.step);
           // Capped when kept: a finished run stays in memory for an hour.
           if (e.depth === 0) run.outputs[e.node] = cap(e.output, STATUS_OUTPUT_LIMIT);
+          if (e.usage) {
+            run.usage ??= { inputTokens: 0, outputTokens: 0 };
+            addUsage(run.usage, e.usage);
+          }
+          break;
+        case 'run_end':
+          if (e.depth === 0) run.usage = e.usage;
           break;
       }
     };
-    execute(controller.signal, onEvent)
+    execute(controller.signal, onEvent, id)
       .then(
         (outcome) => {
           run.state = outcome.state;
@@ -163,6 +186,7 @@ export class RunRegistry {
       ...(run.node ? { current_node: run.node } : {}),
       steps: run.steps,
       seconds: Math.round((end - run.startedAt) / 100) / 10,
+      ...usageFields(run.usage),
       outputs,
     };
   }
@@ -181,4 +205,13 @@ export class RunRegistry {
       for (const r of finished.slice(0, finished.length - this.maxKept)) this.runs.delete(r.id);
     }
   }
+}
+
+/** Tokens and cost as status fields (snake_case, like the rest of a status); none before any model call. */
+export function usageFields(usage: Usage | undefined): Record<string, number> {
+  if (!usage || (usage.inputTokens === 0 && usage.outputTokens === 0)) return {};
+  const f: Record<string, number> = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
+  if (usage.cachedInputTokens) f.cached_input_tokens = usage.cachedInputTokens;
+  if (usage.costUsd !== undefined) f.cost_usd = Math.round(usage.costUsd * 1e6) / 1e6;
+  return f;
 }

@@ -72,6 +72,10 @@ export interface RunOptions {
   maxSteps?: number;
   /** The MCP client's model (sampling), when the run comes from such a client. */
   sampling?: Provider;
+  /** The run's id (default: a new UUID); a background run's id is its journal's. */
+  runId?: string;
+  /** Who started the run, for the journal: `cli`, `mcp` (a tool call), `background`. */
+  source?: string;
 }
 
 /** The outcome of a successful run. */
