@@ -28,7 +28,8 @@ Options:
                         idle one is closed for a new one, and when all are busy new
                         clients get HTTP 503
   --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
-                        hatchery_result and hatchery_cancel
+                        hatchery_result, hatchery_cancel, hatchery_runs, hatchery_resume
+                        and hatchery_respond
   --allow-root DIR      let files, fread and file tools use DIR too (repeatable)
   --allow-write DIR     let runs write in DIR (repeatable). Runs write only below the working
                         folder and these roots, never in the served folder or a hatchery's
@@ -41,6 +42,8 @@ Options:
                         let http_request reach every address, local and private ones included
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
+  --resume-interrupted  resume background runs that a stop of the server interrupted
+                        (they are always marked "interrupted" in the run journal at start)
   -h, --help            show this help
   -v, --version         print the version
 
@@ -130,6 +133,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-result-bytes': { type: 'string' },
       'max-sessions': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
+      'resume-interrupted': { type: 'boolean' },
       ...RUNTIME_FLAGS,
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
@@ -173,6 +177,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     maxConcurrent,
     maxResultBytes,
     secrets: token ? [token] : [],
+    resumeInterrupted: values['resume-interrupted'] === true,
   });
   const shutdown = shutdownRequested(!http);
   let closeHttp: (() => Promise<void>) | undefined;

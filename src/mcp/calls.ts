@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { RunListener } from '../engine/contracts.js';
 import type { Provider } from '../providers/types.js';
-import type { Runtime, RunResult } from '../runtime/runtime.js';
+import type { RunResult, Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
@@ -71,11 +71,7 @@ function combine(a: RunListener | undefined, b: RunListener | undefined): RunLis
 }
 
 /** The outcome of a run that ended well: its text, and its structured value when the tool declares one. */
-export function succeeded(
-  host: Pick<CallHost, 'out'>,
-  result: RunResult,
-  structured: boolean,
-): RunOutcome {
+export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, structured: boolean): RunOutcome {
   const text = result.output;
   const value = result.value;
   // Guarded here rather than when sent: background runs keep their result, so keep it small.

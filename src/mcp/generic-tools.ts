@@ -4,6 +4,7 @@ import { HatcheryError } from '../core/errors.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import { json, listRuns, readStored, storedResult, storedStatus, summaryView } from './durable.js';
 import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
@@ -21,7 +22,10 @@ const INPUTS = {
   additionalProperties: { type: 'string' },
   description: 'Values of the named inputs the hatchery declares (see hatchery_list)',
 };
-const RUN_ID = { type: 'string', description: 'The run id returned by hatchery_start' };
+const RUN_ID = {
+  type: 'string',
+  description: 'The run id returned by hatchery_start (or listed by hatchery_runs)',
+};
 
 function tool(
   name: string,
@@ -63,7 +67,7 @@ export const GENERIC_TOOLS: readonly Tool[] = [
   ),
   tool(
     'hatchery_status',
-    'State of a run started with hatchery_start: queued, running, succeeded, failed or cancelled; the node running now, steps done, and the outputs of the nodes that finished.',
+    'State of a run started with hatchery_start (or any run of the journal): queued, running, succeeded, failed, cancelled, input_required (with the question) or interrupted (the server stopped); the node running now, steps done, tokens and cost, and the outputs of the nodes that finished.',
     { run_id: RUN_ID },
     ['run_id'],
     { annotations: { title: 'Run status', readOnlyHint: true, openWorldHint: false } },
@@ -85,10 +89,52 @@ export const GENERIC_TOOLS: readonly Tool[] = [
   ),
   tool(
     'hatchery_cancel',
-    'Cancel a run started with hatchery_start: its model calls, tool calls and scripts stop.',
+    'Cancel a run started with hatchery_start: its model calls, tool calls and scripts stop. A run waiting for an answer or interrupted is marked cancelled.',
     { run_id: RUN_ID },
     ['run_id'],
     { annotations: { title: 'Cancel a run', destructiveHint: false, openWorldHint: false } },
+  ),
+  tool(
+    'hatchery_runs',
+    'List recent runs from the run journal, newest first: id, hatchery, state, steps, tokens and cost. Filter by state (e.g. "interrupted", "input_required") or hatchery name.',
+    {
+      status: {
+        type: 'string',
+        enum: ['running', 'succeeded', 'failed', 'cancelled', 'interrupted', 'input_required'],
+        description: 'Only runs in this state',
+      },
+      hatchery: { type: 'string', description: 'Only runs of this hatchery' },
+      limit: { type: 'integer', minimum: 1, maximum: 500, description: 'Most runs listed (default 50)' },
+    },
+    [],
+    { annotations: { title: 'List runs', readOnlyHint: true, openWorldHint: false } },
+  ),
+  tool(
+    'hatchery_resume',
+    'Resume a run that failed or was interrupted, in the background: nodes that finished are taken from its journal (no model or tool is called again for them) and the run goes on from the node it stopped at, or from "from". Then poll with hatchery_result.',
+    {
+      run_id: RUN_ID,
+      from: { type: 'string', description: 'Run again from this node on (default: where the run stopped)' },
+      force: {
+        type: 'boolean',
+        description: 'Resume although the hatchery file changed since the run started',
+      },
+    },
+    ['run_id'],
+    { annotations: { title: 'Resume a run', openWorldHint: true } },
+  ),
+  tool(
+    'hatchery_respond',
+    'Answer the question a run waits on (state input_required: an ask node, or an approval before a side effect); the run goes on in the background. Then poll with hatchery_result.',
+    {
+      run_id: RUN_ID,
+      answer: {
+        type: 'string',
+        description: 'Your answer (one of the choices when the question lists them)',
+      },
+    },
+    ['run_id', 'answer'],
+    { annotations: { title: 'Answer a run', openWorldHint: true } },
   ),
 ];
 
@@ -107,6 +153,12 @@ export interface GenericCallContext {
   env: CallEnv;
   /** Starts a background run (hatchery_start); the session supplies sampling and elicitation. */
   start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
+  /** Resumes a journaled run in the background (hatchery_resume, hatchery_respond). */
+  resume: (
+    id: string,
+    options: { from?: string; force?: boolean; answer?: string },
+    meta: { hatchery: string; file: string },
+  ) => BackgroundRun;
 }
 
 function str(args: Record<string, unknown>, key: string, required: boolean): string | undefined {
@@ -156,23 +208,21 @@ function target(
   return { entry, args: flat };
 }
 
-function runOf(core: ServerHost, args: Record<string, unknown>): BackgroundRun {
-  const id = str(args, 'run_id', true)!;
-  const run = core.runs.get(id);
-  if (!run) {
-    throw new HatcheryError(
-      'NOT_FOUND',
-      `unknown run id ${quote(id)}: no run of this server has it (it never existed, or it finished too long ago and was dropped); use the run_id that hatchery_start returned`,
-    );
-  }
-  return run;
+/** The id a run tool was given; checked for shape before it reaches a store. */
+function runId(args: Record<string, unknown>): string {
+  return str(args, 'run_id', true)!;
 }
 
-function json(value: unknown, prefix = ''): CallToolResult {
-  const result = textResult(`${prefix}${JSON.stringify(value, null, 2)}`);
-  if (value && typeof value === 'object' && !Array.isArray(value))
-    result.structuredContent = value as Record<string, unknown>;
-  return result;
+function unknownRun(id: string): HatcheryError {
+  return new HatcheryError(
+    'NOT_FOUND',
+    `unknown run id ${quote(id)}: no run of this server has it (it never existed, or it finished too long ago and was dropped); use the run_id that hatchery_start returned`,
+  );
+}
+
+/** A run of this server's memory, or undefined when only the journal (if any) may know it. */
+function liveRun(core: ServerHost, args: Record<string, unknown>): BackgroundRun | undefined {
+  return core.runs.get(runId(args));
 }
 
 function list(core: ServerHost): CallToolResult {
@@ -211,10 +261,55 @@ export async function callGenericTool(
           `Started ${run.hatchery}. Call hatchery_result with run_id "${run.id}" to wait for its result.\n`,
         );
       }
-      case 'hatchery_status':
-        return json(core.runs.status(runOf(core, args)));
+      case 'hatchery_status': {
+        const run = liveRun(core, args);
+        if (run) return json(core.runs.status(run));
+        if (!core.runtime.store) throw unknownRun(runId(args));
+        return json(storedStatus(await readStored(core, runId(args))));
+      }
+      case 'hatchery_runs':
+        return await listRuns(core, args);
+      case 'hatchery_resume':
+      case 'hatchery_respond': {
+        const id = runId(args);
+        if (!core.runtime.store)
+          throw new HatcheryError(
+            'USAGE',
+            `${name} needs the run journal, and this server runs without one (--no-journal)`,
+          );
+        const live = core.runs.get(id);
+        if (live && live.endedAt === undefined)
+          return json(
+            core.runs.status(live),
+            'the run is still going; call hatchery_result to wait for it.\n',
+          );
+        const options: { from?: string; force?: boolean; answer?: string } = {};
+        if (name === 'hatchery_respond') options.answer = str(args, 'answer', true)!;
+        else {
+          const from = str(args, 'from', false);
+          if (from !== undefined) options.from = from;
+          if (args.force !== undefined && typeof args.force !== 'boolean')
+            throw new HatcheryError('USAGE', '"force" must be true or false');
+          if (args.force === true) options.force = true;
+        }
+        // Checked now, so a wrong id or a changed file answers this call instead of a later poll.
+        const stored = await readStored(core, id);
+        const run = ctx.resume(id, options, { hatchery: stored.meta.hatchery, file: stored.meta.file });
+        await core.runs.wait(run, 200);
+        const verb = name === 'hatchery_respond' ? 'Answered' : 'Resumed';
+        if (run.endedAt !== undefined && run.state === 'failed' && run.result) return run.result;
+        return json(
+          { run_id: run.id, hatchery: stored.meta.hatchery, state: run.state },
+          `${verb} ${stored.meta.hatchery}. Call hatchery_result with run_id "${run.id}" to wait for its result.\n`,
+        );
+      }
       case 'hatchery_result': {
-        const run = runOf(core, args);
+        const live = liveRun(core, args);
+        if (!live) {
+          if (!core.runtime.store) throw unknownRun(runId(args));
+          return storedResult(core, await readStored(core, runId(args)));
+        }
+        const run = live;
         const w = args.wait_seconds;
         if (w !== undefined && (typeof w !== 'number' || !Number.isFinite(w) || w < 0))
           throw new HatcheryError('USAGE', '"wait_seconds" must be a number of seconds, 0 or more');
@@ -224,7 +319,15 @@ export async function callGenericTool(
         return json(core.runs.status(run), 'still running; call hatchery_result again to keep waiting.\n');
       }
       case 'hatchery_cancel': {
-        const run = runOf(core, args);
+        const run = liveRun(core, args);
+        if (!run) {
+          // A run elsewhere is asked to stop; one nobody runs (suspended, interrupted) ends here.
+          const store = core.runtime.store;
+          if (!store) throw unknownRun(runId(args));
+          await readStored(core, runId(args));
+          const summary = await store.cancel(runId(args));
+          return json(summary ? summaryView(summary) : {}, 'cancel requested.\n');
+        }
         if (run.endedAt !== undefined)
           return json(core.runs.status(run), `already finished (${run.state}).\n`);
         run.controller.abort(new HatcheryError('ABORTED', 'the run was cancelled with hatchery_cancel'));

@@ -40,6 +40,8 @@ export interface BackgroundRun {
   outputs: Record<string, string>;
   /** Tokens and cost so far (the run's total once it has ended). */
   usage?: Usage;
+  /** Why this run is a continuation (resumed after an interruption, or answered), shown by hatchery_status. */
+  note?: string;
   readonly startedAt: number;
   endedAt?: number;
   result?: CallToolResult;
@@ -108,6 +110,8 @@ export class RunRegistry {
       controller,
       done,
     };
+    // A resumed run is the newest again.
+    this.runs.delete(id);
     this.runs.set(id, run);
     const onEvent: RunListener = (e) => {
       switch (e.type) {
@@ -156,6 +160,12 @@ export class RunRegistry {
     return this.runs.get(id);
   }
 
+  /** Every run kept, newest first. */
+  all(): BackgroundRun[] {
+    this.prune();
+    return [...this.runs.values()].reverse();
+  }
+
   /** Runs that have not finished. */
   active(): BackgroundRun[] {
     return [...this.runs.values()].filter((r) => r.endedAt === undefined);
@@ -187,6 +197,7 @@ export class RunRegistry {
       steps: run.steps,
       seconds: Math.round((end - run.startedAt) / 100) / 10,
       ...usageFields(run.usage),
+      ...(run.note ? { note: run.note } : {}),
       outputs,
     };
   }

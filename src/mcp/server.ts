@@ -5,7 +5,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { waitAtMost } from '../core/cancel.js';
-import { HatcheryError } from '../core/errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
@@ -18,7 +18,7 @@ import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
-import { createSession, type Session } from './session.js';
+import { createSession, resumeBackground, type Session } from './session.js';
 import { CancellableTaskStore } from './tasks.js';
 import { HatcheryWatcher } from './watcher.js';
 
@@ -57,6 +57,11 @@ export interface HatcheryServerOptions {
   maxResultBytes?: number;
   /** Largest tool, input or resource description sent, in bytes (default 4 KiB). */
   maxDescBytes?: number;
+  /**
+   * Resume the background runs of served hatcheries that a stop of the server interrupted (they are
+   * marked `interrupted` in the journal at start either way).
+   */
+  resumeInterrupted?: boolean;
 }
 
 /** Log levels used by the server (MCP logging levels). */
@@ -151,6 +156,7 @@ export class HatcheryMcpServer implements ServerHost {
       'info',
       `serving ${names.length} hatcher${names.length === 1 ? 'y' : 'ies'} from ${dir}${names.length ? `: ${names.join(', ')}` : ''}`,
     );
+    await server.recoverRuns();
     if (options.watch !== false) {
       const watcher = new HatcheryWatcher(dir, {
         debounceMs: options.debounceMs,
@@ -164,6 +170,37 @@ export class HatcheryMcpServer implements ServerHost {
       server.watcher = watcher;
     }
     return server;
+  }
+
+  /**
+   * Marks the journal's runs whose process is gone as interrupted, and resumes the background runs of
+   * served files among them when the server was started with resumeInterrupted. A journal that
+   * cannot be read is a warning: serving goes on.
+   */
+  private async recoverRuns(): Promise<void> {
+    const store = this.runtime.store;
+    if (!store) return;
+    let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
+    try {
+      claimed = await store.claimInterrupted();
+    } catch (err) {
+      this.log('warning', `run journal ${store.location}: ${formatError(err)}`);
+      return;
+    }
+    for (const run of claimed) {
+      const entry = this.registry.get(run.hatchery);
+      const served = entry !== undefined && entry.file === run.file;
+      const resume = this.options.resumeInterrupted === true && served && run.source === 'background';
+      const at = run.node ? ` at node "${run.node}"` : '';
+      this.log(
+        'info',
+        `run ${run.id} of ${run.hatchery} was interrupted${at}; ${resume ? 'resuming it' : 'hatchery_resume (or hatchery-mcp runs resume) continues it'}`,
+      );
+      if (resume) {
+        const r = resumeBackground(this, run.id, {}, { hatchery: run.hatchery, file: run.file }, undefined);
+        r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;
+      }
+    }
   }
 
   /** Aborts when the server shuts down; background runs are linked to it (calls end with their session). */
@@ -233,6 +270,7 @@ export class HatcheryMcpServer implements ServerHost {
       lines.push(
         'Files are reloaded when they change. hatchery_list shows what is loaded now and hatchery_run runs a hatchery by name, even one added after your tool list was fetched.',
         'Runs can take minutes. If your tool calls time out (often after 60 s), use hatchery_start to get a run id at once, then call hatchery_result with it (it waits up to wait_seconds) until it returns the result; hatchery_status shows progress and hatchery_cancel stops the run.',
+        'Runs are journaled: hatchery_runs lists them, hatchery_resume continues one that failed or was interrupted without paying again for the nodes that finished, and hatchery_respond answers a run that waits for input (state input_required).',
       );
     }
     return lines.join('\n');

@@ -20,7 +20,7 @@ import { formatError, HatcheryError } from '../core/errors.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
-import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import { type CallEnv, errorResult, failed, runHatcheryCall, succeeded, textResult } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import type { ServerHost } from './host.js';
@@ -92,9 +92,46 @@ async function startBackground(
   const { controller, unlink } = linkedController(core.signal);
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
-  const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent) =>
-    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling }),
+  const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
+    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background' }),
   );
+  run.done.then(unlink, unlink);
+  return run;
+}
+
+/**
+ * Resumes a journaled run in the background under its own id (hatchery_resume, hatchery_respond,
+ * --resume-interrupted): finished nodes come from the journal, the rest runs with `sampling`.
+ */
+export function resumeBackground(
+  core: ServerHost,
+  id: string,
+  options: { from?: string; force?: boolean; answer?: string },
+  meta: { hatchery: string; file: string },
+  sampling: Provider | undefined,
+): BackgroundRun {
+  const { controller, unlink } = linkedController(core.signal);
+  const run = core.runs.start(
+    meta,
+    controller,
+    async (signal, onEvent) => {
+      core.runStarted();
+      try {
+        const result = await core.runtime.resume(id, { ...options, signal, onEvent, sampling });
+        const entry = core.registry.get(meta.hatchery);
+        return succeeded(core, result, entry?.tool.outputSchema !== undefined);
+      } catch (err) {
+        return failed(core, err, signal);
+      } finally {
+        core.runEnded();
+      }
+    },
+    id,
+  );
+  run.note =
+    options.answer !== undefined
+      ? 'answered with hatchery_respond; the nodes that had finished were taken from the run journal'
+      : 'resumed; the nodes that had finished were taken from the run journal';
   run.done.then(unlink, unlink);
   return run;
 }
@@ -186,6 +223,7 @@ export function createSession(core: ServerHost): Session {
           core,
           env,
           start: (e, a) => startBackground(core, server, e, a, extra.signal, extra.requestId),
+          resume: (id, o, meta) => resumeBackground(core, id, o, meta, samplingFor(server, undefined)),
         });
         return core.out.result(r);
       }

@@ -4,6 +4,7 @@ import { formatError, HatcheryError, ValidationError, withContext } from '../cor
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import type {
+  AskFn,
   Hatchery,
   LoadOptions,
   NodeResult,
@@ -24,6 +25,7 @@ import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
 import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
+import type { RunStore } from './journal/store.js';
 
 /** Default node-execution budget of a run. */
 export const DEFAULT_MAX_STEPS = 100;
@@ -57,6 +59,19 @@ export interface RuntimeOptions {
   tools?: ToolResolverOptions;
   /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */
   cassette?: Cassette;
+  /** Where runs are journaled (undefined: no journal). */
+  store?: RunStore;
+}
+
+/** Options of Runtime.resume. */
+export interface ResumeOptions {
+  from?: string;
+  force?: boolean;
+  answer?: string;
+  signal?: AbortSignal;
+  onEvent?: RunListener;
+  ask?: AskFn;
+  sampling?: Provider;
 }
 
 /** Options of one run. */
@@ -111,9 +126,12 @@ export class Runtime {
   /** Hatcheries whose banelings' js: tools were found and their tool_args checked (once per version). */
   private readonly jsChecked = new WeakSet<Hatchery>();
   private readonly options: RuntimeOptions;
+  /** Where runs are journaled; undefined when runs keep no journal. */
+  readonly store: RunStore | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     this.options = options;
+    this.store = options.store;
     this.env = options.env ?? process.env;
     const policy = new WritePolicy({
       cwd: options.cwd,
@@ -155,6 +173,11 @@ export class Runtime {
       network: toolOptions,
       recorder: cassette,
     };
+  }
+
+  /** Continues a journaled run (LEAD STUB: replaced by the resume helper's implementation at merge). */
+  resume(_id: string, _options: ResumeOptions = {}): Promise<RunResult> {
+    return Promise.reject(new HatcheryError('INTERNAL', 'resume is not available yet'));
   }
 
   /** Loads (or returns the cached current version of) the hatchery file at `file`. */

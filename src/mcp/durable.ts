@@ -1,0 +1,150 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { HatcheryError } from '../core/errors.js';
+import type { JournalRecord, RunFilter, RunStatus, RunSummary, StoredRun } from '../runtime/journal/store.js';
+import { quote } from '../schema/suggest.js';
+import { textResult } from './calls.js';
+import type { ServerHost } from './host.js';
+import { type BackgroundRun, usageFields } from './runs.js';
+
+/** Largest output per node shown by hatchery_status of a run read from the journal. */
+const STATUS_OUTPUT_LIMIT = 2_000;
+
+/** What a client can do next with a run in each state that is not final. */
+const NEXT_STEP: Partial<Record<string, string>> = {
+  interrupted:
+    'the server stopped while this run was going; call hatchery_resume with its run_id to continue from the node it was at (nodes that finished are not run again)',
+  input_required: 'the run waits for an answer: call hatchery_respond with its run_id and your answer',
+};
+
+const STATUSES: readonly RunStatus[] = [
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'input_required',
+];
+
+function cap(text: string): string {
+  return text.length <= STATUS_OUTPUT_LIMIT
+    ? text
+    : `${text.slice(0, STATUS_OUTPUT_LIMIT)}… (${text.length - STATUS_OUTPUT_LIMIT} more characters)`;
+}
+
+function seconds(from: number, to: number): number {
+  return Math.round((to - from) / 100) / 10;
+}
+
+/** A run of the journal as hatchery_runs lists it. */
+export function summaryView(s: RunSummary): Record<string, unknown> {
+  return {
+    run_id: s.id,
+    hatchery: s.hatchery,
+    state: s.status,
+    source: s.source,
+    started_at: new Date(s.startedAt).toISOString(),
+    ...(s.endedAt !== undefined ? { seconds: seconds(s.startedAt, s.endedAt) } : {}),
+    steps: s.steps,
+    ...usageFields(s.usage),
+    ...(s.node ? { node: s.node } : {}),
+    ...(s.attempts > 1 ? { attempts: s.attempts } : {}),
+  };
+}
+
+/** A run read from the journal in the shape hatchery_status gives live runs, plus what to do next. */
+export function storedStatus(run: StoredRun): Record<string, unknown> {
+  const s = run.summary;
+  const outputs: Record<string, string> = {};
+  for (const r of run.records) {
+    if (r.type === 'node_end' && r.depth === 0 && typeof r.node === 'string' && typeof r.output === 'string')
+      outputs[r.node] = cap(r.output);
+  }
+  const view: Record<string, unknown> = {
+    run_id: s.id,
+    hatchery: s.hatchery,
+    state: s.status,
+    ...(s.node ? { [s.status === 'running' ? 'current_node' : 'node']: s.node } : {}),
+    steps: s.steps,
+    seconds: seconds(s.startedAt, s.endedAt ?? lastAt(run.records) ?? s.startedAt),
+    ...usageFields(s.usage),
+    outputs,
+  };
+  if (s.error) view.error = s.error;
+  if (s.question) view.question = s.question;
+  const next = NEXT_STEP[s.status];
+  if (next) view.next_step = next;
+  else if (s.status === 'running') view.note = 'the run belongs to another server process; it is still going';
+  return view;
+}
+
+function lastAt(records: readonly JournalRecord[]): number | undefined {
+  return records.length > 0 ? records[records.length - 1]!.at : undefined;
+}
+
+/** The result hatchery_result gives for a run that only the journal knows (finished, suspended, elsewhere). */
+export function storedResult(core: ServerHost, run: StoredRun): CallToolResult {
+  const s = run.summary;
+  if (s.status === 'succeeded' && s.output !== undefined) return core.out.result(textResult(s.output));
+  if (s.status === 'failed' || s.status === 'cancelled')
+    return core.out.result(textResult(s.error ?? `the run ${s.status}`, true));
+  const view = storedStatus(run);
+  const head =
+    s.status === 'running'
+      ? 'still running (in another server process); call hatchery_result again to keep waiting.\n'
+      : `${s.status}: ${String(view.next_step ?? '')}\n`;
+  return json(view, head);
+}
+
+/** A JSON result with the same value as structured content. */
+export function json(value: unknown, prefix = ''): CallToolResult {
+  const result = textResult(`${prefix}${JSON.stringify(value, null, 2)}`);
+  if (value && typeof value === 'object' && !Array.isArray(value))
+    result.structuredContent = value as Record<string, unknown>;
+  return result;
+}
+
+/** The journal's record of a run, or a NOT_FOUND error that says where runs are kept. */
+export async function readStored(core: ServerHost, id: string): Promise<StoredRun> {
+  const stored = await core.runtime.store?.read(id);
+  if (!stored) {
+    const where = core.runtime.store
+      ? `neither this server nor its run journal (${core.runtime.store.location}) has it`
+      : 'no run of this server has it (the server runs without a journal: --no-journal)';
+    throw new HatcheryError(
+      'NOT_FOUND',
+      `unknown run id ${quote(id)}: ${where}; use the run_id that hatchery_start or hatchery_runs gave`,
+    );
+  }
+  return stored;
+}
+
+/** hatchery_runs: the runs of the journal (newest first), or of this server's memory without one. */
+export async function listRuns(core: ServerHost, args: Record<string, unknown>): Promise<CallToolResult> {
+  const filter: RunFilter = {};
+  const { status, hatchery, limit } = args;
+  if (status !== undefined) {
+    if (typeof status !== 'string' || !STATUSES.includes(status as RunStatus))
+      throw new HatcheryError('USAGE', `"status" must be one of ${STATUSES.join(', ')}`);
+    filter.status = status as RunStatus;
+  }
+  if (hatchery !== undefined) {
+    if (typeof hatchery !== 'string') throw new HatcheryError('USAGE', '"hatchery" must be a hatchery name');
+    filter.hatchery = hatchery;
+  }
+  if (limit !== undefined) {
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 500)
+      throw new HatcheryError('USAGE', '"limit" must be a whole number from 1 to 500');
+    filter.limit = limit;
+  }
+  const store = core.runtime.store;
+  if (store) return json({ runs: (await store.list(filter)).map(summaryView), journal: store.location });
+  const live = core.runs
+    .all()
+    .filter(
+      (r) =>
+        (!filter.status || r.state === filter.status) && (!filter.hatchery || r.hatchery === filter.hatchery),
+    )
+    .slice(0, filter.limit ?? 50)
+    .map((r: BackgroundRun) => core.runs.status(r));
+  return json({ runs: live, journal: null });
+}
