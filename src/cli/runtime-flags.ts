@@ -1,3 +1,4 @@
+import type { RunStore } from '../runtime/journal/store.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { checkAllowHosts } from '../tools/builtin/net-guard.js';
@@ -30,4 +31,10 @@ export function runtimeOptions(
       mcpServers,
     },
   };
+}
+
+/** The run store of the state folder (--state DIR, else $HATCHERY_STATE, else .hatchery/runs here). */
+export function openRunStore(state: string | undefined): RunStore {
+  void state;
+  throw new Error('openRunStore: waits for the journal branch');
 }

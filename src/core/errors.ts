@@ -23,7 +23,9 @@ export type ErrorCode =
   | 'OUTPUT_SCHEMA'
   | 'USAGE'
   | 'NOT_FOUND'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'RESUME_REFUSED'
+  | 'INPUT_REQUIRED';
 
 /** Where an error happened: every field a user may need to find and fix it. */
 export interface ErrorContext {
