@@ -170,7 +170,7 @@ describe('runs resume', () => {
     const res = await cli(['runs', 'resume', id, '-q']);
     expect(res).toMatchObject({ code: 0, stdout: 'asked\n' });
     expect(readFileSync(log, 'utf8')).toBe('ran\n');
-    expect(asked()).toEqual(['after appended']);
+    expect(asked()).toEqual(['after appended\n']);
   });
 
   it('resumes a parallel node whose branches partly finished: only the missing branch runs', async () => {
