@@ -6,7 +6,7 @@ import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
-import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp run`. */
 export const RUN_HELP = `Usage: hatchery-mcp run <file> [options]
@@ -34,6 +34,9 @@ Options:
   --replay FILE       answer those calls from the cassette FILE: no network, no API key;
                       a call it does not hold fails, naming the node, with a diff
   --record-missing    with --replay: make the calls the cassette lacks and append them
+  --state DIR         keep the run's journal in DIR (default: $HATCHERY_STATE, else
+                      .hatchery/runs in the working folder); runs never write there
+  --no-journal        keep no journal of the run
   --quiet, -q         no progress lines on stderr
   --json              print {"output", "usage", "steps"} as JSON instead of the text
   -h, --help          show this help
@@ -71,6 +74,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       input: { type: 'string', short: 'i' },
       set: { type: 'string', multiple: true },
       ...RUNTIME_FLAGS,
+      ...JOURNAL_FLAGS,
       quiet: { type: 'boolean', short: 'q' },
       json: { type: 'boolean' },
       record: { type: 'string' },
@@ -93,6 +97,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const options = runtimeOptions(values, mcpServers);
   const cassette = await openCassette(values.record, values.replay, values['record-missing'] === true);
   if (cassette) options.cassette = cassette;
+  const store = journalStore(values);
+  if (store) options.store = store;
   const runtime = new Runtime(options);
   const hatchery = await runtime.load(file);
 
@@ -123,6 +129,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       input,
       vars,
       signal: controller.signal,
+      source: 'cli',
       onEvent: values.quiet
         ? undefined
         : (e) => {
