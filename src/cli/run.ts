@@ -147,7 +147,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   } catch (err) {
     process.stderr.write(`error: ${formatError(err)}\n`);
-    if (controller.signal.aborted) return EXIT.CANCELLED;
+    // Ctrl-C, or `runs cancel` from another process (through the journal).
+    if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED')) {
+      return EXIT.CANCELLED;
+    }
     // Checks made as the run starts (js: tool arguments) are the file's problems, like the loader's.
     if (err instanceof ValidationError) return EXIT.INVALID;
     return EXIT.RUN_FAILED;
