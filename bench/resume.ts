@@ -30,7 +30,9 @@ let failLast = true;
 const model = new ScriptedProvider({
   record: false,
   reply: (req) =>
-    failLast && JSON.stringify(req.messages).includes(`N${N - 1} continues`) ? new Error('the last node fails') : 'ok',
+    failLast && JSON.stringify(req.messages).includes(`N${N - 1} continues`)
+      ? new Error('the last node fails')
+      : 'ok',
 });
 const runtimeWith = () =>
   new Runtime({ providers: { openai: model }, env: {}, store: new FileRunStore(state) });
@@ -70,8 +72,12 @@ async function measure(warm: boolean): Promise<number> {
 const cold = await measure(false);
 const warm = await measure(true);
 rmSync(dir, { recursive: true, force: true });
-console.log(`resume of a ${N}-node chain from its journal (all finished but the last, which failed), ${RUNS} runs`);
-console.log(`median ${cold.toFixed(2)} ms (${((cold * 1000) / N).toFixed(2)} µs per node), loading the file included`);
+console.log(
+  `resume of a ${N}-node chain from its journal (all finished but the last, which failed), ${RUNS} runs`,
+);
+console.log(
+  `median ${cold.toFixed(2)} ms (${((cold * 1000) / N).toFixed(2)} µs per node), loading the file included`,
+);
 console.log(
   `median ${warm.toFixed(2)} ms (${((warm * 1000) / N).toFixed(2)} µs per node), file already loaded: read the journal, hash, memo, walk`,
 );

@@ -1,6 +1,8 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { killAllTrees } from '../core/process/process-tree.js';
 import type { Usage } from '../providers/types.js';
+import { Cassette } from '../runtime/cassette/cassette.js';
+import { journalEntries } from '../runtime/journal/replay.js';
 import type { JournalRecord, RunStatus, RunStore, RunSummary } from '../runtime/journal/store.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, parseArgs } from './args.js';
@@ -101,7 +103,10 @@ function usageText(u: Usage | undefined): string {
 }
 
 function when(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** One node execution as `runs show` lists it. */
@@ -301,7 +306,9 @@ async function resumeCommand(
     return EXIT.OK;
   } catch (err) {
     process.stderr.write(`error: ${formatError(err)}\n`);
-    if (controller.signal.aborted) return EXIT.CANCELLED;
+    // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
+    if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED'))
+      return EXIT.CANCELLED;
     if (err instanceof ValidationError) return EXIT.INVALID;
     if (err instanceof HatcheryError && err.code === 'USAGE') return EXIT.USAGE;
     return EXIT.RUN_FAILED;
@@ -309,5 +316,25 @@ async function resumeCommand(
     await runtime.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * The journal of run `id` (a unique prefix will do) as a replaying cassette (run --replay-run): its
+ * model calls and MCP/http_request tool calls are answered from it, with no network and no API key.
+ */
+export async function journalCassette(state: string | undefined, id: string): Promise<Cassette> {
+  const store = openRunStore(state);
+  try {
+    const full = await resolveRunId(store, id);
+    const run = await store.read(full);
+    if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
+    return Cassette.fromEntries(journalEntries(run.records), {
+      file: store.location,
+      source: `the journal of run ${full}`,
+      hint: 'the run made calls this one does not (another input, an edited file?); run it for real instead',
+    });
+  } finally {
+    await store.close();
   }
 }

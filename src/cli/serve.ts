@@ -6,7 +6,7 @@ import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
-import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of the MCP server command. */
 export const SERVE_HELP = `Usage: hatchery-mcp [serve] [--dir DIR] [options]
@@ -41,6 +41,9 @@ Options:
                         let http_request reach every address, local and private ones included
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
+  --state DIR           keep run journals in DIR (default: $HATCHERY_STATE, else
+                        .hatchery/runs beside the served folder, never inside it)
+  --no-journal          keep no journal of runs
   -h, --help            show this help
   -v, --version         print the version
 
@@ -131,6 +134,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-sessions': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       ...RUNTIME_FLAGS,
+      ...JOURNAL_FLAGS,
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
@@ -167,7 +171,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const core = await HatcheryMcpServer.start({
     dir,
-    runtimeOptions: runtimeOptions(values, mcpServers),
+    runtimeOptions: {
+      ...runtimeOptions(values, mcpServers),
+      store: journalStore(values, dir, token ? [token] : []),
+    },
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,

@@ -7,6 +7,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { AskFn, Hatchery, NodeMemo, RunListener } from '../engine/contracts.js';
 import type { Provider } from '../providers/types.js';
 import { listNames } from '../schema/suggest.js';
+import { ownerOf } from './journal/fold.js';
 import { definitionHashes } from './journal/hash.js';
 import { buildMemo } from './journal/memo.js';
 import type { PendingQuestion, RunJournal, RunStore, StoredRun } from './journal/store.js';
@@ -124,7 +125,7 @@ export async function prepareResume(
     if (stored.summary.status === 'running') {
       throw new HatcheryError(
         'RESUME_REFUSED',
-        `run ${id} is still running in a live process (pid ${stored.meta.owner?.pid}); cancel it first with "hatchery-mcp runs cancel ${id}"`,
+        `run ${id} is still running in a live process (pid ${ownerOf(stored.meta, stored.records).pid}); cancel it first with "hatchery-mcp runs cancel ${id}"`,
         { run: id },
       );
     }
@@ -184,12 +185,11 @@ export async function prepareResume(
       { file: meta.file, run: id, node: from },
     );
   }
-  const journal = await store.reopen(id);
   const record: Record<string, unknown> = { attempt: summary.attempts + 1 };
   if (from !== undefined) record.from = from;
   if (built.cut !== undefined) record.cut = built.cut;
   if (changed.length > 0 || diff.topLevel) record.forced = describeChanges(diff);
-  journal.append('resumed', record);
+  const journal = await store.reopen(id, record);
   const ask =
     options.answer !== undefined ? answeringAsk(summary.question, options.answer, options.ask) : options.ask;
   return { hatchery, stored, memo: built.memo, journal, ask };

@@ -89,7 +89,10 @@ describe('runs resume', () => {
     p.child.stdin.end();
     await waitFor(() => openai.requests.length === 3, "C's model call");
     // B's node_end reaches the file within one turn of the event loop of the run.
-    await waitFor(() => /"type":"node_end","node":"B"|"node":"B".*"type":"node_end"/.test(journalText()), 'B in the journal');
+    await waitFor(
+      () => /"type":"node_end","node":"B"|"node":"B".*"type":"node_end"/.test(journalText()),
+      'B in the journal',
+    );
     p.child.kill('SIGKILL');
     await p.exit;
     const id = await onlyRunId();
@@ -157,7 +160,12 @@ describe('runs resume', () => {
       name: 'side',
       desc: 'a side effect, then a model',
       nodes: [
-        { name: 'Append', type: 'script', cmd: ['sh', '-c', `echo ran >> '${log}'; echo appended`], next: 'Ask' },
+        {
+          name: 'Append',
+          type: 'script',
+          cmd: ['sh', '-c', `echo ran >> '${log}'; echo appended`],
+          next: 'Ask',
+        },
         drone('Ask', 'after {{ out.Append }}'),
       ],
     });
@@ -226,6 +234,8 @@ describe('run --replay-run', () => {
       env: offline,
     });
     expect(other.code).toBe(1);
-    expect(other.stderr).toContain(`no recorded answer for this model call of node "A" in the journal of run ${id}`);
+    expect(other.stderr).toContain(
+      `no recorded answer for this model call of node "A" in the journal of run ${id}`,
+    );
   });
 });

@@ -35,7 +35,9 @@ export function journalEntries(
           ? chatRequestShape(String(r.vendor), request as never)
           : request;
       const key =
-        typeof r.key === 'string' ? r.key : requestKey(redactDeep(shaped, secrets) as Record<string, unknown>);
+        typeof r.key === 'string'
+          ? r.key
+          : requestKey(redactDeep(shaped, secrets) as Record<string, unknown>);
       const response: Record<string, unknown> = { text: typeof r.text === 'string' ? r.text : '' };
       if (r.toolCalls !== undefined) response.toolCalls = r.toolCalls;
       if (r.usage !== undefined) response.usage = r.usage;
