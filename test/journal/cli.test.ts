@@ -101,7 +101,7 @@ describe('hatchery-mcp run keeps a journal', () => {
       steps: 2,
       usage: out.usage,
     });
-    expect(recs[2]).toMatchObject({ vendor: 'openai', model: 'gpt-test', text: 'first knows sk-[redacted]' });
+    expect(recs[2]).toMatchObject({ vendor: 'openai', model: 'gpt-test', text: 'first knows [redacted]' });
     expect(recs[5]).toMatchObject({ text: 'second knows [redacted]' });
   });
 
