@@ -62,8 +62,14 @@ export interface CliProcess {
 }
 
 /**
+ * The run state folder (HATCHERY_STATE) of every CLI a test starts, unless its `env` names another:
+ * journals of test runs go to a temporary folder, never into the repository.
+ */
+export const TEST_STATE = path.join(tempDir('hatchery-state-'), 'runs');
+
+/**
  * Starts the built CLI as a user would, in a clean environment (PATH and HOME plus `env`: no API keys
- * leak in from the developer's shell).
+ * leak in from the developer's shell); its journals go to TEST_STATE unless `env` sets HATCHERY_STATE.
  */
 export function startCli(
   args: string[],
@@ -71,7 +77,12 @@ export function startCli(
 ): CliProcess {
   const child = spawn(process.execPath, [CLI_PATH, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HATCHERY_STATE: TEST_STATE,
+      ...opts.env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';

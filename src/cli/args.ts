@@ -40,6 +40,7 @@ export const COMMANDS = [
   'convert',
   'init',
   'doctor',
+  'runs',
   'help',
 ] as const;
 

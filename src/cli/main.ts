@@ -17,6 +17,7 @@ Usage:
   hatchery-mcp convert <file> [-o OUT]                JSON to YAML or YAML to JSON
   hatchery-mcp init [DIR] [--force]                   create a first hatchery folder, print client config
   hatchery-mcp doctor [--dir DIR]                     check Node, API keys, the folder and MCP servers
+  hatchery-mcp runs list|show|resume|cancel [ID]      list, inspect, resume or cancel past runs
 
 Run "hatchery-mcp <command> --help" for the options of a command.
 Global: -h, --help; -v, --version.
@@ -64,6 +65,10 @@ const MODULES = {
   init: async () => {
     const m = await import('./init.js');
     return { run: m.initCommand, help: m.INIT_HELP };
+  },
+  runs: async () => {
+    const m = await import('./runs.js');
+    return { run: m.runsCommand, help: m.RUNS_HELP };
   },
   doctor: async () => {
     const m = await import('./doctor.js');

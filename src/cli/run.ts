@@ -6,7 +6,8 @@ import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
-import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { journalCassette } from './runs.js';
+import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp run`. */
 export const RUN_HELP = `Usage: hatchery-mcp run <file> [options]
@@ -34,6 +35,12 @@ Options:
   --replay FILE       answer those calls from the cassette FILE: no network, no API key;
                       a call it does not hold fails, naming the node, with a diff
   --record-missing    with --replay: make the calls the cassette lacks and append them
+  --replay-run ID     re-run the past run ID (or a unique prefix of it) from its journal in
+                      the state folder: its model calls and MCP/http_request tool calls are
+                      answered from the journal (no network, no API key), as with --replay
+  --state DIR         keep the run's journal in DIR (default: $HATCHERY_STATE, else
+                      .hatchery/runs in the working folder); runs never write there
+  --no-journal        keep no journal of the run
   --quiet, -q         no progress lines on stderr
   --json              print {"output", "usage", "steps"} as JSON instead of the text
   -h, --help          show this help
@@ -71,11 +78,13 @@ export async function runCommand(argv: string[]): Promise<number> {
       input: { type: 'string', short: 'i' },
       set: { type: 'string', multiple: true },
       ...RUNTIME_FLAGS,
+      ...JOURNAL_FLAGS,
       quiet: { type: 'boolean', short: 'q' },
       json: { type: 'boolean' },
       record: { type: 'string' },
       replay: { type: 'string' },
       'record-missing': { type: 'boolean' },
+      'replay-run': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     'run',
@@ -91,8 +100,20 @@ export async function runCommand(argv: string[]): Promise<number> {
   const vars = keyValues(values.set, 'set');
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const options = runtimeOptions(values, mcpServers);
-  const cassette = await openCassette(values.record, values.replay, values['record-missing'] === true);
+  const replayRun = values['replay-run'];
+  if (replayRun !== undefined && (values.record ?? values.replay ?? values['record-missing']) !== undefined) {
+    throw new HatcheryError(
+      'USAGE',
+      '--replay-run excludes --record, --replay and --record-missing: it answers only from the journal',
+    );
+  }
+  const cassette =
+    replayRun !== undefined
+      ? await journalCassette(values.state, replayRun)
+      : await openCassette(values.record, values.replay, values['record-missing'] === true);
   if (cassette) options.cassette = cassette;
+  const store = journalStore(values);
+  if (store) options.store = store;
   const runtime = new Runtime(options);
   const hatchery = await runtime.load(file);
 
@@ -123,6 +144,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       input,
       vars,
       signal: controller.signal,
+      source: 'cli',
       onEvent: values.quiet
         ? undefined
         : (e) => {
@@ -140,7 +162,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   } catch (err) {
     process.stderr.write(`error: ${formatError(err)}\n`);
-    if (controller.signal.aborted) return EXIT.CANCELLED;
+    // Ctrl-C, or `runs cancel` from another process (through the journal).
+    if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED')) {
+      return EXIT.CANCELLED;
+    }
     // Checks made as the run starts (js: tool arguments) are the file's problems, like the loader's.
     if (err instanceof ValidationError) return EXIT.INVALID;
     return EXIT.RUN_FAILED;

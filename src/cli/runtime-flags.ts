@@ -1,3 +1,6 @@
+import path from 'node:path';
+import { HatcheryError } from '../core/errors.js';
+import { FileRunStore } from '../runtime/journal/file-store.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { checkAllowHosts } from '../tools/builtin/net-guard.js';
@@ -30,4 +33,45 @@ export function runtimeOptions(
       mcpServers,
     },
   };
+}
+
+/** The journal flags of `run` and `serve` (and `--state` of `runs`). */
+export const JOURNAL_FLAGS = {
+  state: { type: 'string' },
+  'no-journal': { type: 'boolean' },
+} as const;
+
+/**
+ * The state folder runs are journaled in: `--state DIR`, else HATCHERY_STATE, else `.hatchery/runs`
+ * beside the served folder (`serve --dir X`: `<parent of X>/.hatchery/runs`, never inside X, so runs
+ * never change the served folder) or under the working folder (`run`, `runs`).
+ */
+export function stateDir(
+  state: string | undefined,
+  options: { servedDir?: string; env?: Readonly<Record<string, string | undefined>>; cwd?: string } = {},
+): string {
+  const cwd = options.cwd ?? process.cwd();
+  const given = state ?? (options.env ?? process.env).HATCHERY_STATE;
+  if (given !== undefined && given !== '') return path.resolve(cwd, given);
+  const base = options.servedDir === undefined ? cwd : path.dirname(path.resolve(cwd, options.servedDir));
+  return path.join(base, '.hatchery', 'runs');
+}
+
+/** The run store the journal flags ask for, or undefined with --no-journal. */
+export function journalStore(
+  values: ParsedValues<typeof JOURNAL_FLAGS>,
+  servedDir?: string,
+  secrets: readonly string[] = [],
+): FileRunStore | undefined {
+  if (values['no-journal'] === true) {
+    if (values.state !== undefined)
+      throw new HatcheryError('USAGE', '--state and --no-journal exclude each other');
+    return undefined;
+  }
+  return new FileRunStore(stateDir(values.state, { servedDir }), { secrets });
+}
+
+/** The run store of the state folder `runs` and `run --replay-run` read (see stateDir). */
+export function openRunStore(state: string | undefined): FileRunStore {
+  return new FileRunStore(stateDir(state));
 }

@@ -6,7 +6,7 @@ import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
-import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of the MCP server command. */
 export const SERVE_HELP = `Usage: hatchery-mcp [serve] [--dir DIR] [options]
@@ -42,6 +42,9 @@ Options:
                         let http_request reach every address, local and private ones included
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
+  --state DIR           keep run journals in DIR (default: $HATCHERY_STATE, else
+                        .hatchery/runs beside the served folder, never inside it)
+  --no-journal          keep no journal of runs
   --resume-interrupted  resume background runs that a stop of the server interrupted
                         (they are always marked "interrupted" in the run journal at start)
   -h, --help            show this help
@@ -135,6 +138,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
       ...RUNTIME_FLAGS,
+      ...JOURNAL_FLAGS,
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
@@ -171,7 +175,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const core = await HatcheryMcpServer.start({
     dir,
-    runtimeOptions: runtimeOptions(values, mcpServers),
+    runtimeOptions: {
+      ...runtimeOptions(values, mcpServers),
+      store: journalStore(values, dir, token ? [token] : []),
+    },
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,

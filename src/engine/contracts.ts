@@ -148,6 +148,8 @@ export type RunEvent =
       depth: number;
       ms: number;
       isError: boolean;
+      /** The tool's reference (`mcp:server`, `http_request`...): with name and args, its cassette key. */
+      ref?: string;
       args?: Record<string, unknown>;
       /** The result text, or the error message when the call threw. */
       result?: string;

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { describeAbort, neverAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, ValidationError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
+import { secretValues } from '../core/secrets.js';
 import type {
   AskFn,
   Hatchery,
   LoadOptions,
+  NodeMemo,
   NodeResult,
   RunContext,
   RunEvent,
@@ -25,7 +28,10 @@ import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
 import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
-import type { RunStore } from './journal/store.js';
+import { definitionHashes } from './journal/hash.js';
+import { processOwner } from './journal/owner.js';
+import type { RunJournal, RunMeta, RunStatus, RunStore } from './journal/store.js';
+import { prepareResume, type ResumeOptions } from './resume.js';
 
 /** Default node-execution budget of a run. */
 export const DEFAULT_MAX_STEPS = 100;
@@ -59,19 +65,11 @@ export interface RuntimeOptions {
   tools?: ToolResolverOptions;
   /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */
   cassette?: Cassette;
-  /** Where runs are journaled (undefined: no journal). */
+  /**
+   * Where runs are journaled (undefined: no journal, and no event is built for it). The store's
+   * folder is never writable by runs; Runtime.close() closes the store.
+   */
   store?: RunStore;
-}
-
-/** Options of Runtime.resume. */
-export interface ResumeOptions {
-  from?: string;
-  force?: boolean;
-  answer?: string;
-  signal?: AbortSignal;
-  onEvent?: RunListener;
-  ask?: AskFn;
-  sampling?: Provider;
 }
 
 /** Options of one run. */
@@ -87,10 +85,19 @@ export interface RunOptions {
   maxSteps?: number;
   /** The MCP client's model (sampling), when the run comes from such a client. */
   sampling?: Provider;
-  /** The run's id (default: a new UUID); a background run's id is its journal's. */
+  /** The run's id (a UUID); default a fresh one. */
   runId?: string;
-  /** Who started the run, for the journal: `cli`, `mcp` (a tool call), `background`. */
+  /** Who starts the run, kept in its journal: `cli`, `mcp`, `background` (default `api`). */
   source?: string;
+  /**
+   * A journal already open for this run (resume: `store.reopen(runId)`), used instead of creating
+   * one; pass `runId` with it. Ignored without a store.
+   */
+  journal?: RunJournal;
+  /** Results of nodes that finished in an earlier attempt of this run (resume), served instead of running them. */
+  memo?: NodeMemo;
+  /** Asks a person (ask nodes, approvals); undefined: the run suspends with INPUT_REQUIRED. */
+  ask?: AskFn;
 }
 
 /** The outcome of a successful run. */
@@ -126,6 +133,8 @@ export class Runtime {
   /** Hatcheries whose banelings' js: tools were found and their tool_args checked (once per version). */
   private readonly jsChecked = new WeakSet<Hatchery>();
   private readonly options: RuntimeOptions;
+  /** Journaled runs running now, by id: a cancel from the store aborts them. */
+  private readonly running = new Map<string, AbortController>();
   /** Where runs are journaled; undefined when runs keep no journal. */
   readonly store: RunStore | undefined;
 
@@ -139,6 +148,15 @@ export class Runtime {
       allowWrite: options.allowWrite,
       protectedDirs: options.protectedDirs,
     });
+    const store = options.store;
+    if (store) {
+      // A run that could write there could forge its own journal (or another run's).
+      if (path.isAbsolute(store.location)) policy.protectState(store.location);
+      store.addSecrets?.(secretValues(this.env));
+      store.onCancel((id) =>
+        this.running.get(id)?.abort(new HatcheryError('ABORTED', `run ${id} was cancelled (runs cancel)`)),
+      );
+    }
     // The write roots (which hold the --allow-root folders) are read roots too: a run may read back what it wrote.
     this.guard = new PathGuard(policy.roots, policy);
     this.providers = new ProviderRegistry({
@@ -175,11 +193,6 @@ export class Runtime {
     };
   }
 
-  /** Continues a journaled run (LEAD STUB: replaced by the resume helper's implementation at merge). */
-  resume(_id: string, _options: ResumeOptions = {}): Promise<RunResult> {
-    return Promise.reject(new HatcheryError('INTERNAL', 'resume is not available yet'));
-  }
-
   /** Loads (or returns the cached current version of) the hatchery file at `file`. */
   load(file: string): Promise<Hatchery> {
     return this.hatcheries.get(file);
@@ -188,6 +201,7 @@ export class Runtime {
   /** Closes what runs opened and the runtime keeps (MCP client connections and their server processes). */
   async close(): Promise<void> {
     await this.tools.close();
+    await this.options.store?.close();
   }
 
   /**
@@ -214,12 +228,22 @@ export class Runtime {
 
   /** Runs a hatchery from its start node with a fresh ctx. Throws a HatcheryError on failure. */
   async run(h: Hatchery, options: RunOptions = {}): Promise<RunResult> {
-    const runId = randomUUID();
+    const store = this.options.store;
+    if (store) return this.journaled(store, h, options);
+    return this.runWith(h, options, randomUUID(), options.onEvent, options.signal ?? neverAborted);
+  }
+
+  private async runWith(
+    h: Hatchery,
+    options: RunOptions,
+    runId: string,
+    listener: RunListener | undefined,
+    signal: AbortSignal,
+    hold?: { shared?: RunState },
+  ): Promise<RunResult> {
     const maxSteps = options.maxSteps ?? this.options.maxSteps ?? h.maxSteps ?? DEFAULT_MAX_STEPS;
     const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
-    const listener = options.onEvent;
     const emit = listener ? safeListener(listener) : undefined;
-    const signal = options.signal ?? neverAborted;
     const meter = new Meter(() => undefined);
     const shared = new RunShared(
       this.services,
@@ -230,7 +254,10 @@ export class Runtime {
       emit,
       options.sampling,
       meter,
+      options.memo,
+      options.ask,
     );
+    if (hold) hold.shared = shared;
     const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
     return {
       runId,
@@ -241,6 +268,102 @@ export class Runtime {
       // The run's own object: nothing else holds it, so no copy is needed.
       outputs: scope.out,
     };
+  }
+
+  /**
+   * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
+   * with the run's status; a cancel through the store aborts it. The final write is not awaited
+   * here (the store's read, reopen and close wait for it), so the journal never delays the result.
+   */
+  private async journaled(store: RunStore, h: Hatchery, options: RunOptions): Promise<RunResult> {
+    const runId = options.runId ?? randomUUID();
+    const t0 = performance.now();
+    const journal = options.journal ?? store.create(this.runMeta(h, runId, options));
+    const own = journal.listener;
+    const user = options.onEvent;
+    const listener: RunListener = user
+      ? (e) => {
+          own(e);
+          user(e);
+        }
+      : own;
+    const controller = new AbortController();
+    const outer = options.signal;
+    const forward = () => controller.abort(outer?.reason);
+    if (outer?.aborted) forward();
+    else outer?.addEventListener('abort', forward, { once: true });
+    this.running.set(runId, controller);
+    const hold: { shared?: RunState } = {};
+    try {
+      const result = await this.runWith(h, options, runId, listener, controller.signal, hold);
+      void journal.end('succeeded', {
+        output: result.output,
+        value: result.value,
+        usage: result.usage,
+        steps: result.steps,
+        ms: Math.round(performance.now() - t0),
+      });
+      return result;
+    } catch (err) {
+      const [status, fields] = endOf(err, controller.signal, performance.now() - t0);
+      if (hold.shared) {
+        fields.usage = hold.shared.usage;
+        fields.steps = hold.shared.steps;
+      }
+      void journal.end(status, fields);
+      throw err;
+    } finally {
+      this.running.delete(runId);
+      outer?.removeEventListener('abort', forward);
+    }
+  }
+
+  /** The first record of a new run's journal. */
+  private runMeta(h: Hatchery, id: string, options: RunOptions): RunMeta {
+    const { hash, nodes } = definitionHashes(h);
+    const meta: RunMeta = {
+      id,
+      hatchery: h.name,
+      file: h.file,
+      hash,
+      nodes,
+      source: options.source ?? 'api',
+      startedAt: Date.now(),
+      owner: processOwner,
+    };
+    if (options.input !== undefined) meta.input = options.input;
+    if (options.vars !== undefined) meta.vars = { ...options.vars };
+    const budget = (options as { budget?: Record<string, number> }).budget;
+    if (budget !== undefined) meta.budget = { ...budget };
+    return meta;
+  }
+
+  /**
+   * Resumes run `id` from its journal (runtime/resume.ts): the same run id, input and vars, nodes that
+   * finished served from the journal, the attempt appended to the same journal. Needs a store.
+   */
+  async resume(id: string, options: ResumeOptions = {}): Promise<RunResult> {
+    const store = this.options.store;
+    if (!store) {
+      throw new HatcheryError(
+        'USAGE',
+        `cannot resume run ${id}: this runtime keeps no journal (no run store)`,
+      );
+    }
+    const r = await prepareResume(store, (file) => this.load(file), id, options);
+    const { meta } = r.stored;
+    return this.run(r.hatchery, {
+      runId: meta.id,
+      journal: r.journal,
+      memo: r.memo,
+      ask: r.ask,
+      input: meta.input,
+      vars: meta.vars,
+      source: meta.source,
+      signal: options.signal,
+      onEvent: options.onEvent,
+      sampling: options.sampling,
+    });
   }
 
   /**
@@ -423,6 +546,19 @@ function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
       { file: h.file, field: 'max_depth' },
     );
   }
+}
+
+/** The status and final fields of a journaled run that failed with `err`. */
+function endOf(err: unknown, signal: AbortSignal, ms: number): [RunStatus, Record<string, unknown>] {
+  const code = err instanceof HatcheryError ? (err.code as string) : 'INTERNAL';
+  const context = err instanceof HatcheryError ? err.context : {};
+  const fields: Record<string, unknown> = { error: formatError(err), code, ms: Math.round(ms) };
+  if (typeof context.node === 'string') fields.node = context.node;
+  if (code === 'INPUT_REQUIRED') {
+    fields.question = context.question;
+    return ['input_required', fields];
+  }
+  return [code === 'ABORTED' || signal.aborted ? 'cancelled' : 'failed', fields];
 }
 
 /** Wraps a listener so that its exceptions never break a run. */

@@ -56,6 +56,7 @@ export async function callTool(
       hatchery: scope.hatchery.name,
       node,
       tool: tool.name,
+      ref: tool.ref,
       depth: scope.depth,
       ms: performance.now() - t0,
       isError,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { findHatcheryFiles } from '../../src/loader/load.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { CLI_PATH, REPO_ROOT, runCli, tempDir } from '../helpers.js';
+import { CLI_PATH, REPO_ROOT, runCli, TEST_STATE, tempDir } from '../helpers.js';
 
 const cli = runCli;
 
@@ -58,7 +58,12 @@ describe('hatchery-mcp run (as a process)', () => {
       }),
     );
     const child = spawn('script', ['-qec', `${process.execPath} ${CLI_PATH} run ${file} -q`, '/dev/null'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'dumb' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        TERM: 'dumb',
+        HATCHERY_STATE: TEST_STATE,
+      },
     });
     let out = '';
     child.stdout.on('data', (b) => {

@@ -14,7 +14,7 @@ import {
 import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
 import type { Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { CLI_PATH, echo, REPO_ROOT, tempDir } from '../helpers.js';
+import { CLI_PATH, echo, REPO_ROOT, TEST_STATE, tempDir } from '../helpers.js';
 
 /** The built CLI (see test/helpers.ts). */
 export const CLI = CLI_PATH;
@@ -162,7 +162,7 @@ export async function spawnCli(
     command: process.execPath,
     args: [CLI, '--dir', dir, ...(opts.args ?? [])],
     cwd: ROOT,
-    env: { ...opts.env },
+    env: { HATCHERY_STATE: TEST_STATE, ...opts.env },
     stderr: 'pipe',
   });
   let err = '';

@@ -11,7 +11,7 @@ import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import type { FakeReply, FakeServer } from '../fakes/http.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { CLI_PATH, load, tempDir } from '../helpers.js';
+import { CLI_PATH, load, TEST_STATE, tempDir } from '../helpers.js';
 import { chatRequest, failure } from '../providers/helpers.js';
 
 const KEY = 'sk-test-SECRET0123456789abcdef';
@@ -116,6 +116,7 @@ describe.each(vendors)('$name: the timeout bounds the whole call, retries includ
     const child = spawn(process.execPath, [CLI_PATH, 'run', file, '-q'], {
       env: {
         PATH: process.env.PATH ?? '',
+        HATCHERY_STATE: TEST_STATE,
         OPENAI_API_KEY: KEY,
         OPENAI_BASE_URL: openai.baseURL,
         ANTHROPIC_API_KEY: KEY,

@@ -56,6 +56,8 @@ export class WritePolicy {
   private readonly hatcheryDirs = new Set<string>();
   private readonly files = new Set<string>();
   private readonly fileSources: (() => Iterable<string>)[] = [];
+  /** State folders (run journals): never writable, not even with --allow-write. */
+  private readonly sealed = new Set<string>();
 
   constructor(o: WritePolicyOptions = {}) {
     this.defaultRoot = defaultRoot(o.cwd ?? process.cwd());
@@ -74,6 +76,28 @@ export class WritePolicy {
   protectServed(dir: string, files?: () => Iterable<string>): void {
     this.served.add(realish(path.resolve(dir)));
     if (files) this.fileSources.push(files);
+  }
+
+  /**
+   * Seals the run store's folder: no run writes there or works there, whatever --allow-write says
+   * (a run that could write its journal could forge what it did, or another run's answers).
+   */
+  protectState(dir: string): void {
+    this.sealed.add(realish(path.resolve(dir)));
+  }
+
+  /** The sealed state folder `real` is in, if any. */
+  private sealedBy(real: string): string | undefined {
+    for (const dir of this.sealed) if (isInside(real, dir)) return dir;
+    return undefined;
+  }
+
+  private sealedError(p: string, abs: string, where: ErrorContext, dir: string, what: string): HatcheryError {
+    return new HatcheryError(
+      'PATH_DENIED',
+      `${what} "${p}" (${abs}): it is inside the run state folder ${dir}, which holds the run journals; runs never write there (not even with --allow-write): use another folder`,
+      { ...where, path: p, protected: dir },
+    );
   }
 
   /** Protects a loaded hatchery: its folder, its file and every file it depends on. */
@@ -124,6 +148,8 @@ export class WritePolicy {
 
   /** Throws PATH_DENIED unless a run may write the file whose real path is `real`. */
   checkWrite(real: string, p: string, abs: string, where: ErrorContext): void {
+    const state = this.sealedBy(real);
+    if (state !== undefined) throw this.sealedError(p, abs, where, state, 'cannot write');
     if (!this.inRoots(real)) throw this.outside(p, abs, where, 'cannot write');
     const locked = this.lockedBy(real);
     const hatchery = this.isHatcheryFile(real);
@@ -142,12 +168,16 @@ export class WritePolicy {
 
   /** Throws unless folders may be made at `real`: inside a write root, or on the way to one. */
   checkFolder(real: string, p: string, abs: string, where: ErrorContext): void {
+    const state = this.sealedBy(real);
+    if (state !== undefined) throw this.sealedError(p, abs, where, state, 'cannot create folders for');
     if (this.inRoots(real) || this.realRoots.some((root) => isInside(root, real))) return;
     throw this.outside(p, abs, where, 'cannot create folders for');
   }
 
   /** Throws PATH_DENIED unless `real` may be a program's working folder. */
   checkWorkDir(real: string, p: string, abs: string, where: ErrorContext): void {
+    const state = this.sealedBy(real);
+    if (state !== undefined) throw this.sealedError(p, abs, where, state, 'working folder');
     if (!this.inRoots(real)) throw this.outside(p, abs, where, 'working folder');
     const locked = this.lockedBy(real);
     if (locked !== undefined) {
@@ -163,7 +193,8 @@ export class WritePolicy {
   defaultWorkDir(preferred: string): string {
     for (const dir of [preferred, ...this.roots]) {
       const real = realish(dir);
-      if (this.inRoots(real) && this.lockedBy(real) === undefined) return dir;
+      if (this.inRoots(real) && this.lockedBy(real) === undefined && this.sealedBy(real) === undefined)
+        return dir;
     }
     // No writable folder at all (e.g. a server started from /): a program still needs somewhere to run.
     return tmpdir();

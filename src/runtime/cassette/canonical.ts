@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { redactText } from '../../core/secrets.js';
+import type { ChatRequest } from '../../providers/types.js';
 
 /**
  * A value as canonical JSON: object keys sorted, undefined members dropped, so the same request
@@ -45,4 +46,22 @@ export function redactDeep(value: unknown, secrets: readonly string[]): unknown 
     out[k] = redactDeep(v, secrets);
   }
   return out;
+}
+
+/**
+ * The fields of a model request that make its cassette key (and its journal record's): what the
+ * model sees, never transport details (streaming, signal, callbacks).
+ */
+export function chatRequestShape(vendor: string, req: ChatRequest): Record<string, unknown> {
+  return {
+    vendor,
+    model: req.model,
+    system: req.system,
+    messages: req.messages,
+    tools: req.tools,
+    toolChoice: req.toolChoice,
+    temperature: req.temperature,
+    maxTokens: req.maxTokens,
+    responseSchema: req.responseSchema,
+  };
 }

@@ -5,7 +5,7 @@ import { secretValues } from '../../core/secrets.js';
 import type { CallRecorder, Tool, ToolResult } from '../../engine/contracts.js';
 import { ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
 import type { ChatRequest, ChatResponse, Provider } from '../../providers/types.js';
-import { canonicalJson, redactDeep, requestKey } from './canonical.js';
+import { canonicalJson, chatRequestShape, redactDeep, requestKey } from './canonical.js';
 import { diffSize, lineDiff } from './diff.js';
 import { type CassetteEntry, headerLine, readCassette } from './format.js';
 
@@ -32,6 +32,9 @@ export class Cassette implements CallRecorder {
   readonly mode: CassetteMode;
   readonly recordMissing: boolean;
   private readonly secrets: readonly string[];
+  /** Where its entries come from, and what to do about a call it lacks (in miss messages). */
+  private source: string;
+  private hint = 'record it with --record-missing (or record the cassette again)';
   /** Recorded entries by key, each list consumed in order. */
   private readonly byKey = new Map<string, CassetteEntry[]>();
   private readonly all: CassetteEntry[] = [];
@@ -43,6 +46,7 @@ export class Cassette implements CallRecorder {
     this.mode = options.mode;
     this.recordMissing = options.recordMissing === true;
     this.secrets = secretValues(options.env ?? process.env);
+    this.source = `cassette ${options.file}`;
   }
 
   /** Opens a cassette: `record` starts a new file, `replay` reads one (created when recordMissing and absent). */
@@ -53,13 +57,37 @@ export class Cassette implements CallRecorder {
       writeFileSync(options.file, headerLine());
       return c;
     }
-    for (const e of await readCassette(options.file)) {
-      c.all.push(e);
-      const list = c.byKey.get(e.key);
-      if (list) list.push(e);
-      else c.byKey.set(e.key, [e]);
-    }
+    c.add(await readCassette(options.file));
     return c;
+  }
+
+  /**
+   * A replaying cassette over entries read elsewhere (a run's journal: run --replay-run); `source`
+   * names them in messages ("the journal of run X"), `hint` says what to do about a call they lack.
+   */
+  static fromEntries(
+    entries: readonly CassetteEntry[],
+    options: {
+      file: string;
+      source: string;
+      hint: string;
+      env?: Readonly<Record<string, string | undefined>>;
+    },
+  ): Cassette {
+    const c = new Cassette({ file: options.file, mode: 'replay', env: options.env });
+    c.source = options.source;
+    c.hint = options.hint;
+    c.add(entries);
+    return c;
+  }
+
+  private add(entries: Iterable<CassetteEntry>): void {
+    for (const e of entries) {
+      this.all.push(e);
+      const list = this.byKey.get(e.key);
+      if (list) list.push(e);
+      else this.byKey.set(e.key, [e]);
+    }
   }
 
   /**
@@ -147,20 +175,7 @@ export class Cassette implements CallRecorder {
     node: string | undefined,
     req: ChatRequest,
   ): Promise<ChatResponse> {
-    const request = redactDeep(
-      {
-        vendor,
-        model: req.model,
-        system: req.system,
-        messages: req.messages,
-        tools: req.tools,
-        toolChoice: req.toolChoice,
-        temperature: req.temperature,
-        maxTokens: req.maxTokens,
-        responseSchema: req.responseSchema,
-      },
-      this.secrets,
-    ) as Record<string, unknown>;
+    const request = redactDeep(chatRequestShape(vendor, req), this.secrets) as Record<string, unknown>;
     const key = requestKey(request);
     if (this.mode === 'replay') {
       const hit = this.take(key);
@@ -216,7 +231,7 @@ export class Cassette implements CallRecorder {
       if (!nearest || size < nearest.size) nearest = { entry, text, size };
     }
     const who = node ? ` of node "${node}"` : '';
-    let message = `no recorded answer for this ${what}${who} in cassette ${this.file}; record it with --record-missing (or record the cassette again)`;
+    let message = `no recorded answer for this ${what}${who} in ${this.source}; ${this.hint}`;
     if (nearest) {
       const used =
         nearest.text === now ? ' (an identical request was recorded, but this run made it more often)' : '';

@@ -68,8 +68,10 @@ export interface RunSummary {
   error?: string;
   code?: string;
   question?: PendingQuestion;
-  /** Times the run was resumed. */
+  /** Attempts: 1, plus one per resume. */
   attempts: number;
+  /** Lines of its journal that could not be read (a write cut short, a damaged file) and were skipped. */
+  corruptLines?: number;
 }
 
 /** One journal line: versioned, timestamped; `type` says what the rest holds. */
@@ -115,8 +117,11 @@ export interface RunStore {
   readonly location: string;
   /** Starts the journal of a new run. */
   create(meta: RunMeta): RunJournal;
-  /** Reopens the journal of an existing run to append an attempt (resume); this process becomes its owner. */
-  reopen(id: string): Promise<RunJournal>;
+  /**
+   * Reopens the journal of an existing run to append an attempt (resume): appends a `resumed` record
+   * (with `fields`, e.g. the node it resumes from) naming this process as its owner.
+   */
+  reopen(id: string, fields?: Record<string, unknown>): Promise<RunJournal>;
   /** A run with everything recorded, or undefined when the store does not have it. */
   read(id: string): Promise<StoredRun | undefined>;
   /** Runs, newest first. */
@@ -137,4 +142,6 @@ export interface RunStore {
   prune(): Promise<number>;
   /** Writes everything buffered and stops watching. */
   close(): Promise<void>;
+  /** Adds secret values (the Runtime's environment's) that must never reach a journal. */
+  addSecrets?(values: readonly string[]): void;
 }

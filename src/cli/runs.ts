@@ -1,0 +1,340 @@
+import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
+import { killAllTrees } from '../core/process/process-tree.js';
+import type { Usage } from '../providers/types.js';
+import { Cassette } from '../runtime/cassette/cassette.js';
+import { journalEntries } from '../runtime/journal/replay.js';
+import type { JournalRecord, RunStatus, RunStore, RunSummary } from '../runtime/journal/store.js';
+import { type RunResult, Runtime } from '../runtime/runtime.js';
+import { EXIT, intOption, parseArgs } from './args.js';
+import { readMcpConfig } from './config.js';
+import { progressLine } from './progress.js';
+import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+
+/** Help text of `hatchery-mcp runs`. */
+export const RUNS_HELP = `Usage: hatchery-mcp runs <list|show|resume|cancel> [ID] [options]
+
+Shows and resumes the runs kept in the state folder (one journal per run).
+
+  runs list [--status S] [--hatchery NAME] [--limit N]
+                      the runs, newest first (S: running, succeeded, failed, cancelled,
+                      interrupted, input_required; default limit 50)
+  runs show ID        the nodes the run executed, in order, with duration, tokens and
+                      cost, its error and the question it waits on
+  runs resume ID [--from NODE] [--force] [--answer TEXT]
+                      runs it on from the node that failed or was interrupted: nodes that
+                      finished are taken from the journal (no model or tool call, no side
+                      effect again); --from NODE runs again from NODE's first execution;
+                      a run whose file changed is refused unless --force (then the changed
+                      nodes and everything after the first of them run again); --answer
+                      answers the question a suspended run waits on
+  runs cancel ID      stops a running run (in whichever process runs it), or ends a
+                      suspended or interrupted one as cancelled
+
+ID may be a unique prefix of a run id (at least 6 characters).
+
+Options:
+  --state DIR         the state folder (default $HATCHERY_STATE, else .hatchery/runs)
+  --json              print JSON instead of text
+  --quiet, -q         resume: no progress lines on stderr
+  resume also takes run's --allow-root, --allow-write, --allow-shell, --allow-host,
+  --allow-private-network, --mcp-config and --max-steps.
+  -h, --help          show this help
+
+Exit codes: as "run": 0 success, 1 failed (or refused), 2 bad command line,
+3 invalid hatchery file, 130 cancelled.`;
+
+const STATUSES: readonly RunStatus[] = [
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'input_required',
+];
+
+/** What a run id may look like: the store's ids are UUIDs; nothing that could name another path. */
+const ID_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+/** The shortest prefix accepted for a run id, as git accepts short hashes. */
+const MIN_PREFIX = 6;
+
+/** The full id of the run `id` names (itself or a unique prefix); NOT_FOUND or USAGE otherwise. */
+export async function resolveRunId(store: RunStore, id: string): Promise<string> {
+  if (!ID_SHAPE.test(id)) {
+    throw new HatcheryError(
+      'USAGE',
+      `"${id}" is not a run id (letters, digits, - and _ only); list the runs with "hatchery-mcp runs list"`,
+    );
+  }
+  if (await store.read(id)) return id;
+  if (id.length >= MIN_PREFIX) {
+    const all = await store.list({ limit: Number.MAX_SAFE_INTEGER });
+    const hits = all.filter((r) => r.id.startsWith(id));
+    if (hits.length === 1) return hits[0]!.id;
+    if (hits.length > 1) {
+      throw new HatcheryError(
+        'USAGE',
+        `run id prefix "${id}" is ambiguous: it starts ${hits.length} runs (${hits
+          .slice(0, 5)
+          .map((r) => r.id)
+          .join(', ')}${hits.length > 5 ? ', ...' : ''}); give more characters`,
+      );
+    }
+  }
+  throw new HatcheryError(
+    'NOT_FOUND',
+    `no run "${id}" in ${store.location}; list the runs there with "hatchery-mcp runs list" (or pass --state DIR)`,
+    { run: id, state: store.location },
+  );
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function usageText(u: Usage | undefined): string {
+  if (!u) return '';
+  const parts: string[] = [];
+  if (u.inputTokens + u.outputTokens > 0) {
+    const cached = u.cachedInputTokens ? ` (${u.cachedInputTokens} cached)` : '';
+    parts.push(`${u.inputTokens}+${u.outputTokens} tokens${cached}`);
+  }
+  if (u.costUsd !== undefined) parts.push(`$${u.costUsd.toFixed(4)}`);
+  return parts.join(', ');
+}
+
+function when(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
+}
+
+/** One node execution as `runs show` lists it. */
+export interface ShownNode {
+  node: string;
+  /** Nesting: scope path ('' top level, `/3.1` a fan-out branch), and depth of nested runs. */
+  path?: string;
+  depth: number;
+  seq?: number;
+  ms?: number;
+  usage?: Usage;
+  attempt: number;
+}
+
+/** The node executions of a run's records, in the order they finished, with the attempt of each. */
+export function shownNodes(records: readonly JournalRecord[]): ShownNode[] {
+  const out: ShownNode[] = [];
+  let attempt = 1;
+  for (const r of records) {
+    if (r.type === 'resumed') attempt++;
+    if (r.type !== 'node_end' || typeof r.node !== 'string') continue;
+    const n: ShownNode = { node: r.node, depth: typeof r.depth === 'number' ? r.depth : 0, attempt };
+    if (typeof r.path === 'string') n.path = r.path;
+    if (typeof r.seq === 'number') n.seq = r.seq;
+    if (typeof r.ms === 'number') n.ms = r.ms;
+    if (r.usage && typeof r.usage === 'object') n.usage = r.usage as Usage;
+    out.push(n);
+  }
+  return out;
+}
+
+function showText(s: RunSummary, nodes: readonly ShownNode[]): string {
+  const lines = [
+    `run ${s.id}: ${s.hatchery}, ${s.status}${s.attempts > 1 ? ` after ${s.attempts} attempts` : ''}`,
+    `file: ${s.file || '(in memory)'}`,
+    `started ${when(s.startedAt)}${s.endedAt ? `, ended ${when(s.endedAt)}` : ''}, ${s.steps} step${s.steps === 1 ? '' : 's'}${usageText(s.usage) ? `, ${usageText(s.usage)}` : ''}`,
+  ];
+  let attempt = 1;
+  for (const n of nodes) {
+    if (n.attempt !== attempt) {
+      attempt = n.attempt;
+      lines.push(`  -- attempt ${attempt} --`);
+    }
+    // Branches nest by their path's segments, nested runs by depth.
+    const level = (n.path ? n.path.split('/').length - 1 : 0) + n.depth;
+    const pad = '  '.repeat(level + 1);
+    const branch = level > 0 ? '└ ' : '';
+    const facts = [n.ms !== undefined ? seconds(n.ms) : '', usageText(n.usage)].filter(Boolean).join(', ');
+    lines.push(`${pad}${branch}${n.node}${facts ? ` (${facts})` : ''}`);
+  }
+  if (s.node && s.status !== 'succeeded') lines.push(`at node: ${s.node}`);
+  if (s.error) lines.push(`error${s.code ? ` [${s.code}]` : ''}: ${s.error}`);
+  if (s.question) {
+    const choices = s.question.choices ? ` (choices: ${s.question.choices.join(', ')})` : '';
+    lines.push(
+      `waiting for an answer (node ${s.question.node}): ${s.question.question}${choices}`,
+      `answer with: hatchery-mcp runs resume ${s.id} --answer TEXT`,
+    );
+  }
+  if (s.output !== undefined && s.status === 'succeeded') lines.push('output:', s.output);
+  return lines.join('\n');
+}
+
+function listText(runs: readonly RunSummary[]): string {
+  if (runs.length === 0) return 'no runs';
+  return runs
+    .map((r) => {
+      const facts = [`${r.steps} step${r.steps === 1 ? '' : 's'}`, usageText(r.usage)].filter(Boolean);
+      const at = r.status === 'succeeded' || !r.node ? '' : ` at ${r.node}`;
+      return `${r.id}  ${r.status.padEnd(14)} ${r.hatchery}  ${when(r.startedAt)}  ${facts.join(', ')}${at}`;
+    })
+    .join('\n');
+}
+
+/** `hatchery-mcp runs`: returns the exit code. */
+export async function runsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      state: { type: 'string' },
+      json: { type: 'boolean' },
+      status: { type: 'string' },
+      hatchery: { type: 'string' },
+      limit: { type: 'string' },
+      from: { type: 'string' },
+      force: { type: 'boolean' },
+      answer: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      ...RUNTIME_FLAGS,
+      help: { type: 'boolean', short: 'h' },
+    },
+    'runs',
+  );
+  if (values.help) {
+    process.stdout.write(`${RUNS_HELP}\n`);
+    return EXIT.OK;
+  }
+  const [sub, id, ...extra] = positionals;
+  const needsId = sub === 'show' || sub === 'resume' || sub === 'cancel';
+  if (!sub || !['list', 'show', 'resume', 'cancel'].includes(sub)) {
+    throw new HatcheryError(
+      'USAGE',
+      `runs needs one of list, show ID, resume ID, cancel ID${sub ? `, not "${sub}"` : ''}\n\n${RUNS_HELP}`,
+    );
+  }
+  if ((needsId && (id === undefined || extra.length > 0)) || (!needsId && id !== undefined)) {
+    throw new HatcheryError('USAGE', `runs ${sub} ${needsId ? 'takes one run id' : 'takes no argument'}`);
+  }
+  const store = openRunStore(values.state);
+  try {
+    if (sub === 'list') {
+      const status = values.status as RunStatus | undefined;
+      if (status !== undefined && !STATUSES.includes(status)) {
+        throw new HatcheryError('USAGE', `--status must be one of ${STATUSES.join(', ')}, got "${status}"`);
+      }
+      const runs = await store.list({
+        status,
+        hatchery: values.hatchery,
+        limit: intOption(values.limit, 'limit'),
+      });
+      process.stdout.write(`${values.json ? JSON.stringify(runs) : listText(runs)}\n`);
+      return EXIT.OK;
+    }
+    const full = await resolveRunId(store, id!);
+    if (sub === 'show') {
+      const run = await store.read(full);
+      if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
+      const nodes = shownNodes(run.records);
+      process.stdout.write(
+        `${values.json ? JSON.stringify({ ...run.summary, nodes }) : showText(run.summary, nodes)}\n`,
+      );
+      return EXIT.OK;
+    }
+    if (sub === 'cancel') {
+      const s = await store.cancel(full);
+      if (!s) throw new HatcheryError('NOT_FOUND', `no run "${full}" in ${store.location}`);
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(s)}\n`
+          : s.status === 'cancelled'
+            ? `cancelled run ${full}\n`
+            : `asked the process running ${full} to stop it\n`,
+      );
+      return EXIT.OK;
+    }
+    return await resumeCommand(store, full, values);
+  } finally {
+    await store.close();
+  }
+}
+
+async function resumeCommand(
+  store: RunStore,
+  id: string,
+  values: Parameters<typeof runtimeOptions>[0] & {
+    from?: string;
+    force?: boolean;
+    answer?: string;
+    quiet?: boolean;
+    json?: boolean;
+  },
+): Promise<number> {
+  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
+  const runtime = new Runtime({ ...runtimeOptions(values, mcpServers), store });
+  const controller = new AbortController();
+  // As in "run": the first Ctrl-C cancels (the journal records it), a second one kills at once.
+  const onSignal = () => {
+    if (!controller.signal.aborted) {
+      controller.abort();
+      return;
+    }
+    killAllTrees();
+    process.exit(EXIT.CANCELLED);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result: RunResult = await runtime.resume(id, {
+      from: values.from,
+      force: values.force === true,
+      answer: values.answer,
+      signal: controller.signal,
+      onEvent: values.quiet
+        ? undefined
+        : (e) => {
+            const line = progressLine(e);
+            if (line) process.stderr.write(`${line}\n`);
+          },
+    });
+    if (values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ runId: result.runId, output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
+      );
+    } else {
+      process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+    }
+    return EXIT.OK;
+  } catch (err) {
+    process.stderr.write(`error: ${formatError(err)}\n`);
+    // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
+    if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED'))
+      return EXIT.CANCELLED;
+    if (err instanceof ValidationError) return EXIT.INVALID;
+    if (err instanceof HatcheryError && err.code === 'USAGE') return EXIT.USAGE;
+    return EXIT.RUN_FAILED;
+  } finally {
+    await runtime.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * The journal of run `id` (a unique prefix will do) as a replaying cassette (run --replay-run): its
+ * model calls and MCP/http_request tool calls are answered from it, with no network and no API key.
+ */
+export async function journalCassette(state: string | undefined, id: string): Promise<Cassette> {
+  const store = openRunStore(state);
+  try {
+    const full = await resolveRunId(store, id);
+    const run = await store.read(full);
+    if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
+    return Cassette.fromEntries(journalEntries(run.records), {
+      file: store.location,
+      source: `the journal of run ${full}`,
+      hint: 'the run made calls this one does not (another input, an edited file?); run it for real instead',
+    });
+  } finally {
+    await store.close();
+  }
+}

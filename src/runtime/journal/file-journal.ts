@@ -1,0 +1,280 @@
+import { appendFile } from 'node:fs/promises';
+import { redactText } from '../../core/secrets.js';
+import type { RunEvent, RunListener } from '../../engine/contracts.js';
+import { redactDeep, requestKey } from '../cassette/canonical.js';
+import { LARGE_STRING, stringHash } from './fold.js';
+import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
+
+/** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
+const MAX_BUFFERED = 8192;
+/** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
+const MAX_DEPTH = 64;
+/** Fields dropped whole, as redactDeep does: their values are credentials whatever they look like. */
+const CREDENTIAL_KEY = /^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i;
+
+/** A record appended with RunJournal.append, kept in order among the buffered events. */
+class Extra {
+  constructor(
+    readonly type: string,
+    readonly fields: Record<string, unknown>,
+  ) {}
+}
+
+/**
+ * The journal of one run in one JSON-lines file. The listener only pushes the event and its time:
+ * serialization, redaction and the write happen in a flush scheduled with setImmediate (or at once
+ * when the buffer is large), one async append per flush, so a node never waits for the journal.
+ */
+export class FileJournal implements RunJournal {
+  readonly id: string;
+  readonly listener: RunListener;
+  private queue: (RunEvent | Extra)[] = [];
+  private times: number[] = [];
+  private scheduled = false;
+  private closed = false;
+  private writing: Promise<void> = Promise.resolve();
+  /** Hashes of the large strings already in the file. */
+  private readonly seen: Set<string>;
+  /** The last write error (a full disk): runs go on, the store reports it. */
+  error: unknown;
+
+  constructor(
+    readonly file: string,
+    id: string,
+    private readonly secrets: readonly string[],
+    private readonly onEnd: (j: FileJournal) => void,
+    first: Extra | undefined,
+    seen: Iterable<string> = [],
+    /** Written before the first record: a newline when the file ends in a line cut short. */
+    private lead = '',
+  ) {
+    this.id = id;
+    this.seen = new Set(seen);
+    if (first) this.push(first);
+    this.listener = (e) => {
+      if (this.closed) return;
+      if (e.type === 'run_start' || e.type === 'run_end') {
+        // The top-level run's start and end are the store's own records (meta, end()).
+        if (e.depth === 0) return;
+        // The run tree's usage object keeps growing after this event.
+        if (e.type === 'run_end') e = { ...e, usage: { ...e.usage } };
+      } else if (e.type === 'node_end' && e.replayed === true) return;
+      this.push(e);
+    };
+  }
+
+  /** Builds the record that starts a journal or an attempt. */
+  static record(type: string, fields: Record<string, unknown>): Extra {
+    return new Extra(type, fields);
+  }
+
+  private push(item: RunEvent | Extra): void {
+    this.queue.push(item);
+    this.times.push(Date.now());
+    if (this.queue.length >= MAX_BUFFERED) void this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
+    }
+  }
+
+  append(type: string, fields: Record<string, unknown>): void {
+    if (!this.closed) this.push(new Extra(type, fields));
+  }
+
+  end(status: RunStatus, fields: Record<string, unknown>): Promise<void> {
+    if (this.closed) return this.writing;
+    this.push(new Extra('run_end', { status, ...fields }));
+    this.closed = true;
+    const done = this.flush();
+    this.onEnd(this);
+    return done;
+  }
+
+  /** True once end() was called. */
+  get ended(): boolean {
+    return this.closed;
+  }
+
+  flush(): Promise<void> {
+    if (this.queue.length === 0) return this.writing;
+    const queue = this.queue;
+    const times = this.times;
+    this.queue = [];
+    this.times = [];
+    let text = this.lead;
+    this.lead = '';
+    for (let i = 0; i < queue.length; i++) {
+      const line = this.line(queue[i]!, times[i]!);
+      if (line !== undefined) text += `${line}\n`;
+    }
+    const file = this.file;
+    // Appends stay in order: each waits for the one before.
+    this.writing = this.writing.then(() =>
+      appendFile(file, text, { mode: 0o600 }).catch((err: unknown) => {
+        this.error = err;
+      }),
+    );
+    return this.writing;
+  }
+
+  /** One JSON line, cleaned of secrets, large strings already written replaced by a reference. */
+  private line(item: RunEvent | Extra, at: number): string | undefined {
+    const rec =
+      item instanceof Extra
+        ? { v: JOURNAL_VERSION, at, type: item.type, ...item.fields }
+        : this.record(item, at);
+    try {
+      return JSON.stringify(this.clean(rec, 0));
+    } catch (err) {
+      // A value JSON cannot hold (a BigInt) loses the record, not the journal.
+      return JSON.stringify({ v: JOURNAL_VERSION, at, type: 'unwritable', of: rec.type, error: String(err) });
+    }
+  }
+
+  private record(e: RunEvent, at: number): JournalRecord {
+    const v = JOURNAL_VERSION;
+    switch (e.type) {
+      case 'node_start':
+        return e.depth === 0
+          ? { v, at, type: e.type, node: e.node, kind: e.kind, step: e.step, depth: 0 }
+          : {
+              v,
+              at,
+              type: e.type,
+              node: e.node,
+              kind: e.kind,
+              step: e.step,
+              depth: e.depth,
+              hatchery: e.hatchery,
+            };
+      case 'node_end':
+        return {
+          v,
+          at,
+          type: e.type,
+          node: e.node,
+          step: e.step,
+          depth: e.depth,
+          ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
+          output: e.output,
+          value: e.value,
+          usage: e.usage,
+          ms: round(e.ms),
+          path: e.path,
+          seq: e.seq,
+          next: e.next,
+          chose: e.chose,
+        };
+      case 'model_call': {
+        const req = e.request;
+        // The cassette's key of this call (Cassette.chat hashes the same fields), so the journal can answer it again.
+        const key = requestKey(
+          redactDeep(
+            {
+              vendor: e.vendor,
+              model: req.model,
+              system: req.system,
+              messages: req.messages,
+              tools: req.tools,
+              toolChoice: req.toolChoice,
+              temperature: req.temperature,
+              maxTokens: req.maxTokens,
+              responseSchema: req.responseSchema,
+            },
+            this.secrets,
+          ),
+        );
+        return {
+          v,
+          at,
+          type: e.type,
+          node: e.node,
+          depth: e.depth,
+          vendor: e.vendor,
+          model: e.model,
+          key,
+          text: e.text,
+          toolCalls: e.toolCalls,
+          stopReason: e.stopReason,
+          usage: e.usage,
+          error: e.error,
+          ms: round(e.ms),
+        };
+      }
+      case 'tool_call':
+        return {
+          v,
+          at,
+          type: e.type,
+          node: e.node,
+          tool: e.tool,
+          ref: e.ref,
+          depth: e.depth,
+          args: e.args,
+          result: e.result,
+          isError: e.isError,
+          ms: round(e.ms),
+        };
+      case 'run_start':
+        return {
+          v,
+          at,
+          type: 'nested_start',
+          hatchery: e.hatchery,
+          depth: e.depth,
+          file: e.file,
+          input: e.input,
+          vars: e.vars,
+        };
+      case 'run_end':
+        return {
+          v,
+          at,
+          type: 'nested_end',
+          hatchery: e.hatchery,
+          depth: e.depth,
+          ok: e.ok,
+          output: e.output,
+          error: e.error,
+          code: e.code,
+          usage: e.usage,
+          steps: e.steps,
+          ms: round(e.ms),
+        };
+    }
+  }
+
+  /** A copy of a JSON-like value: strings redacted, credential fields dropped, repeated large strings referenced. */
+  private clean(value: unknown, depth: number): unknown {
+    if (typeof value === 'string') {
+      const s = redactText(value, this.secrets, { authHeaders: true });
+      if (s.length < LARGE_STRING) return s;
+      const h = stringHash(s);
+      if (this.seen.has(h)) return { $same: h };
+      this.seen.add(h);
+      return s;
+    }
+    if (value === null || typeof value !== 'object') return value;
+    if (depth > MAX_DEPTH) return '[too deep]';
+    if (Array.isArray(value)) {
+      const out = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) out[i] = this.clean(value[i], depth + 1);
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    for (const k in value) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v === undefined || typeof v === 'function') continue;
+      out[k] = CREDENTIAL_KEY.test(k) ? '[redacted]' : this.clean(v, depth + 1);
+    }
+    return out;
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

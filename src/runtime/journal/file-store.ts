@@ -1,0 +1,421 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { HatcheryError } from '../../core/errors.js';
+import { secretValues } from '../../core/secrets.js';
+import { FileJournal } from './file-journal.js';
+import { foldRun, ownerOf, parseJournal, storedRun } from './fold.js';
+import { pidAlive, processOwner, sameOwner } from './owner.js';
+import {
+  JOURNAL_VERSION,
+  type RunFilter,
+  type RunJournal,
+  type RunMeta,
+  type RunOwner,
+  type RunStore,
+  type RunSummary,
+  type StoredRun,
+} from './store.js';
+
+/** Run ids are UUIDs: nothing else (`../../etc/passwd`) ever becomes a file name. */
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RUN_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
+const DAY_MS = 86_400_000;
+/** A claim lock older than this was left by a claimer that died; it is taken over. */
+const STALE_LOCK_MS = 30_000;
+/** Folders pruned by this process already (prune on open runs once per process). */
+const prunedOnOpen = new Set<string>();
+
+/** True when `id` has the shape of a run id (a UUID). */
+export function isRunId(id: unknown): id is string {
+  return typeof id === 'string' && RUN_ID.test(id);
+}
+
+/** How a FileRunStore keeps and prunes runs. */
+export interface FileRunStoreOptions {
+  /** Finished runs kept at most (default 1000). */
+  maxRuns?: number;
+  /** Finished runs older than this many days are deleted (default 30). */
+  maxAgeDays?: number;
+  /** Environment whose secret values never reach a journal (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** More secret values to redact (a server token). */
+  secrets?: readonly string[];
+  /** How often the owner looks for cancel markers of its running runs, in ms (default 500). */
+  pollMs?: number;
+  /** A run owned on another host whose file has not changed for this long is claimable (default 120 000 ms). */
+  staleMs?: number;
+}
+
+/**
+ * The embedded run store: one JSON-lines journal per run, `<dir>/<id>.jsonl`. Cancels of runs owned
+ * by another process go through a `<id>.cancel` marker its owner polls for; claims of interrupted
+ * runs take an exclusive `<id>.lock` file so two processes never claim the same run.
+ */
+export class FileRunStore implements RunStore {
+  readonly location: string;
+  private secrets: string[];
+  private readonly maxRuns: number;
+  private readonly maxAgeMs: number;
+  private readonly pollMs: number;
+  private readonly staleMs: number;
+  /** Journals of running runs this process owns. */
+  private readonly live = new Map<string, FileJournal>();
+  /** Final writes of ended journals still under way. */
+  private readonly pending = new Set<Promise<void>>();
+  private readonly cancelListeners: ((id: string) => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private ticks = 0;
+  private made = false;
+  private lastPrune = 0;
+
+  constructor(dir: string, options: FileRunStoreOptions = {}) {
+    this.location = path.resolve(dir);
+    this.secrets = secretValues(options.env ?? process.env, options.secrets ?? []);
+    this.maxRuns = options.maxRuns ?? 1000;
+    this.maxAgeMs = (options.maxAgeDays ?? 30) * DAY_MS;
+    this.pollMs = options.pollMs ?? 500;
+    this.staleMs = options.staleMs ?? 120_000;
+  }
+
+  /** Adds secret values (the Runtime's environment) that must never reach a journal. */
+  addSecrets(values: readonly string[]): void {
+    const all = new Set([...this.secrets, ...values]);
+    this.secrets = [...all].sort((a, b) => b.length - a.length);
+  }
+
+  private fileOf(id: string): string {
+    return path.join(this.location, `${id}.jsonl`);
+  }
+
+  create(meta: RunMeta): RunJournal {
+    if (!isRunId(meta.id)) {
+      throw new HatcheryError(
+        'USAGE',
+        `run id "${meta.id}" is not a UUID; leave runId unset to get a fresh one`,
+      );
+    }
+    if (!this.made) {
+      mkdirSync(this.location, { recursive: true, mode: 0o700 });
+      this.made = true;
+    }
+    const j = new FileJournal(
+      this.fileOf(meta.id),
+      meta.id,
+      this.secrets,
+      (e) => this.ended(e),
+      FileJournal.record('run_start', { ...meta }),
+    );
+    this.own(j);
+    if (!prunedOnOpen.has(this.location)) {
+      prunedOnOpen.add(this.location);
+      this.backgroundPrune();
+    }
+    return j;
+  }
+
+  async reopen(id: string, fields: Record<string, unknown> = {}): Promise<RunJournal> {
+    if (!isRunId(id)) throw notFound(id, this.location);
+    if (this.live.has(id)) {
+      throw new HatcheryError(
+        'USAGE',
+        `run ${id} is still running in this process; cancel it or wait for it to end`,
+      );
+    }
+    await this.settle(id);
+    const text = await this.text(id);
+    if (text === undefined) throw notFound(id, this.location);
+    const parsed = parseJournal(text);
+    const lead = text === '' || text.endsWith('\n') ? '' : '\n';
+    const j = new FileJournal(
+      this.fileOf(id),
+      id,
+      this.secrets,
+      (e) => this.ended(e),
+      FileJournal.record('resumed', { ...fields, owner: processOwner }),
+      parsed.strings.keys(),
+      lead,
+    );
+    this.own(j);
+    return j;
+  }
+
+  async read(id: string): Promise<StoredRun | undefined> {
+    if (!isRunId(id)) return undefined;
+    await this.settle(id);
+    const text = await this.text(id);
+    return text === undefined ? undefined : storedRun(text);
+  }
+
+  async list(filter: RunFilter = {}): Promise<RunSummary[]> {
+    const ids = await this.ids();
+    const runs: RunSummary[] = [];
+    for (let i = 0; i < ids.length; i += 32) {
+      const batch = await Promise.all(ids.slice(i, i + 32).map((id) => this.read(id)));
+      for (const r of batch) {
+        if (!r) continue;
+        const s = r.summary;
+        if (filter.status !== undefined && s.status !== filter.status) continue;
+        if (filter.hatchery !== undefined && s.hatchery !== filter.hatchery) continue;
+        runs.push(s);
+      }
+    }
+    runs.sort((a, b) => b.startedAt - a.startedAt);
+    return runs.slice(0, filter.limit ?? 50);
+  }
+
+  async claimInterrupted(): Promise<RunSummary[]> {
+    const claimed: RunSummary[] = [];
+    for (const id of await this.ids()) {
+      if (this.live.has(id)) continue;
+      const run = await this.read(id);
+      if (run?.summary.status !== 'running') continue;
+      if (await this.ownerAlive(id, ownerOf(run.meta, run.records))) continue;
+      const summary = await this.locked(id, async (text) => {
+        const now = storedRun(text);
+        if (now?.summary.status !== 'running') return undefined;
+        const previous = ownerOf(now.meta, now.records);
+        if (await this.ownerAlive(id, previous)) return undefined;
+        const rec = {
+          v: JOURNAL_VERSION,
+          at: Date.now(),
+          type: 'interrupted',
+          owner: previous,
+          by: processOwner,
+        };
+        await this.appendRecord(id, text, rec);
+        return foldRun(now.meta, [...now.records, rec]);
+      });
+      if (summary) claimed.push(summary);
+    }
+    return claimed;
+  }
+
+  async cancel(id: string): Promise<RunSummary | undefined> {
+    const run = await this.read(id);
+    if (!run) return undefined;
+    const s = run.summary;
+    if (s.status === 'running') {
+      if (this.live.has(id)) {
+        this.fireCancel(id);
+        return s;
+      }
+      if (await this.ownerAlive(id, ownerOf(run.meta, run.records))) {
+        // The owner notices the marker within its poll interval and aborts the run.
+        await writeFile(path.join(this.location, `${id}.cancel`), `${JSON.stringify(processOwner)}\n`);
+        return s;
+      }
+    } else if (s.status !== 'interrupted' && s.status !== 'input_required') {
+      return s;
+    }
+    // Nobody runs it: it ends as cancelled now.
+    const ended = await this.locked(id, async (text) => {
+      const now = storedRun(text);
+      if (!now) return undefined;
+      const st = now.summary.status;
+      if (st !== 'running' && st !== 'interrupted' && st !== 'input_required') return now.summary;
+      const rec = {
+        v: JOURNAL_VERSION,
+        at: Date.now(),
+        type: 'run_end',
+        status: 'cancelled',
+        error: 'the run was cancelled',
+        code: 'ABORTED',
+      };
+      await this.appendRecord(id, text, rec);
+      return foldRun(now.meta, [...now.records, rec]);
+    });
+    return ended ?? (await this.read(id))?.summary;
+  }
+
+  onCancel(listener: (id: string) => void): void {
+    this.cancelListeners.push(listener);
+  }
+
+  async prune(): Promise<number> {
+    this.lastPrune = Date.now();
+    const ids = await this.ids();
+    const files = await Promise.all(
+      ids.map(async (id) => {
+        try {
+          return { id, mtime: (await stat(this.fileOf(id))).mtimeMs };
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    const known = files.filter((f) => f !== undefined).sort((a, b) => b.mtime - a.mtime);
+    const now = Date.now();
+    let deleted = 0;
+    for (let i = 0; i < known.length; i++) {
+      const { id, mtime } = known[i]!;
+      if (i < this.maxRuns && now - mtime <= this.maxAgeMs) continue;
+      if (this.live.has(id)) continue;
+      const run = await this.read(id);
+      // Running runs (and suspended ones, waiting for an answer) are never pruned.
+      if (run && (run.summary.status === 'running' || run.summary.status === 'input_required')) continue;
+      await rm(this.fileOf(id), { force: true });
+      await rm(path.join(this.location, `${id}.cancel`), { force: true });
+      deleted++;
+    }
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.idle();
+  }
+
+  /** Resolves when everything appended so far is written (every journal of this store). */
+  async idle(): Promise<void> {
+    await Promise.all([...[...this.live.values()].map((j) => j.flush()), ...this.pending]);
+  }
+
+  private async settle(id: string): Promise<void> {
+    await this.live.get(id)?.flush();
+    if (this.pending.size > 0) await Promise.all(this.pending);
+  }
+
+  private async text(id: string): Promise<string | undefined> {
+    try {
+      return await readFile(this.fileOf(id), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new HatcheryError(
+        'FILE_IO',
+        `cannot read run ${id} in ${this.location}: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  private async ids(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.location);
+    } catch {
+      return [];
+    }
+    const ids: string[] = [];
+    for (const n of names) {
+      const m = RUN_FILE.exec(n);
+      if (m) ids.push(m[1]!);
+    }
+    return ids;
+  }
+
+  private own(j: FileJournal): void {
+    this.live.set(j.id, j);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.tick(), this.pollMs);
+      this.timer.unref();
+    }
+  }
+
+  private ended(j: FileJournal): void {
+    if (this.live.get(j.id) === j) this.live.delete(j.id);
+    const done = j.flush();
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
+    if (this.live.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+    // Cheap upkeep: at most one prune per ten minutes, after a run.
+    if (Date.now() - this.lastPrune > 600_000) this.backgroundPrune();
+  }
+
+  private backgroundPrune(): void {
+    this.lastPrune = Date.now();
+    this.prune().catch(() => {
+      // Pruning is upkeep: a folder that cannot be read now is tried again later.
+    });
+  }
+
+  /** Looks for cancel markers of the runs this process owns, and keeps their files fresh for other hosts. */
+  private tick(): void {
+    this.ticks++;
+    const heartbeat = this.ticks % Math.max(1, Math.round(this.staleMs / 4 / this.pollMs)) === 0;
+    for (const id of this.live.keys()) {
+      const marker = path.join(this.location, `${id}.cancel`);
+      if (existsSync(marker)) {
+        void rm(marker, { force: true });
+        this.fireCancel(id);
+      }
+      if (heartbeat) {
+        const now = new Date();
+        void utimes(this.fileOf(id), now, now).catch(() => {});
+      }
+    }
+  }
+
+  private fireCancel(id: string): void {
+    for (const l of this.cancelListeners) {
+      try {
+        l(id);
+      } catch {
+        // One broken listener must not keep the others from stopping the run.
+      }
+    }
+  }
+
+  /** True when `owner` still runs `id`: this process, a live pid on this host, or a fresh file of another host. */
+  private async ownerAlive(id: string, owner: RunOwner): Promise<boolean> {
+    if (sameOwner(owner, processOwner)) return this.live.has(id);
+    if (owner.host !== hostname()) {
+      try {
+        return Date.now() - (await stat(this.fileOf(id))).mtimeMs < this.staleMs;
+      } catch {
+        return false;
+      }
+    }
+    // Same pid but another start time: the pid was reused, the owner is gone.
+    if (owner.pid === process.pid) return false;
+    return pidAlive(owner.pid);
+  }
+
+  /**
+   * Runs `fn` on the run's current text while holding its exclusive lock file; undefined when
+   * another process holds the lock (it is doing the same thing).
+   */
+  private async locked<T>(id: string, fn: (text: string) => Promise<T | undefined>): Promise<T | undefined> {
+    const lock = path.join(this.location, `${id}.lock`);
+    try {
+      await writeFile(lock, `${JSON.stringify(processOwner)}\n`, { flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      try {
+        if (Date.now() - (await stat(lock)).mtimeMs > STALE_LOCK_MS) await rm(lock, { force: true });
+      } catch {
+        // Gone meanwhile: its holder finished.
+      }
+      return undefined;
+    }
+    try {
+      const text = await this.text(id);
+      return text === undefined ? undefined : await fn(text);
+    } finally {
+      await rm(lock, { force: true });
+    }
+  }
+
+  /** Appends one record to a run file this process does not own (claim, cancel). */
+  private async appendRecord(id: string, text: string, rec: Record<string, unknown>): Promise<void> {
+    const lead = text === '' || text.endsWith('\n') ? '' : '\n';
+    await appendFile(this.fileOf(id), `${lead}${JSON.stringify(rec)}\n`);
+  }
+}
+
+function notFound(id: string, location: string): HatcheryError {
+  const shown = JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}...` : id);
+  return new HatcheryError(
+    'NOT_FOUND',
+    isRunId(id)
+      ? `no run ${id} in ${location}; "hatchery-mcp runs list" shows the runs kept there`
+      : `${shown} is not a run id (run ids are UUIDs); "hatchery-mcp runs list" shows them`,
+    { run: id },
+  );
+}
+
+export { notFound as runNotFound };
