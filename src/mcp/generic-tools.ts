@@ -5,7 +5,7 @@ import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
 import { json, listRuns, readStored, storedResult, storedStatus, summaryView } from './durable.js';
-import type { ServerHost } from './host.js';
+import type { ResumeAttempt, ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
@@ -154,11 +154,7 @@ export interface GenericCallContext {
   /** Starts a background run (hatchery_start); the session supplies sampling and elicitation. */
   start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
   /** Resumes a journaled run in the background (hatchery_resume, hatchery_respond). */
-  resume: (
-    id: string,
-    options: { from?: string; force?: boolean; answer?: string },
-    meta: { hatchery: string; file: string },
-  ) => BackgroundRun;
+  resume: (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) => BackgroundRun;
 }
 
 function str(args: Record<string, unknown>, key: string, required: boolean): string | undefined {
@@ -294,10 +290,12 @@ export async function callGenericTool(
         }
         // Checked now, so a wrong id or a changed file answers this call instead of a later poll.
         const stored = await readStored(core, id);
-        const run = ctx.resume(id, options, { hatchery: stored.meta.hatchery, file: stored.meta.file });
-        await core.runs.wait(run, 200);
+        const attempt = await core.runtime.prepareResume(id, options);
+        const run = ctx.resume(id, attempt, { hatchery: stored.meta.hatchery, file: stored.meta.file });
+        if (name === 'hatchery_respond')
+          run.note =
+            'answered with hatchery_respond; the nodes that had finished were taken from the run journal';
         const verb = name === 'hatchery_respond' ? 'Answered' : 'Resumed';
-        if (run.endedAt !== undefined && run.state === 'failed' && run.result) return run.result;
         return json(
           { run_id: run.id, hatchery: stored.meta.hatchery, state: run.state },
           `${verb} ${stored.meta.hatchery}. Call hatchery_result with run_id "${run.id}" to wait for its result.\n`,

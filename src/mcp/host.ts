@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Runtime } from '../runtime/runtime.js';
 import type { CallHost } from './calls.js';
 import type { OutputStore } from './outputs.js';
 import type { HatcheryRegistry } from './registry.js';
@@ -27,3 +28,6 @@ export interface ServerHost extends CallHost {
   /** The instructions sent to clients at initialization. */
   instructions(): string;
 }
+
+/** A prepared attempt of a journaled run (Runtime.prepareResume), run later in the background. */
+export type ResumeAttempt = Awaited<ReturnType<Runtime['prepareResume']>>;

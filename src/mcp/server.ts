@@ -196,9 +196,19 @@ export class HatcheryMcpServer implements ServerHost {
         'info',
         `run ${run.id} of ${run.hatchery} was interrupted${at}; ${resume ? 'resuming it' : 'hatchery_resume (or hatchery-mcp runs resume) continues it'}`,
       );
-      if (resume) {
-        const r = resumeBackground(this, run.id, {}, { hatchery: run.hatchery, file: run.file }, undefined);
+      if (!resume) continue;
+      try {
+        const attempt = await this.runtime.prepareResume(run.id);
+        const r = resumeBackground(
+          this,
+          run.id,
+          attempt,
+          { hatchery: run.hatchery, file: run.file },
+          undefined,
+        );
         r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;
+      } catch (err) {
+        this.log('warning', `run ${run.id} of ${run.hatchery} cannot be resumed: ${formatError(err)}`);
       }
     }
   }

@@ -23,7 +23,7 @@ import type { Provider } from '../providers/types.js';
 import { type CallEnv, errorResult, failed, runHatcheryCall, succeeded, textResult } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
-import type { ServerHost } from './host.js';
+import type { ResumeAttempt, ServerHost } from './host.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
@@ -106,7 +106,7 @@ async function startBackground(
 export function resumeBackground(
   core: ServerHost,
   id: string,
-  options: { from?: string; force?: boolean; answer?: string },
+  attempt: ResumeAttempt,
   meta: { hatchery: string; file: string },
   sampling: Provider | undefined,
 ): BackgroundRun {
@@ -117,7 +117,7 @@ export function resumeBackground(
     async (signal, onEvent) => {
       core.runStarted();
       try {
-        const result = await core.runtime.resume(id, { ...options, signal, onEvent, sampling });
+        const result = await attempt({ signal, onEvent, sampling });
         const entry = core.registry.get(meta.hatchery);
         return succeeded(core, result, entry?.tool.outputSchema !== undefined);
       } catch (err) {
@@ -128,10 +128,7 @@ export function resumeBackground(
     },
     id,
   );
-  run.note =
-    options.answer !== undefined
-      ? 'answered with hatchery_respond; the nodes that had finished were taken from the run journal'
-      : 'resumed; the nodes that had finished were taken from the run journal';
+  run.note = 'resumed; the nodes that had finished were taken from the run journal';
   run.done.then(unlink, unlink);
   return run;
 }

@@ -343,6 +343,19 @@ export class Runtime {
    * finished served from the journal, the attempt appended to the same journal. Needs a store.
    */
   async resume(id: string, options: ResumeOptions = {}): Promise<RunResult> {
+    const attempt = await this.prepareResume(id, options);
+    return attempt(options);
+  }
+
+  /**
+   * Checks that run `id` can be resumed (it exists, nobody runs it, its file is unchanged or `force`)
+   * and opens its next attempt, which the returned function runs; a caller that runs it later (a
+   * background run) still gets a refusal at once.
+   */
+  async prepareResume(
+    id: string,
+    options: Omit<ResumeOptions, 'signal' | 'onEvent' | 'sampling'> = {},
+  ): Promise<(run: Pick<ResumeOptions, 'signal' | 'onEvent' | 'sampling'>) => Promise<RunResult>> {
     const store = this.options.store;
     if (!store) {
       throw new HatcheryError(
@@ -352,18 +365,19 @@ export class Runtime {
     }
     const r = await prepareResume(store, (file) => this.load(file), id, options);
     const { meta } = r.stored;
-    return this.run(r.hatchery, {
-      runId: meta.id,
-      journal: r.journal,
-      memo: r.memo,
-      ask: r.ask,
-      input: meta.input,
-      vars: meta.vars,
-      source: meta.source,
-      signal: options.signal,
-      onEvent: options.onEvent,
-      sampling: options.sampling,
-    });
+    return (run) =>
+      this.run(r.hatchery, {
+        runId: meta.id,
+        journal: r.journal,
+        memo: r.memo,
+        ask: r.ask,
+        input: meta.input,
+        vars: meta.vars,
+        source: meta.source,
+        signal: run.signal,
+        onEvent: run.onEvent,
+        sampling: run.sampling,
+      });
   }
 
   /**

@@ -4,7 +4,7 @@
  * journal, hatchery_resume continues a run, and a run that asks a question suspends and is answered
  * with hatchery_respond by a client without elicitation.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
@@ -46,6 +46,17 @@ function script(holdB: number) {
 /** Requests the fake model received for a step. */
 function callsFor(step: string): number {
   return openai.requests.filter((r) => lastUserText(r.body?.messages).startsWith(`step ${step}`)).length;
+}
+
+/** True once the run's journal file holds a record of node `node` starting (journal writes are batched). */
+function journaled(state: string, id: string, node: string): boolean {
+  try {
+    return readFileSync(path.join(state, `${id}.jsonl`), 'utf8').includes(
+      `"type":"node_start","node":"${node}"`,
+    );
+  } catch {
+    return false;
+  }
 }
 
 type Client = Awaited<ReturnType<typeof spawnCli>>['client'];
@@ -96,7 +107,9 @@ describe('durable runs over MCP', () => {
     const state = tempDir('hatchery-state-');
     script(60_000);
     const first = await spawnCli(dir, { env, args: ['--state', state] });
-    const id = String((await call(first.client, 'hatchery_start', { name: 'chain', input: 'x' })).data?.run_id);
+    const id = String(
+      (await call(first.client, 'hatchery_start', { name: 'chain', input: 'x' })).data?.run_id,
+    );
     await waitFor(() => callsFor('B') === 1, 15_000, 'the model call of node B');
     process.kill(first.transport.pid!, 'SIGKILL');
     await first.close().catch(() => undefined);
@@ -124,14 +137,70 @@ describe('durable runs over MCP', () => {
     }
   }, 60_000);
 
+  it('hatchery_resume refuses a run whose file changed, naming the node, and resumes it with force', async () => {
+    const dir = hatcheryDir();
+    const file = writeHatchery(dir, 'chain.json', chain);
+    const state = tempDir('hatchery-state-');
+    openai.reset();
+    const reply = (body: WireBody) => {
+      const step = /step (\w)/.exec(lastUserText(body.messages))?.[1] ?? '?';
+      return step === 'C' ? { status: 400, message: 'bad request for C' } : { text: `done ${step}` };
+    };
+    for (let i = 0; i < 10; i++) openai.enqueue(reply);
+    const cli = await spawnCli(dir, { env, args: ['--state', state] });
+    try {
+      const failedCall = await call(cli.client, 'chain', { input: 'x' });
+      expect(failedCall.res.isError).toBe(true);
+      const id = (
+        (await call(cli.client, 'hatchery_runs', { status: 'failed' })).data?.runs as { run_id: string }[]
+      )[0]!.run_id;
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...chain,
+          nodes: [
+            chain.nodes[0],
+            { ...chain.nodes[1], usr_prompt: 'step B, edited, after {{ out.A }}' },
+            chain.nodes[2],
+          ],
+        }),
+      );
+      const refused = await call(cli.client, 'hatchery_resume', { run_id: id });
+      expect(refused.res.isError).toBe(true);
+      expect(refused.text).toContain('changed: B');
+      expect(refused.text).toContain('force');
+
+      script(0);
+      await call(cli.client, 'hatchery_resume', { run_id: id, force: true });
+      const result = await call(cli.client, 'hatchery_result', { run_id: id, wait_seconds: 20 });
+      expect(result.text).toBe('done C');
+      // A came before the first changed node: taken from the journal; B and C ran again.
+      expect(callsFor('A')).toBe(0);
+      expect(callsFor('B')).toBe(1);
+    } finally {
+      await cli.close();
+    }
+  }, 60_000);
+
   it('a run that asks suspends for a client without elicitation, and hatchery_respond answers it', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'ask.json', {
       name: 'confirm',
       desc: 'asks which colour',
       nodes: [
-        { name: 'Q', type: 'ask', question: 'Which colour for {{ ctx.input }}?', choices: ['red', 'blue'], next: 'Use' },
-        { name: 'Use', type: 'tool', tool_name: 'echo', tool_args: { text: 'painting {{ ctx.input }} {{ out.Q }}' } },
+        {
+          name: 'Q',
+          type: 'ask',
+          question: 'Which colour for {{ ctx.input }}?',
+          choices: ['red', 'blue'],
+          next: 'Use',
+        },
+        {
+          name: 'Use',
+          type: 'tool',
+          tool_name: 'echo',
+          tool_args: { text: 'painting {{ ctx.input }} {{ out.Q }}' },
+        },
       ],
     });
     const state = tempDir('hatchery-state-');
@@ -148,7 +217,10 @@ describe('durable runs over MCP', () => {
       const id = runs[0]!.run_id;
       expect(direct.text).toContain(id);
       const status = await call(cli.client, 'hatchery_status', { run_id: id });
-      expect(status.data).toMatchObject({ state: 'input_required', question: { node: 'Q', choices: ['red', 'blue'] } });
+      expect(status.data).toMatchObject({
+        state: 'input_required',
+        question: { node: 'Q', choices: ['red', 'blue'] },
+      });
 
       const answered = await call(cli.client, 'hatchery_respond', { run_id: id, answer: 'blue' });
       expect(answered.res.isError).toBeFalsy();
@@ -185,9 +257,13 @@ describe('durable runs over MCP', () => {
           expect(r.text).toContain('unknown run id');
         }
       }
-      expect((await call(cli.client, 'hatchery_runs', { status: 'sleeping' })).text).toContain('"status" must be one of');
+      expect((await call(cli.client, 'hatchery_runs', { status: 'sleeping' })).text).toContain(
+        '"status" must be one of',
+      );
       expect((await call(cli.client, 'hatchery_runs', { limit: 0 })).text).toContain('"limit" must be');
-      expect((await call(cli.client, 'hatchery_respond', { run_id: 'x' })).text).toContain('missing argument "answer"');
+      expect((await call(cli.client, 'hatchery_respond', { run_id: 'x' })).text).toContain(
+        'missing argument "answer"',
+      );
       const ok = await call(cli.client, 'hatchery_runs', {});
       expect(ok.res.isError).toBeFalsy();
       expect(String(ok.data?.journal)).toBe(path.resolve(state));
