@@ -41,6 +41,11 @@ Options:
                         let http_request reach every address, local and private ones included
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
+  --budget-tokens N     stop each run (BUDGET_EXHAUSTED) once its model calls used N tokens;
+                        also --budget-cost-usd N, --budget-tool-calls N, --budget-model-calls
+                        N, --budget-wall-ms N (per run; a file's smaller budget wins)
+  --prices FILE         model prices {"vendor:model": {"input", "output", "cached_input"}}
+                        in USD per million tokens, overriding the files' and built-in ones
   -h, --help            show this help
   -v, --version         print the version
 

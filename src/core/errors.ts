@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'OUTPUT_SCHEMA'
   | 'USAGE'
   | 'NOT_FOUND'
+  | 'BUDGET_EXHAUSTED'
   | 'INTERNAL';
 
 /** Where an error happened: every field a user may need to find and fix it. */

@@ -1,7 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { formatError } from '../core/errors.js';
 import type { RunListener } from '../engine/contracts.js';
-import type { Provider } from '../providers/types.js';
+import { BudgetExhaustedError } from '../engine/meter.js';
+import type { Provider, Usage } from '../providers/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn } from './elicit.js';
 import type { Limiter } from './limiter.js';
@@ -47,6 +48,49 @@ export function textResult(text: string, isError = false): CallToolResult {
 /** The error result of a failed call: the message a user needs, with file, node and cause (redacted, capped). */
 export function errorResult(host: Pick<CallHost, 'out'>, err: unknown): CallToolResult {
   return textResult(host.out.text(formatError(err), MAX_ERROR_BYTES), true);
+}
+
+/** The `_meta` key of a call's tokens and cost. */
+export const USAGE_META = 'hatchery/usage';
+
+/** A run's usage as the tool result's `_meta` shows it. */
+function usageMeta(usage: Usage): Record<string, unknown> {
+  const u: Record<string, number> = {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cached_input_tokens: usage.cachedInputTokens ?? 0,
+  };
+  if (usage.costUsd !== undefined) u.cost_usd = usage.costUsd;
+  return { [USAGE_META]: u };
+}
+
+/**
+ * The error result of a run its budget stopped: the message, then the partial outputs of the nodes
+ * that finished as JSON. The same facts are structuredContent {error, code, limit, spent, partial}
+ * unless the tool declares an output schema (clients check structuredContent against it even for
+ * errors), and always in `_meta` under hatchery/budget.
+ */
+function budgetResult(
+  host: Pick<CallHost, 'out'>,
+  err: BudgetExhaustedError,
+  outputSchema: boolean,
+): CallToolResult {
+  const details = {
+    error: formatError(err),
+    code: err.code,
+    limit: err.context.limit,
+    limit_value: err.context.limitValue,
+    spent: err.context.spent,
+    partial: err.partial,
+  };
+  const text = `${details.error}\npartial outputs of the nodes that finished (JSON): ${JSON.stringify(err.partial)}`;
+  const result: CallToolResult = { content: [{ type: 'text', text }], isError: true };
+  if (!outputSchema) result.structuredContent = details;
+  const spent = err.context.spent as Record<string, number> | undefined;
+  result._meta = {
+    'hatchery/budget': { limit: details.limit, limit_value: details.limit_value, spent },
+  };
+  return host.out.result(result);
 }
 
 /** Cap of one progress message, in bytes. */
@@ -102,6 +146,7 @@ export async function runHatcheryCall(
     });
     const text = result.output;
     const value = result.value;
+    const _meta = usageMeta(result.usage);
     // Guarded here rather than when sent: background runs keep their result, so keep it small.
     if (entry.tool.outputSchema && value !== null && typeof value === 'object' && !Array.isArray(value)) {
       return {
@@ -109,12 +154,17 @@ export async function runHatcheryCall(
         result: host.out.result({
           content: [{ type: 'text', text }],
           structuredContent: value as Record<string, unknown>,
+          _meta,
         }),
       };
     }
-    return { state: 'succeeded', result: host.out.result(textResult(text)) };
+    return { state: 'succeeded', result: host.out.result({ ...textResult(text), _meta }) };
   } catch (err) {
-    return { state: env.signal.aborted ? 'cancelled' : 'failed', result: errorResult(host, err) };
+    const state = env.signal.aborted ? 'cancelled' : 'failed';
+    if (err instanceof BudgetExhaustedError) {
+      return { state, result: budgetResult(host, err, entry.tool.outputSchema !== undefined) };
+    }
+    return { state, result: errorResult(host, err) };
   } finally {
     release?.();
     host.runEnded();

@@ -13,15 +13,17 @@ import type {
   RunServices,
   RunState,
 } from '../engine/contracts.js';
-import { Meter } from '../engine/meter.js';
+import type { Budget } from '../engine/meter.js';
 import { RunShared, Scope } from '../engine/scope.js';
 import { walk } from '../engine/walk.js';
 import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
+import type { PriceTable } from '../providers/prices.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
 import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
+import { runBudget } from './budget.js';
 import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
 
@@ -57,6 +59,10 @@ export interface RuntimeOptions {
   tools?: ToolResolverOptions;
   /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */
   cassette?: Cassette;
+  /** Model prices by "vendor:model" overriding the file's and the built-in ones (--prices FILE). */
+  prices?: PriceTable;
+  /** Server-wide limits of every run (--budget-*); each limit is the smallest of this, the run's and the file's. */
+  budget?: Budget;
 }
 
 /** Options of one run. */
@@ -72,6 +78,8 @@ export interface RunOptions {
   maxSteps?: number;
   /** The MCP client's model (sampling), when the run comes from such a client. */
   sampling?: Provider;
+  /** Limits of this run, besides the file's and the runtime's `budget` (the smallest of each wins). */
+  budget?: Budget;
 }
 
 /** The outcome of a successful run. */
@@ -191,9 +199,14 @@ export class Runtime {
     const maxSteps = options.maxSteps ?? this.options.maxSteps ?? h.maxSteps ?? DEFAULT_MAX_STEPS;
     const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
     const listener = options.onEvent;
-    const emit = listener ? safeListener(listener) : undefined;
-    const signal = options.signal ?? neverAborted;
-    const meter = new Meter(() => undefined);
+    const budget = runBudget(
+      h,
+      this.options.prices,
+      [this.options.budget, options.budget],
+      options.signal ?? neverAborted,
+      listener ? safeListener(listener) : undefined,
+    );
+    const { meter, signal, emit } = budget;
     const shared = new RunShared(
       this.services,
       runId,
@@ -204,16 +217,22 @@ export class Runtime {
       options.sampling,
       meter,
     );
-    const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
-    return {
-      runId,
-      output: result.text,
-      value: result.value,
-      usage: shared.usage,
-      steps: shared.steps,
-      // The run's own object: nothing else holds it, so no copy is needed.
-      outputs: scope.out,
-    };
+    try {
+      const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
+      return {
+        runId,
+        output: result.text,
+        value: result.value,
+        usage: shared.usage,
+        steps: shared.steps,
+        // The run's own object: nothing else holds it, so no copy is needed.
+        outputs: scope.out,
+      };
+    } catch (err) {
+      throw budget.failure(err);
+    } finally {
+      budget.end();
+    }
   }
 
   /**
@@ -280,9 +299,12 @@ export class Runtime {
       const error =
         depth === 0 && signal.aborted
           ? withContext(
-              err instanceof HatcheryError && err.code === 'ABORTED'
-                ? err
-                : new HatcheryError('ABORTED', describeAbort(signal.reason), {}, { cause: err }),
+              // A spent budget (BUDGET_EXHAUSTED) stops the run through its signal: report that, not ABORTED.
+              signal.reason instanceof HatcheryError && signal.reason.code === 'BUDGET_EXHAUSTED'
+                ? signal.reason
+                : err instanceof HatcheryError && err.code === 'ABORTED'
+                  ? err
+                  : new HatcheryError('ABORTED', describeAbort(signal.reason), {}, { cause: err }),
               { file: h.file },
             )
           : withContext(err, { file: h.file });
@@ -293,6 +315,7 @@ export class Runtime {
         depth,
         ok: false,
         error: formatError(error),
+        code: error.code,
         usage: shared.usage,
         steps: shared.steps - steps0,
         ms: performance.now() - t0,
