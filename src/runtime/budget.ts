@@ -4,7 +4,7 @@
  * record of the outputs of finished nodes, which the BUDGET_EXHAUSTED error carries.
  */
 import type { Hatchery, RunEvent, RunListener } from '../engine/contracts.js';
-import { type Budget, BudgetExhaustedError, Meter, mergeBudgets } from '../engine/meter.js';
+import { type Budget, Meter, mergeBudgets } from '../engine/meter.js';
 import { type PriceLookup, type PriceTable, priceLookup, toPriceTable } from '../providers/prices.js';
 
 const lookups = new WeakMap<Hatchery, { runtime: PriceTable | undefined; lookup: PriceLookup }>();
