@@ -117,14 +117,14 @@ export function readPricesFile(file: string): PriceTable {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new HatcheryError('USAGE', `--prices ${file}: cannot read the file (${why})`, { file });
+    throw new HatcheryError('USAGE', `--prices ${file}: cannot read the file (${why})`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new HatcheryError('USAGE', `--prices ${file}: not valid JSON (${why})`, { file });
+    throw new HatcheryError('USAGE', `--prices ${file}: not valid JSON (${why})`);
   }
   const parsed = pricesSchema.safeParse(json);
   if (!parsed.success) {
@@ -133,7 +133,6 @@ export function readPricesFile(file: string): PriceTable {
     throw new HatcheryError(
       'USAGE',
       `--prices ${file}: ${at ? `"${at}": ` : ''}${issue?.message ?? 'invalid'}; expected {"vendor:model": {"input": N, "output": N, "cached_input": N}} in US dollars per million tokens`,
-      { file, field: at || undefined },
     );
   }
   return toPriceTable(parsed.data);

@@ -24,10 +24,12 @@ export const priceSchema = fileObject({
 });
 
 /** `prices`: "vendor:model" to its price, overriding the built-in table. */
-export const pricesSchema = z.record(
-  z.string().regex(/^[a-z]+:.+$/, 'must be "vendor:model", e.g. "openai:gpt-5.4-mini"'),
-  priceSchema,
-);
+export const pricesSchema = z.record(z.string(), priceSchema).superRefine((table, ctx) => {
+  for (const key of Object.keys(table)) {
+    if (!/^[a-z]+:.+$/.test(key))
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must be "vendor:model", e.g. "openai:gpt-5.4-mini"' });
+  }
+});
 
 /** A budget as written. */
 export type BudgetDef = z.infer<typeof budgetSchema>;
