@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { fileObject } from './object.js';
 
-const positive = (what: string) =>
-  z.number().positive('must be a positive number (leave the limit out for no limit)').describe(what);
+// Over 0: a zero budget would refuse every call; leave a limit out for none.
+const positive = (what: string) => z.number().positive().describe(what);
 
 /** `budget`: limits of one run tree (nested hatch: runs, branches, map items, spawned agents included). */
 export const budgetSchema = fileObject({
@@ -27,7 +27,11 @@ export const priceSchema = fileObject({
 export const pricesSchema = z.record(z.string(), priceSchema).superRefine((table, ctx) => {
   for (const key of Object.keys(table)) {
     if (!/^[a-z]+:.+$/.test(key))
-      ctx.addIssue({ code: 'custom', path: [key], message: 'must be "vendor:model", e.g. "openai:gpt-5.4-mini"' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: 'must be "vendor:model", e.g. "openai:gpt-5.4-mini"',
+      });
   }
 });
 
