@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WireBody } from '../fakes/http.js';
 import { fakeVendors } from '../fakes/vendors.js';
 import { echo, hatch, load, runCli, tempDir } from '../helpers.js';
-import { inMemory, textOf } from '../mcp/helpers.js';
+import { inMemory, spawnCli, textOf } from '../mcp/helpers.js';
 import { envOf, exhausted, runtimeFor } from './helpers.js';
 
 const fakes = fakeVendors();
@@ -123,6 +123,22 @@ describe('a budget stops a parallel fan-out of spawned agents', () => {
       expectPartial(s.partial as Record<string, unknown>);
       expect(res._meta?.['hatchery/budget']).toMatchObject({ limit: 'model_calls' });
       expect(seen().summaries).toBe(0);
+    } finally {
+      await close();
+    }
+  });
+
+  it('over MCP from `serve --budget-model-calls`: the server-wide budget applies to each call', async () => {
+    script();
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'fan.json'), JSON.stringify(def()));
+    const { client, close } = await spawnCli(dir, { env: envOf(fakes), args: ['--budget-model-calls', '4'] });
+    try {
+      const res = await client.callTool({ name: 'fan', arguments: { input: 'go' } });
+      expect(res.isError).toBe(true);
+      const s = res.structuredContent as Record<string, unknown>;
+      expect(s).toMatchObject({ code: 'BUDGET_EXHAUSTED', limit: 'model_calls', limit_value: 4 });
+      expectPartial(s.partial as Record<string, unknown>);
     } finally {
       await close();
     }
