@@ -24,9 +24,14 @@ export const RUNTIME_FLAGS = {
 } as const;
 
 /** Help lines of the budget and price flags, for the help texts of run and serve. */
-export const BUDGET_HELP = `  --budget-tokens N   stop the run (BUDGET_EXHAUSTED) once its model calls used N tokens;
-                      also --budget-cost-usd N, --budget-tool-calls N, --budget-model-calls N,
-                      --budget-wall-ms N (the smallest of these and the file's budget wins)
+export const BUDGET_HELP = `  --budget-tokens N   end the run with BUDGET_EXHAUSTED once its model calls used N tokens
+  --budget-cost-usd N ... once it cost N US dollars (models with a known price)
+  --budget-tool-calls N
+                      ... once it made N tool calls
+  --budget-model-calls N
+                      ... once it made N model calls
+  --budget-wall-ms N  ... after N milliseconds; for each limit the smaller of the flag
+                      and the file's budget wins
   --prices FILE       model prices {"vendor:model": {"input", "output", "cached_input"}} in
                       USD per million tokens, overriding the file's and the built-in ones`;
 

@@ -41,9 +41,13 @@ Options:
                         let http_request reach every address, local and private ones included
   --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N         maximum node executions per run (overrides the files' max_steps)
-  --budget-tokens N     stop each run (BUDGET_EXHAUSTED) once its model calls used N tokens;
-                        also --budget-cost-usd N, --budget-tool-calls N, --budget-model-calls
-                        N, --budget-wall-ms N (per run; a file's smaller budget wins)
+  --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
+  --budget-cost-usd N   ... once it cost N US dollars (models with a known price)
+  --budget-tool-calls N ... once it made N tool calls
+  --budget-model-calls N
+                        ... once it made N model calls
+  --budget-wall-ms N    ... after N milliseconds; for each limit the smaller of the flag
+                        and the file's budget wins
   --prices FILE         model prices {"vendor:model": {"input", "output", "cached_input"}}
                         in USD per million tokens, overriding the files' and built-in ones
   -h, --help            show this help
