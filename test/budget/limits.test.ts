@@ -2,9 +2,11 @@
  * Each limit of a budget, tried against: the call that would go past it is never made (the fake
  * servers count the requests that arrive), and the run fails BUDGET_EXHAUSTED naming the limit.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
-import { echo, hatch, load } from '../helpers.js';
+import { echo, hatch, load, tempDir } from '../helpers.js';
 import { drone, exhausted, runtimeFor } from './helpers.js';
 
 const fakes = fakeVendors();
@@ -130,6 +132,36 @@ describe('budget limits', () => {
     const { err } = await exhausted(runtimeFor(fakes), h);
     expect(err.context.limit).toBe('wall_ms');
     expect(err.partial).toEqual({});
+  });
+
+  it('a nested hatch: run spends from the same counter as its parent', async () => {
+    const dir = tempDir();
+    const sub = hatch(
+      [drone('SubOne', { next: 'SubTwo' }), drone('SubTwo', { next: 'SubThree' }), drone('SubThree')],
+      {
+        name: 'sub',
+      },
+    );
+    writeFileSync(path.join(dir, 'sub.json'), JSON.stringify(sub));
+    const h = load(
+      hatch(
+        [
+          drone('Top', { next: 'Call' }),
+          { name: 'Call', type: 'tool', tool_name: 'hatch:sub.json', tool_args: { input: 'y' } },
+        ],
+        { budget: { model_calls: 3 } },
+      ),
+      dir,
+    );
+    const { err } = await exhausted(runtimeFor(fakes), h);
+    // Top, SubOne and SubTwo: the nested run's third call would be the run tree's fourth.
+    expect(fakes.openai.requests).toHaveLength(3);
+    expect(err.context).toMatchObject({ limit: 'model_calls', node: 'SubThree' });
+    expect(err.partial).toEqual({
+      Top: 'echo: Top: x',
+      'sub/SubOne': 'echo: SubOne: y',
+      'sub/SubTwo': 'echo: SubTwo: y',
+    });
   });
 
   it('the smallest of the file, run and runtime budgets wins', async () => {
