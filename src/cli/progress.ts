@@ -1,8 +1,17 @@
 import type { RunEvent } from '../engine/contracts.js';
+import type { Usage } from '../providers/types.js';
 
-function tokens(e: Extract<RunEvent, { type: 'node_end' }>): string {
-  if (!e.usage || (e.usage.inputTokens === 0 && e.usage.outputTokens === 0)) return '';
-  return `, ${e.usage.inputTokens}+${e.usage.outputTokens} tokens`;
+/** `, 120+30 tokens (20 cached), $0.0012`, or '' for no model call. */
+function tokens(usage: Usage | undefined): string {
+  if (!usage || (usage.inputTokens === 0 && usage.outputTokens === 0)) return '';
+  const cached = usage.cachedInputTokens ? ` (${usage.cachedInputTokens} cached)` : '';
+  const cost = usage.costUsd === undefined ? '' : `, ${usd(usage.costUsd)}`;
+  return `, ${usage.inputTokens}+${usage.outputTokens} tokens${cached}${cost}`;
+}
+
+/** Dollars with four decimals below a cent (model calls are cheap), two above. */
+export function usd(n: number): string {
+  return `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`;
 }
 
 function seconds(ms: number): string {
@@ -14,16 +23,14 @@ export function progressLine(e: RunEvent): string | undefined {
   const pad = '  '.repeat(e.depth);
   switch (e.type) {
     case 'node_end':
-      return `${pad}[${e.step}] ${e.node} (${seconds(e.ms)}${tokens(e)})`;
+      return `${pad}[${e.step}] ${e.node} (${seconds(e.ms)}${tokens(e.usage)})`;
     case 'run_start':
       return e.depth > 0 ? `${pad}> ${e.hatchery}` : undefined;
     case 'tool_call':
       return `${pad}  ${e.isError ? 'x' : '-'} tool ${e.tool} (${seconds(e.ms)})`;
     case 'run_end':
       if (e.depth > 0) return undefined;
-      return e.ok
-        ? `done: ${e.steps} step${e.steps === 1 ? '' : 's'}, ${seconds(e.ms)}${e.usage.inputTokens + e.usage.outputTokens > 0 ? `, ${e.usage.inputTokens}+${e.usage.outputTokens} tokens` : ''}`
-        : undefined;
+      return `${e.ok ? 'done' : 'failed'}: ${e.steps} step${e.steps === 1 ? '' : 's'}, ${seconds(e.ms)}${tokens(e.usage)}`;
     default:
       return undefined;
   }

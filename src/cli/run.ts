@@ -1,13 +1,14 @@
 import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { killAllTrees } from '../core/process/process-tree.js';
+import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
 import { journalCassette } from './runs.js';
-import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp run`. */
 export const RUN_HELP = `Usage: hatchery-mcp run <file> [options]
@@ -30,6 +31,7 @@ Options:
   --allow-private-network
                       let http_request reach every address, local and private ones included
   --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
+${BUDGET_HELP}
   --record FILE       write every model call and MCP/http_request tool call of the run
                       to the cassette FILE (JSON lines; secrets redacted)
   --replay FILE       answer those calls from the cassette FILE: no network, no API key;
@@ -42,7 +44,9 @@ Options:
                       .hatchery/runs in the working folder); runs never write there
   --no-journal        keep no journal of the run
   --quiet, -q         no progress lines on stderr
-  --json              print {"output", "usage", "steps"} as JSON instead of the text
+  --json              print {"output", "usage", "cost_usd", "steps"} as JSON instead of the
+                      text; a failure prints {"error", "code", ...} (BUDGET_EXHAUSTED: with
+                      "limit", "spent" and the "partial" outputs of the nodes that finished)
   -h, --help          show this help
 
 Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery file, 130 cancelled.`;
@@ -154,7 +158,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     });
     if (values.json) {
       process.stdout.write(
-        `${JSON.stringify({ output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
+        `${JSON.stringify({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
       );
     } else {
       process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
@@ -162,6 +166,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   } catch (err) {
     process.stderr.write(`error: ${formatError(err)}\n`);
+    const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
+    if (partial && !values.json) process.stderr.write(partialText(partial));
+    if (values.json) process.stdout.write(`${JSON.stringify(failureJson(err))}\n`);
     // Ctrl-C, or `runs cancel` from another process (through the journal).
     if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED')) {
       return EXIT.CANCELLED;
@@ -175,6 +182,31 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The partial outputs of a run the budget stopped, for stderr: one block per finished node. */
+function partialText(partial: Record<string, unknown>): string {
+  const keys = Object.keys(partial);
+  if (keys.length === 0) return 'partial outputs: none (no node finished)\n';
+  const blocks = keys.map((k) => {
+    const v = partial[k];
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    return `--- ${k}\n${text.endsWith('\n') ? text : `${text}\n`}`;
+  });
+  return `partial outputs (${keys.length} node${keys.length === 1 ? '' : 's'} finished):\n${blocks.join('')}`;
+}
+
+/** The --json form of a failure; BUDGET_EXHAUSTED adds the limit, the spend and the partial outputs. */
+function failureJson(err: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = { error: formatError(err) };
+  if (err instanceof HatcheryError) out.code = err.code;
+  if (err instanceof BudgetExhaustedError) {
+    out.limit = err.context.limit;
+    out.limit_value = err.context.limitValue;
+    out.spent = err.context.spent;
+    out.partial = err.partial;
+  }
+  return out;
 }
 
 /** The cassette of --record / --replay (--record-missing), or undefined; wrong combinations are USAGE errors. */

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
+import type { Budget } from '../engine/meter.js';
+import { readPricesFile } from '../providers/prices.js';
 import { FileRunStore } from '../runtime/journal/file-store.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
@@ -15,14 +17,55 @@ export const RUNTIME_FLAGS = {
   'allow-host': { type: 'string', multiple: true },
   'allow-private-network': { type: 'boolean' },
   'mcp-config': { type: 'string' },
+  'budget-tokens': { type: 'string' },
+  'budget-cost-usd': { type: 'string' },
+  'budget-tool-calls': { type: 'string' },
+  'budget-model-calls': { type: 'string' },
+  'budget-wall-ms': { type: 'string' },
+  prices: { type: 'string' },
 } as const;
+
+/** Help lines of the budget and price flags, for the help texts of run and serve. */
+export const BUDGET_HELP = `  --budget-tokens N   end the run with BUDGET_EXHAUSTED once its model calls used N tokens
+  --budget-cost-usd N ... once it cost N US dollars (models with a known price)
+  --budget-tool-calls N
+                      ... once it made N tool calls
+  --budget-model-calls N
+                      ... once it made N model calls
+  --budget-wall-ms N  ... after N milliseconds; for each limit the smaller of the flag
+                      and the file's budget wins
+  --prices FILE       model prices {"vendor:model": {"input", "output", "cached_input"}} in
+                      USD per million tokens, overriding the file's and the built-in ones`;
+
+const BUDGET_FLAGS = [
+  ['budget-tokens', 'tokens'],
+  ['budget-cost-usd', 'cost_usd'],
+  ['budget-tool-calls', 'tool_calls'],
+  ['budget-model-calls', 'model_calls'],
+  ['budget-wall-ms', 'wall_ms'],
+] as const;
+
+/** The --budget-* limits, or undefined when none is given; each must be a positive number. */
+function budgetOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Budget | undefined {
+  let budget: Budget | undefined;
+  for (const [flag, key] of BUDGET_FLAGS) {
+    const raw = values[flag];
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new HatcheryError('USAGE', `--${flag} must be a positive number, got "${raw}"`);
+    budget ??= {};
+    budget[key] = n;
+  }
+  return budget;
+}
 
 /** The Runtime options the shared flags stand for; bad values are USAGE errors naming the flag. */
 export function runtimeOptions(
   values: ParsedValues<typeof RUNTIME_FLAGS>,
   mcpServers: Readonly<Record<string, McpServerDef>> | undefined,
 ): RuntimeOptions {
-  return {
+  const options: RuntimeOptions = {
     allowRoots: values['allow-root'],
     allowWrite: values['allow-write'],
     maxSteps: intOption(values['max-steps'], 'max-steps'),
@@ -33,6 +76,10 @@ export function runtimeOptions(
       mcpServers,
     },
   };
+  const budget = budgetOptions(values);
+  if (budget) options.budget = budget;
+  if (values.prices !== undefined) options.prices = readPricesFile(values.prices);
+  return options;
 }
 
 /** The journal flags of `run` and `serve` (and `--state` of `runs`). */

@@ -47,6 +47,15 @@ Options:
   --no-journal          keep no journal of runs
   --resume-interrupted  resume background runs that a stop of the server interrupted
                         (they are always marked "interrupted" in the run journal at start)
+  --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
+  --budget-cost-usd N   ... once it cost N US dollars (models with a known price)
+  --budget-tool-calls N ... once it made N tool calls
+  --budget-model-calls N
+                        ... once it made N model calls
+  --budget-wall-ms N    ... after N milliseconds; for each limit the smaller of the flag
+                        and the file's budget wins
+  --prices FILE         model prices {"vendor:model": {"input", "output", "cached_input"}}
+                        in USD per million tokens, overriding the files' and built-in ones
   -h, --help            show this help
   -v, --version         print the version
 

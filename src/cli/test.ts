@@ -17,7 +17,7 @@ from its cassette (no network, no API key), and checks the output, the nodes tak
 Options:
   --record-missing    make the calls a cassette lacks for real (API keys needed) and append them
   --allow-root, --allow-write, --allow-shell, --allow-host, --allow-private-network,
-  --mcp-config, --max-steps   as for run
+  --mcp-config, --max-steps, --budget-*, --prices   as for run
   -h, --help          show this help
 
 Exit codes: 0 every case passed, 1 a case failed, 2 bad command line or no test files,

@@ -1,17 +1,9 @@
-import type { ErrorContext } from '../core/errors.js';
+import { type ErrorContext, HatcheryError } from '../core/errors.js';
+import type { Price, PriceLookup } from '../providers/prices.js';
 import type { Usage } from '../providers/types.js';
 import type { RunMeter } from './contracts.js';
 
-/** A model's price in US dollars per million tokens. */
-export interface Price {
-  input: number;
-  output: number;
-  /** Price of input tokens read from the prompt cache (default: the input price). */
-  cachedInput?: number;
-}
-
-/** Looks up the price of a model; undefined when it is not known (the model is counted in tokens only). */
-export type PriceLookup = (vendor: string, model: string) => Price | undefined;
+export type { Price, PriceLookup } from '../providers/prices.js';
 
 /** Limits of a run tree; each one left out is unlimited. */
 export interface Budget {
@@ -22,11 +14,17 @@ export interface Budget {
   wall_ms?: number;
 }
 
+/** The names of the limits, as in the file's `budget` (the CLI flag is `--budget-<name with ->`). */
+export type BudgetLimit = keyof Budget;
+
+const LIMITS: readonly BudgetLimit[] = ['tokens', 'cost_usd', 'tool_calls', 'model_calls', 'wall_ms'];
+
 /** What a run tree has spent so far. */
 export interface Spend {
   tokens: number;
   costUsd: number;
   toolCalls: number;
+  /** Model calls started (a call that fails still counts against model_calls). */
   modelCalls: number;
 }
 
@@ -40,22 +38,106 @@ export function costOf(usage: Usage, price: Price): number {
   );
 }
 
+/** Each limit at its smallest value among `budgets` (the file's, the run's, the server's); undefined when none. */
+export function mergeBudgets(...budgets: (Budget | undefined)[]): Budget | undefined {
+  let out: Budget | undefined;
+  for (const b of budgets) {
+    if (!b) continue;
+    for (const k of LIMITS) {
+      const v = b[k];
+      if (v === undefined) continue;
+      out ??= {};
+      const cur = out[k];
+      out[k] = cur === undefined ? v : Math.min(cur, v);
+    }
+  }
+  return out;
+}
+
+/** The BUDGET_EXHAUSTED failure; `partial` holds the outputs of the nodes that finished, by name or path. */
+export class BudgetExhaustedError extends HatcheryError {
+  /** Latest output of every node that finished before the budget ran out (set by the runtime). */
+  partial: Record<string, unknown> = {};
+  constructor(message: string, context: ErrorContext) {
+    super('BUDGET_EXHAUSTED', message, context);
+  }
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const usd = (n: number) => `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`;
+
 /** The meter of one run tree: counts spend, prices model calls, enforces a budget (none by default). */
 export class Meter implements RunMeter {
   readonly spend: Spend = { tokens: 0, costUsd: 0, toolCalls: 0, modelCalls: 0 };
+  /** Set once a limit is reached; every later call is refused with it. */
+  exhausted: BudgetExhaustedError | undefined;
+  private readonly t0 = performance.now();
 
+  /**
+   * `onExhausted` runs once, when a limit is first reached (the runtime aborts the run with the
+   * error, so that parallel branches and calls in flight stop too).
+   */
   constructor(
     readonly price: PriceLookup,
     readonly budget: Budget | undefined = undefined,
+    private readonly onExhausted: ((err: BudgetExhaustedError) => void) | undefined = undefined,
   ) {}
 
-  beforeModelCall(_where: ErrorContext): void {
-    // Budget enforcement: see the budget issue's implementation.
+  /** The spend as the error context and the MCP error result show it. */
+  spent(): Record<string, number> {
+    const s = this.spend;
+    return {
+      tokens: s.tokens,
+      cost_usd: s.costUsd,
+      tool_calls: s.toolCalls,
+      model_calls: s.modelCalls,
+      wall_ms: Math.round(performance.now() - this.t0),
+    };
+  }
+
+  /** Builds (once) and reports the error of limit `limit`. */
+  exhaust(limit: BudgetLimit, where: ErrorContext = {}): BudgetExhaustedError {
+    if (this.exhausted) return this.exhausted;
+    const value = this.budget?.[limit] ?? 0;
+    const spent = this.spent();
+    const s = this.spend;
+    const what =
+      limit === 'cost_usd'
+        ? `cost_usd ${usd(s.costUsd)} of ${usd(value)} spent`
+        : limit === 'wall_ms'
+          ? `wall_ms ${int(spent.wall_ms ?? 0)} ms of ${int(value)} ms taken`
+          : `${limit} ${int(spent[limit] ?? 0)} of ${int(value)} spent`;
+    const others = (['tokens', 'model_calls', 'tool_calls'] as const)
+      .filter((k) => k !== limit)
+      .map((k) => `${k} ${int(spent[k] ?? 0)}`);
+    if (limit !== 'cost_usd') others.push(`cost ${usd(s.costUsd)}`);
+    const flag = `--budget-${limit.replace('_', '-')}`;
+    const err = new BudgetExhaustedError(
+      `budget exhausted: ${what} (${others.join(', ')}); raise budget.${limit} or ${flag}`,
+      { ...where, limit, limitValue: value, spent },
+    );
+    this.exhausted = err;
+    this.onExhausted?.(err);
+    return err;
+  }
+
+  beforeModelCall(where: ErrorContext): void {
+    const b = this.budget;
+    if (b === undefined) {
+      this.spend.modelCalls++;
+      return;
+    }
+    if (this.exhausted) throw this.exhausted;
+    const s = this.spend;
+    if (b.tokens !== undefined && s.tokens >= b.tokens) throw this.exhaust('tokens', where);
+    if (b.cost_usd !== undefined && s.costUsd >= b.cost_usd) throw this.exhaust('cost_usd', where);
+    if (b.model_calls !== undefined && s.modelCalls >= b.model_calls)
+      throw this.exhaust('model_calls', where);
+    s.modelCalls++;
   }
 
   afterModelCall(vendor: string, model: string, usage: Usage): void {
     const s = this.spend;
-    s.modelCalls++;
     s.tokens += usage.inputTokens + usage.outputTokens;
     const p = this.price(vendor, model);
     if (p !== undefined) {
@@ -65,7 +147,13 @@ export class Meter implements RunMeter {
     }
   }
 
-  beforeToolCall(_where: ErrorContext): void {
+  beforeToolCall(where: ErrorContext): void {
+    const b = this.budget;
+    if (b !== undefined) {
+      if (this.exhausted) throw this.exhausted;
+      if (b.tool_calls !== undefined && this.spend.toolCalls >= b.tool_calls)
+        throw this.exhaust('tool_calls', where);
+    }
     this.spend.toolCalls++;
   }
 }

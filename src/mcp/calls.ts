@@ -1,7 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { RunListener } from '../engine/contracts.js';
-import type { Provider } from '../providers/types.js';
+import { BudgetExhaustedError } from '../engine/meter.js';
+import type { Provider, Usage } from '../providers/types.js';
 import type { RunResult, Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn } from './elicit.js';
 import type { Limiter } from './limiter.js';
@@ -53,6 +54,49 @@ export function errorResult(host: Pick<CallHost, 'out'>, err: unknown): CallTool
   return textResult(host.out.text(formatError(err), MAX_ERROR_BYTES), true);
 }
 
+/** The `_meta` key of a call's tokens and cost. */
+export const USAGE_META = 'hatchery/usage';
+
+/** A run's usage as the tool result's `_meta` shows it. */
+function usageMeta(usage: Usage): Record<string, unknown> {
+  const u: Record<string, number> = {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cached_input_tokens: usage.cachedInputTokens ?? 0,
+  };
+  if (usage.costUsd !== undefined) u.cost_usd = usage.costUsd;
+  return { [USAGE_META]: u };
+}
+
+/**
+ * The error result of a run its budget stopped: the message, then the partial outputs of the nodes
+ * that finished as JSON. The same facts are structuredContent {error, code, limit, spent, partial}
+ * unless the tool declares an output schema (clients check structuredContent against it even for
+ * errors), and always in `_meta` under hatchery/budget.
+ */
+function budgetResult(
+  host: Pick<CallHost, 'out'>,
+  err: BudgetExhaustedError,
+  outputSchema: boolean,
+): CallToolResult {
+  const details = {
+    error: formatError(err),
+    code: err.code,
+    limit: err.context.limit,
+    limit_value: err.context.limitValue,
+    spent: err.context.spent,
+    partial: err.partial,
+  };
+  const text = `${details.error}\npartial outputs of the nodes that finished (JSON): ${JSON.stringify(err.partial)}`;
+  const result: CallToolResult = { content: [{ type: 'text', text }], isError: true };
+  if (!outputSchema) result.structuredContent = details;
+  const spent = err.context.spent as Record<string, number> | undefined;
+  result._meta = {
+    'hatchery/budget': { limit: details.limit, limit_value: details.limit_value, spent },
+  };
+  return host.out.result(result);
+}
+
 /** Cap of one progress message, in bytes. */
 const PROGRESS_BYTES = 1024;
 
@@ -70,10 +114,14 @@ function combine(a: RunListener | undefined, b: RunListener | undefined): RunLis
   };
 }
 
-/** The outcome of a run that ended well: its text, and its structured value when the tool declares one. */
+/**
+ * The outcome of a run that ended well: its text, and its structured value when the tool declares
+ * one; `_meta` carries the call's tokens and cost.
+ */
 export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, structured: boolean): RunOutcome {
   const text = result.output;
   const value = result.value;
+  const _meta = usageMeta(result.usage);
   // Guarded here rather than when sent: background runs keep their result, so keep it small.
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return {
@@ -81,17 +129,28 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
       result: host.out.result({
         content: [{ type: 'text', text }],
         structuredContent: value as Record<string, unknown>,
+        _meta,
       }),
     };
   }
-  return { state: 'succeeded', result: host.out.result(textResult(text)) };
+  return { state: 'succeeded', result: host.out.result({ ...textResult(text), _meta }) };
 }
 
-/** The outcome of a run that did not end well: cancelled, waiting for an answer, or failed. */
-export function failed(host: Pick<CallHost, 'out'>, err: unknown, signal: AbortSignal): RunOutcome {
+/**
+ * The outcome of a run that did not end well: cancelled, waiting for an answer, stopped by its
+ * budget (with the partial outputs), or failed.
+ */
+export function failed(
+  host: Pick<CallHost, 'out'>,
+  err: unknown,
+  signal: AbortSignal,
+  structured = false,
+): RunOutcome {
   if (signal.aborted) return { state: 'cancelled', result: errorResult(host, err) };
   if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
     return { state: 'input_required', result: errorResult(host, err) };
+  if (err instanceof BudgetExhaustedError)
+    return { state: 'failed', result: budgetResult(host, err, structured) };
   return { state: 'failed', result: errorResult(host, err) };
 }
 
@@ -133,7 +192,7 @@ export async function runHatcheryCall(
     });
     return succeeded(host, result, entry.tool.outputSchema !== undefined);
   } catch (err) {
-    return failed(host, err, env.signal);
+    return failed(host, err, env.signal, entry.tool.outputSchema !== undefined);
   } finally {
     release?.();
     host.runEnded();

@@ -111,6 +111,7 @@ export function resumeBackground(
   sampling: Provider | undefined,
 ): BackgroundRun {
   const { controller, unlink } = linkedController(core.signal);
+  const structured = () => core.registry.get(meta.hatchery)?.tool.outputSchema !== undefined;
   const run = core.runs.start(
     meta,
     controller,
@@ -118,10 +119,9 @@ export function resumeBackground(
       core.runStarted();
       try {
         const result = await attempt({ signal, onEvent, sampling });
-        const entry = core.registry.get(meta.hatchery);
-        return succeeded(core, result, entry?.tool.outputSchema !== undefined);
+        return succeeded(core, result, structured());
       } catch (err) {
-        return failed(core, err, signal);
+        return failed(core, err, signal, structured());
       } finally {
         core.runEnded();
       }

@@ -47,7 +47,8 @@ export async function converse(scope: RunContext, opts: ConverseOptions): Promis
     );
     return {
       text: res.text,
-      usage: { inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens },
+      // Cached tokens and cost (set by the meter) ride along.
+      usage: { ...res.usage },
       // A copy per call only when someone reads it: most drones never do.
       messages:
         opts.history === false

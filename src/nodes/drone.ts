@@ -57,6 +57,8 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const resolve = (scope: RunContext): ResolvedModel =>
       scope.shared.services.resolveModel(modelSpec, def.base_url, scope.shared.sampling, where);
     const name = base.name;
+    // Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were.
+    const noCache = (def.cache ?? cc.def.cache) === false;
     const responseSchema = schema
       ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
       : undefined;
@@ -92,6 +94,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
           stream: def.stream,
           signal: scope.signal,
         };
+        if (noCache) request.cache = false;
         const extra = spawn
           ? spawnTools(
               scope,

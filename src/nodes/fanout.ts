@@ -22,7 +22,7 @@ export interface FanOutSpec {
 
 // Run-level limits are not a branch's failure: recording them as an output would let every other
 // branch hit the same wall, so they fail the node even with on_error: "continue".
-const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH']);
+const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH', 'BUDGET_EXHAUSTED']);
 
 /**
  * Runs the branches of a fan-out and returns their results in branch order. The branches share one

@@ -125,10 +125,49 @@ export function toAnthropicParams(request: ChatRequest): AnthropicParams {
   }
   if (tools.length > 0) params.tools = tools;
   if (toolChoice) params.tool_choice = toolChoice;
+  if (request.cache !== false) addCacheBreakpoints(params);
   return schemaTool ? { params, schemaTool } : { params };
 }
 
-/** Converts Anthropic usage; cache reads and writes count as input, as OpenAI's prompt_tokens do. */
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+/**
+ * Prompt caching: a breakpoint after the tool definitions, after the system prompt and after the
+ * last message, so that each turn of a tool loop reads the conversation so far from the cache (the
+ * API looks back from a breakpoint for the longest prefix it cached). Three of the four breakpoints
+ * the API allows; a prefix shorter than the model's minimum is simply not cached.
+ */
+function addCacheBreakpoints(params: MessageCreateParamsNonStreaming): void {
+  const tools = params.tools;
+  const lastTool = tools?.[tools.length - 1];
+  if (tools && lastTool) tools[tools.length - 1] = { ...lastTool, cache_control: EPHEMERAL } as Tool;
+  if (typeof params.system === 'string' && params.system !== '') {
+    params.system = [{ type: 'text', text: params.system, cache_control: EPHEMERAL }];
+  }
+  const last = params.messages[params.messages.length - 1];
+  if (!last) return;
+  if (typeof last.content === 'string') {
+    if (last.content === '') return;
+    last.content = [{ type: 'text', text: last.content, cache_control: EPHEMERAL }];
+    return;
+  }
+  const blocks = last.content;
+  const block = blocks[blocks.length - 1];
+  // Empty text blocks cannot carry a breakpoint; thinking blocks never do.
+  if (
+    !block ||
+    (block.type === 'text' && block.text === '') ||
+    block.type === 'thinking' ||
+    block.type === 'redacted_thinking'
+  )
+    return;
+  blocks[blocks.length - 1] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
+}
+
+/**
+ * Converts Anthropic usage; cache reads and writes count as input, as OpenAI's prompt_tokens do, and
+ * cache reads are also reported as cachedInputTokens (priced at the cached price).
+ */
 export function fromAnthropicUsage(
   usage:
     | {
@@ -140,13 +179,13 @@ export function fromAnthropicUsage(
     | null
     | undefined,
 ): Usage {
-  return {
-    inputTokens:
-      (usage?.input_tokens ?? 0) +
-      (usage?.cache_creation_input_tokens ?? 0) +
-      (usage?.cache_read_input_tokens ?? 0),
+  const cached = usage?.cache_read_input_tokens ?? 0;
+  const out: Usage = {
+    inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + cached,
     outputTokens: usage?.output_tokens ?? 0,
   };
+  if (cached > 0) out.cachedInputTokens = cached;
+  return out;
 }
 
 /** A non-streamed tool_use input (an object on the wire) as a ToolCall. */

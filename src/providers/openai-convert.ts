@@ -140,10 +140,20 @@ function clip(text: string, max = 200): string {
 }
 
 /** Converts OpenAI usage; absent usage (some compatible servers) counts as zero. */
-function fromOpenAIUsage(
-  usage: { prompt_tokens?: number | null; completion_tokens?: number | null } | null | undefined,
+export function fromOpenAIUsage(
+  usage:
+    | {
+        prompt_tokens?: number | null;
+        completion_tokens?: number | null;
+        prompt_tokens_details?: { cached_tokens?: number | null } | null;
+      }
+    | null
+    | undefined,
 ): Usage {
-  return { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 };
+  const out: Usage = { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 };
+  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  if (cached > 0) out.cachedInputTokens = cached;
+  return out;
 }
 
 /** Converts a non-streaming completion (first choice). */

@@ -50,6 +50,8 @@ export interface ChatRequest {
   stream?: boolean;
   /** Ask for JSON matching this schema (structured output). */
   responseSchema?: { name: string; schema: Record<string, unknown> };
+  /** false: no prompt-cache breakpoints (Anthropic); default on. */
+  cache?: boolean;
   /** Aborts the call, including retries and streaming. */
   signal: AbortSignal;
   /** Called with each streamed text fragment (streaming only); lets callers show progress. */

@@ -17,15 +17,17 @@ import type {
   RunServices,
   RunState,
 } from '../engine/contracts.js';
-import { Meter } from '../engine/meter.js';
+import type { Budget } from '../engine/meter.js';
 import { RunShared, Scope } from '../engine/scope.js';
 import { walk } from '../engine/walk.js';
 import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
+import type { PriceTable } from '../providers/prices.js';
 import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
 import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
+import { runBudget } from './budget.js';
 import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
 import { definitionHashes } from './journal/hash.js';
@@ -70,6 +72,10 @@ export interface RuntimeOptions {
    * folder is never writable by runs; Runtime.close() closes the store.
    */
   store?: RunStore;
+  /** Model prices by "vendor:model" overriding the file's and the built-in ones (--prices FILE). */
+  prices?: PriceTable;
+  /** Server-wide limits of every run (--budget-*); each limit is the smallest of this, the run's and the file's. */
+  budget?: Budget;
 }
 
 /** Options of one run. */
@@ -98,6 +104,8 @@ export interface RunOptions {
   memo?: NodeMemo;
   /** Asks a person (ask nodes, approvals); undefined: the run suspends with INPUT_REQUIRED. */
   ask?: AskFn;
+  /** Limits of this run, besides the file's and the runtime's `budget` (the smallest of each wins). */
+  budget?: Budget;
 }
 
 /** The outcome of a successful run. */
@@ -238,13 +246,19 @@ export class Runtime {
     options: RunOptions,
     runId: string,
     listener: RunListener | undefined,
-    signal: AbortSignal,
+    outer: AbortSignal,
     hold?: { shared?: RunState },
   ): Promise<RunResult> {
     const maxSteps = options.maxSteps ?? this.options.maxSteps ?? h.maxSteps ?? DEFAULT_MAX_STEPS;
     const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
-    const emit = listener ? safeListener(listener) : undefined;
-    const meter = new Meter(() => undefined);
+    const budget = runBudget(
+      h,
+      this.options.prices,
+      [this.options.budget, options.budget],
+      outer,
+      listener ? safeListener(listener) : undefined,
+    );
+    const { meter, signal, emit } = budget;
     const shared = new RunShared(
       this.services,
       runId,
@@ -258,16 +272,22 @@ export class Runtime {
       options.ask,
     );
     if (hold) hold.shared = shared;
-    const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
-    return {
-      runId,
-      output: result.text,
-      value: result.value,
-      usage: shared.usage,
-      steps: shared.steps,
-      // The run's own object: nothing else holds it, so no copy is needed.
-      outputs: scope.out,
-    };
+    try {
+      const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
+      return {
+        runId,
+        output: result.text,
+        value: result.value,
+        usage: shared.usage,
+        steps: shared.steps,
+        // The run's own object: nothing else holds it, so no copy is needed.
+        outputs: scope.out,
+      };
+    } catch (err) {
+      throw budget.failure(err);
+    } finally {
+      budget.end();
+    }
   }
 
   /**
@@ -444,9 +464,12 @@ export class Runtime {
       const error =
         depth === 0 && signal.aborted
           ? withContext(
-              err instanceof HatcheryError && err.code === 'ABORTED'
-                ? err
-                : new HatcheryError('ABORTED', describeAbort(signal.reason), {}, { cause: err }),
+              // A spent budget (BUDGET_EXHAUSTED) stops the run through its signal: report that, not ABORTED.
+              signal.reason instanceof HatcheryError && signal.reason.code === 'BUDGET_EXHAUSTED'
+                ? signal.reason
+                : err instanceof HatcheryError && err.code === 'ABORTED'
+                  ? err
+                  : new HatcheryError('ABORTED', describeAbort(signal.reason), {}, { cause: err }),
               { file: h.file },
             )
           : withContext(err, { file: h.file });
@@ -457,6 +480,7 @@ export class Runtime {
         depth,
         ok: false,
         error: formatError(error),
+        code: error.code,
         usage: shared.usage,
         steps: shared.steps - steps0,
         ms: performance.now() - t0,

@@ -64,6 +64,10 @@ export const droneSchema = fileObject(
         'Time one model call may take in milliseconds, retries and their waits included (default 300000)',
       ),
     stream: z.boolean().optional().describe('Stream the reply from the provider (default false)'),
+    cache: z
+      .boolean()
+      .optional()
+      .describe("Prompt caching of Anthropic calls (default: the hatchery's `cache`, else true)"),
     tools: z
       .array(z.string().min(1))
       .optional()

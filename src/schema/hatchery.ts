@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { banelingSchema } from './baneling.js';
+import { budgetSchema, pricesSchema } from './budget.js';
 import { nodeRef } from './common.js';
 import { droneSchema } from './drone.js';
 import { loopSchema } from './loop.js';
@@ -101,6 +102,20 @@ export const hatcherySchema = fileObject(
       .min(1)
       .optional()
       .describe('Maximum nesting of hatch:/node: runs (default 5)'),
+    budget: budgetSchema
+      .optional()
+      .describe(
+        'Limits of each run (tokens, cost_usd, tool_calls, model_calls, wall_ms); the run fails with BUDGET_EXHAUSTED when one is spent',
+      ),
+    prices: pricesSchema
+      .optional()
+      .describe(
+        'Model prices ("vendor:model" to {input, output, cached_input} per million tokens) overriding the built-in table',
+      ),
+    cache: z
+      .boolean()
+      .optional()
+      .describe("Prompt caching of Anthropic calls (default true); a drone's own `cache` wins"),
     mcpServers: mcpServersSchema
       .optional()
       .describe('MCP servers whose tools drones may use as mcp:<server>[/<tool>]'),

@@ -112,7 +112,8 @@ describe('runs', () => {
       steps: 2,
       usage: { inputTokens: 10, outputTokens: 3 },
     });
-    expect(res.usage).toEqual({ inputTokens: 10, outputTokens: 3 });
+    // The default model (gpt-5.4-mini) is in the price table: $0.75 in, $4.50 out per million tokens.
+    expect(res.usage).toEqual({ inputTokens: 10, outputTokens: 3, costUsd: (10 * 0.75 + 3 * 4.5) / 1e6 });
   });
 
   it('keeps running when an event listener throws', async () => {

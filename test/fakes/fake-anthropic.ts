@@ -14,14 +14,22 @@ import {
   sampleFromSchema,
   type WireBody,
 } from './http.js';
+import { anthropicBlocks, anthropicMarkers, PromptCache, withoutMarkers } from './prompt-cache.js';
 
-function usageOf(body: WireBody, reply: FakeMessageReply) {
-  return {
-    input_tokens: reply.usage?.input ?? roughTokens([body.system, body.messages]),
-    output_tokens:
-      reply.usage?.output ??
-      roughTokens(`${reply.text ?? ''}${(reply.toolCalls ?? []).map(argsText).join('')}`),
-  };
+/**
+ * Usage of a reply. Without scripted input tokens, a prefix up to a cache_control marker that an
+ * earlier request wrote is reported as cache_read_input_tokens (the rest stays input_tokens).
+ */
+function usageOf(body: WireBody, reply: FakeMessageReply, cache: PromptCache) {
+  const output =
+    reply.usage?.output ??
+    roughTokens(`${reply.text ?? ''}${(reply.toolCalls ?? []).map(argsText).join('')}`);
+  if (reply.usage?.input !== undefined) return { input_tokens: reply.usage.input, output_tokens: output };
+  const plain = withoutMarkers(body);
+  const total = roughTokens([plain.system, plain.messages]);
+  const read = Math.min(cache.read(anthropicBlocks(body), true), total);
+  if (read === 0) return { input_tokens: total, output_tokens: output };
+  return { input_tokens: total - read, cache_read_input_tokens: read, output_tokens: output };
 }
 
 function stopReason(reply: FakeMessageReply): string {
@@ -43,7 +51,13 @@ const event = (type: string, data: Record<string, unknown>) =>
 
 /** Fake Anthropic server; see FakeServer for the reply queue and recording. */
 export class FakeAnthropic extends FakeServer {
+  /** The cache_control markers of each request, in arrival order (`system/0`, `tools/2`, `messages/3/content/0`). */
+  readonly cacheMarkers: string[][];
+  private readonly cache: PromptCache;
+
   constructor(options: FakeServerOptions = {}) {
+    const cache = new PromptCache();
+    const markers: string[][] = [];
     super(
       {
         matches: (path) => path.endsWith('/v1/messages'),
@@ -58,6 +72,7 @@ export class FakeAnthropic extends FakeServer {
           return { text: echo };
         },
         message: (body, reply, seq) => {
+          markers.push(anthropicMarkers(body));
           const content: unknown[] = [];
           if (reply.text !== undefined && reply.text !== '')
             content.push({ type: 'text', text: reply.text, citations: null });
@@ -72,11 +87,12 @@ export class FakeAnthropic extends FakeServer {
             content,
             stop_reason: stopReason(reply),
             stop_sequence: null,
-            usage: usageOf(body, reply),
+            usage: usageOf(body, reply, cache),
           };
         },
         events: (body, reply, seq) => {
-          const usage = usageOf(body, reply);
+          markers.push(anthropicMarkers(body));
+          const usage = usageOf(body, reply, cache);
           const frames = [
             event('message_start', {
               message: {
@@ -87,7 +103,7 @@ export class FakeAnthropic extends FakeServer {
                 content: [],
                 stop_reason: null,
                 stop_sequence: null,
-                usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+                usage: { ...usage, output_tokens: 1 },
               },
             }),
           ];
@@ -149,6 +165,15 @@ export class FakeAnthropic extends FakeServer {
       },
       options,
     );
+    this.cache = cache;
+    this.cacheMarkers = markers;
+  }
+
+  /** Also forgets the cached prefixes and recorded markers. */
+  override reset(): void {
+    super.reset();
+    this.cache.clear();
+    this.cacheMarkers.length = 0;
   }
 
   /** The base URL for the Anthropic SDK (it adds `/v1/messages` itself). */

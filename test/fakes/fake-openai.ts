@@ -14,6 +14,7 @@ import {
   sampleFromSchema,
   type WireBody,
 } from './http.js';
+import { openaiBlocks, PromptCache } from './prompt-cache.js';
 
 const CREATED = 1_700_000_000;
 
@@ -21,12 +22,21 @@ function ids(reply: FakeMessageReply, seq: number) {
   return (reply.toolCalls ?? []).map((c, i) => c.id ?? `call_${seq}_${i}`);
 }
 
-function usageOf(body: WireBody, reply: FakeMessageReply) {
+/** Usage of a reply; a repeated prompt prefix (automatic caching) is reported as cached_tokens. */
+function usageOf(body: WireBody, reply: FakeMessageReply, cache: PromptCache) {
   const prompt = reply.usage?.input ?? roughTokens(body.messages);
   const completion =
     reply.usage?.output ??
     roughTokens(`${reply.text ?? ''}${(reply.toolCalls ?? []).map(argsText).join('')}`);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const usage: Record<string, unknown> = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
+  const cached =
+    reply.usage?.input === undefined ? Math.min(cache.read(openaiBlocks(body), false), prompt) : 0;
+  if (cached > 0) usage.prompt_tokens_details = { cached_tokens: cached };
+  return usage;
 }
 
 function finishReason(reply: FakeMessageReply): string {
@@ -37,7 +47,10 @@ const sse = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 
 /** Fake OpenAI server; see FakeServer for the reply queue and recording. */
 export class FakeOpenAI extends FakeServer {
+  private readonly cache: PromptCache;
+
   constructor(options: FakeServerOptions = {}) {
+    const cache = new PromptCache();
     super(
       {
         matches: (path) => path.endsWith('/chat/completions'),
@@ -85,7 +98,7 @@ export class FakeOpenAI extends FakeServer {
                 finish_reason: finishReason(reply),
               },
             ],
-            usage: usageOf(body, reply),
+            usage: usageOf(body, reply, cache),
           };
         },
         events: (body, reply, seq) => {
@@ -114,7 +127,7 @@ export class FakeOpenAI extends FakeServer {
           });
           frames.push(chunk({}, finishReason(reply)));
           if (body.stream_options?.include_usage)
-            frames.push(sse({ ...base, choices: [], usage: usageOf(body, reply) }));
+            frames.push(sse({ ...base, choices: [], usage: usageOf(body, reply, cache) }));
           frames.push('data: [DONE]\n\n');
           return frames;
         },
@@ -134,6 +147,13 @@ export class FakeOpenAI extends FakeServer {
       },
       options,
     );
+    this.cache = cache;
+  }
+
+  /** Also forgets the cached prefixes. */
+  override reset(): void {
+    super.reset();
+    this.cache.clear();
   }
 
   /** The base URL for the OpenAI SDK: `<url>/v1`. */

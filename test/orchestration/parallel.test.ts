@@ -65,7 +65,8 @@ describe('parallel', () => {
     );
     const res = await runtimeWith(model).run(h);
     expect(inFlight.max).toBe(3);
-    expect(res.usage).toEqual({ inputTokens: 3, outputTokens: 3 });
+    // Priced as the default model, gpt-5.4-mini ($0.75 in, $4.50 out per million tokens).
+    expect(res.usage).toEqual({ inputTokens: 3, outputTokens: 3, costUsd: expect.closeTo(3 * 5.25e-6, 15) });
     expect(res.output).toBe('## A\nre: a\n\n## B\nre: b\n\n## C\nre: c');
   });
 

@@ -20,7 +20,8 @@ beforeEach(() => fake.reset());
 describe('AnthropicProvider through the real SDK', () => {
   it('sends system at top level, max_tokens 4096 by default, and returns text and usage', async () => {
     fake.enqueue({ text: 'Hello!', usage: { input: 12, output: 3 } });
-    const res = await provider().chat(request({ temperature: 0.3 }));
+    // cache: false: the plain wire shape (the cache_control breakpoints are test/budget's subject).
+    const res = await provider().chat(request({ temperature: 0.3, cache: false }));
     expect(res).toEqual({
       text: 'Hello!',
       toolCalls: [],
@@ -86,6 +87,7 @@ describe('AnthropicProvider through the real SDK', () => {
       request({
         tools: [weather],
         toolChoice: { name: 'get_weather' },
+        cache: false,
         messages: [
           { role: 'user', content: 'Weather?' },
           { role: 'assistant', content: 'Let me check.', toolCalls: first.toolCalls },
@@ -257,6 +259,7 @@ describe('AnthropicProvider through the real SDK', () => {
         const res = await provider().chat(
           request({
             stream,
+            cache: false,
             responseSchema: { name: 'Review output', schema },
             onDelta: (t) => deltas.push(t),
           }),

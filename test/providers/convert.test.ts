@@ -103,7 +103,7 @@ describe('Anthropic conversion', () => {
     expect('temperature' in params).toBe(false);
   });
 
-  it('counts cache reads and writes as input tokens', () => {
+  it('counts cache reads and writes as input tokens, cache reads also as cached input', () => {
     expect(
       fromAnthropicUsage({
         input_tokens: 5,
@@ -111,7 +111,7 @@ describe('Anthropic conversion', () => {
         cache_creation_input_tokens: 100,
         cache_read_input_tokens: 1000,
       }),
-    ).toEqual({ inputTokens: 1105, outputTokens: 7 });
+    ).toEqual({ inputTokens: 1105, outputTokens: 7, cachedInputTokens: 1000 });
   });
 
   it('merges message_delta usage over message_start', () => {
@@ -138,7 +138,7 @@ describe('Anthropic conversion', () => {
     expect(acc.finish()).toEqual({
       text: 'Hello',
       toolCalls: [],
-      usage: { inputTokens: 15, outputTokens: 8 },
+      usage: { inputTokens: 15, outputTokens: 8, cachedInputTokens: 5 },
       stopReason: 'end_turn',
     });
   });
