@@ -263,7 +263,7 @@ export class Runtime {
    * here (the store's read, reopen and close wait for it), so the journal never delays the result.
    */
   private async journaled(store: RunStore, h: Hatchery, options: RunOptions): Promise<RunResult> {
-    const runId = options.runId ?? randomUUID();
+    const runId = options.runId ?? options.journal?.id ?? randomUUID();
     const t0 = performance.now();
     const journal = options.journal ?? store.create(runMeta(h, runId, options));
     const own = journal.listener;

@@ -88,7 +88,14 @@ export class FileRunStore implements RunStore {
       );
     }
     if (!this.made) {
-      mkdirSync(this.location, { recursive: true, mode: 0o700 });
+      try {
+        mkdirSync(this.location, { recursive: true, mode: 0o700 });
+      } catch (err) {
+        throw new HatcheryError(
+          'FILE_IO',
+          `cannot create the run state folder ${this.location}: ${(err as Error).message}; choose another with --state DIR (or HATCHERY_STATE), or run without a journal (--no-journal)`,
+        );
+      }
       this.made = true;
     }
     const j = new FileJournal(
