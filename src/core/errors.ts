@@ -21,6 +21,10 @@ export type ErrorCode =
   | 'TIMEOUT'
   | 'ABORTED'
   | 'OUTPUT_SCHEMA'
+  | 'INPUT_REQUIRED'
+  | 'APPROVAL_DENIED'
+  | 'INVALID_ANSWER'
+  | 'DECLINED'
   | 'USAGE'
   | 'NOT_FOUND'
   | 'INTERNAL';

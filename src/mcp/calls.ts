@@ -1,9 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { formatError } from '../core/errors.js';
-import type { RunListener } from '../engine/contracts.js';
+import { formatError, HatcheryError } from '../core/errors.js';
+import type { AskRequest, RunListener } from '../engine/contracts.js';
 import type { Provider } from '../providers/types.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { completeInputs, type ElicitFn } from './elicit.js';
+import { completeInputs, type ElicitFn, elicitAsk } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
@@ -47,6 +47,24 @@ export function textResult(text: string, isError = false): CallToolResult {
 /** The error result of a failed call: the message a user needs, with file, node and cause (redacted, capped). */
 export function errorResult(host: Pick<CallHost, 'out'>, err: unknown): CallToolResult {
   return textResult(host.out.text(formatError(err), MAX_ERROR_BYTES), true);
+}
+
+/** What a client needs to answer a suspended run: the question, its choices, the run id and the tool to call. */
+export function waitingText(err: HatcheryError): string {
+  const q = err.context.question as AskRequest | undefined;
+  const runId = typeof err.context.runId === 'string' ? err.context.runId : undefined;
+  const lines = [
+    q
+      ? `INPUT_REQUIRED: node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}`
+      : `INPUT_REQUIRED: ${formatError(err)}`,
+  ];
+  if (q?.choices) lines.push(`choices: ${q.choices.join(', ')}`);
+  if (q?.schema) lines.push(`the answer is JSON matching: ${JSON.stringify(q.schema)}`);
+  if (runId) {
+    lines.push(`run id: ${runId}`);
+    lines.push(`answer it with the hatchery_respond tool: {"run_id": "${runId}", "answer": "<your answer>"}`);
+  }
+  return lines.join('\n');
 }
 
 /** Cap of one progress message, in bytes. */
@@ -99,6 +117,8 @@ export async function runHatcheryCall(
       signal: env.signal,
       onEvent: combine(reporter?.listener, env.onEvent),
       sampling: env.sampling,
+      // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
+      ask: env.elicit ? elicitAsk(env.elicit) : undefined,
     });
     const text = result.output;
     const value = result.value;
@@ -114,6 +134,9 @@ export async function runHatcheryCall(
     }
     return { state: 'succeeded', result: host.out.result(textResult(text)) };
   } catch (err) {
+    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !env.signal.aborted) {
+      return { state: 'failed', result: textResult(host.out.text(waitingText(err), MAX_ERROR_BYTES), true) };
+    }
     return { state: env.signal.aborted ? 'cancelled' : 'failed', result: errorResult(host, err) };
   } finally {
     release?.();

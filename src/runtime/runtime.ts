@@ -4,6 +4,7 @@ import { formatError, HatcheryError, ValidationError, withContext } from '../cor
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import type {
+  AskFn,
   Hatchery,
   LoadOptions,
   NodeResult,
@@ -72,6 +73,8 @@ export interface RunOptions {
   maxSteps?: number;
   /** The MCP client's model (sampling), when the run comes from such a client. */
   sampling?: Provider;
+  /** Asks a person (ask nodes, approve: true); without it such a node suspends the run with INPUT_REQUIRED. */
+  ask?: AskFn;
 }
 
 /** The outcome of a successful run. */
@@ -203,8 +206,17 @@ export class Runtime {
       emit,
       options.sampling,
       meter,
+      undefined,
+      options.ask,
     );
-    const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
+    let executed: Awaited<ReturnType<Runtime['execute']>>;
+    try {
+      executed = await this.execute(h, shared, 0, options.input, options.vars, signal);
+    } catch (err) {
+      // The run id names the run to resume (a suspended run, INPUT_REQUIRED) or to inspect.
+      throw withContext(err, { runId });
+    }
+    const { scope, result } = executed;
     return {
       runId,
       output: result.text,

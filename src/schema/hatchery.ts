@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { askSchema } from './ask.js';
 import { banelingSchema } from './baneling.js';
 import { nodeRef } from './common.js';
 import { droneSchema } from './drone.js';
@@ -70,6 +71,7 @@ const anyNodeSchema = z.union([
   parallelSchema,
   mapSchema,
   loopSchema,
+  askSchema,
 ]);
 
 /** The whole hatchery file. */
