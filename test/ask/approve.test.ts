@@ -32,7 +32,12 @@ async function run(def: unknown, ask: AskFn | undefined, input: string, dir = te
   }
 }
 
-async function runError(def: unknown, ask: AskFn | undefined, input: string, dir?: string): Promise<HatcheryError> {
+async function runError(
+  def: unknown,
+  ask: AskFn | undefined,
+  input: string,
+  dir?: string,
+): Promise<HatcheryError> {
   try {
     await run(def, ask, input, dir);
   } catch (err) {
@@ -87,7 +92,14 @@ describe('approve: true on a script node', () => {
     process.env.HATCHERY_TEST_API_KEY = secret;
     try {
       const a = always('no');
-      const def = hatch([{ name: 'Leak', type: 'script', cmd: ['echo', '{{ ctx.input }}', 'sk-abcdefghijklmnopqrstuv'], approve: true }]);
+      const def = hatch([
+        {
+          name: 'Leak',
+          type: 'script',
+          cmd: ['echo', '{{ ctx.input }}', 'sk-abcdefghijklmnopqrstuv'],
+          approve: true,
+        },
+      ]);
       const err = await runError(def, a.ask, secret);
       expect(err.code).toBe('APPROVAL_DENIED');
       expect(a.asked[0]?.question).not.toContain(secret);
@@ -101,7 +113,13 @@ describe('approve: true on a script node', () => {
 
 describe('approve: true on a tool node', () => {
   const def = hatch([
-    { name: 'Save', type: 'tool', tool_name: 'write_file', tool_args: { path: '{{ ctx.input }}', content: 'n={{ 6 * 7 }}' }, approve: true },
+    {
+      name: 'Save',
+      type: 'tool',
+      tool_name: 'write_file',
+      tool_args: { path: '{{ ctx.input }}', content: 'n={{ 6 * 7 }}' },
+      approve: true,
+    },
   ]);
 
   it('"yes" calls the tool; the question names the tool and its rendered arguments', async () => {

@@ -41,7 +41,14 @@ async function failure(def: unknown, ask: AskFn | undefined, input = ''): Promis
 
 const colour = (extra: Record<string, unknown> = {}) =>
   hatch([
-    { name: 'Pick', type: 'ask', question: 'Which colour for {{ ctx.input }}?', save_output: 'colour', next: 'Say', ...extra },
+    {
+      name: 'Pick',
+      type: 'ask',
+      question: 'Which colour for {{ ctx.input }}?',
+      save_output: 'colour',
+      next: 'Say',
+      ...extra,
+    },
     echo('Say', 'chose {{ ctx.colour }}'),
   ]);
 
@@ -80,7 +87,9 @@ describe('ask node', () => {
 
     const err = await failure(colour({ choices: ['red', 'blue'] }), answers('green', 'mauve').ask);
     expect(err.code).toBe('INVALID_ANSWER');
-    expect(String(err)).toMatch(/node "Pick": "mauve" is not one of the choices "red", "blue"; answer one of/);
+    expect(String(err)).toMatch(
+      /node "Pick": "mauve" is not one of the choices "red", "blue"; answer one of/,
+    );
   });
 
   it('fails with INVALID_ANSWER when the asker cannot ask again (a one-shot answer)', async () => {
@@ -95,7 +104,11 @@ describe('ask node', () => {
         name: 'Size',
         type: 'ask',
         question: 'How big?',
-        schema: { type: 'object', properties: { w: { type: 'integer' }, h: { type: 'integer' } }, required: ['w', 'h'] },
+        schema: {
+          type: 'object',
+          properties: { w: { type: 'integer' }, h: { type: 'integer' } },
+          required: ['w', 'h'],
+        },
         next: 'Area',
       },
       echo('Area', '{{ out.Size.w * out.Size.h }} from {{ out.Size | dump }}'),
@@ -136,7 +149,9 @@ describe('ask node', () => {
         signal.addEventListener('abort', () => reject(new Error('asker saw the abort')));
         controller.abort();
       });
-    await expect(runtime.run(load(colour()), { input: 'x', ask, signal: controller.signal })).rejects.toMatchObject({
+    await expect(
+      runtime.run(load(colour()), { input: 'x', ask, signal: controller.signal }),
+    ).rejects.toMatchObject({
       code: 'ABORTED',
     });
     await runtime.close();
@@ -152,26 +167,40 @@ describe('ask node: load-time checks', () => {
       /nodes\/0\/choices/,
     );
     expect(
-      problems(hatch([{ name: 'A', type: 'ask', question: 'q', choices: ['a'], schema: { type: 'string' } }])),
+      problems(
+        hatch([{ name: 'A', type: 'ask', question: 'q', choices: ['a'], schema: { type: 'string' } }]),
+      ),
     ).toEqual(['nodes/0/schema: give either choices or schema, not both']);
-    expect(problems(hatch([{ name: 'A', type: 'ask', question: 'q', schema: { type: 'nonsense' } }])).join('\n')).toMatch(
-      /nodes\/0\/schema: not a usable JSON Schema/,
-    );
+    expect(
+      problems(hatch([{ name: 'A', type: 'ask', question: 'q', schema: { type: 'nonsense' } }])).join('\n'),
+    ).toMatch(/nodes\/0\/schema: not a usable JSON Schema/);
   });
 
   it('checks the question like other templates: an undefined variable, a syntax error, a missing question', () => {
     expect(problems(hatch([{ name: 'A', type: 'ask', question: 'Hi {{ ctx.nobody }}' }])).join('\n')).toMatch(
       /nodes\/0\/question.*nobody/,
     );
-    expect(problems(hatch([{ name: 'A', type: 'ask', question: 'Hi {{ ' }])).join('\n')).toMatch(/nodes\/0\/question/);
+    expect(problems(hatch([{ name: 'A', type: 'ask', question: 'Hi {{ ' }])).join('\n')).toMatch(
+      /nodes\/0\/question/,
+    );
     expect(problems(hatch([{ name: 'A', type: 'ask' }])).join('\n')).toMatch(/question/);
   });
 
   it('is in the editor JSON Schema, and approve on tool and script nodes too', () => {
-    const nodes = (hatcheryJsonSchema().properties as { nodes: { items: { anyOf: { properties: Record<string, { const?: string; description?: string }> }[] } } }).nodes.items.anyOf;
+    const nodes = (
+      hatcheryJsonSchema().properties as {
+        nodes: {
+          items: { anyOf: { properties: Record<string, { const?: string; description?: string }> }[] };
+        };
+      }
+    ).nodes.items.anyOf;
     const ask = nodes.find((n) => n.properties.type?.const === 'ask');
-    expect(Object.keys(ask?.properties ?? {})).toEqual(expect.arrayContaining(['question', 'choices', 'schema', 'save_output']));
-    const approving = nodes.filter((n) => n.properties.approve?.description?.startsWith('Ask a person before running'));
+    expect(Object.keys(ask?.properties ?? {})).toEqual(
+      expect.arrayContaining(['question', 'choices', 'schema', 'save_output']),
+    );
+    const approving = nodes.filter((n) =>
+      n.properties.approve?.description?.startsWith('Ask a person before running'),
+    );
     expect(approving).toHaveLength(2);
   });
 });

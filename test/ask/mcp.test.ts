@@ -1,6 +1,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ElicitRequestSchema, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type ElicitRequestFormParams,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hatcheryDir, inMemory, textOf, writeHatchery } from '../mcp/helpers.js';
 
@@ -31,7 +35,14 @@ const pick = {
   name: 'pick',
   desc: 'asks for a colour',
   nodes: [
-    { name: 'Pick', type: 'ask', question: 'Which colour for {{ ctx.input }}?', choices: ['red', 'blue'], save_output: 'c', next: 'Say' },
+    {
+      name: 'Pick',
+      type: 'ask',
+      question: 'Which colour for {{ ctx.input }}?',
+      choices: ['red', 'blue'],
+      save_output: 'c',
+      next: 'Say',
+    },
     { name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'painted {{ ctx.c }}' } },
   ],
 };
@@ -63,7 +74,9 @@ describe('ask over MCP', () => {
     const r = await client.callTool({ name: 'pick', arguments: { input: 'the shed' } });
     expect(r.isError).toBe(true);
     const text = textOf(r);
-    expect(text).toMatch(/^INPUT_REQUIRED: node "Pick" asks: Which colour for the shed\?\nchoices: red, blue\nrun id: [0-9a-f-]{36}\n/);
+    expect(text).toMatch(
+      /^INPUT_REQUIRED: node "Pick" asks: Which colour for the shed\?\nchoices: red, blue\nrun id: [0-9a-f-]{36}\n/,
+    );
     const runId = /run id: (\S+)/.exec(text)![1];
     expect(text).toContain(`hatchery_respond tool: {"run_id": "${runId}", "answer": "<your answer>"}`);
   });
@@ -76,7 +89,9 @@ describe('ask over MCP', () => {
       const r = await client.callTool({ name: 'pick', arguments: { input: 'x' } });
       expect(r.isError).toBe(true);
       expect(textOf(r)).toMatch(
-        new RegExp(`node "Pick": the user ${action === 'decline' ? 'declined' : 'cancelled'} the question "Which colour for x\\?"`),
+        new RegExp(
+          `node "Pick": the user ${action === 'decline' ? 'declined' : 'cancelled'} the question "Which colour for x\\?"`,
+        ),
       );
     }
   });
@@ -91,10 +106,19 @@ describe('ask over MCP', () => {
           name: 'Size',
           type: 'ask',
           question: 'How big?',
-          schema: { type: 'object', properties: { w: { type: 'integer', minimum: 1 }, unit: { type: 'string', enum: ['cm', 'in'] } }, required: ['w'] },
+          schema: {
+            type: 'object',
+            properties: { w: { type: 'integer', minimum: 1 }, unit: { type: 'string', enum: ['cm', 'in'] } },
+            required: ['w'],
+          },
           next: 'Say',
         },
-        { name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: '{{ out.Size.w }} {{ out.Size.unit }}' } },
+        {
+          name: 'Say',
+          type: 'tool',
+          tool_name: 'echo',
+          tool_args: { text: '{{ out.Size.w }} {{ out.Size.unit }}' },
+        },
       ],
     });
     const { client, asked } = await setup(dir, () => ({ action: 'accept', content: { w: 5, unit: 'cm' } }));
@@ -112,14 +136,31 @@ describe('ask over MCP', () => {
     writeHatchery(dir, 'deep.json', {
       name: 'deep',
       desc: 'asks for a nested value',
-      nodes: [{ name: 'Deep', type: 'ask', question: 'Tags?', schema: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } } }, required: ['tags'] } }],
+      nodes: [
+        {
+          name: 'Deep',
+          type: 'ask',
+          question: 'Tags?',
+          schema: {
+            type: 'object',
+            properties: { tags: { type: 'array', items: { type: 'string' } } },
+            required: ['tags'],
+          },
+        },
+      ],
     });
     const replies = ['{"tags": "one"}', '{"tags": ["a", "b"]}'];
-    const { client, asked } = await setup(dir, () => ({ action: 'accept', content: { answer: replies.shift()! } }));
+    const { client, asked } = await setup(dir, () => ({
+      action: 'accept',
+      content: { answer: replies.shift()! },
+    }));
     const r = await client.callTool({ name: 'deep', arguments: {} });
     expect(textOf(r)).toBe('{"tags":["a","b"]}');
     expect(asked).toHaveLength(2);
-    expect(asked[0]?.requestedSchema.properties.answer).toMatchObject({ type: 'string', description: expect.stringMatching(/^JSON matching /) });
+    expect(asked[0]?.requestedSchema.properties.answer).toMatchObject({
+      type: 'string',
+      description: expect.stringMatching(/^JSON matching /),
+    });
     expect(asked[1]?.message).toMatch(/^the answer does not match the schema: tags.*Tags\?$/s);
 
     const bad = await setup(dir, () => ({ action: 'accept', content: { answer: 'nope' } }));
