@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
 import type { AskFn, AskRequest } from '../../src/engine/contracts.js';
 import { MAX_ANSWER_CHARS } from '../../src/nodes/asking.js';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatcheryJsonSchema } from '../../src/schema/json-schema.js';
 import { echo, hatch, load, problems } from '../helpers.js';
@@ -202,5 +203,27 @@ describe('ask node: load-time checks', () => {
       n.properties.approve?.description?.startsWith('Ask a person before running'),
     );
     expect(approving).toHaveLength(2);
+  });
+});
+
+describe('ask node inside a tool', () => {
+  it('a question in a node: tool of a drone suspends the run instead of becoming a tool error for the model', async () => {
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: 'Confirm', args: { input: 'go?' } }] },
+      'done',
+    ]);
+    const def = hatch([
+      { name: 'Boss', usr_prompt: 'decide', tools: ['node:Confirm'] },
+      { name: 'Confirm', type: 'ask', question: 'Confirm {{ ctx.input }}', choices: ['yes', 'no'] },
+    ]);
+    const runtime = new Runtime({ providers: { openai: model }, env: {} });
+    const err = await runtime.run(load(def), { input: 'x' }).catch((e: unknown) => e as HatcheryError);
+    await runtime.close();
+    expect(err).toBeInstanceOf(HatcheryError);
+    expect((err as HatcheryError).code).toBe('INPUT_REQUIRED');
+    expect((err as HatcheryError).context.question).toMatchObject({
+      node: 'Confirm',
+      question: 'Confirm go?',
+    });
   });
 });
