@@ -43,7 +43,15 @@ export function ttyAsk(
   input: NodeJS.ReadableStream = process.stdin,
   output: NodeJS.WritableStream = process.stderr,
 ): AskFn {
-  return async (q, signal) => {
+  // Parallel branches may ask at once: one question at a time on one terminal.
+  let queue: Promise<unknown> = Promise.resolve();
+  return (q, signal) => {
+    const turn = queue.then(() => askOne(q, signal));
+    queue = turn.catch(() => {});
+    return turn;
+  };
+
+  async function askOne(q: AskRequest, signal: AbortSignal): Promise<string> {
     if (signal.aborted) throw new HatcheryError('ABORTED', 'the run was cancelled', { node: q.node });
     const rl = createInterface({ input, output, terminal: (input as { isTTY?: boolean }).isTTY === true });
     // In raw mode Ctrl-C reaches readline, not the process: pass it on so `run` cancels as usual.
@@ -65,5 +73,5 @@ export function ttyAsk(
     } finally {
       rl.close();
     }
-  };
+  }
 }

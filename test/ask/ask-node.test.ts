@@ -226,4 +226,15 @@ describe('ask node inside a tool', () => {
       question: 'Confirm go?',
     });
   });
+
+  it('a question in a parallel branch suspends the run even with on_error: "continue"', async () => {
+    const def = hatch([
+      { name: 'Both', type: 'parallel', branches: ['Q', 'E'], on_error: 'continue' },
+      { name: 'Q', type: 'ask', question: 'Which?' },
+      echo('E', 'e'),
+    ]);
+    const err = await failure(def, undefined);
+    expect(err.code).toBe('INPUT_REQUIRED');
+    expect(err.context.question).toMatchObject({ node: 'Q', question: 'Which?' });
+  });
 });

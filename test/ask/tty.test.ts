@@ -85,6 +85,31 @@ describe.skipIf(!hasScript)('ask on a terminal', () => {
     expect(screen).not.toContain('painted');
   });
 
+  it('two parallel branches ask one after the other on the one terminal', async () => {
+    const dir = tempDir();
+    const file = writeHatchery(dir, 'two.json', {
+      name: 'two',
+      desc: 'two questions at once',
+      nodes: [
+        { name: 'Both', type: 'parallel', branches: ['A', 'B'], join: '{{ out.A }}+{{ out.B }}' },
+        { name: 'A', type: 'ask', question: 'First?', choices: ['x', 'y'] },
+        { name: 'B', type: 'ask', question: 'Second?', choices: ['p', 'q'] },
+      ],
+    });
+    const { screen, code } = await onTerminal(['run', file, '--input', 'i'], '2\r', '1\r');
+    expect(code).toBe(0);
+    expect(screen).toMatch(/\? First\?[\s\S]*\? Second\?/);
+    expect(screen).toContain('y+p');
+  });
+
+  it('end of input (Ctrl-D) at the prompt leaves the run waiting for the answer (exit 4)', async () => {
+    const dir = tempDir();
+    const file = writeHatchery(dir, 'pick.json', pick);
+    const { screen, code } = await onTerminal(['run', file, '--input', 'x'], '\x04');
+    expect(code).toBe(4);
+    expect(screen).toMatch(/waiting for input: node "Pick" asks: Which colour for x\?/);
+  });
+
   it('strips terminal escape sequences a question carries from its input', async () => {
     const dir = tempDir();
     const file = writeHatchery(dir, 'pick.json', pick);
