@@ -42,7 +42,8 @@ function onTerminal(args: string[], ...keys: string[]): Promise<{ screen: string
   child.stdout.on('data', (b) => {
     screen += String(b);
     const seen = screen.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').split('\n> ').length - 1;
-    if (seen > prompts && /> $/.test(screen.replace(/\x1b\[[0-9;]*[A-Za-z]/g, ''))) {
+    // Progress lines may follow a prompt (a parallel branch ending): count prompts, not the last line.
+    if (seen > prompts) {
       prompts = seen;
       const k = keys.shift();
       if (k !== undefined) child.stdin.write(k);
