@@ -5,6 +5,8 @@
 export type { ErrorCode, ErrorContext, ValidationProblem } from './core/errors.js';
 export { formatError, HatcheryError, ValidationError } from './core/errors.js';
 export type {
+  AskFn,
+  AskRequest,
   Hatchery,
   LoadOptions,
   NetworkOptions,

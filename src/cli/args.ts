@@ -22,6 +22,8 @@ export const EXIT = {
   USAGE: 2,
   /** One or more hatchery files are invalid. */
   INVALID: 3,
+  /** The run waits for an answer (an ask node or approve: true, no terminal to ask on): resume it with the answer. */
+  INPUT_REQUIRED: 4,
   /** Cancelled with Ctrl-C or SIGTERM. */
   CANCELLED: 130,
 } as const;

@@ -18,7 +18,7 @@ Options:
   -h, --help          show this help
 
 Shapes: drone (rounded box), tool (double-sided box), script (box), parallel (hexagon),
-map (cylinder), loop (diamond); "start" (stadium) points at the first node, END is a
+map (cylinder), loop (diamond), ask (circle); "start" (stadium) points at the first node, END is a
 double circle. Dotted edges: on_limit, node: and hatch: tools (a hatch: file is a flag).
 
 Exit codes: 0 drawn, 2 bad command line, 3 invalid hatchery file.`;

@@ -1,10 +1,12 @@
 import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { killAllTrees } from '../core/process/process-tree.js';
+import type { AskRequest } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
+import { terminalSafe, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
 import { journalCassette } from './runs.js';
@@ -49,7 +51,13 @@ ${BUDGET_HELP}
                       "limit", "spent" and the "partial" outputs of the nodes that finished)
   -h, --help          show this help
 
-Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery file, 130 cancelled.`;
+Questions: an ask node (or approve: true on a tool or script node) prompts on the terminal
+(stderr; a numbered choice takes its number). Without a terminal on stdin the run stops
+waiting for input: the question is printed with the command that answers it,
+hatchery-mcp runs resume <run id> --answer TEXT.
+
+Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery file,
+4 waiting for input (answer with runs resume), 130 cancelled.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -149,6 +157,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       vars,
       signal: controller.signal,
       source: 'cli',
+      // Without a terminal nobody can answer now: the run suspends at the question (exit 4).
+      ask: stdinIsTty && values.input !== '-' ? ttyAsk() : undefined,
       onEvent: values.quiet
         ? undefined
         : (e) => {
@@ -165,6 +175,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     return EXIT.OK;
   } catch (err) {
+    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted) {
+      return suspended(err, values.json === true);
+    }
     process.stderr.write(`error: ${formatError(err)}\n`);
     const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
     if (partial && !values.json) process.stderr.write(partialText(partial));
@@ -207,6 +220,27 @@ function failureJson(err: unknown): Record<string, unknown> {
     out.partial = err.partial;
   }
   return out;
+}
+
+/** Reports a run that waits for an answer: the question, and the command that answers it. */
+function suspended(err: HatcheryError, json: boolean): number {
+  const runId = typeof err.context.runId === 'string' ? err.context.runId : '<run id>';
+  const q = err.context.question as AskRequest | undefined;
+  const question = q?.question ?? err.message;
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify({ status: 'input_required', runId, question: q ?? { question } })}\n`,
+    );
+  }
+  const lines = [
+    `waiting for input: node "${terminalSafe(q?.node ?? String(err.context.node ?? ''))}" ${q?.kind === 'approve' ? 'waits for approval' : 'asks'}: ${terminalSafe(question)}`,
+  ];
+  if (q?.choices) lines.push(`  choices: ${q.choices.map(terminalSafe).join(', ')}`);
+  if (q?.schema)
+    lines.push(`  the answer is JSON matching ${terminalSafe(JSON.stringify(q.schema)).slice(0, 400)}`);
+  lines.push(`answer it with: hatchery-mcp runs resume ${runId} --answer TEXT`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+  return EXIT.INPUT_REQUIRED;
 }
 
 /** The cassette of --record / --replay (--record-missing), or undefined; wrong combinations are USAGE errors. */

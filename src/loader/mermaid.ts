@@ -13,6 +13,7 @@ export const KIND_SHAPES: Readonly<Record<string, readonly [string, string]>> = 
   parallel: ['{{', '}}'], // hexagon
   map: ['[(', ')]'], // cylinder: a stack of items
   loop: ['{', '}'], // diamond
+  ask: ['((', '))'], // circle: a person answers
 };
 
 /** The word under a node's name: what the file's `type` says (a baneling is written "tool"). */

@@ -1,10 +1,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { formatError, HatcheryError } from '../core/errors.js';
-import type { RunListener } from '../engine/contracts.js';
+import type { AskRequest, RunListener } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import type { Provider, Usage } from '../providers/types.js';
 import type { RunResult, Runtime } from '../runtime/runtime.js';
-import { completeInputs, type ElicitFn } from './elicit.js';
+import { completeInputs, type ElicitFn, elicitAsk } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
@@ -97,6 +97,24 @@ function budgetResult(
   return host.out.result(result);
 }
 
+/** What a client needs to answer a suspended run: the question, its choices, the run id and the tool to call. */
+export function waitingText(err: HatcheryError): string {
+  const q = err.context.question as AskRequest | undefined;
+  const runId = typeof err.context.runId === 'string' ? err.context.runId : undefined;
+  const lines = [
+    q
+      ? `INPUT_REQUIRED: node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}`
+      : `INPUT_REQUIRED: ${formatError(err)}`,
+  ];
+  if (q?.choices) lines.push(`choices: ${q.choices.join(', ')}`);
+  if (q?.schema) lines.push(`the answer is JSON matching: ${JSON.stringify(q.schema)}`);
+  if (runId) {
+    lines.push(`run id: ${runId}`);
+    lines.push(`answer it with the hatchery_respond tool: {"run_id": "${runId}", "answer": "<your answer>"}`);
+  }
+  return lines.join('\n');
+}
+
 /** Cap of one progress message, in bytes. */
 const PROGRESS_BYTES = 1024;
 
@@ -148,7 +166,10 @@ export function failed(
 ): RunOutcome {
   if (signal.aborted) return { state: 'cancelled', result: errorResult(host, err) };
   if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
-    return { state: 'input_required', result: errorResult(host, err) };
+    return {
+      state: 'input_required',
+      result: textResult(host.out.text(waitingText(err), MAX_ERROR_BYTES), true),
+    };
   if (err instanceof BudgetExhaustedError)
     return { state: 'failed', result: budgetResult(host, err, structured) };
   return { state: 'failed', result: errorResult(host, err) };
@@ -189,6 +210,8 @@ export async function runHatcheryCall(
       sampling: env.sampling,
       runId: env.runId,
       source: env.source ?? 'mcp',
+      // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
+      ask: env.elicit ? elicitAsk(env.elicit) : undefined,
     });
     return succeeded(host, result, entry.tool.outputSchema !== undefined);
   } catch (err) {

@@ -1,6 +1,6 @@
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
-import type { Hatchery } from '../engine/contracts.js';
+import type { AskFn, Hatchery } from '../engine/contracts.js';
 
 /** Asks the user of the MCP client for values (an `elicitation/create` form request). */
 export type ElicitFn = (params: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
@@ -76,4 +76,98 @@ export async function completeInputs(
     );
   }
   return out;
+}
+
+type FormSchema = ElicitRequestFormParams['requestedSchema'];
+type FormField = FormSchema['properties'][string];
+
+/** Keys of a flat JSON Schema property an elicitation form can carry. */
+const FIELD_KEYS = [
+  'title',
+  'description',
+  'enum',
+  'minLength',
+  'maxLength',
+  'format',
+  'minimum',
+  'maximum',
+  'default',
+];
+const FORMATS = new Set(['date', 'uri', 'email', 'date-time']);
+
+/** One property of an answer schema as a form field, or undefined when a form cannot show it. */
+function formField(p: unknown): FormField | undefined {
+  if (!p || typeof p !== 'object' || Array.isArray(p)) return undefined;
+  const prop = p as Record<string, unknown>;
+  for (const k of Object.keys(prop)) if (!FIELD_KEYS.includes(k) && k !== 'type') return undefined;
+  if (!['string', 'number', 'integer', 'boolean'].includes(prop.type as string)) return undefined;
+  if (prop.enum !== undefined && (prop.type !== 'string' || !Array.isArray(prop.enum))) return undefined;
+  if (prop.format !== undefined && !FORMATS.has(prop.format as string)) return undefined;
+  return prop as FormField;
+}
+
+/** An answer schema that is an object of primitive fields as a form; undefined when it is not that flat. */
+function flatForm(schema: Record<string, unknown>): FormSchema | undefined {
+  const props = schema.properties;
+  if (schema.type !== 'object' || !props || typeof props !== 'object' || Array.isArray(props))
+    return undefined;
+  const properties: FormSchema['properties'] = {};
+  for (const [k, p] of Object.entries(props)) {
+    const f = formField(p);
+    if (!f) return undefined;
+    properties[k] = f;
+  }
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : undefined;
+  return required ? { type: 'object', properties, required } : { type: 'object', properties };
+}
+
+/**
+ * A run's asker over MCP elicitation: choices become an enum field, a flat object schema the form
+ * itself (the answer is its JSON), anything else one text field. A declined or cancelled form fails
+ * the run (an approval as APPROVAL_DENIED); a client that cannot be reached leaves it waiting (INPUT_REQUIRED).
+ */
+export function elicitAsk(elicit: ElicitFn): AskFn {
+  return async (q, signal) => {
+    const form = q.schema && !q.choices ? flatForm(q.schema) : undefined;
+    const field: FormField = q.choices
+      ? { type: 'string', title: q.kind === 'approve' ? 'Approve' : 'Answer', enum: [...q.choices] }
+      : {
+          type: 'string',
+          title: 'Answer',
+          ...(q.schema ? { description: `JSON matching ${JSON.stringify(q.schema)}` } : {}),
+        };
+    const requestedSchema: FormSchema = form ?? {
+      type: 'object',
+      properties: { answer: field },
+      required: ['answer'],
+    };
+    const message = q.kind === 'approve' ? `Approve? Node "${q.node}" wants to ${q.question}` : q.question;
+    let result: ElicitResult;
+    try {
+      result = await elicit({ mode: 'form', message, requestedSchema }, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new HatcheryError(
+        'INPUT_REQUIRED',
+        `the client could not be asked (${(err as Error).message}); the run waits for an answer`,
+        { node: q.node },
+        { cause: err },
+      );
+    }
+    if (result.action !== 'accept') {
+      const did = result.action === 'decline' ? 'declined' : 'cancelled';
+      if (q.kind === 'approve') {
+        throw new HatcheryError('APPROVAL_DENIED', `the user ${did} the approval; nothing ran`, {
+          node: q.node,
+        });
+      }
+      throw new HatcheryError('DECLINED', `the user ${did} the question "${q.question.slice(0, 200)}"`, {
+        node: q.node,
+      });
+    }
+    const content = result.content ?? {};
+    if (form) return JSON.stringify(content);
+    const v = content.answer;
+    return v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v);
+  };
 }

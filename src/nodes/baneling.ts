@@ -13,6 +13,7 @@ import type { BanelingDef } from '../schema/baneling.js';
 import { checkToolArgs, loadTimeSchema, singleExpression } from '../tools/check-args.js';
 import { checkToolRef, loadedSub } from '../tools/compile.js';
 import { callToolRef } from '../tools/invoke.js';
+import { approve } from './asking.js';
 
 /**
  * A string argument that is exactly one `{{ expression }}`: rendered through the `dump` filter (JSON
@@ -109,7 +110,23 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
         if (!ref)
           throw new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' });
         const render = (tool: Tool) => renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
-        const res = await callToolRef(scope, base.name, ref, render, def.timeout_ms);
+        const res = await callToolRef(
+          scope,
+          base.name,
+          ref,
+          def.approve
+            ? async (tool: Tool) => {
+                const rendered = render(tool);
+                await approve(
+                  scope,
+                  base.name,
+                  `call tool "${tool.name}" (${def.tool_name}) with arguments ${JSON.stringify(rendered)}`,
+                );
+                return rendered;
+              }
+            : render,
+          def.timeout_ms,
+        );
         if (res.isError) {
           throw new HatcheryError('TOOL', `tool "${def.tool_name}" failed: ${res.text}`, {
             field: 'tool_name',

@@ -100,6 +100,8 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
         } catch (err) {
           // Cancellation of the run ends the loop; every other failure is the model's to handle.
           if (scope.signal.aborted || (isAbortError(err) && !(err instanceof HatcheryError))) throw err;
+          // A question nobody can answer now (an ask node in a hatch: or node: tool) suspends the run.
+          if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED') throw err;
           return reply(`error: ${formatError(err)}`, true);
         }
       }),

@@ -21,8 +21,9 @@ export interface FanOutSpec {
 }
 
 // Run-level limits are not a branch's failure: recording them as an output would let every other
-// branch hit the same wall, so they fail the node even with on_error: "continue".
-const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH', 'BUDGET_EXHAUSTED']);
+// branch hit the same wall, so they fail the node even with on_error: "continue". A branch waiting
+// for an answer (INPUT_REQUIRED) has not failed: the run suspends.
+const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH', 'BUDGET_EXHAUSTED', 'INPUT_REQUIRED']);
 
 /**
  * Runs the branches of a fan-out and returns their results in branch order. The branches share one
@@ -78,6 +79,8 @@ export async function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeR
 /** `branch "<name>" failed: <where inside the branch>: <message>`, keeping the inner error's code. */
 function branchError(scope: RunContext, spec: FanOutSpec, index: number, err: unknown): HatcheryError {
   const inner = withContext(err, {});
+  // A branch waiting for an answer has not failed: its question (context.question) goes up as is.
+  if (inner.code === 'INPUT_REQUIRED') return inner;
   const name = spec.name(index);
   const parts: string[] = [];
   const { file, node, field } = inner.context;

@@ -1,5 +1,6 @@
 import type { NodeKindImpl } from '../engine/contracts.js';
 import type { NodeKind } from '../schema/nodes.js';
+import { askImpl } from './ask.js';
 import { banelingImpl } from './baneling.js';
 import { droneImpl } from './drone.js';
 import { loopImpl } from './loop.js';
@@ -15,4 +16,5 @@ export const NODE_IMPLS: Record<NodeKind, NodeKindImpl<never>> = {
   parallel: parallelImpl as NodeKindImpl<never>,
   map: mapImpl as NodeKindImpl<never>,
   loop: loopImpl as NodeKindImpl<never>,
+  ask: askImpl as NodeKindImpl<never>,
 };

@@ -16,6 +16,7 @@ import type {
 } from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
 import type { ScriptDef } from '../schema/script.js';
+import { approve } from './asking.js';
 
 /** The last `n` characters of stderr, trimmed, for error messages. */
 function tail(text: string, n = 800): string {
@@ -52,9 +53,11 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
         // whatever folder it runs in; bare names are looked up on PATH.
         const prog = argv[0] ?? '';
         if (/[\\/]/.test(prog) && !path.isAbsolute(prog)) argv[0] = path.resolve(dir, prog);
+        const cwd = scope.guard.workDir(dir, undefined);
+        if (def.approve) await approve(scope, base.name, `run ${JSON.stringify(argv)} in ${cwd}`);
         const res = await runProgram(argv, {
           stdin: input,
-          cwd: scope.guard.workDir(dir, undefined),
+          cwd,
           timeoutMs,
           signal: scope.signal,
           env,

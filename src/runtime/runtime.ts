@@ -283,7 +283,8 @@ export class Runtime {
         outputs: scope.out,
       };
     } catch (err) {
-      throw budget.failure(err);
+      // The run id names the run to resume (a suspended run, INPUT_REQUIRED) or to inspect.
+      throw withContext(budget.failure(err), { runId });
     } finally {
       budget.end();
     }

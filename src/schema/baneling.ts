@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { approveField } from './ask.js';
 import { nodeBase, timeoutMs } from './common.js';
 import { fileObject } from './object.js';
 
@@ -28,6 +29,7 @@ export const banelingSchema = fileObject(
       .optional()
       .describe('Arguments of the call; every string inside, at any depth, is a template'),
     timeout_ms: timeoutMs.optional(),
+    approve: approveField.optional(),
   },
   banelingAliases,
 );

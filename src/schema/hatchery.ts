@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { askSchema } from './ask.js';
 import { banelingSchema } from './baneling.js';
 import { budgetSchema, pricesSchema } from './budget.js';
 import { nodeRef } from './common.js';
@@ -71,6 +72,7 @@ const anyNodeSchema = z.union([
   parallelSchema,
   mapSchema,
   loopSchema,
+  askSchema,
 ]);
 
 /** The whole hatchery file. */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { askSchema } from './ask.js';
 import { banelingAliases, banelingSchema } from './baneling.js';
 import { droneAliases, droneSchema } from './drone.js';
 import { loopSchema } from './loop.js';
@@ -18,6 +19,7 @@ export const NODE_KINDS = {
   parallel: { types: ['parallel'], schema: parallelSchema, aliases: {} as Record<string, string> },
   map: { types: ['map'], schema: mapSchema, aliases: {} as Record<string, string> },
   loop: { types: ['loop'], schema: loopSchema, aliases: {} as Record<string, string> },
+  ask: { types: ['ask'], schema: askSchema, aliases: {} as Record<string, string> },
 } satisfies Record<string, { types: string[]; schema: z.ZodObject; aliases: Record<string, string> }>;
 
 /** One of the node kinds. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { approveField } from './ask.js';
 import { nodeBase, template, timeoutMs } from './common.js';
 import { fileObject } from './object.js';
 
@@ -25,6 +26,7 @@ export const scriptSchema = fileObject({
   timeout_ms: timeoutMs
     .optional()
     .describe('Kill the program and every process it started after this many milliseconds (default 60000)'),
+  approve: approveField.optional(),
 });
 
 /** A script node as written in a file. */

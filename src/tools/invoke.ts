@@ -144,7 +144,9 @@ export async function callToolRef(
   scope: RunContext,
   node: string,
   ref: ToolRef,
-  args: Record<string, unknown> | ((tool: Tool) => Record<string, unknown>),
+  args:
+    | Record<string, unknown>
+    | ((tool: Tool) => Record<string, unknown> | Promise<Record<string, unknown>>),
   timeoutMs?: number,
 ): Promise<ToolResult> {
   const tools = await scope.shared.services.resolveTools(ref, scope);
@@ -156,7 +158,9 @@ export async function callToolRef(
       { field: 'tool_name' },
     );
   }
-  return callTool(scope, node, tool, typeof args === 'function' ? args(tool) : args, timeoutMs);
+  const a = typeof args === 'function' ? args(tool) : args;
+  // Only an approval (approve: true) makes the arguments wait; plain calls take no extra await.
+  return callTool(scope, node, tool, a instanceof Promise ? await a : a, timeoutMs);
 }
 
 /** Resolves a drone's references into tools; two tools under one name is an error. */

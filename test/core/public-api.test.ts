@@ -38,6 +38,8 @@ const API_VALUES = [
 // declaration files the "exports" map names.
 const API_TYPES = [
   'AnthropicProviderOptions',
+  'AskFn',
+  'AskRequest',
   'ChatMessage',
   'ChatRequest',
   'ChatResponse',

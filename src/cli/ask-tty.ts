@@ -1,0 +1,77 @@
+import { createInterface } from 'node:readline/promises';
+import { HatcheryError } from '../core/errors.js';
+import type { AskFn, AskRequest } from '../engine/contracts.js';
+
+/** Control characters but newline and tab: a question rendered from model output must not drive the terminal. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/** Text safe to print on a terminal: no escape sequences, no carriage returns that overwrite a line. */
+export function terminalSafe(text: string): string {
+  return text.replace(CONTROL, '');
+}
+
+/** The prompt of one question: the question, numbered choices or the schema, and where to type. */
+export function questionText(q: AskRequest): string {
+  const head =
+    q.kind === 'approve'
+      ? `approve? node "${q.node}" wants to ${terminalSafe(q.question)}`
+      : `? ${terminalSafe(q.question)}`;
+  const lines = [head];
+  if (q.choices) {
+    q.choices.forEach((c, i) => {
+      lines.push(`  ${i + 1}) ${terminalSafe(c)}`);
+    });
+  } else if (q.schema)
+    lines.push(`  (answer JSON matching ${terminalSafe(JSON.stringify(q.schema)).slice(0, 400)})`);
+  return `${lines.join('\n')}\n> `;
+}
+
+/** A numbered answer ("2") stands for that choice; anything else is passed on as typed. */
+export function pickChoice(answer: string, choices: readonly string[] | undefined): string {
+  const t = answer.trim();
+  if (!choices || !/^\d{1,4}$/.test(t)) return answer;
+  const n = Number(t);
+  return n >= 1 && n <= choices.length && !choices.includes(t) ? choices[n - 1]! : answer;
+}
+
+/**
+ * An AskFn for a terminal: the prompt goes to `output` (stderr: stdout stays the run's output), the
+ * answer is one line of `input`. Ctrl-C at the prompt interrupts the process as it does elsewhere
+ * (the run is cancelled), and the run's signal cancels the question.
+ */
+export function ttyAsk(
+  input: NodeJS.ReadableStream = process.stdin,
+  output: NodeJS.WritableStream = process.stderr,
+): AskFn {
+  // Parallel branches may ask at once: one question at a time on one terminal.
+  let queue: Promise<unknown> = Promise.resolve();
+  return (q, signal) => {
+    const turn = queue.then(() => askOne(q, signal));
+    queue = turn.catch(() => {});
+    return turn;
+  };
+
+  async function askOne(q: AskRequest, signal: AbortSignal): Promise<string> {
+    if (signal.aborted) throw new HatcheryError('ABORTED', 'the run was cancelled', { node: q.node });
+    const rl = createInterface({ input, output, terminal: (input as { isTTY?: boolean }).isTTY === true });
+    // In raw mode Ctrl-C reaches readline, not the process: pass it on so `run` cancels as usual.
+    rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
+    // End of input (Ctrl-D) closes the interface; a question still open then has no answer coming.
+    const closed = new Promise<never>((_, reject) =>
+      rl.once('close', () =>
+        reject(new HatcheryError('INPUT_REQUIRED', 'no answer: the terminal input ended', { node: q.node })),
+      ),
+    );
+    closed.catch(() => {});
+    try {
+      const answer = await Promise.race([rl.question(questionText(q), { signal }), closed]);
+      return pickChoice(answer, q.choices);
+    } catch (err) {
+      if (signal.aborted)
+        throw new HatcheryError('ABORTED', 'the run was cancelled', { node: q.node }, { cause: err });
+      throw err;
+    } finally {
+      rl.close();
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import { HatcheryError } from '../core/errors.js';
+import type {
+  AskRequest,
+  CompileContext,
+  CompiledNode,
+  NodeBase,
+  NodeKindImpl,
+  NodeResult,
+  RunContext,
+} from '../engine/contracts.js';
+import type { Template } from '../engine/templates/templates.js';
+import type { AskDef } from '../schema/ask.js';
+import { answerCheck, answerValidator, askPerson } from './asking.js';
+
+/** Ask: renders a question, puts it to a person (or suspends the run), and outputs the checked answer. */
+export const askImpl: NodeKindImpl<AskDef> = {
+  compile(def: AskDef, base: NodeBase, cc: CompileContext): CompiledNode {
+    const question = cc.template(def.question, 'question');
+    const choices = def.choices;
+    if (choices) {
+      const seen = new Map<string, number>();
+      choices.forEach((c, i) => {
+        const k = c.trim().toLowerCase();
+        const prev = seen.get(k);
+        if (prev !== undefined) {
+          cc.problem(
+            `choices/${i}`,
+            `"${c}" repeats choice ${prev} ("${choices[prev]}"); answers match ignoring case`,
+          );
+        } else seen.set(k, i);
+        if (c.trim() !== c)
+          cc.problem(`choices/${i}`, `"${c}" has leading or trailing spaces; answers are trimmed`);
+      });
+      if (def.schema) cc.problem('schema', 'give either choices or schema, not both');
+    }
+    let validator: ReturnType<typeof answerValidator> | undefined;
+    if (def.schema) {
+      try {
+        validator = answerValidator(def.schema);
+      } catch (err) {
+        cc.problem('schema', `not a usable JSON Schema: ${(err as Error).message}`);
+      }
+    }
+    const check = answerCheck(choices, validator);
+    return {
+      ...base,
+      exec: async (scope: RunContext): Promise<NodeResult> => {
+        if (!question)
+          throw new HatcheryError('TEMPLATE', 'the question does not compile', { field: 'question' });
+        const request: AskRequest = {
+          kind: 'ask',
+          node: base.name,
+          question: scope.render(question as Template),
+        };
+        if (choices) request.choices = choices;
+        if (def.schema) request.schema = def.schema;
+        const answer = await askPerson(scope, request, check);
+        return answer.value === undefined
+          ? { text: answer.text }
+          : { text: answer.text, value: answer.value };
+      },
+    };
+  },
+};
