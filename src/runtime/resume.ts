@@ -70,6 +70,15 @@ function describeChanges(c: DefinitionChanges): string {
   return parts.join('; ');
 }
 
+/** Drones whose conversation another drone continues: their history is not in the journal. */
+function continued(h: Hatchery): Set<string> {
+  const out = new Set<string>();
+  for (const n of h.def.nodes as readonly { conversation?: unknown }[]) {
+    if (typeof n.conversation === 'string') out.add(n.conversation);
+  }
+  return out;
+}
+
 /**
  * The AskFn of a resumed run that was suspended at `pending`: the first question of that node gets
  * `answer`, later ones go to `fallback` (or suspend the run again when there is none).
@@ -177,7 +186,7 @@ export async function prepareResume(
       { file: meta.file, run: id, node: from },
     );
   }
-  const built = buildMemo(stored.records, { from, changed: new Set(changed) });
+  const built = buildMemo(stored.records, { from, changed: new Set(changed), rerun: continued(hatchery) });
   if (from !== undefined && built.cut === undefined) {
     throw new HatcheryError(
       'NOT_FOUND',
