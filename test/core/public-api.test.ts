@@ -57,6 +57,7 @@ const API_TYPES = [
   'OpenAIProviderOptions',
   'Provider',
   'ProviderFactory',
+  'ResumeOptions',
   'RunEvent',
   'RunListener',
   'RunOptions',
