@@ -2,9 +2,13 @@
 // so the time measured is the runtime's own work: walk, templates, events, routing, provider dispatch.
 // Usage: node --import tsx bench/runtime-overhead.ts
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Hatchery } from '../src/engine/contracts.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
+import { FileRunStore } from '../src/runtime/journal/file-store.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { median } from './lib/stats.js';
 
@@ -22,35 +26,82 @@ function chain(n: number): Hatchery {
   return res.hatchery;
 }
 
-async function measure(n: number, runs: number, withEvents: boolean): Promise<number> {
-  const model = new ScriptedProvider(() => 'ok');
-  const runtime = new Runtime({ providers: { openai: model }, env: {} });
+type Mode = 'quiet' | 'listener' | 'journal';
+const MODES: readonly Mode[] = ['quiet', 'listener', 'journal'];
+
+/** One runtime per mode; `state` is the journal's temp folder. */
+function setup(mode: Mode) {
+  const model = new ScriptedProvider(() => 'ok', { record: false });
+  const state = mode === 'journal' ? mkdtempSync(path.join(tmpdir(), 'hatchery-bench-state-')) : undefined;
+  const store = state ? new FileRunStore(state, { env: {} }) : undefined;
+  const runtime = new Runtime({ providers: { openai: model }, env: {}, store });
+  const onEvent = mode === 'listener' ? () => {} : undefined;
+  return { runtime, store, state, onEvent };
+}
+
+/**
+ * Median µs/node of each mode's run, and (journal) of the run plus the wait until its journal is on
+ * disk. The modes take turns in every round, so a noisy neighbour slows them alike.
+ */
+async function measure(n: number, runs: number): Promise<Record<Mode, { run: number; written: number }>> {
   const h = chain(n);
-  const onEvent = withEvents ? () => {} : undefined;
-  for (let i = 0; i < 3; i++) await runtime.run(h, { input: 'go', onEvent });
-  const perNode: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await runtime.run(h, { input: 'go', onEvent });
-    perNode.push(((performance.now() - t0) * 1000) / n);
+  const setups = MODES.map(setup);
+  const perNode = MODES.map(() => [] as number[]);
+  const written = MODES.map(() => [] as number[]);
+  for (let i = -3; i < runs; i++) {
+    for (let m = 0; m < MODES.length; m++) {
+      const { runtime, store, onEvent } = setups[m]!;
+      const t0 = performance.now();
+      await runtime.run(h, { input: 'go', onEvent });
+      const t1 = performance.now();
+      await store?.idle();
+      const t2 = performance.now();
+      if (i < 0) continue;
+      perNode[m]!.push(((t1 - t0) * 1000) / n);
+      written[m]!.push(((t2 - t0) * 1000) / n);
+    }
   }
-  return median(perNode);
+  for (const { runtime, state } of setups) {
+    await runtime.close();
+    if (state) rmSync(state, { recursive: true, force: true });
+  }
+  const out = {} as Record<Mode, { run: number; written: number }>;
+  MODES.forEach((mode, m) => {
+    out[mode] = { run: median(perNode[m]!), written: median(written[m]!) };
+  });
+  return out;
 }
 
 const sizes = [10, 100, 1000, 5000];
 console.log('runtime overhead per node (median µs/node, scripted provider, templates rendered each node)');
-console.log('nodes\tno listener\twith listener');
+console.log(
+  'journal on: a FileRunStore in a temp folder; "written" includes the wait until the journal is on disk',
+);
+console.log('nodes\tno listener\twith listener\tjournal on\tjournal written');
 const results: Record<number, number> = {};
+const journal: Record<number, { run: number; written: number }> = {};
 for (const n of sizes) {
   const runs = n >= 5000 ? 7 : 15;
-  const quiet = await measure(n, runs, false);
-  const loud = await measure(n, runs, true);
+  const all = await measure(n, runs);
+  const quiet = all.quiet.run;
+  const loud = all.listener.run;
+  const j = all.journal;
   results[n] = quiet;
-  console.log(`${n}\t${quiet.toFixed(2)}\t\t${loud.toFixed(2)}`);
+  journal[n] = j;
+  console.log(
+    `${n}\t${quiet.toFixed(2)}\t\t${loud.toFixed(2)}\t\t${j.run.toFixed(2)}\t\t${j.written.toFixed(2)}`,
+  );
 }
 console.log(
   `linearity: per-node cost at 5000 nodes / at 100 nodes = ${(results[5000]! / results[100]!).toFixed(2)} (1.0 = linear)`,
 );
 console.log(
   `target ≤ 10 µs/node at 1000 nodes: ${results[1000]! <= 10 ? 'met' : 'NOT met'} (${results[1000]!.toFixed(2)} µs)`,
+);
+const j1000 = journal[1000]!;
+console.log(
+  `journal at 1000 nodes: ${results[1000]!.toFixed(2)} µs/node without, ${j1000.run.toFixed(2)} µs/node with (ratio ${(j1000.run / results[1000]!).toFixed(2)}); fully written after ${j1000.written.toFixed(2)} µs/node`,
+);
+console.log(
+  `target ≤ 2 µs/node of journal overhead at 1000 nodes: ${j1000.run - results[1000]! <= 2 ? 'met' : 'NOT met'} (${(j1000.run - results[1000]!).toFixed(2)} µs)`,
 );

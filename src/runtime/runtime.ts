@@ -28,9 +28,8 @@ import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
 import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
-import { definitionHashes } from './journal/hash.js';
-import { processOwner } from './journal/owner.js';
-import type { RunJournal, RunMeta, RunStatus, RunStore } from './journal/store.js';
+import { endOf, runMeta } from './journal/run-meta.js';
+import type { RunJournal, RunStore } from './journal/store.js';
 import { prepareResume, type ResumeOptions } from './resume.js';
 
 /** Default node-execution budget of a run. */
@@ -273,9 +272,9 @@ export class Runtime {
    * here (the store's read, reopen and close wait for it), so the journal never delays the result.
    */
   private async journaled(store: RunStore, h: Hatchery, options: RunOptions): Promise<RunResult> {
-    const runId = options.runId ?? randomUUID();
+    const runId = options.runId ?? options.journal?.id ?? randomUUID();
     const t0 = performance.now();
-    const journal = options.journal ?? store.create(this.runMeta(h, runId, options));
+    const journal = options.journal ?? store.create(runMeta(h, runId, options));
     const own = journal.listener;
     const user = options.onEvent;
     const listener: RunListener = user
@@ -313,26 +312,6 @@ export class Runtime {
       this.running.delete(runId);
       outer?.removeEventListener('abort', forward);
     }
-  }
-
-  /** The first record of a new run's journal. */
-  private runMeta(h: Hatchery, id: string, options: RunOptions): RunMeta {
-    const { hash, nodes } = definitionHashes(h);
-    const meta: RunMeta = {
-      id,
-      hatchery: h.name,
-      file: h.file,
-      hash,
-      nodes,
-      source: options.source ?? 'api',
-      startedAt: Date.now(),
-      owner: processOwner,
-    };
-    if (options.input !== undefined) meta.input = options.input;
-    if (options.vars !== undefined) meta.vars = { ...options.vars };
-    const budget = (options as { budget?: Record<string, number> }).budget;
-    if (budget !== undefined) meta.budget = { ...budget };
-    return meta;
   }
 
   /**
@@ -543,19 +522,6 @@ function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
       { file: h.file, field: 'max_depth' },
     );
   }
-}
-
-/** The status and final fields of a journaled run that failed with `err`. */
-function endOf(err: unknown, signal: AbortSignal, ms: number): [RunStatus, Record<string, unknown>] {
-  const code = err instanceof HatcheryError ? (err.code as string) : 'INTERNAL';
-  const context = err instanceof HatcheryError ? err.context : {};
-  const fields: Record<string, unknown> = { error: formatError(err), code, ms: Math.round(ms) };
-  if (typeof context.node === 'string') fields.node = context.node;
-  if (code === 'INPUT_REQUIRED') {
-    fields.question = context.question;
-    return ['input_required', fields];
-  }
-  return [code === 'ABORTED' || signal.aborted ? 'cancelled' : 'failed', fields];
 }
 
 /** Wraps a listener so that its exceptions never break a run. */

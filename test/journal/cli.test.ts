@@ -144,6 +144,16 @@ describe('hatchery-mcp run keeps a journal', () => {
     expect(journals(viaEnv)).toHaveLength(1);
   });
 
+  it('fails before any model call when the state folder cannot be made, naming the way out', async () => {
+    const file = write(chain);
+    const blocked = path.join(file, 'runs');
+    const res = await runCli(['run', file, '--input', 'go', '--state', blocked, '-q'], { env: env() });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`cannot create the run state folder ${blocked}`);
+    expect(res.stderr).toContain('--no-journal');
+    expect(openai.requests).toHaveLength(0);
+  });
+
   it('documents the flags in run --help and serve --help', async () => {
     expect((await runCli(['run', '--help'])).stdout).toMatch(/--state DIR[\s\S]*--no-journal/);
     expect((await runCli(['serve', '--help'])).stdout).toMatch(

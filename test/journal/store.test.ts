@@ -119,6 +119,52 @@ describe('a journaled run', () => {
     await store.close();
   });
 
+  it('ends as input_required with the question, or cancelled when its signal or a store cancel stops it', async () => {
+    const question = { node: 'A', kind: 'ask', question: 'Which colour?', choices: ['red', 'blue'] };
+    const suspend = new HatcheryError('INPUT_REQUIRED' as HatcheryError['code'], 'the run needs an answer', {
+      node: 'A',
+      question,
+    });
+    const { dir, store, runtime } = setup([suspend]);
+    const h = load(hatch([{ name: 'A', model: 'openai:gpt-test', usr_prompt: 'x' }]), dir);
+    await expect(runtime.run(h)).rejects.toThrow('the run needs an answer');
+    const [asked] = await store.list();
+    expect(asked).toMatchObject({ status: 'input_required', node: 'A', question, code: 'INPUT_REQUIRED' });
+
+    const slow = load(
+      hatch(
+        [
+          {
+            name: 'S',
+            type: 'script',
+            cmd: [process.execPath, '-e', 'setTimeout(() => {}, 20000)'],
+          },
+        ],
+        { name: 'slow' },
+      ),
+      dir,
+      'slow.json',
+    );
+    const ctrl = new AbortController();
+    const byUser = runtime.run(slow, { signal: ctrl.signal });
+    setTimeout(() => ctrl.abort(), 200);
+    await expect(byUser).rejects.toMatchObject({ code: 'ABORTED' });
+    const byStore = runtime.run(slow, { source: 'mcp' });
+    const id = await (async () => {
+      for (;;) {
+        const running = await store.list({ status: 'running' });
+        if (running[0]) return running[0].id;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    expect((await store.cancel(id))?.status).toBe('running');
+    await expect(byStore).rejects.toMatchObject({ code: 'ABORTED' });
+    const cancelled = await store.list({ status: 'cancelled' });
+    expect(cancelled.map((s) => s.source).sort()).toEqual(['api', 'mcp']);
+    expect((await store.read(id))?.summary).toMatchObject({ status: 'cancelled', node: 'S' });
+    await store.close();
+  });
+
   it('never writes a secret: the API key and an env secret echoed by the model', async () => {
     const env = { OPENAI_API_KEY: KEY, DB_PASSWORD: ENV_SECRET };
     const { dir, state, store, runtime } = setup(() => `key ${KEY} and ${ENV_SECRET}`, env);

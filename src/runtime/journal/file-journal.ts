@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
-import { redactDeep, requestKey } from '../cassette/canonical.js';
+import { canonicalJson, redactDeep, requestKey } from '../cassette/canonical.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
@@ -11,6 +12,10 @@ const MAX_BUFFERED = 8192;
 const MAX_DEPTH = 64;
 /** Fields dropped whole, as redactDeep does: their values are credentials whatever they look like. */
 const CREDENTIAL_KEY = /^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i;
+/** The same fields in JSON text. */
+const CREDENTIAL_FIELD = /"(?:authorization|api[-_]?key|x-api-key|cookie|set-cookie)":/i;
+/** Where redactText's authorization-header shapes could start. */
+const AUTH_HINT = /\b(?:bearer|basic)\s/i;
 
 /** A record appended with RunJournal.append, kept in order among the buffered events. */
 class Extra {
@@ -35,6 +40,8 @@ export class FileJournal implements RunJournal {
   private writing: Promise<void> = Promise.resolve();
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
+  /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
+  private readonly jsonSecrets: string[];
   /** The last write error (a full disk): runs go on, the store reports it. */
   error: unknown;
 
@@ -50,6 +57,7 @@ export class FileJournal implements RunJournal {
   ) {
     this.id = id;
     this.seen = new Set(seen);
+    this.jsonSecrets = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
     if (first) this.push(first);
     this.listener = (e) => {
       if (this.closed) return;
@@ -123,12 +131,13 @@ export class FileJournal implements RunJournal {
 
   /** One JSON line, cleaned of secrets, large strings already written replaced by a reference. */
   private line(item: RunEvent | Extra, at: number): string | undefined {
+    // Events clean only their content fields (names come from the file); other records are cleaned whole.
     const rec =
       item instanceof Extra
-        ? { v: JOURNAL_VERSION, at, type: item.type, ...item.fields }
+        ? (this.clean({ v: JOURNAL_VERSION, at, type: item.type, ...item.fields }, 0) as JournalRecord)
         : this.record(item, at);
     try {
-      return JSON.stringify(this.clean(rec, 0));
+      return JSON.stringify(rec);
     } catch (err) {
       // A value JSON cannot hold (a BigInt) loses the record, not the journal.
       return JSON.stringify({ v: JOURNAL_VERSION, at, type: 'unwritable', of: rec.type, error: String(err) });
@@ -160,8 +169,8 @@ export class FileJournal implements RunJournal {
           step: e.step,
           depth: e.depth,
           ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
-          output: e.output,
-          value: e.value,
+          output: this.str(e.output),
+          value: this.clean(e.value, 0),
           usage: e.usage,
           ms: round(e.ms),
           path: e.path,
@@ -171,23 +180,17 @@ export class FileJournal implements RunJournal {
         };
       case 'model_call': {
         const req = e.request;
-        // The cassette's key of this call (Cassette.chat hashes the same fields), so the journal can answer it again.
-        const key = requestKey(
-          redactDeep(
-            {
-              vendor: e.vendor,
-              model: req.model,
-              system: req.system,
-              messages: req.messages,
-              tools: req.tools,
-              toolChoice: req.toolChoice,
-              temperature: req.temperature,
-              maxTokens: req.maxTokens,
-              responseSchema: req.responseSchema,
-            },
-            this.secrets,
-          ),
-        );
+        const key = this.key({
+          vendor: e.vendor,
+          model: req.model,
+          system: req.system,
+          messages: req.messages,
+          tools: req.tools,
+          toolChoice: req.toolChoice,
+          temperature: req.temperature,
+          maxTokens: req.maxTokens,
+          responseSchema: req.responseSchema,
+        });
         return {
           v,
           at,
@@ -197,11 +200,11 @@ export class FileJournal implements RunJournal {
           vendor: e.vendor,
           model: e.model,
           key,
-          text: e.text,
-          toolCalls: e.toolCalls,
+          text: this.str(e.text),
+          toolCalls: this.clean(e.toolCalls, 0),
           stopReason: e.stopReason,
           usage: e.usage,
-          error: e.error,
+          error: this.str(e.error),
           ms: round(e.ms),
         };
       }
@@ -214,8 +217,8 @@ export class FileJournal implements RunJournal {
           tool: e.tool,
           ref: e.ref,
           depth: e.depth,
-          args: e.args,
-          result: e.result,
+          args: this.clean(e.args, 0),
+          result: this.str(e.result),
           isError: e.isError,
           ms: round(e.ms),
         };
@@ -227,8 +230,8 @@ export class FileJournal implements RunJournal {
           hatchery: e.hatchery,
           depth: e.depth,
           file: e.file,
-          input: e.input,
-          vars: e.vars,
+          input: this.str(e.input),
+          vars: this.clean(e.vars, 0),
         };
       case 'run_end':
         return {
@@ -238,8 +241,8 @@ export class FileJournal implements RunJournal {
           hatchery: e.hatchery,
           depth: e.depth,
           ok: e.ok,
-          output: e.output,
-          error: e.error,
+          output: this.str(e.output),
+          error: this.str(e.error),
           code: e.code,
           usage: e.usage,
           steps: e.steps,
@@ -248,16 +251,41 @@ export class FileJournal implements RunJournal {
     }
   }
 
+  /**
+   * The cassette's key of a model call (Cassette.chat hashes the same fields the same way), so the
+   * journal can answer the call again. Redacting first changes nothing when the canonical text holds
+   * no secret, key shape, authorization value or credential field: then that text is hashed as is.
+   */
+  private key(request: Record<string, unknown>): string {
+    const text = canonicalJson(request);
+    if (!this.mayHold(text) && !CREDENTIAL_FIELD.test(text)) {
+      return createHash('sha256').update(text).digest('hex').slice(0, 16);
+    }
+    return requestKey(redactDeep(request, this.secrets));
+  }
+
+  /** True when a text may hold something redactText removes (most texts do not: they are left alone). */
+  private mayHold(s: string): boolean {
+    if (s.includes('sk-') || AUTH_HINT.test(s)) return true;
+    for (const x of this.secrets) if (s.includes(x)) return true;
+    for (const x of this.jsonSecrets) if (s.includes(x)) return true;
+    return false;
+  }
+
+  /** A content string as written: redacted, and a reference when this large string is in the file already. */
+  private str(value: string | undefined): string | { $same: string } | undefined {
+    if (value === undefined) return undefined;
+    const s = this.mayHold(value) ? redactText(value, this.secrets, { authHeaders: true }) : value;
+    if (s.length < LARGE_STRING) return s;
+    const h = stringHash(s);
+    if (this.seen.has(h)) return { $same: h };
+    this.seen.add(h);
+    return s;
+  }
+
   /** A copy of a JSON-like value: strings redacted, credential fields dropped, repeated large strings referenced. */
   private clean(value: unknown, depth: number): unknown {
-    if (typeof value === 'string') {
-      const s = redactText(value, this.secrets, { authHeaders: true });
-      if (s.length < LARGE_STRING) return s;
-      const h = stringHash(s);
-      if (this.seen.has(h)) return { $same: h };
-      this.seen.add(h);
-      return s;
-    }
+    if (typeof value === 'string') return this.str(value);
     if (value === null || typeof value !== 'object') return value;
     if (depth > MAX_DEPTH) return '[too deep]';
     if (Array.isArray(value)) {

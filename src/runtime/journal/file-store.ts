@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { HatcheryError } from '../../core/errors.js';
@@ -7,6 +7,7 @@ import { secretValues } from '../../core/secrets.js';
 import { FileJournal } from './file-journal.js';
 import { foldRun, ownerOf, parseJournal, storedRun } from './fold.js';
 import { pidAlive, processOwner, sameOwner } from './owner.js';
+import { isRunId, runIds, runNotFound, withLock } from './run-files.js';
 import {
   JOURNAL_VERSION,
   type RunFilter,
@@ -18,19 +19,9 @@ import {
   type StoredRun,
 } from './store.js';
 
-/** Run ids are UUIDs: nothing else (`../../etc/passwd`) ever becomes a file name. */
-const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const RUN_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
-const DAY_MS = 86_400_000;
-/** A claim lock older than this was left by a claimer that died; it is taken over. */
-const STALE_LOCK_MS = 30_000;
 /** Folders pruned by this process already (prune on open runs once per process). */
 const prunedOnOpen = new Set<string>();
-
-/** True when `id` has the shape of a run id (a UUID). */
-export function isRunId(id: unknown): id is string {
-  return typeof id === 'string' && RUN_ID.test(id);
-}
+const DAY_MS = 86_400_000;
 
 /** How a FileRunStore keeps and prunes runs. */
 export interface FileRunStoreOptions {
@@ -97,7 +88,14 @@ export class FileRunStore implements RunStore {
       );
     }
     if (!this.made) {
-      mkdirSync(this.location, { recursive: true, mode: 0o700 });
+      try {
+        mkdirSync(this.location, { recursive: true, mode: 0o700 });
+      } catch (err) {
+        throw new HatcheryError(
+          'FILE_IO',
+          `cannot create the run state folder ${this.location}: ${(err as Error).message}; choose another with --state DIR (or HATCHERY_STATE), or run without a journal (--no-journal)`,
+        );
+      }
       this.made = true;
     }
     const j = new FileJournal(
@@ -116,7 +114,7 @@ export class FileRunStore implements RunStore {
   }
 
   async reopen(id: string, fields: Record<string, unknown> = {}): Promise<RunJournal> {
-    if (!isRunId(id)) throw notFound(id, this.location);
+    if (!isRunId(id)) throw runNotFound(id, this.location);
     if (this.live.has(id)) {
       throw new HatcheryError(
         'USAGE',
@@ -125,7 +123,7 @@ export class FileRunStore implements RunStore {
     }
     await this.settle(id);
     const text = await this.text(id);
-    if (text === undefined) throw notFound(id, this.location);
+    if (text === undefined) throw runNotFound(id, this.location);
     const parsed = parseJournal(text);
     const lead = text === '' || text.endsWith('\n') ? '' : '\n';
     const j = new FileJournal(
@@ -149,7 +147,7 @@ export class FileRunStore implements RunStore {
   }
 
   async list(filter: RunFilter = {}): Promise<RunSummary[]> {
-    const ids = await this.ids();
+    const ids = await runIds(this.location);
     const runs: RunSummary[] = [];
     for (let i = 0; i < ids.length; i += 32) {
       const batch = await Promise.all(ids.slice(i, i + 32).map((id) => this.read(id)));
@@ -167,7 +165,7 @@ export class FileRunStore implements RunStore {
 
   async claimInterrupted(): Promise<RunSummary[]> {
     const claimed: RunSummary[] = [];
-    for (const id of await this.ids()) {
+    for (const id of await runIds(this.location)) {
       if (this.live.has(id)) continue;
       const run = await this.read(id);
       if (run?.summary.status !== 'running') continue;
@@ -235,7 +233,7 @@ export class FileRunStore implements RunStore {
 
   async prune(): Promise<number> {
     this.lastPrune = Date.now();
-    const ids = await this.ids();
+    const ids = await runIds(this.location);
     const files = await Promise.all(
       ids.map(async (id) => {
         try {
@@ -288,21 +286,6 @@ export class FileRunStore implements RunStore {
         `cannot read run ${id} in ${this.location}: ${(err as Error).message}`,
       );
     }
-  }
-
-  private async ids(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.location);
-    } catch {
-      return [];
-    }
-    const ids: string[] = [];
-    for (const n of names) {
-      const m = RUN_FILE.exec(n);
-      if (m) ids.push(m[1]!);
-    }
-    return ids;
   }
 
   private own(j: FileJournal): void {
@@ -375,29 +358,12 @@ export class FileRunStore implements RunStore {
     return pidAlive(owner.pid);
   }
 
-  /**
-   * Runs `fn` on the run's current text while holding its exclusive lock file; undefined when
-   * another process holds the lock (it is doing the same thing).
-   */
-  private async locked<T>(id: string, fn: (text: string) => Promise<T | undefined>): Promise<T | undefined> {
-    const lock = path.join(this.location, `${id}.lock`);
-    try {
-      await writeFile(lock, `${JSON.stringify(processOwner)}\n`, { flag: 'wx' });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      try {
-        if (Date.now() - (await stat(lock)).mtimeMs > STALE_LOCK_MS) await rm(lock, { force: true });
-      } catch {
-        // Gone meanwhile: its holder finished.
-      }
-      return undefined;
-    }
-    try {
+  /** Runs `fn` on the run's current text under its claim lock (see withLock). */
+  private locked<T>(id: string, fn: (text: string) => Promise<T | undefined>): Promise<T | undefined> {
+    return withLock(path.join(this.location, `${id}.lock`), async () => {
       const text = await this.text(id);
       return text === undefined ? undefined : await fn(text);
-    } finally {
-      await rm(lock, { force: true });
-    }
+    });
   }
 
   /** Appends one record to a run file this process does not own (claim, cancel). */
@@ -407,15 +373,4 @@ export class FileRunStore implements RunStore {
   }
 }
 
-function notFound(id: string, location: string): HatcheryError {
-  const shown = JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}...` : id);
-  return new HatcheryError(
-    'NOT_FOUND',
-    isRunId(id)
-      ? `no run ${id} in ${location}; "hatchery-mcp runs list" shows the runs kept there`
-      : `${shown} is not a run id (run ids are UUIDs); "hatchery-mcp runs list" shows them`,
-    { run: id },
-  );
-}
-
-export { notFound as runNotFound };
+export { isRunId, runNotFound };

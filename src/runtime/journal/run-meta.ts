@@ -1,0 +1,50 @@
+import { formatError, HatcheryError } from '../../core/errors.js';
+import type { Hatchery } from '../../engine/contracts.js';
+import { definitionHashes } from './hash.js';
+import { processOwner } from './owner.js';
+import type { RunMeta, RunStatus } from './store.js';
+
+/** What of a run's options its first record keeps. */
+export interface MetaOptions {
+  input?: string;
+  vars?: Readonly<Record<string, string>>;
+  source?: string;
+  /** The run's budget (its limits by name); any object of numbers. */
+  budget?: object;
+}
+
+/** The first record of a new run's journal: the hatchery, its hashes, the inputs, who started it. */
+export function runMeta(h: Hatchery, id: string, options: MetaOptions): RunMeta {
+  const { hash, nodes } = definitionHashes(h);
+  const meta: RunMeta = {
+    id,
+    hatchery: h.name,
+    file: h.file,
+    hash,
+    nodes,
+    source: options.source ?? 'api',
+    startedAt: Date.now(),
+    owner: processOwner,
+  };
+  if (options.input !== undefined) meta.input = options.input;
+  if (options.vars !== undefined) meta.vars = { ...options.vars };
+  if (options.budget !== undefined) meta.budget = { ...options.budget } as Record<string, number>;
+  return meta;
+}
+
+/**
+ * The status and final fields of a journaled run that failed with `err`: INPUT_REQUIRED suspends
+ * it (with the question), a cancellation (ABORTED, or its signal fired) cancels it, anything else
+ * fails it with the error's code; the node it failed at is kept.
+ */
+export function endOf(err: unknown, signal: AbortSignal, ms: number): [RunStatus, Record<string, unknown>] {
+  const code = err instanceof HatcheryError ? (err.code as string) : 'INTERNAL';
+  const context = err instanceof HatcheryError ? err.context : {};
+  const fields: Record<string, unknown> = { error: formatError(err), code, ms: Math.round(ms) };
+  if (typeof context.node === 'string') fields.node = context.node;
+  if (code === 'INPUT_REQUIRED') {
+    fields.question = context.question;
+    return ['input_required', fields];
+  }
+  return [code === 'ABORTED' || signal.aborted ? 'cancelled' : 'failed', fields];
+}
