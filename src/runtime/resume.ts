@@ -12,6 +12,9 @@ import { definitionHashes } from './journal/hash.js';
 import { buildMemo } from './journal/memo.js';
 import type { PendingQuestion, RunJournal, RunStore, StoredRun } from './journal/store.js';
 
+/** What redaction leaves of a secret (core/secrets.ts). */
+const REDACTED = '[redacted]';
+
 /** Options of Runtime.resume. */
 export interface ResumeOptions {
   /** Run again from the first execution of this node (also allowed for a run that succeeded). */
@@ -151,6 +154,20 @@ export async function prepareResume(
     throw new HatcheryError(
       'RESUME_REFUSED',
       `run ${id} is not waiting for an answer (its status is ${summary.status}); resume it without one`,
+      { run: id },
+    );
+  }
+  // The journal never holds a secret: an input that held one cannot be given back to the run.
+  const redacted = [
+    ...(meta.input?.includes(REDACTED) ? ['its input'] : []),
+    ...Object.entries(meta.vars ?? {})
+      .filter(([, v]) => typeof v === 'string' && v.includes(REDACTED))
+      .map(([k]) => `input "${k}"`),
+  ];
+  if (redacted.length > 0) {
+    throw new HatcheryError(
+      'RESUME_REFUSED',
+      `run ${id} cannot be resumed: ${redacted.join(', ')} held a secret, which its journal keeps only as ${REDACTED}; start a new run with the value`,
       { run: id },
     );
   }
