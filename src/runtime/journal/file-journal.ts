@@ -49,7 +49,7 @@ export class FileJournal implements RunJournal {
     readonly file: string,
     id: string,
     private readonly secrets: readonly string[],
-    private readonly onEnd: (j: FileJournal) => void,
+    private readonly onEnd: (j: FileJournal, written: Promise<void>) => void,
     first: Extra | undefined,
     seen: Iterable<string> = [],
     /** Written before the first record: a newline when the file ends in a line cut short. */
@@ -97,8 +97,11 @@ export class FileJournal implements RunJournal {
     if (this.closed) return this.writing;
     this.push(new Extra('run_end', { status, ...fields }));
     this.closed = true;
-    const done = this.flush();
-    this.onEnd(this);
+    // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
+    const done = new Promise<void>((resolve) => {
+      setImmediate(() => resolve(this.flush()));
+    });
+    this.onEnd(this, done);
     return done;
   }
 

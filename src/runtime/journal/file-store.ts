@@ -102,7 +102,7 @@ export class FileRunStore implements RunStore {
       this.fileOf(meta.id),
       meta.id,
       this.secrets,
-      (e) => this.ended(e),
+      (e, done) => this.ended(e, done),
       FileJournal.record('run_start', { ...meta }),
     );
     this.own(j);
@@ -130,7 +130,7 @@ export class FileRunStore implements RunStore {
       this.fileOf(id),
       id,
       this.secrets,
-      (e) => this.ended(e),
+      (e, done) => this.ended(e, done),
       FileJournal.record('resumed', { ...fields, owner: processOwner }),
       parsed.strings.keys(),
       lead,
@@ -147,6 +147,8 @@ export class FileRunStore implements RunStore {
   }
 
   async list(filter: RunFilter = {}): Promise<RunSummary[]> {
+    // What this process appended so far is part of the answer.
+    await this.idle();
     const ids = await runIds(this.location);
     const runs: RunSummary[] = [];
     for (let i = 0; i < ids.length; i += 32) {
@@ -296,9 +298,8 @@ export class FileRunStore implements RunStore {
     }
   }
 
-  private ended(j: FileJournal): void {
+  private ended(j: FileJournal, done: Promise<void>): void {
     if (this.live.get(j.id) === j) this.live.delete(j.id);
-    const done = j.flush();
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
     if (this.live.size === 0 && this.timer) {
