@@ -39,6 +39,7 @@ export type {
   ToolSpec,
   Usage,
 } from './providers/types.js';
+export type { ResumeOptions } from './runtime/resume.js';
 export type { RunOptions, RunResult, RuntimeOptions } from './runtime/runtime.js';
 export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Runtime } from './runtime/runtime.js';
 export type { HatcheryDef, McpServerDef } from './schema/hatchery.js';

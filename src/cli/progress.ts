@@ -23,6 +23,8 @@ export function progressLine(e: RunEvent): string | undefined {
   const pad = '  '.repeat(e.depth);
   switch (e.type) {
     case 'node_end':
+      // A resumed run's node taken from the journal cost nothing this time.
+      if (e.replayed) return `${pad}[${e.step}] ${e.node} (from the journal)`;
       return `${pad}[${e.step}] ${e.node} (${seconds(e.ms)}${tokens(e.usage)})`;
     case 'run_start':
       return e.depth > 0 ? `${pad}> ${e.hatchery}` : undefined;

@@ -23,7 +23,8 @@ Shows and resumes the runs kept in the state folder (one journal per run).
   runs resume ID [--from NODE] [--force] [--answer TEXT]
                       runs it on from the node that failed or was interrupted: nodes that
                       finished are taken from the journal (no model or tool call, no side
-                      effect again); --from NODE runs again from NODE's first execution;
+                      effect again); --from NODE runs again from NODE's first execution
+                      (for a node inside a parallel or map branch: from that fan-out);
                       a run whose file changed is refused unless --force (then the changed
                       nodes and everything after the first of them run again); --answer
                       answers the question a suspended run waits on

@@ -12,6 +12,9 @@ import { definitionHashes } from './journal/hash.js';
 import { buildMemo } from './journal/memo.js';
 import type { PendingQuestion, RunJournal, RunStore, StoredRun } from './journal/store.js';
 
+/** What redaction leaves of a secret (core/secrets.ts). */
+const REDACTED = '[redacted]';
+
 /** Options of Runtime.resume. */
 export interface ResumeOptions {
   /** Run again from the first execution of this node (also allowed for a run that succeeded). */
@@ -68,6 +71,15 @@ function describeChanges(c: DefinitionChanges): string {
   if (c.removed.length) parts.push(`removed: ${listNames(c.removed)}`);
   if (c.topLevel) parts.push('its top-level fields (model, inputs, start...) changed');
   return parts.join('; ');
+}
+
+/** Drones whose conversation another drone continues: their history is not in the journal. */
+function continued(h: Hatchery): Set<string> {
+  const out = new Set<string>();
+  for (const n of h.def.nodes as readonly { conversation?: unknown }[]) {
+    if (typeof n.conversation === 'string') out.add(n.conversation);
+  }
+  return out;
 }
 
 /**
@@ -145,6 +157,20 @@ export async function prepareResume(
       { run: id },
     );
   }
+  // The journal never holds a secret: an input that held one cannot be given back to the run.
+  const redacted = [
+    ...(meta.input?.includes(REDACTED) ? ['its input'] : []),
+    ...Object.entries(meta.vars ?? {})
+      .filter(([, v]) => typeof v === 'string' && v.includes(REDACTED))
+      .map(([k]) => `input "${k}"`),
+  ];
+  if (redacted.length > 0) {
+    throw new HatcheryError(
+      'RESUME_REFUSED',
+      `run ${id} cannot be resumed: ${redacted.join(', ')} held a secret, which its journal keeps only as ${REDACTED}; start a new run with the value`,
+      { run: id },
+    );
+  }
   if (!meta.file) {
     throw new HatcheryError(
       'NOT_FOUND',
@@ -177,7 +203,7 @@ export async function prepareResume(
       { file: meta.file, run: id, node: from },
     );
   }
-  const built = buildMemo(stored.records, { from, changed: new Set(changed) });
+  const built = buildMemo(stored.records, { from, changed: new Set(changed), rerun: continued(hatchery) });
   if (from !== undefined && built.cut === undefined) {
     throw new HatcheryError(
       'NOT_FOUND',

@@ -59,6 +59,7 @@ const API_TYPES = [
   'OpenAIProviderOptions',
   'Provider',
   'ProviderFactory',
+  'ResumeOptions',
   'RunEvent',
   'RunListener',
   'RunOptions',

@@ -53,6 +53,13 @@ describe('buildMemo', () => {
     expect(built.memo.take('', 3, node('C'))).toBeUndefined();
   });
 
+  it('runs a drone whose conversation is continued again, with everything after it', () => {
+    const built = buildMemo(chain, { rerun: new Set(['B']) });
+    expect(built.cut).toBe(2);
+    expect(built.memo.take('', 1, node('A'))).toBeDefined();
+    expect(built.memo.take('', 2, node('B'))).toBeUndefined();
+  });
+
   it('a changed node inside a branch cuts at the fan-out holding it; earlier branches stay served', () => {
     const records = [end('A', 1), end('P1', 1, '/2.0'), end('P2', 1, '/2.1'), end('Par', 2), end('Z', 3)];
     const built = buildMemo(records, { changed: new Set(['P2']) });

@@ -3,6 +3,8 @@
  * middle goes on from where it stopped, without paying again for the nodes that finished.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
@@ -145,8 +147,10 @@ describe('runs resume', () => {
     expect(done.stderr).toContain('already succeeded');
 
     openai.enqueue('c-new', 'd-new');
-    const res = await cli(['runs', 'resume', id, '--from', 'C', '-q']);
+    const res = await cli(['runs', 'resume', id, '--from', 'C']);
     expect(res).toMatchObject({ code: 0, stdout: 'd-new\n' });
+    // Progress says which nodes came from the journal.
+    expect(res.stderr).toContain('[1] A (from the journal)\n[2] B (from the journal)\n[3] C (');
     expect(asked()).toEqual(['C after b-out', 'D after c-new']);
 
     const bad = await cli(['runs', 'resume', id, '--from', 'Nope', '-q']);
@@ -237,5 +241,45 @@ describe('run --replay-run', () => {
     expect(other.stderr).toContain(
       `no recorded answer for this model call of node "A" in the journal of run ${id}`,
     );
+  });
+
+  it('answers http_request calls from the journal too: the server is not asked again', async () => {
+    let hits = 0;
+    const server = createServer((req, res) => {
+      hits++;
+      res.end(`weather for ${req.url}`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const file = write('weather.json', {
+        name: 'weather',
+        desc: 'fetches, then asks',
+        nodes: [
+          {
+            name: 'Fetch',
+            type: 'tool',
+            tool_name: 'http_request',
+            tool_args: { url: `${url}/paris`, headers: { Authorization: 'Bearer secret-token-abcdef' } },
+            next: 'Tell',
+          },
+          drone('Tell', 'tell {{ out.Fetch }}'),
+        ],
+      });
+      openai.enqueue('sunny');
+      const live = await cli(['run', file, '--allow-private-network', '-q']);
+      expect(live).toMatchObject({ code: 0, stdout: 'sunny\n' });
+      expect(hits).toBe(1);
+      expect(journalText()).not.toContain('secret-token-abcdef');
+      const id = await onlyRunId();
+      const rep = await runCli(
+        ['run', file, '--replay-run', id, '--allow-private-network', '--state', state, '-q'],
+        { cwd: dir, env: { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' } },
+      );
+      expect(rep).toMatchObject({ code: 0, stdout: 'sunny\n' });
+      expect(hits).toBe(1);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

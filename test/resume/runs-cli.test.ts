@@ -169,4 +169,30 @@ describe('run ids and states runs resume refuses', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`the file of run ${id}, ${file}, is gone`);
   });
+
+  it('refuses to resume a run whose input held a secret: the journal keeps it redacted', async () => {
+    const file = writeFile();
+    openai.enqueue('hi', { status: 400, message: 'no' });
+    await cli(['run', file, '--input', 'sk-runs-cli-123456', '-q']);
+    const [id] = await ids();
+    const res = await cli(['runs', 'resume', id!]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('its input held a secret');
+  });
+});
+
+describe('run --replay-run guards', () => {
+  it('refuses a hostile id, an unknown one, and --record or --replay beside it', async () => {
+    const file = writeFile();
+    const hostile = await cli(['run', file, '--replay-run', '../../etc/passwd', '-q']);
+    expect(hostile.code).toBe(2);
+    expect(hostile.stderr).toContain('is not a run id');
+    const unknown = await cli(['run', file, '--replay-run', '00000000-0000-4000-8000-000000000000', '-q']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no run');
+    const both = await cli(['run', file, '--replay-run', 'abcdef12', '--replay', 'x.jsonl', '-q']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--replay-run excludes');
+    expect(openai.requests).toHaveLength(0);
+  });
 });

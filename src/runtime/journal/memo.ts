@@ -24,6 +24,11 @@ export interface MemoOptions {
   from?: string;
   /** Node names whose definition changed since the run started (resume --force): nothing is served from the first onwards. */
   changed?: ReadonlySet<string>;
+  /**
+   * Nodes that run again with everything after them although they finished: drones whose message
+   * history a later drone continues (`conversation`), since the journal does not hold that history.
+   */
+  rerun?: ReadonlySet<string>;
 }
 
 /** What buildMemo found: the memo, and where serving stops (for the `resumed` record and messages). */
@@ -103,8 +108,8 @@ export function buildMemo(records: readonly JournalRecord[], options: MemoOption
       cutNode = node;
     }
   };
-  const { from, changed } = options;
-  if (from !== undefined || (changed && changed.size > 0)) {
+  const { from, changed, rerun } = options;
+  if (from !== undefined || (changed && changed.size > 0) || (rerun && rerun.size > 0)) {
     let fromTop: number | undefined;
     let fromBranch: number | undefined;
     for (const [k, f] of done) {
@@ -116,7 +121,8 @@ export function buildMemo(records: readonly JournalRecord[], options: MemoOption
         else fromBranch = Math.min(fromBranch ?? t, t);
       }
       // A branch's node cuts at the fan-out that holds it: that node runs again whole.
-      if (changed?.has(f.node)) lower(t, path === '' ? f.node : (done.get(keyOf('', t))?.node ?? f.node));
+      if (changed?.has(f.node) || rerun?.has(f.node))
+        lower(t, path === '' ? f.node : (done.get(keyOf('', t))?.node ?? f.node));
     }
     // --from names the node's first top-level execution; a node run only inside branches, their fan-out.
     const at = fromTop ?? fromBranch;
