@@ -169,6 +169,7 @@ export function failed(
     return {
       state: 'input_required',
       result: textResult(host.out.text(waitingText(err), MAX_ERROR_BYTES), true),
+      question: err.context.question,
     };
   if (err instanceof BudgetExhaustedError)
     return { state: 'failed', result: budgetResult(host, err, structured) };

@@ -4,17 +4,10 @@ import type { JournalRecord, RunFilter, RunStatus, RunSummary, StoredRun } from 
 import { quote } from '../schema/suggest.js';
 import { textResult } from './calls.js';
 import type { ServerHost } from './host.js';
-import { type BackgroundRun, usageFields } from './runs.js';
+import { type BackgroundRun, NEXT_STEP, usageFields } from './runs.js';
 
 /** Largest output per node shown by hatchery_status of a run read from the journal. */
 const STATUS_OUTPUT_LIMIT = 2_000;
-
-/** What a client can do next with a run in each state that is not final. */
-const NEXT_STEP: Partial<Record<string, string>> = {
-  interrupted:
-    'the server stopped while this run was going; call hatchery_resume with its run_id to continue from the node it was at (nodes that finished are not run again)',
-  input_required: 'the run waits for an answer: call hatchery_respond with its run_id and your answer',
-};
 
 const STATUSES: readonly RunStatus[] = [
   'running',

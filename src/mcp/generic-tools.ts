@@ -318,12 +318,15 @@ export async function callGenericTool(
       }
       case 'hatchery_cancel': {
         const run = liveRun(core, args);
-        if (!run) {
+        const store = core.runtime.store;
+        // A suspended run is over in this process but not in its journal: it could still be answered.
+        const waiting = run?.endedAt !== undefined && run.state === 'input_required';
+        if (!run || (waiting && store)) {
           // A run elsewhere is asked to stop; one nobody runs (suspended, interrupted) ends here.
-          const store = core.runtime.store;
           if (!store) throw unknownRun(runId(args));
           await readStored(core, runId(args));
           const summary = await store.cancel(runId(args));
+          if (run && summary?.status === 'cancelled') run.state = 'cancelled';
           return json(summary ? summaryView(summary) : {}, 'cancel requested.\n');
         }
         if (run.endedAt !== undefined)

@@ -21,6 +21,8 @@ export type RunState =
 export interface RunOutcome {
   state: 'succeeded' | 'failed' | 'cancelled' | 'input_required';
   result: CallToolResult;
+  /** The question an input_required run waits on. */
+  question?: unknown;
 }
 
 /** Executes a run in the background under the registry's id; must not throw (failures are outcomes). */
@@ -40,6 +42,8 @@ export interface BackgroundRun {
   outputs: Record<string, string>;
   /** Tokens and cost so far (the run's total once it has ended). */
   usage?: Usage;
+  /** The question the run waits on (state input_required). */
+  question?: unknown;
   /** Why this run is a continuation (resumed after an interruption, or answered), shown by hatchery_status. */
   note?: string;
   readonly startedAt: number;
@@ -62,6 +66,13 @@ export interface RunRegistryOptions {
 const DEFAULT_MAX_KEPT_RUNS = 100;
 /** Default time a finished run is kept. */
 const DEFAULT_RUN_MAX_AGE_MS = 3_600_000;
+
+/** What a client can do next with a run in each state that is not final. */
+export const NEXT_STEP: Partial<Record<string, string>> = {
+  interrupted:
+    'the server stopped while this run was going; call hatchery_resume with its run_id to continue from the node it was at (nodes that finished are not run again)',
+  input_required: 'the run waits for an answer: call hatchery_respond with its run_id and your answer',
+};
 
 /** Largest output per node shown by hatchery_status. */
 const STATUS_OUTPUT_LIMIT = 2_000;
@@ -140,6 +151,7 @@ export class RunRegistry {
         (outcome) => {
           run.state = outcome.state;
           run.result = outcome.result;
+          if (outcome.question !== undefined) run.question = outcome.question;
         },
         (err) => {
           run.state = 'failed';
@@ -198,6 +210,12 @@ export class RunRegistry {
       seconds: Math.round((end - run.startedAt) / 100) / 10,
       ...usageFields(run.usage),
       ...(run.note ? { note: run.note } : {}),
+      ...(run.state === 'input_required'
+        ? {
+            question: run.question,
+            next_step: NEXT_STEP.input_required,
+          }
+        : {}),
       outputs,
     };
   }

@@ -235,10 +235,13 @@ describe('durable runs over MCP', () => {
         return s.data?.state === 'input_required' ? s : undefined;
       });
       expect(bgStatus.text).toContain('Which colour for the gate?');
-      await call(cli.client, 'hatchery_cancel', { run_id: bgId });
-      const cancelled = await call(cli.client, 'hatchery_respond', { run_id: bgId, answer: 'red' });
-      const final = await call(cli.client, 'hatchery_result', { run_id: bgId, wait_seconds: 10 });
-      expect(cancelled.res.isError || final.res.isError).toBe(true);
+      const cancel = await call(cli.client, 'hatchery_cancel', { run_id: bgId });
+      expect(cancel.data).toMatchObject({ run_id: bgId, state: 'cancelled' });
+      // A cancelled run takes no answer any more.
+      const late = await call(cli.client, 'hatchery_respond', { run_id: bgId, answer: 'red' });
+      expect(late.res.isError).toBe(true);
+      expect(late.text).toContain('not waiting for an answer');
+      expect((await call(cli.client, 'hatchery_status', { run_id: bgId })).data?.state).toBe('cancelled');
     } finally {
       await cli.close();
     }
