@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest } from '../engine/contracts.js';
+import { EXIT } from './args.js';
 
 /** Control characters but newline and tab: a question rendered from model output must not drive the terminal. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
@@ -74,4 +75,25 @@ export function ttyAsk(
       rl.close();
     }
   }
+}
+
+/** Reports a run that waits for an answer: the question, and the command that answers it. */
+export function suspended(err: HatcheryError, json: boolean): number {
+  const runId = typeof err.context.runId === 'string' ? err.context.runId : '<run id>';
+  const q = err.context.question as AskRequest | undefined;
+  const question = q?.question ?? err.message;
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify({ status: 'input_required', runId, question: q ?? { question } })}\n`,
+    );
+  }
+  const lines = [
+    `waiting for input: node "${terminalSafe(q?.node ?? String(err.context.node ?? ''))}" ${q?.kind === 'approve' ? 'waits for approval' : 'asks'}: ${terminalSafe(question)}`,
+  ];
+  if (q?.choices) lines.push(`  choices: ${q.choices.map(terminalSafe).join(', ')}`);
+  if (q?.schema)
+    lines.push(`  the answer is JSON matching ${terminalSafe(JSON.stringify(q.schema)).slice(0, 400)}`);
+  lines.push(`answer it with: hatchery-mcp runs resume ${runId} --answer TEXT`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+  return EXIT.INPUT_REQUIRED;
 }

@@ -1,12 +1,11 @@
 import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { killAllTrees } from '../core/process/process-tree.js';
-import type { AskRequest } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
-import { terminalSafe, ttyAsk } from './ask-tty.js';
+import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
 import { journalCassette } from './runs.js';
@@ -220,27 +219,6 @@ function failureJson(err: unknown): Record<string, unknown> {
     out.partial = err.partial;
   }
   return out;
-}
-
-/** Reports a run that waits for an answer: the question, and the command that answers it. */
-function suspended(err: HatcheryError, json: boolean): number {
-  const runId = typeof err.context.runId === 'string' ? err.context.runId : '<run id>';
-  const q = err.context.question as AskRequest | undefined;
-  const question = q?.question ?? err.message;
-  if (json) {
-    process.stdout.write(
-      `${JSON.stringify({ status: 'input_required', runId, question: q ?? { question } })}\n`,
-    );
-  }
-  const lines = [
-    `waiting for input: node "${terminalSafe(q?.node ?? String(err.context.node ?? ''))}" ${q?.kind === 'approve' ? 'waits for approval' : 'asks'}: ${terminalSafe(question)}`,
-  ];
-  if (q?.choices) lines.push(`  choices: ${q.choices.map(terminalSafe).join(', ')}`);
-  if (q?.schema)
-    lines.push(`  the answer is JSON matching ${terminalSafe(JSON.stringify(q.schema)).slice(0, 400)}`);
-  lines.push(`answer it with: hatchery-mcp runs resume ${runId} --answer TEXT`);
-  process.stderr.write(`${lines.join('\n')}\n`);
-  return EXIT.INPUT_REQUIRED;
 }
 
 /** The cassette of --record / --replay (--record-missing), or undefined; wrong combinations are USAGE errors. */

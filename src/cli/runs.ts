@@ -6,6 +6,7 @@ import { journalEntries } from '../runtime/journal/replay.js';
 import type { JournalRecord, RunStatus, RunStore, RunSummary } from '../runtime/journal/store.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, parseArgs } from './args.js';
+import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { progressLine } from './progress.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
@@ -289,6 +290,8 @@ async function resumeCommand(
       from: values.from,
       force: values.force === true,
       answer: values.answer,
+      // Questions after the answered one are asked on a terminal; without one the run waits again.
+      ask: process.stdin.isTTY === true ? ttyAsk() : undefined,
       signal: controller.signal,
       onEvent: values.quiet
         ? undefined
@@ -306,6 +309,8 @@ async function resumeCommand(
     }
     return EXIT.OK;
   } catch (err) {
+    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted)
+      return suspended(err, values.json === true);
     process.stderr.write(`error: ${formatError(err)}\n`);
     // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
     if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED'))

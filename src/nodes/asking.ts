@@ -66,7 +66,8 @@ export function answerValidator(schema: Record<string, unknown>): z.ZodType {
 /**
  * Puts a question to the run's person and checks the answer. Without an asker the run suspends:
  * INPUT_REQUIRED carrying the question. An answer that fails `check` is asked again once, with the
- * reason; a second bad answer (or an asker that cannot ask again) fails the run with INVALID_ANSWER.
+ * reason; a second bad answer (or an asker that fails asking again) fails the run with INVALID_ANSWER,
+ * and an asker that cannot ask again now suspends the run at the question again.
  */
 export async function askPerson(scope: RunContext, request: AskRequest, check: AnswerCheck): Promise<Answer> {
   const ask = scope.shared.ask;
@@ -93,6 +94,12 @@ export async function askPerson(scope: RunContext, request: AskRequest, check: A
     again = await ask({ ...request, question: `${first.error}. ${request.question}` }, scope.signal);
   } catch (err) {
     if (scope.signal.aborted) throw err;
+    // Nobody can answer again now (a resume given one answer): the run waits again, saying why.
+    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
+      throw withContext(err, {
+        node: request.node,
+        question: pending({ ...request, question: `${first.error}. ${request.question}` }),
+      });
     throw invalid(request, first.error, err);
   }
   const second = check(again);

@@ -66,6 +66,11 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return { res, text: textOf(res), data: res.structuredContent as Record<string, unknown> | undefined };
 }
 
+/** The runs a hatchery_runs result lists. */
+function runsOf(r: { data?: Record<string, unknown> }): Record<string, unknown>[] {
+  return (r.data?.runs ?? []) as Record<string, unknown>[];
+}
+
 describe('durable runs over MCP', () => {
   it('a background run survives a SIGKILL of its server and completes after --resume-interrupted, without calling finished nodes again', async () => {
     const dir = hatcheryDir();
@@ -78,6 +83,7 @@ describe('durable runs over MCP', () => {
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     // A has finished and B's model call is in flight when the server dies.
     await waitFor(() => callsFor('B') === 1, 15_000, 'the model call of node B');
+    await waitFor(() => journaled(state, id, 'B'), 15_000, 'the journal record of node B starting');
     process.kill(first.transport.pid!, 'SIGKILL');
     await first.close().catch(() => undefined);
     expect(readdirSync(state).some((f) => f.startsWith(id))).toBe(true);
@@ -111,6 +117,7 @@ describe('durable runs over MCP', () => {
       (await call(first.client, 'hatchery_start', { name: 'chain', input: 'x' })).data?.run_id,
     );
     await waitFor(() => callsFor('B') === 1, 15_000, 'the model call of node B');
+    await waitFor(() => journaled(state, id, 'B'), 15_000, 'the journal record of node B starting');
     process.kill(first.transport.pid!, 'SIGKILL');
     await first.close().catch(() => undefined);
 
@@ -121,7 +128,7 @@ describe('durable runs over MCP', () => {
       expect(status.data).toMatchObject({ run_id: id, state: 'interrupted', node: 'B' });
       expect(String(status.data?.next_step)).toContain('hatchery_resume');
       const listed = await call(second.client, 'hatchery_runs', { status: 'interrupted' });
-      expect((listed.data?.runs as { run_id: string }[]).map((r) => r.run_id)).toContain(id);
+      expect(runsOf(listed).map((r) => r.run_id)).toContain(id);
 
       const resumed = await call(second.client, 'hatchery_resume', { run_id: id });
       expect(resumed.res.isError).toBeFalsy();
@@ -129,7 +136,7 @@ describe('durable runs over MCP', () => {
       expect(result.text).toBe('done C');
       expect(callsFor('A')).toBe(0);
       const after = await call(second.client, 'hatchery_runs', {});
-      const run = (after.data?.runs as Record<string, unknown>[]).find((r) => r.run_id === id);
+      const run = runsOf(after).find((r) => r.run_id === id);
       expect(run).toMatchObject({ state: 'succeeded', hatchery: 'chain' });
       expect(Number(run?.input_tokens)).toBeGreaterThan(0);
     } finally {
@@ -151,9 +158,7 @@ describe('durable runs over MCP', () => {
     try {
       const failedCall = await call(cli.client, 'chain', { input: 'x' });
       expect(failedCall.res.isError).toBe(true);
-      const id = (
-        (await call(cli.client, 'hatchery_runs', { status: 'failed' })).data?.runs as { run_id: string }[]
-      )[0]!.run_id;
+      const id = String(runsOf(await call(cli.client, 'hatchery_runs', { status: 'failed' }))[0]?.run_id);
       writeFileSync(
         file,
         JSON.stringify({
@@ -212,9 +217,9 @@ describe('durable runs over MCP', () => {
       expect(direct.text).toContain('hatchery_respond');
 
       const waiting = await call(cli.client, 'hatchery_runs', { status: 'input_required' });
-      const runs = waiting.data?.runs as { run_id: string }[];
+      const runs = runsOf(waiting);
       expect(runs).toHaveLength(1);
-      const id = runs[0]!.run_id;
+      const id = String(runs[0]?.run_id);
       expect(direct.text).toContain(id);
       const status = await call(cli.client, 'hatchery_status', { run_id: id });
       expect(status.data).toMatchObject({
