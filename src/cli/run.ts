@@ -1,12 +1,12 @@
 import { createInterface } from 'node:readline/promises';
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
-import { killAllTrees } from '../core/process/process-tree.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
+import { cancelOnInterrupt } from './interrupt.js';
 import { progressLine } from './progress.js';
 import { journalCassette } from './runs.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
@@ -137,19 +137,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     Object.assign(vars, await askMissing(hatchery.inputs, missing));
   }
 
-  const controller = new AbortController();
-  // The first Ctrl-C cancels the run, which stops its process trees (SIGTERM, then SIGKILL) and
-  // exits 130 once they are gone; a second one kills them at once and exits.
-  const onSignal = () => {
-    if (!controller.signal.aborted) {
-      controller.abort();
-      return;
-    }
-    killAllTrees();
-    process.exit(EXIT.CANCELLED);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const { controller, dispose } = cancelOnInterrupt();
   try {
     const result = await runtime.run(hatchery, {
       input,
@@ -191,8 +179,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   } finally {
     // Still listening while MCP servers close: a signal now must not kill us before their trees.
     await runtime.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    dispose();
   }
 }
 

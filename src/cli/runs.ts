@@ -1,13 +1,19 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
-import { killAllTrees } from '../core/process/process-tree.js';
 import type { Usage } from '../providers/types.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { journalEntries } from '../runtime/journal/replay.js';
-import type { JournalRecord, RunStatus, RunStore, RunSummary } from '../runtime/journal/store.js';
+import {
+  type JournalRecord,
+  RUN_STATUSES,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+} from '../runtime/journal/store.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
+import { cancelOnInterrupt } from './interrupt.js';
 import { progressLine } from './progress.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -44,15 +50,6 @@ Options:
 
 Exit codes: as "run": 0 success, 1 failed (or refused), 2 bad command line,
 3 invalid hatchery file, 130 cancelled.`;
-
-const STATUSES: readonly RunStatus[] = [
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'interrupted',
-  'input_required',
-];
 
 /** What a run id may look like: the store's ids are UUIDs; nothing that could name another path. */
 const ID_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -221,8 +218,11 @@ export async function runsCommand(argv: string[]): Promise<number> {
   try {
     if (sub === 'list') {
       const status = values.status as RunStatus | undefined;
-      if (status !== undefined && !STATUSES.includes(status)) {
-        throw new HatcheryError('USAGE', `--status must be one of ${STATUSES.join(', ')}, got "${status}"`);
+      if (status !== undefined && !RUN_STATUSES.includes(status)) {
+        throw new HatcheryError(
+          'USAGE',
+          `--status must be one of ${RUN_STATUSES.join(', ')}, got "${status}"`,
+        );
       }
       const runs = await store.list({
         status,
@@ -273,18 +273,8 @@ async function resumeCommand(
 ): Promise<number> {
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const runtime = new Runtime({ ...runtimeOptions(values, mcpServers), store });
-  const controller = new AbortController();
   // As in "run": the first Ctrl-C cancels (the journal records it), a second one kills at once.
-  const onSignal = () => {
-    if (!controller.signal.aborted) {
-      controller.abort();
-      return;
-    }
-    killAllTrees();
-    process.exit(EXIT.CANCELLED);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const { controller, dispose } = cancelOnInterrupt();
   try {
     const result: RunResult = await runtime.resume(id, {
       from: values.from,
@@ -320,8 +310,7 @@ async function resumeCommand(
     return EXIT.RUN_FAILED;
   } finally {
     await runtime.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    dispose();
   }
 }
 

@@ -288,11 +288,14 @@ export interface RunState {
 
 /** Spend of a run tree against its budget and the price table; shared by nested runs, branches and agents. */
 export interface RunMeter {
-  /** Throws BUDGET_EXHAUSTED (naming the limit and the spend) when no more model calls may start. */
+  /**
+   * Throws BUDGET_EXHAUSTED (naming the limit and the spend) when no more model calls may start;
+   * counts the call otherwise (a call that then fails still counts).
+   */
   beforeModelCall(where: ErrorContext): void;
   /**
-   * Counts a finished model call: adds its tokens and sets `usage.costUsd` when the model's price is
-   * known. Called once per call, before its usage is added anywhere else.
+   * Adds a finished call's tokens and sets `usage.costUsd` when the model's price is known. Called
+   * once per call that answered, before its usage is added anywhere else.
    */
   afterModelCall(vendor: string, model: string, usage: Usage): void;
   /** Throws BUDGET_EXHAUSTED when no more tool calls may start; counts the call otherwise. */

@@ -1,7 +1,9 @@
 import { formatError } from '../core/errors.js';
 import type { ResolvedModel } from '../providers/resolve.js';
 import type { ChatRequest, ChatResponse, Provider } from '../providers/types.js';
-import type { RunContext } from './contracts.js';
+import type { RunContext, RunEvent } from './contracts.js';
+
+type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
 
 /**
  * The provider of a resolved model as a run uses it: each call is checked against the run tree's
@@ -22,26 +24,8 @@ export function metered(scope: RunContext, resolved: ResolvedModel, node: string
       const t0 = emit ? performance.now() : 0;
       // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
       const request = emit ? { ...req, messages: req.messages.slice() } : req;
-      let res: ChatResponse;
-      try {
-        res = await inner.chat(req);
-      } catch (err) {
-        emit?.({
-          type: 'model_call',
-          runId: shared.runId,
-          hatchery: scope.hatchery.name,
-          node,
-          depth: scope.depth,
-          vendor,
-          model: req.model,
-          request,
-          error: formatError(err),
-          ms: performance.now() - t0,
-        });
-        throw err;
-      }
-      meter.afterModelCall(vendor, req.model, res.usage);
-      if (emit) {
+      // One event per call, answer or error; built only when someone listens.
+      const report = (emit: (e: RunEvent) => void, outcome: Partial<ModelCallEvent>) =>
         emit({
           type: 'model_call',
           runId: shared.runId,
@@ -51,12 +35,20 @@ export function metered(scope: RunContext, resolved: ResolvedModel, node: string
           vendor,
           model: req.model,
           request,
-          text: res.text,
-          toolCalls: res.toolCalls,
-          stopReason: res.stopReason,
-          usage: res.usage,
           ms: performance.now() - t0,
+          ...outcome,
         });
+      let res: ChatResponse;
+      try {
+        res = await inner.chat(req);
+      } catch (err) {
+        if (emit) report(emit, { error: formatError(err) });
+        throw err;
+      }
+      meter.afterModelCall(vendor, req.model, res.usage);
+      if (emit) {
+        const { text, toolCalls, stopReason, usage } = res;
+        report(emit, { text, toolCalls, stopReason, usage });
       }
       return res;
     },

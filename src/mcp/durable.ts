@@ -1,6 +1,13 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
-import type { JournalRecord, RunFilter, RunStatus, RunSummary, StoredRun } from '../runtime/journal/store.js';
+import {
+  type JournalRecord,
+  RUN_STATUSES,
+  type RunFilter,
+  type RunStatus,
+  type RunSummary,
+  type StoredRun,
+} from '../runtime/journal/store.js';
 import { quote } from '../schema/suggest.js';
 import { textResult } from './calls.js';
 import type { ServerHost } from './host.js';
@@ -8,15 +15,6 @@ import { type BackgroundRun, NEXT_STEP, usageFields } from './runs.js';
 
 /** Largest output per node shown by hatchery_status of a run read from the journal. */
 const STATUS_OUTPUT_LIMIT = 2_000;
-
-const STATUSES: readonly RunStatus[] = [
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'interrupted',
-  'input_required',
-];
 
 function cap(text: string): string {
   return text.length <= STATUS_OUTPUT_LIMIT
@@ -116,8 +114,8 @@ export async function listRuns(core: ServerHost, args: Record<string, unknown>):
   const filter: RunFilter = {};
   const { status, hatchery, limit } = args;
   if (status !== undefined) {
-    if (typeof status !== 'string' || !STATUSES.includes(status as RunStatus))
-      throw new HatcheryError('USAGE', `"status" must be one of ${STATUSES.join(', ')}`);
+    if (typeof status !== 'string' || !RUN_STATUSES.includes(status as RunStatus))
+      throw new HatcheryError('USAGE', `"status" must be one of ${RUN_STATUSES.join(', ')}`);
     filter.status = status as RunStatus;
   }
   if (hatchery !== undefined) {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
+import { RUN_STATUSES } from '../runtime/journal/store.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
@@ -100,7 +101,7 @@ export const GENERIC_TOOLS: readonly Tool[] = [
     {
       status: {
         type: 'string',
-        enum: ['running', 'succeeded', 'failed', 'cancelled', 'interrupted', 'input_required'],
+        enum: [...RUN_STATUSES],
         description: 'Only runs in this state',
       },
       hatchery: { type: 'string', description: 'Only runs of this hatchery' },

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
-import { canonicalJson, redactDeep, requestKey } from '../cassette/canonical.js';
+import { canonicalJson, chatRequestShape, redactDeep, requestKey } from '../cassette/canonical.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
@@ -182,18 +182,7 @@ export class FileJournal implements RunJournal {
           chose: e.chose,
         };
       case 'model_call': {
-        const req = e.request;
-        const key = this.key({
-          vendor: e.vendor,
-          model: req.model,
-          system: req.system,
-          messages: req.messages,
-          tools: req.tools,
-          toolChoice: req.toolChoice,
-          temperature: req.temperature,
-          maxTokens: req.maxTokens,
-          responseSchema: req.responseSchema,
-        });
+        const key = this.key(chatRequestShape(e.vendor, e.request));
         return {
           v,
           at,

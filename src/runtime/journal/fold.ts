@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { addUsage, type Usage } from '../../providers/types.js';
-import type {
-  JournalRecord,
-  PendingQuestion,
-  RunMeta,
-  RunOwner,
-  RunStatus,
-  RunSummary,
-  StoredRun,
+import {
+  type JournalRecord,
+  type PendingQuestion,
+  RUN_STATUSES,
+  type RunMeta,
+  type RunOwner,
+  type RunStatus,
+  type RunSummary,
+  type StoredRun,
 } from './store.js';
 
 /** Strings at least this long are written once per run file; later copies become `{"$same": hash}`. */
@@ -81,14 +82,7 @@ function resolve(v: unknown, strings: Map<string, string>): unknown {
   return o;
 }
 
-const STATUSES = new Set<RunStatus>([
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'interrupted',
-  'input_required',
-]);
+const STATUSES: ReadonlySet<RunStatus> = new Set(RUN_STATUSES);
 
 /** The meta of a run from its first record, or undefined when that record is not a readable run_start. */
 export function metaOf(records: readonly JournalRecord[]): RunMeta | undefined {

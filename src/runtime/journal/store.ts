@@ -12,6 +12,16 @@ export const JOURNAL_VERSION = 1;
 /** Where a run stands, as its journal says. */
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted' | 'input_required';
 
+/** Every RunStatus, for checking a status given by a user or read from a file. */
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'input_required',
+];
+
 /** The process that owns a running run (a run whose owner is gone was interrupted). */
 export interface RunOwner {
   pid: number;
