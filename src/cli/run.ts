@@ -44,6 +44,9 @@ ${BUDGET_HELP}
   --state DIR         keep the run's journal in DIR (default: $HATCHERY_STATE, else
                       .hatchery/runs in the working folder); runs never write there
   --no-journal        keep no journal of the run
+  --keep-runs N       keep the newest N runs in the state folder (default 1000)
+  --keep-days N       delete finished runs older than N days (default 30); pruning
+                      happens when a command opens the state folder
   --quiet, -q         no progress lines on stderr
   --json              print {"output", "usage", "cost_usd", "steps"} as JSON instead of the
                       text; a failure prints {"error", "code", ...} (BUDGET_EXHAUSTED: with

@@ -86,6 +86,8 @@ export function runtimeOptions(
 export const JOURNAL_FLAGS = {
   state: { type: 'string' },
   'no-journal': { type: 'boolean' },
+  'keep-runs': { type: 'string' },
+  'keep-days': { type: 'string' },
 } as const;
 
 /**
@@ -111,11 +113,15 @@ export function journalStore(
   secrets: readonly string[] = [],
 ): FileRunStore | undefined {
   if (values['no-journal'] === true) {
-    if (values.state !== undefined)
-      throw new HatcheryError('USAGE', '--state and --no-journal exclude each other');
+    const given = (['state', 'keep-runs', 'keep-days'] as const).find((k) => values[k] !== undefined);
+    if (given) throw new HatcheryError('USAGE', `--${given} and --no-journal exclude each other`);
     return undefined;
   }
-  return new FileRunStore(stateDir(values.state, { servedDir }), { secrets });
+  return new FileRunStore(stateDir(values.state, { servedDir }), {
+    secrets,
+    maxRuns: intOption(values['keep-runs'], 'keep-runs'),
+    maxAgeDays: intOption(values['keep-days'], 'keep-days'),
+  });
 }
 
 /** The run store of the state folder `runs` and `run --replay-run` read (see stateDir). */

@@ -45,6 +45,8 @@ Options:
   --state DIR           keep run journals in DIR (default: $HATCHERY_STATE, else
                         .hatchery/runs beside the served folder, never inside it)
   --no-journal          keep no journal of runs
+  --keep-runs N         keep the newest N runs in the state folder (default 1000)
+  --keep-days N         delete finished runs older than N days (default 30)
   --resume-interrupted  resume background runs that a stop of the server interrupted
                         (they are always marked "interrupted" in the run journal at start)
   --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
