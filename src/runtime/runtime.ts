@@ -6,10 +6,8 @@ import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import { secretValues } from '../core/secrets.js';
 import type {
-  AskFn,
   Hatchery,
   LoadOptions,
-  NodeMemo,
   NodeResult,
   RunContext,
   RunEvent,
@@ -17,107 +15,26 @@ import type {
   RunServices,
   RunState,
 } from '../engine/contracts.js';
-import type { Budget } from '../engine/meter.js';
 import { RunShared, Scope } from '../engine/scope.js';
 import { walk } from '../engine/walk.js';
 import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
-import type { PriceTable } from '../providers/prices.js';
-import { type ProviderFactory, ProviderRegistry, type Vendor } from '../providers/resolve.js';
-import type { Provider, Usage } from '../providers/types.js';
+import { ProviderRegistry } from '../providers/resolve.js';
 import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
-import { ToolResolver, type ToolResolverOptions } from '../tools/resolve.js';
+import { ToolResolver } from '../tools/resolve.js';
 import { runBudget } from './budget.js';
-import type { Cassette } from './cassette/cassette.js';
 import { applyVars, loadFiles } from './inputs.js';
-import { endOf, runMeta } from './journal/run-meta.js';
-import type { RunJournal, RunStore } from './journal/store.js';
+import type { RunStore } from './journal/store.js';
+import { runJournaled } from './journaled.js';
+import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
 import { prepareResume, type ResumeOptions } from './resume.js';
+
+export type { RunOptions, RunResult, RuntimeOptions };
 
 /** Default node-execution budget of a run. */
 export const DEFAULT_MAX_STEPS = 100;
 /** Default nesting limit of hatch:/node: runs. */
 export const DEFAULT_MAX_DEPTH = 5;
-
-/** How a Runtime is set up; one Runtime serves many runs (a CLI call or a whole MCP server). */
-export interface RuntimeOptions {
-  /** Environment for API keys, base URLs and HATCHERY_MODEL (default process.env). */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** Folders files may be read from and written to, besides each hatchery's own folder (--allow-root). */
-  allowRoots?: readonly string[];
-  /**
-   * More write roots (--allow-write). One that is a protected folder, or inside one, lets runs write
-   * there (hatchery files stay off limits).
-   */
-  allowWrite?: readonly string[];
-  /** Served folders: runs never write in them (unless allowWrite opens them) nor create hatchery files there. */
-  protectedDirs?: readonly string[];
-  /** The default write root (default process.cwd(); ignored when it is / or the home folder). */
-  cwd?: string;
-  /** Overrides the files' max_steps (the CLI's --max-steps). */
-  maxSteps?: number;
-  /** Overrides the files' max_depth. */
-  maxDepth?: number;
-  /** Fixed providers by vendor (tests, embedding); they need no API key. */
-  providers?: Partial<Record<Vendor, Provider>>;
-  /** Builds SDK-backed providers; default uses the openai and @anthropic-ai/sdk clients. */
-  providerFactory?: ProviderFactory;
-  /** Options of the tool layer (shell access, MCP servers, result limits). */
-  tools?: ToolResolverOptions;
-  /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */
-  cassette?: Cassette;
-  /**
-   * Where runs are journaled (undefined: no journal, and no event is built for it). The store's
-   * folder is never writable by runs; Runtime.close() closes the store.
-   */
-  store?: RunStore;
-  /** Model prices by "vendor:model" overriding the file's and the built-in ones (--prices FILE). */
-  prices?: PriceTable;
-  /** Server-wide limits of every run (--budget-*); each limit is the smallest of this, the run's and the file's. */
-  budget?: Budget;
-}
-
-/** Options of one run. */
-export interface RunOptions {
-  /** The run's input, `{{ ctx.input }}`. */
-  input?: string;
-  /** Values of declared inputs. */
-  vars?: Readonly<Record<string, string>>;
-  signal?: AbortSignal;
-  /** Receives run, node and tool events. */
-  onEvent?: RunListener;
-  /** Overrides max_steps for this run. */
-  maxSteps?: number;
-  /** The MCP client's model (sampling), when the run comes from such a client. */
-  sampling?: Provider;
-  /** The run's id (a UUID); default a fresh one. */
-  runId?: string;
-  /** Who starts the run, kept in its journal: `cli`, `mcp`, `background` (default `api`). */
-  source?: string;
-  /**
-   * A journal already open for this run (resume: `store.reopen(runId)`), used instead of creating
-   * one; pass `runId` with it. Ignored without a store.
-   */
-  journal?: RunJournal;
-  /** Results of nodes that finished in an earlier attempt of this run (resume), served instead of running them. */
-  memo?: NodeMemo;
-  /** Asks a person (ask nodes, approvals); undefined: the run suspends with INPUT_REQUIRED. */
-  ask?: AskFn;
-  /** Limits of this run, besides the file's and the runtime's `budget` (the smallest of each wins). */
-  budget?: Budget;
-}
-
-/** The outcome of a successful run. */
-export interface RunResult {
-  runId: string;
-  output: string;
-  /** Structured value of the final node (output_schema), if any. */
-  value?: unknown;
-  usage: Usage;
-  steps: number;
-  /** Latest output of every node that ran, by name. */
-  outputs: Record<string, unknown>;
-}
 
 /**
  * Runs hatcheries: the composition root. It owns the provider registry, the tool resolver and the one
@@ -236,7 +153,11 @@ export class Runtime {
   /** Runs a hatchery from its start node with a fresh ctx. Throws a HatcheryError on failure. */
   async run(h: Hatchery, options: RunOptions = {}): Promise<RunResult> {
     const store = this.options.store;
-    if (store) return this.journaled(store, h, options);
+    if (store) {
+      return runJournaled(store, h, options, this.running, (runId, listener, signal, hold) =>
+        this.runWith(h, options, runId, listener, signal, hold),
+      );
+    }
     return this.runWith(h, options, randomUUID(), options.onEvent, options.signal ?? neverAborted);
   }
 
@@ -287,54 +208,6 @@ export class Runtime {
       throw withContext(budget.failure(err), { runId });
     } finally {
       budget.end();
-    }
-  }
-
-  /**
-   * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
-   * with the run's status; a cancel through the store aborts it. The final write is not awaited
-   * here (the store's read, reopen and close wait for it), so the journal never delays the result.
-   */
-  private async journaled(store: RunStore, h: Hatchery, options: RunOptions): Promise<RunResult> {
-    const runId = options.runId ?? options.journal?.id ?? randomUUID();
-    const t0 = performance.now();
-    const journal = options.journal ?? store.create(runMeta(h, runId, options));
-    const own = journal.listener;
-    const user = options.onEvent;
-    const listener: RunListener = user
-      ? (e) => {
-          own(e);
-          user(e);
-        }
-      : own;
-    const controller = new AbortController();
-    const outer = options.signal;
-    const forward = () => controller.abort(outer?.reason);
-    if (outer?.aborted) forward();
-    else outer?.addEventListener('abort', forward, { once: true });
-    this.running.set(runId, controller);
-    const hold: { shared?: RunState } = {};
-    try {
-      const result = await this.runWith(h, options, runId, listener, controller.signal, hold);
-      void journal.end('succeeded', {
-        output: result.output,
-        value: result.value,
-        usage: result.usage,
-        steps: result.steps,
-        ms: Math.round(performance.now() - t0),
-      });
-      return result;
-    } catch (err) {
-      const [status, fields] = endOf(err, controller.signal, performance.now() - t0);
-      if (hold.shared) {
-        fields.usage = hold.shared.usage;
-        fields.steps = hold.shared.steps;
-      }
-      void journal.end(status, fields);
-      throw err;
-    } finally {
-      this.running.delete(runId);
-      outer?.removeEventListener('abort', forward);
     }
   }
 

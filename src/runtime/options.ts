@@ -1,0 +1,89 @@
+// The options of a Runtime and of one run, and what a run returns; runtime.ts re-exports them.
+import type { AskFn, NodeMemo, RunListener } from '../engine/contracts.js';
+import type { Budget } from '../engine/meter.js';
+import type { PriceTable } from '../providers/prices.js';
+import type { ProviderFactory, Vendor } from '../providers/resolve.js';
+import type { Provider, Usage } from '../providers/types.js';
+import type { ToolResolverOptions } from '../tools/resolve.js';
+import type { Cassette } from './cassette/cassette.js';
+import type { RunJournal, RunStore } from './journal/store.js';
+
+/** How a Runtime is set up; one Runtime serves many runs (a CLI call or a whole MCP server). */
+export interface RuntimeOptions {
+  /** Environment for API keys, base URLs and HATCHERY_MODEL (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Folders files may be read from and written to, besides each hatchery's own folder (--allow-root). */
+  allowRoots?: readonly string[];
+  /**
+   * More write roots (--allow-write). One that is a protected folder, or inside one, lets runs write
+   * there (hatchery files stay off limits).
+   */
+  allowWrite?: readonly string[];
+  /** Served folders: runs never write in them (unless allowWrite opens them) nor create hatchery files there. */
+  protectedDirs?: readonly string[];
+  /** The default write root (default process.cwd(); ignored when it is / or the home folder). */
+  cwd?: string;
+  /** Overrides the files' max_steps (the CLI's --max-steps). */
+  maxSteps?: number;
+  /** Overrides the files' max_depth. */
+  maxDepth?: number;
+  /** Fixed providers by vendor (tests, embedding); they need no API key. */
+  providers?: Partial<Record<Vendor, Provider>>;
+  /** Builds SDK-backed providers; default uses the openai and @anthropic-ai/sdk clients. */
+  providerFactory?: ProviderFactory;
+  /** Options of the tool layer (shell access, MCP servers, result limits). */
+  tools?: ToolResolverOptions;
+  /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */
+  cassette?: Cassette;
+  /**
+   * Where runs are journaled (undefined: no journal, and no event is built for it). The store's
+   * folder is never writable by runs; Runtime.close() closes the store.
+   */
+  store?: RunStore;
+  /** Model prices by "vendor:model" overriding the file's and the built-in ones (--prices FILE). */
+  prices?: PriceTable;
+  /** Server-wide limits of every run (--budget-*); each limit is the smallest of this, the run's and the file's. */
+  budget?: Budget;
+}
+
+/** Options of one run. */
+export interface RunOptions {
+  /** The run's input, `{{ ctx.input }}`. */
+  input?: string;
+  /** Values of declared inputs. */
+  vars?: Readonly<Record<string, string>>;
+  signal?: AbortSignal;
+  /** Receives run, node and tool events. */
+  onEvent?: RunListener;
+  /** Overrides max_steps for this run. */
+  maxSteps?: number;
+  /** The MCP client's model (sampling), when the run comes from such a client. */
+  sampling?: Provider;
+  /** The run's id (a UUID); default a fresh one. */
+  runId?: string;
+  /** Who starts the run, kept in its journal: `cli`, `mcp`, `background` (default `api`). */
+  source?: string;
+  /**
+   * A journal already open for this run (resume: `store.reopen(runId)`), used instead of creating
+   * one; pass `runId` with it. Ignored without a store.
+   */
+  journal?: RunJournal;
+  /** Results of nodes that finished in an earlier attempt of this run (resume), served instead of running them. */
+  memo?: NodeMemo;
+  /** Asks a person (ask nodes, approvals); undefined: the run suspends with INPUT_REQUIRED. */
+  ask?: AskFn;
+  /** Limits of this run, besides the file's and the runtime's `budget` (the smallest of each wins). */
+  budget?: Budget;
+}
+
+/** The outcome of a successful run. */
+export interface RunResult {
+  runId: string;
+  output: string;
+  /** Structured value of the final node (output_schema), if any. */
+  value?: unknown;
+  usage: Usage;
+  steps: number;
+  /** Latest output of every node that ran, by name. */
+  outputs: Record<string, unknown>;
+}
