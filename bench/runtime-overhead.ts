@@ -102,6 +102,13 @@ const j1000 = journal[1000]!;
 console.log(
   `journal at 1000 nodes: ${results[1000]!.toFixed(2)} µs/node without, ${j1000.run.toFixed(2)} µs/node with (ratio ${(j1000.run / results[1000]!).toFixed(2)}); fully written after ${j1000.written.toFixed(2)} µs/node`,
 );
+const runOverhead = j1000.run - results[1000]!;
+const writtenOverhead = j1000.written - results[1000]!;
 console.log(
-  `target ≤ 2 µs/node of journal overhead at 1000 nodes: ${j1000.run - results[1000]! <= 2 ? 'met' : 'NOT met'} (${(j1000.run - results[1000]!).toFixed(2)} µs)`,
+  `target ≤ 2 µs/node of journal overhead at 1000 nodes, until the run returns: ${runOverhead <= 2 ? 'met' : 'NOT met'} (${runOverhead.toFixed(2)} µs)`,
+);
+// The serialization, hashing and write happen after the nodes (or at each turn the walk gives the
+// loop), so they do not hold a node up; they still cost CPU, and this says how much.
+console.log(
+  `until the journal is on disk: ${writtenOverhead.toFixed(2)} µs/node more than without it (${writtenOverhead <= 2 ? 'within' : 'NOT within'} 2 µs)`,
 );
