@@ -122,21 +122,41 @@ export class FileRunStore implements RunStore {
       );
     }
     await this.settle(id);
-    const text = await this.text(id);
-    if (text === undefined) throw runNotFound(id, this.location);
-    const parsed = parseJournal(text);
-    const lead = text === '' || text.endsWith('\n') ? '' : '\n';
-    const j = new FileJournal(
-      this.fileOf(id),
-      id,
-      this.secrets,
-      (e, done) => this.ended(e, done),
-      FileJournal.record('resumed', { ...fields, owner: processOwner }),
-      parsed.strings.keys(),
-      lead,
-    );
-    this.own(j);
-    return j;
+    if ((await this.text(id)) === undefined) throw runNotFound(id, this.location);
+    // Under the claim lock, and the `resumed` record on disk before the lock is let go: of two
+    // processes resuming one run at once, the second sees it running and refuses.
+    const journal = await this.locked(id, async (text) => {
+      const stored = storedRun(text);
+      if (stored?.summary.status === 'running') {
+        throw new HatcheryError(
+          'RESUME_REFUSED',
+          `run ${id} is running again in another process (it was resumed meanwhile); wait for it, or cancel it with "hatchery-mcp runs cancel ${id}"`,
+          { run: id },
+        );
+      }
+      const parsed = parseJournal(text);
+      const lead = text === '' || text.endsWith('\n') ? '' : '\n';
+      const j = new FileJournal(
+        this.fileOf(id),
+        id,
+        this.secrets,
+        (e, done) => this.ended(e, done),
+        FileJournal.record('resumed', { ...fields, owner: processOwner }),
+        parsed.strings.keys(),
+        lead,
+      );
+      this.own(j);
+      await j.flush();
+      return j;
+    });
+    if (!journal) {
+      throw new HatcheryError(
+        'RESUME_REFUSED',
+        `run ${id} is being claimed, resumed or cancelled by another process right now; try again in a moment`,
+        { run: id },
+      );
+    }
+    return journal;
   }
 
   async read(id: string): Promise<StoredRun | undefined> {
