@@ -37,3 +37,12 @@ export function progressLine(e: RunEvent): string | undefined {
       return undefined;
   }
 }
+
+/** The listener that writes progressLine()s to stderr, or undefined when the command is quiet. */
+export function progressListener(quiet: boolean | undefined): ((e: RunEvent) => void) | undefined {
+  if (quiet) return undefined;
+  return (e) => {
+    const line = progressLine(e);
+    if (line) process.stderr.write(`${line}\n`);
+  };
+}

@@ -7,7 +7,7 @@ import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { progressLine } from './progress.js';
+import { progressListener } from './progress.js';
 import { journalCassette } from './runs.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -149,12 +149,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       source: 'cli',
       // Without a terminal nobody can answer now: the run suspends at the question (exit 4).
       ask: stdinIsTty && values.input !== '-' ? ttyAsk() : undefined,
-      onEvent: values.quiet
-        ? undefined
-        : (e) => {
-            const line = progressLine(e);
-            if (line) process.stderr.write(`${line}\n`);
-          },
+      onEvent: progressListener(values.quiet),
     });
     if (values.json) {
       process.stdout.write(

@@ -14,7 +14,7 @@ import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { progressLine } from './progress.js';
+import { progressListener } from './progress.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp runs`. */
@@ -283,12 +283,7 @@ async function resumeCommand(
       // Questions after the answered one are asked on a terminal; without one the run waits again.
       ask: process.stdin.isTTY === true ? ttyAsk() : undefined,
       signal: controller.signal,
-      onEvent: values.quiet
-        ? undefined
-        : (e) => {
-            const line = progressLine(e);
-            if (line) process.stderr.write(`${line}\n`);
-          },
+      onEvent: progressListener(values.quiet),
     });
     if (values.json) {
       process.stdout.write(

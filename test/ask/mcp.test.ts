@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hatcheryDir, inMemory, textOf, writeHatchery } from '../mcp/helpers.js';
+import { pick } from './fixtures.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,22 +31,6 @@ async function setup(dir: string, answer?: (p: ElicitRequestFormParams) => Elici
   cleanups.push(s.close);
   return { ...s, asked };
 }
-
-const pick = {
-  name: 'pick',
-  desc: 'asks for a colour',
-  nodes: [
-    {
-      name: 'Pick',
-      type: 'ask',
-      question: 'Which colour for {{ ctx.input }}?',
-      choices: ['red', 'blue'],
-      save_output: 'c',
-      next: 'Say',
-    },
-    { name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'painted {{ ctx.c }}' } },
-  ],
-};
 
 describe('ask over MCP', () => {
   it('asks through elicitation when the client supports it: choices become an enum, the answer completes the run', async () => {

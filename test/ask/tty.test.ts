@@ -2,25 +2,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CLI_PATH, REPO_ROOT, runCli, tempDir } from '../helpers.js';
 import { writeHatchery } from '../mcp/helpers.js';
+import { pick } from './fixtures.js';
 
 /** `script` (util-linux) gives the CLI a pseudo-terminal as a user's shell would. */
 const hasScript = spawnSync('script', ['--version']).status === 0;
-
-const pick = {
-  name: 'pick',
-  desc: 'asks for a colour',
-  nodes: [
-    {
-      name: 'Pick',
-      type: 'ask',
-      question: 'Which colour for {{ ctx.input }}?',
-      choices: ['red', 'blue'],
-      save_output: 'c',
-      next: 'Say',
-    },
-    { name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'painted {{ ctx.c }}' } },
-  ],
-};
 
 function quote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;

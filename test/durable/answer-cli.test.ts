@@ -5,30 +5,13 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pick } from '../ask/fixtures.js';
 import { runCli, tempDir } from '../helpers.js';
 import { writeHatchery } from '../mcp/helpers.js';
 
 function setup(): { file: string; env: Record<string, string> } {
   const dir = tempDir('hatchery-answer-');
-  const file = writeHatchery(dir, 'paint.json', {
-    name: 'paint',
-    desc: 'asks for a colour',
-    nodes: [
-      {
-        name: 'Q',
-        type: 'ask',
-        question: 'Which colour for {{ ctx.input }}?',
-        choices: ['red', 'blue'],
-        next: 'Use',
-      },
-      {
-        name: 'Use',
-        type: 'tool',
-        tool_name: 'echo',
-        tool_args: { text: 'painting {{ ctx.input }} {{ out.Q }}' },
-      },
-    ],
-  });
+  const file = writeHatchery(dir, 'pick.json', pick);
   return { file, env: { HATCHERY_STATE: path.join(dir, 'state') } };
 }
 
@@ -51,7 +34,7 @@ describe('runs resume --answer', () => {
     const r = await runCli(['runs', 'resume', id, '--answer', 'Blue'], { env });
     expect(r.stderr).not.toContain('error');
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe('painting the shed blue');
+    expect(r.stdout.trim()).toBe('painted blue');
     const shown = await runCli(['runs', 'show', id, '--json'], { env });
     expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'succeeded' });
   });
@@ -67,6 +50,6 @@ describe('runs resume --answer', () => {
     expect(wrong.stderr).toContain(`runs resume ${id} --answer TEXT`);
     const right = await runCli(['runs', 'resume', id, '--answer', 'red'], { env });
     expect(right.code).toBe(0);
-    expect(right.stdout.trim()).toBe('painting the shed red');
+    expect(right.stdout.trim()).toBe('painted red');
   });
 });

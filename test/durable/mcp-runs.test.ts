@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pick } from '../ask/fixtures.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { lastUserText, type WireBody } from '../fakes/http.js';
 import { tempDir } from '../helpers.js';
@@ -189,29 +190,11 @@ describe('durable runs over MCP', () => {
 
   it('a run that asks suspends for a client without elicitation, and hatchery_respond answers it', async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'ask.json', {
-      name: 'confirm',
-      desc: 'asks which colour',
-      nodes: [
-        {
-          name: 'Q',
-          type: 'ask',
-          question: 'Which colour for {{ ctx.input }}?',
-          choices: ['red', 'blue'],
-          next: 'Use',
-        },
-        {
-          name: 'Use',
-          type: 'tool',
-          tool_name: 'echo',
-          tool_args: { text: 'painting {{ ctx.input }} {{ out.Q }}' },
-        },
-      ],
-    });
+    writeHatchery(dir, 'pick.json', pick);
     const state = tempDir('hatchery-state-');
     const cli = await spawnCli(dir, { env, args: ['--state', state] });
     try {
-      const direct = await call(cli.client, 'confirm', { input: 'the shed' });
+      const direct = await call(cli.client, 'pick', { input: 'the shed' });
       expect(direct.res.isError).toBe(true);
       expect(direct.text).toContain('Which colour for the shed?');
       expect(direct.text).toContain('hatchery_respond');
@@ -224,16 +207,16 @@ describe('durable runs over MCP', () => {
       const status = await call(cli.client, 'hatchery_status', { run_id: id });
       expect(status.data).toMatchObject({
         state: 'input_required',
-        question: { node: 'Q', choices: ['red', 'blue'] },
+        question: { node: 'Pick', choices: ['red', 'blue'] },
       });
 
       const answered = await call(cli.client, 'hatchery_respond', { run_id: id, answer: 'blue' });
       expect(answered.res.isError).toBeFalsy();
       const result = await call(cli.client, 'hatchery_result', { run_id: id, wait_seconds: 20 });
-      expect(result.text).toBe('painting the shed blue');
+      expect(result.text).toBe('painted blue');
 
       // A background run suspends the same way, and a suspended run can be cancelled.
-      const bg = await call(cli.client, 'hatchery_start', { name: 'confirm', input: 'the gate' });
+      const bg = await call(cli.client, 'hatchery_start', { name: 'pick', input: 'the gate' });
       const bgId = String(bg.data?.run_id);
       const bgStatus = await waitFor(async () => {
         const s = await call(cli.client, 'hatchery_status', { run_id: bgId });
