@@ -3,6 +3,7 @@
  * abort controller (a spent limit or wall_ms stops every branch, model call and process tree) and a
  * record of the outputs of finished nodes, which the BUDGET_EXHAUSTED error carries.
  */
+import { linkedController } from '../core/cancel.js';
 import type { Hatchery, RunEvent, RunListener } from '../engine/contracts.js';
 import { type Budget, Meter, mergeBudgets } from '../engine/meter.js';
 import { type PriceLookup, type PriceTable, priceLookup, toPriceTable } from '../providers/prices.js';
@@ -45,10 +46,7 @@ export function runBudget(
   if (budget === undefined) {
     return { meter: new Meter(price), signal, emit, end: () => {}, failure: (err) => err };
   }
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal.reason);
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
+  const { controller, unlink } = linkedController(signal);
   const meter = new Meter(price, budget, (err) => controller.abort(err));
   const timer =
     budget.wall_ms === undefined
@@ -72,7 +70,7 @@ export function runBudget(
       : record,
     end() {
       if (timer) clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
+      unlink();
     },
     failure(err) {
       const exhausted = meter.exhausted;

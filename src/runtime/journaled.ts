@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { linkedController } from '../core/cancel.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
 import { endOf, runMeta } from './journal/run-meta.js';
 import type { RunStore } from './journal/store.js';
@@ -32,11 +33,7 @@ export async function runJournaled(
         user(e);
       }
     : own;
-  const controller = new AbortController();
-  const outer = options.signal;
-  const forward = () => controller.abort(outer?.reason);
-  if (outer?.aborted) forward();
-  else outer?.addEventListener('abort', forward, { once: true });
+  const { controller, unlink } = linkedController(options.signal);
   running.set(runId, controller);
   const hold: { shared?: RunState } = {};
   try {
@@ -59,6 +56,6 @@ export async function runJournaled(
     throw err;
   } finally {
     running.delete(runId);
-    outer?.removeEventListener('abort', forward);
+    unlink();
   }
 }
