@@ -1,20 +1,27 @@
 import type { RunEvent } from '../engine/contracts.js';
+import { usd } from '../providers/prices.js';
 import type { Usage } from '../providers/types.js';
 
-/** `, 120+30 tokens (20 cached), $0.0012`, or '' for no model call. */
+/** `120+30 tokens (20 cached), $0.0012` (the parts known), or '' when nothing was spent. */
+export function usageText(usage: Usage | undefined): string {
+  if (!usage) return '';
+  const parts: string[] = [];
+  if (usage.inputTokens + usage.outputTokens > 0) {
+    const cached = usage.cachedInputTokens ? ` (${usage.cachedInputTokens} cached)` : '';
+    parts.push(`${usage.inputTokens}+${usage.outputTokens} tokens${cached}`);
+  }
+  if (usage.costUsd !== undefined) parts.push(usd(usage.costUsd));
+  return parts.join(', ');
+}
+
+/** `, <usageText>` after a duration, or '' for no model call. */
 function tokens(usage: Usage | undefined): string {
   if (!usage || (usage.inputTokens === 0 && usage.outputTokens === 0)) return '';
-  const cached = usage.cachedInputTokens ? ` (${usage.cachedInputTokens} cached)` : '';
-  const cost = usage.costUsd === undefined ? '' : `, ${usd(usage.costUsd)}`;
-  return `, ${usage.inputTokens}+${usage.outputTokens} tokens${cached}${cost}`;
+  return `, ${usageText(usage)}`;
 }
 
-/** Dollars with four decimals below a cent (model calls are cheap), two above. */
-export function usd(n: number): string {
-  return `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`;
-}
-
-function seconds(ms: number): string {
+/** `340 ms` below a second, `4.2 s` above. */
+export function seconds(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 

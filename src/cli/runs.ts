@@ -14,7 +14,7 @@ import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { progressListener } from './progress.js';
+import { progressListener, seconds, usageText } from './progress.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp runs`. */
@@ -84,21 +84,6 @@ export async function resolveRunId(store: RunStore, id: string): Promise<string>
     `no run "${id}" in ${store.location}; list the runs there with "hatchery-mcp runs list" (or pass --state DIR)`,
     { run: id, state: store.location },
   );
-}
-
-function seconds(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-function usageText(u: Usage | undefined): string {
-  if (!u) return '';
-  const parts: string[] = [];
-  if (u.inputTokens + u.outputTokens > 0) {
-    const cached = u.cachedInputTokens ? ` (${u.cachedInputTokens} cached)` : '';
-    parts.push(`${u.inputTokens}+${u.outputTokens} tokens${cached}`);
-  }
-  if (u.costUsd !== undefined) parts.push(`$${u.costUsd.toFixed(4)}`);
-  return parts.join(', ');
 }
 
 function when(ms: number): string {

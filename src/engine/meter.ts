@@ -1,5 +1,5 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
-import type { Price, PriceLookup } from '../providers/prices.js';
+import { type Price, type PriceLookup, usd } from '../providers/prices.js';
 import type { Usage } from '../providers/types.js';
 import type { RunMeter } from './contracts.js';
 
@@ -64,7 +64,6 @@ export class BudgetExhaustedError extends HatcheryError {
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const usd = (n: number) => `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`;
 
 /** The meter of one run tree: counts spend, prices model calls, enforces a budget (none by default). */
 export class Meter implements RunMeter {

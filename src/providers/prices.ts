@@ -20,6 +20,11 @@ export type PriceLookup = (vendor: string, model: string) => Price | undefined;
 /** Prices by "vendor:model". */
 export type PriceTable = Readonly<Record<string, Price>>;
 
+/** Dollars with four decimals below a cent (model calls are cheap), two above. */
+export function usd(n: number): string {
+  return `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`;
+}
+
 const p = (input: number, cachedInput: number, output: number): Price => ({ input, cachedInput, output });
 
 /**
