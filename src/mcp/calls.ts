@@ -9,7 +9,7 @@ import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
 import type { RegistryEntry } from './registry.js';
-import type { RunOutcome } from './runs.js';
+import { type RunOutcome, usageJson } from './runs.js';
 import { hatcheryArgs } from './tool-defs.js';
 
 /** What running a call needs from the server. */
@@ -59,13 +59,7 @@ export const USAGE_META = 'hatchery/usage';
 
 /** A run's usage as the tool result's `_meta` shows it. */
 function usageMeta(usage: Usage): Record<string, unknown> {
-  const u: Record<string, number> = {
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
-    cached_input_tokens: usage.cachedInputTokens ?? 0,
-  };
-  if (usage.costUsd !== undefined) u.cost_usd = usage.costUsd;
-  return { [USAGE_META]: u };
+  return { [USAGE_META]: usageJson(usage) };
 }
 
 /**

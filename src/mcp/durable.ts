@@ -11,20 +11,7 @@ import {
 import { quote } from '../schema/suggest.js';
 import { textResult } from './calls.js';
 import type { ServerHost } from './host.js';
-import { type BackgroundRun, NEXT_STEP, usageFields } from './runs.js';
-
-/** Largest output per node shown by hatchery_status of a run read from the journal. */
-const STATUS_OUTPUT_LIMIT = 2_000;
-
-function cap(text: string): string {
-  return text.length <= STATUS_OUTPUT_LIMIT
-    ? text
-    : `${text.slice(0, STATUS_OUTPUT_LIMIT)}… (${text.length - STATUS_OUTPUT_LIMIT} more characters)`;
-}
-
-function seconds(from: number, to: number): number {
-  return Math.round((to - from) / 100) / 10;
-}
+import { type BackgroundRun, NEXT_STEP, seconds, statusOutput, usageFields } from './runs.js';
 
 /** A run of the journal as hatchery_runs lists it. */
 export function summaryView(s: RunSummary): Record<string, unknown> {
@@ -48,7 +35,7 @@ export function storedStatus(run: StoredRun): Record<string, unknown> {
   const outputs: Record<string, string> = {};
   for (const r of run.records) {
     if (r.type === 'node_end' && r.depth === 0 && typeof r.node === 'string' && typeof r.output === 'string')
-      outputs[r.node] = cap(r.output);
+      outputs[r.node] = statusOutput(r.output);
   }
   const view: Record<string, unknown> = {
     run_id: s.id,

@@ -77,8 +77,15 @@ export const NEXT_STEP: Partial<Record<string, string>> = {
 /** Largest output per node shown by hatchery_status. */
 const STATUS_OUTPUT_LIMIT = 2_000;
 
-function cap(text: string, limit: number): string {
+/** A node's output as hatchery_status shows it: at most STATUS_OUTPUT_LIMIT characters, saying what was cut. */
+export function statusOutput(text: string): string {
+  const limit = STATUS_OUTPUT_LIMIT;
   return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length - limit} more characters)`;
+}
+
+/** Seconds between two times in ms, to a tenth, as statuses show durations. */
+export function seconds(from: number, to: number): number {
+  return Math.round((to - from) / 100) / 10;
 }
 
 /**
@@ -135,7 +142,7 @@ export class RunRegistry {
         case 'node_end':
           run.steps = Math.max(run.steps, e.step);
           // Capped when kept: a finished run stays in memory for an hour.
-          if (e.depth === 0) run.outputs[e.node] = cap(e.output, STATUS_OUTPUT_LIMIT);
+          if (e.depth === 0) run.outputs[e.node] = statusOutput(e.output);
           if (e.usage) {
             run.usage ??= { inputTokens: 0, outputTokens: 0 };
             addUsage(run.usage, e.usage);
@@ -207,7 +214,7 @@ export class RunRegistry {
       state: run.state,
       ...(run.node ? { current_node: run.node } : {}),
       steps: run.steps,
-      seconds: Math.round((end - run.startedAt) / 100) / 10,
+      seconds: seconds(run.startedAt, end),
       ...usageFields(run.usage),
       ...(run.note ? { note: run.note } : {}),
       ...(run.state === 'input_required'
@@ -236,11 +243,19 @@ export class RunRegistry {
   }
 }
 
-/** Tokens and cost as status fields (snake_case, like the rest of a status); none before any model call. */
+/** A usage in the snake_case fields results and statuses show (the MCP `_meta` of a call holds the same). */
+export function usageJson(usage: Usage): Record<string, number> {
+  const f: Record<string, number> = {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cached_input_tokens: usage.cachedInputTokens ?? 0,
+  };
+  if (usage.costUsd !== undefined) f.cost_usd = usage.costUsd;
+  return f;
+}
+
+/** Tokens and cost as status fields; none before any model call. */
 export function usageFields(usage: Usage | undefined): Record<string, number> {
   if (!usage || (usage.inputTokens === 0 && usage.outputTokens === 0)) return {};
-  const f: Record<string, number> = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
-  if (usage.cachedInputTokens) f.cached_input_tokens = usage.cachedInputTokens;
-  if (usage.costUsd !== undefined) f.cost_usd = Math.round(usage.costUsd * 1e6) / 1e6;
-  return f;
+  return usageJson(usage);
 }
