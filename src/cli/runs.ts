@@ -66,8 +66,7 @@ export async function resolveRunId(store: RunStore, id: string): Promise<string>
   }
   if (await store.read(id)) return id;
   if (id.length >= MIN_PREFIX) {
-    const all = await store.list({ limit: Number.MAX_SAFE_INTEGER });
-    const hits = all.filter((r) => r.id.startsWith(id));
+    const hits = await store.list({ idPrefix: id, limit: Number.MAX_SAFE_INTEGER });
     if (hits.length === 1) return hits[0]!.id;
     if (hits.length > 1) {
       throw new HatcheryError(

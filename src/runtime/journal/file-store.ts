@@ -169,7 +169,9 @@ export class FileRunStore implements RunStore {
   async list(filter: RunFilter = {}): Promise<RunSummary[]> {
     // What this process appended so far is part of the answer.
     await this.idle();
-    const ids = await runIds(this.location);
+    const prefix = filter.idPrefix;
+    const all = await runIds(this.location);
+    const ids = prefix === undefined ? all : all.filter((id) => id.startsWith(prefix));
     const runs: RunSummary[] = [];
     for (let i = 0; i < ids.length; i += 32) {
       const batch = await Promise.all(ids.slice(i, i + 32).map((id) => this.read(id)));

@@ -117,6 +117,8 @@ export interface RunJournal {
 export interface RunFilter {
   status?: RunStatus;
   hatchery?: string;
+  /** Only runs whose id starts with this (a shortened id); checked before any run is read. */
+  idPrefix?: string;
   /** Newest first; default 50. */
   limit?: number;
 }
