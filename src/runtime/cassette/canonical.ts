@@ -65,3 +65,17 @@ export function chatRequestShape(vendor: string, req: ChatRequest): Record<strin
     responseSchema: req.responseSchema,
   };
 }
+
+/** True for the tool references whose calls a cassette records and answers: the ones that reach other systems. */
+export function recordedToolRef(ref: string): boolean {
+  return ref.startsWith('mcp:') || ref === 'http_request';
+}
+
+/** The fields of a tool call that make its cassette key: the tool's reference, its name and arguments. */
+export function toolRequestShape(
+  ref: string,
+  name: string,
+  args: Record<string, unknown>,
+): Record<string, unknown> {
+  return { tool: ref, name, args };
+}

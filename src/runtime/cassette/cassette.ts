@@ -5,7 +5,14 @@ import { secretValues } from '../../core/secrets.js';
 import type { CallRecorder, Tool, ToolResult } from '../../engine/contracts.js';
 import { ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
 import type { ChatRequest, ChatResponse, Provider } from '../../providers/types.js';
-import { canonicalJson, chatRequestShape, redactDeep, requestKey } from './canonical.js';
+import {
+  canonicalJson,
+  chatRequestShape,
+  recordedToolRef,
+  redactDeep,
+  requestKey,
+  toolRequestShape,
+} from './canonical.js';
 import { diffSize, lineDiff } from './diff.js';
 import { type CassetteEntry, headerLine, readCassette } from './format.js';
 
@@ -136,7 +143,7 @@ export class Cassette implements CallRecorder {
 
   /** MCP tools and http_request reach other systems: their calls are recorded; other tools run for real. */
   records(tool: Tool): boolean {
-    return tool.ref.startsWith('mcp:') || tool.ref === 'http_request';
+    return recordedToolRef(tool.ref);
   }
 
   /** Answers a tool call from the cassette, or makes it and records it. */
@@ -146,7 +153,7 @@ export class Cassette implements CallRecorder {
     args: Record<string, unknown>,
     call: () => Promise<ToolResult>,
   ): Promise<ToolResult> {
-    const request = redactDeep({ tool: tool.ref, name: tool.name, args }, this.secrets) as Record<
+    const request = redactDeep(toolRequestShape(tool.ref, tool.name, args), this.secrets) as Record<
       string,
       unknown
     >;

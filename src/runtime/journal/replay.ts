@@ -3,14 +3,15 @@
  * (MCP, http_request) become cassette entries, answered by the same replay machinery.
  */
 import { secretValues } from '../../core/secrets.js';
-import { chatRequestShape, redactDeep, requestKey } from '../cassette/canonical.js';
+import {
+  chatRequestShape,
+  recordedToolRef,
+  redactDeep,
+  requestKey,
+  toolRequestShape,
+} from '../cassette/canonical.js';
 import type { CassetteEntry } from '../cassette/format.js';
 import type { JournalRecord } from './store.js';
-
-/** Tools whose calls a cassette answers (Cassette.records): the ones that reach other systems. */
-function recordedRef(ref: unknown): ref is string {
-  return typeof ref === 'string' && (ref.startsWith('mcp:') || ref === 'http_request');
-}
 
 /**
  * The cassette entries of a run's journal records, in call order. A model call keeps the key the
@@ -43,11 +44,14 @@ export function journalEntries(
       if (r.usage !== undefined) response.usage = r.usage;
       if (r.stopReason !== undefined) response.stopReason = r.stopReason;
       entries.push({ type: 'model', key, node, request: shaped, response });
-    } else if (r.type === 'tool_call' && recordedRef(r.ref) && typeof r.tool === 'string') {
-      const request = redactDeep(
-        { tool: r.ref, name: r.tool, args: (r.args as Record<string, unknown> | undefined) ?? {} },
-        secrets,
-      ) as Record<string, unknown>;
+    } else if (
+      r.type === 'tool_call' &&
+      typeof r.ref === 'string' &&
+      recordedToolRef(r.ref) &&
+      typeof r.tool === 'string'
+    ) {
+      const args = (r.args as Record<string, unknown> | undefined) ?? {};
+      const request = redactDeep(toolRequestShape(r.ref, r.tool, args), secrets) as Record<string, unknown>;
       const response: Record<string, unknown> = { text: typeof r.result === 'string' ? r.result : '' };
       if (r.isError === true) response.isError = true;
       entries.push({ type: 'tool', key: requestKey(request), node, request, response });
