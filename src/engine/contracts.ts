@@ -298,8 +298,11 @@ export interface RunMeter {
    * once per call that answered, before its usage is added anywhere else.
    */
   afterModelCall(vendor: string, model: string, usage: Usage): void;
-  /** Throws BUDGET_EXHAUSTED when no more tool calls may start; counts the call otherwise. */
-  beforeToolCall(where: ErrorContext): void;
+  /**
+   * Throws BUDGET_EXHAUSTED when no more tool calls may start; counts the call otherwise. Takes the
+   * place of the call as strings: most runs have no budget, and their tool calls build no object here.
+   */
+  beforeToolCall(file: string, node: string, tool: string): void;
 }
 
 /** A finished node execution of an earlier attempt of this run, taken instead of running the node. */

@@ -146,12 +146,12 @@ export class Meter implements RunMeter {
     }
   }
 
-  beforeToolCall(where: ErrorContext): void {
+  beforeToolCall(file: string, node: string, tool: string): void {
     const b = this.budget;
     if (b !== undefined) {
       if (this.exhausted) throw this.exhausted;
       if (b.tool_calls !== undefined && this.spend.toolCalls >= b.tool_calls)
-        throw this.exhaust('tool_calls', where);
+        throw this.exhaust('tool_calls', { file, node, tool });
     }
     this.spend.toolCalls++;
   }

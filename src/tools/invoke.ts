@@ -30,7 +30,7 @@ export async function callTool(
   const t0 = shared.emit ? performance.now() : 0;
   let isError = true;
   let result: string | undefined;
-  shared.meter.beforeToolCall({ file: scope.hatchery.file, node, tool: tool.name });
+  shared.meter.beforeToolCall(scope.hatchery.file, node, tool.name);
   try {
     let res: ToolResult;
     if (tool.instant) {
@@ -47,7 +47,8 @@ export async function callTool(
     result = out.text;
     return out;
   } catch (err) {
-    result = formatError(err);
+    // Only the tool_call event shows it.
+    if (shared.emit) result = formatError(err);
     throw err;
   } finally {
     shared.emit?.({
