@@ -290,9 +290,10 @@ export interface RunState {
 export interface RunMeter {
   /**
    * Throws BUDGET_EXHAUSTED (naming the limit and the spend) when no more model calls may start;
-   * counts the call otherwise (a call that then fails still counts).
+   * counts the call otherwise (a call that then fails still counts). The call's place comes as
+   * strings, so that a call under no budget builds no object here.
    */
-  beforeModelCall(where: ErrorContext): void;
+  beforeModelCall(file: string, node: string): void;
   /**
    * Adds a finished call's tokens and sets `usage.costUsd` when the model's price is known. Called
    * once per call that answered, before its usage is added anywhere else.

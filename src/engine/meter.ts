@@ -120,7 +120,7 @@ export class Meter implements RunMeter {
     return err;
   }
 
-  beforeModelCall(where: ErrorContext): void {
+  beforeModelCall(file: string, node: string): void {
     const b = this.budget;
     if (b === undefined) {
       this.spend.modelCalls++;
@@ -128,10 +128,10 @@ export class Meter implements RunMeter {
     }
     if (this.exhausted) throw this.exhausted;
     const s = this.spend;
-    if (b.tokens !== undefined && s.tokens >= b.tokens) throw this.exhaust('tokens', where);
-    if (b.cost_usd !== undefined && s.costUsd >= b.cost_usd) throw this.exhaust('cost_usd', where);
+    if (b.tokens !== undefined && s.tokens >= b.tokens) throw this.exhaust('tokens', { file, node });
+    if (b.cost_usd !== undefined && s.costUsd >= b.cost_usd) throw this.exhaust('cost_usd', { file, node });
     if (b.model_calls !== undefined && s.modelCalls >= b.model_calls)
-      throw this.exhaust('model_calls', where);
+      throw this.exhaust('model_calls', { file, node });
     s.modelCalls++;
   }
 

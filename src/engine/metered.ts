@@ -1,56 +1,86 @@
 import { formatError } from '../core/errors.js';
 import type { ResolvedModel } from '../providers/resolve.js';
-import type { ChatRequest, ChatResponse, Provider } from '../providers/types.js';
-import type { RunContext, RunEvent } from './contracts.js';
+import {
+  type ChatRequest,
+  type ChatResponse,
+  fullUsage,
+  type Provider,
+  type Usage,
+} from '../providers/types.js';
+import type { RunContext, RunEvent, RunMeter } from './contracts.js';
 
 type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
 
 /**
  * The provider of a resolved model as a run uses it: each call is checked against the run tree's
  * budget before it starts, priced and counted when it ends, and reported as a model_call event when
- * someone listens. One small object per node execution; no event is built when nobody listens.
+ * someone listens. Nobody listening, a call costs one `then` more than the provider's own; no event,
+ * copy or closure is built for it.
  */
 export function metered(scope: RunContext, resolved: ResolvedModel, node: string): Provider {
   const inner = resolved.provider;
   const vendor = resolved.vendor;
   const shared = scope.shared;
   const meter = shared.meter;
-  const where = { file: scope.hatchery.file, node };
+  const file = scope.hatchery.file;
   return {
     id: inner.id,
-    async chat(req: ChatRequest): Promise<ChatResponse> {
-      meter.beforeModelCall(where);
+    chat(req: ChatRequest): Promise<ChatResponse> {
+      meter.beforeModelCall(file, node);
       const emit = shared.emit;
-      const t0 = emit ? performance.now() : 0;
-      // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
-      const request = emit ? { ...req, messages: req.messages.slice() } : req;
-      // One event per call, answer or error; built only when someone listens.
-      const report = (emit: (e: RunEvent) => void, outcome: Partial<ModelCallEvent>) =>
-        emit({
-          type: 'model_call',
-          runId: shared.runId,
-          hatchery: scope.hatchery.name,
-          node,
-          depth: scope.depth,
-          vendor,
-          model: req.model,
-          request,
-          ms: performance.now() - t0,
-          ...outcome,
+      if (emit === undefined) {
+        return inner.chat(req).then((res) => {
+          res.usage = priced(meter, vendor, req.model, res.usage);
+          return res;
         });
-      let res: ChatResponse;
-      try {
-        res = await inner.chat(req);
-      } catch (err) {
-        if (emit) report(emit, { error: formatError(err) });
-        throw err;
       }
-      meter.afterModelCall(vendor, req.model, res.usage);
-      if (emit) {
-        const { text, toolCalls, stopReason, usage } = res;
-        report(emit, { text, toolCalls, stopReason, usage });
-      }
-      return res;
+      return reported(scope, emit, inner, vendor, node, req);
     },
   };
+}
+
+/** A model call made while someone listens: the same metering, and one model_call event, answer or error. */
+async function reported(
+  scope: RunContext,
+  emit: (event: RunEvent) => void,
+  inner: Provider,
+  vendor: string,
+  node: string,
+  req: ChatRequest,
+): Promise<ChatResponse> {
+  const shared = scope.shared;
+  const t0 = performance.now();
+  // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
+  const request = { ...req, messages: req.messages.slice() };
+  const report = (outcome: Partial<ModelCallEvent>) =>
+    emit({
+      type: 'model_call',
+      runId: shared.runId,
+      hatchery: scope.hatchery.name,
+      node,
+      depth: scope.depth,
+      vendor,
+      model: req.model,
+      request,
+      ms: performance.now() - t0,
+      ...outcome,
+    });
+  let res: ChatResponse;
+  try {
+    res = await inner.chat(req);
+  } catch (err) {
+    report({ error: formatError(err) });
+    throw err;
+  }
+  res.usage = priced(shared.meter, vendor, req.model, res.usage);
+  const { text, toolCalls, stopReason, usage } = res;
+  report({ text, toolCalls, stopReason, usage });
+  return res;
+}
+
+/** A call's usage in the one shape every usage of a run has, counted and priced by the meter. */
+function priced(meter: RunMeter, vendor: string, model: string, u: Usage): Usage {
+  const usage = fullUsage(u.inputTokens, u.outputTokens, u.cachedInputTokens, u.costUsd);
+  meter.afterModelCall(vendor, model, usage);
+  return usage;
 }

@@ -1,6 +1,6 @@
 import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
-import type { ChatMessage, Provider, Usage } from '../providers/types.js';
+import { type ChatMessage, fullUsage, type Provider, type Usage } from '../providers/types.js';
 import type {
   AskFn,
   Hatchery,
@@ -18,7 +18,7 @@ import { raiseInTemplate, type Template, type TemplateVars } from './templates/t
 export class RunShared implements RunState {
   /** Node executions so far, across nested runs. */
   steps = 0;
-  readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  readonly usage: Usage = fullUsage(0, 0);
 
   constructor(
     readonly services: RunServices,

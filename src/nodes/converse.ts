@@ -2,7 +2,7 @@ import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, isAbortError } from '../core/errors.js';
 import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from '../providers/types.js';
-import { addUsage } from '../providers/types.js';
+import { addUsage, fullUsage } from '../providers/types.js';
 import { callTool, capResult, resolveTools } from '../tools/invoke.js';
 
 /** Default number of model turns in a tool-use loop. */
@@ -68,7 +68,7 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
     inputSchema: t.inputSchema,
   }));
   const messages: ChatMessage[] = [...opts.request.messages];
-  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const usage: Usage = fullUsage(0, 0);
   const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
   const limit = opts.resultLimit ?? scope.shared.services.resultLimit;
   for (let turn = 1; turn <= maxTurns; turn++) {

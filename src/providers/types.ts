@@ -74,6 +74,20 @@ export interface Provider {
   chat(request: ChatRequest): Promise<ChatResponse>;
 }
 
+/**
+ * A usage with every field present (undefined when not known). The run's counters and each metered
+ * call's usage are built this way, so all of them share one object shape: a field added to some
+ * objects later (the cost, once priced) would make every place that reads usages slower.
+ */
+export function fullUsage(
+  inputTokens: number,
+  outputTokens: number,
+  cachedInputTokens: number | undefined = undefined,
+  costUsd: number | undefined = undefined,
+): Usage {
+  return { inputTokens, outputTokens, cachedInputTokens, costUsd };
+}
+
 /** Adds `b` into `a` in place. */
 export function addUsage(a: Usage, b: Usage | undefined): void {
   if (!b) return;
