@@ -8,7 +8,6 @@ import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
 import { progressListener } from './progress.js';
-import { journalCassette } from './runs.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp run`. */
@@ -121,12 +120,13 @@ export async function runCommand(argv: string[]): Promise<number> {
       '--replay-run excludes --record, --replay and --record-missing: it answers only from the journal',
     );
   }
+  // The runs command's journal reading is loaded only for a replay of a past run.
   const cassette =
     replayRun !== undefined
-      ? await journalCassette(values.state, replayRun)
+      ? await import('./runs.js').then((m) => m.journalCassette(values.state, replayRun))
       : await openCassette(values.record, values.replay, values['record-missing'] === true);
   if (cassette) options.cassette = cassette;
-  const store = journalStore(values);
+  const store = await journalStore(values);
   if (store) options.store = store;
   const runtime = new Runtime(options);
   const hatchery = await runtime.load(file);

@@ -198,7 +198,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
   if ((needsId && (id === undefined || extra.length > 0)) || (!needsId && id !== undefined)) {
     throw new HatcheryError('USAGE', `runs ${sub} ${needsId ? 'takes one run id' : 'takes no argument'}`);
   }
-  const store = openRunStore(values.state);
+  const store = await openRunStore(values.state);
   try {
     if (sub === 'list') {
       const status = values.status as RunStatus | undefined;
@@ -298,7 +298,7 @@ async function resumeCommand(
  * model calls and MCP/http_request tool calls are answered from it, with no network and no API key.
  */
 export async function journalCassette(state: string | undefined, id: string): Promise<Cassette> {
-  const store = openRunStore(state);
+  const store = await openRunStore(state);
   try {
     const full = await resolveRunId(store, id);
     const run = await store.read(full);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import type { Budget } from '../engine/meter.js';
 import { readPricesFile } from '../providers/prices.js';
-import { FileRunStore } from '../runtime/journal/file-store.js';
+import type { FileRunStore } from '../runtime/journal/file-store.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { checkAllowHosts } from '../tools/builtin/net-guard.js';
@@ -107,16 +107,18 @@ export function stateDir(
 }
 
 /** The run store the journal flags ask for, or undefined with --no-journal. */
-export function journalStore(
+export async function journalStore(
   values: ParsedValues<typeof JOURNAL_FLAGS>,
   servedDir?: string,
   secrets: readonly string[] = [],
-): FileRunStore | undefined {
+): Promise<FileRunStore | undefined> {
   if (values['no-journal'] === true) {
     const given = (['state', 'keep-runs', 'keep-days'] as const).find((k) => values[k] !== undefined);
     if (given) throw new HatcheryError('USAGE', `--${given} and --no-journal exclude each other`);
     return undefined;
   }
+  // Loaded when used: a command run with --no-journal does not load the journal's modules.
+  const { FileRunStore } = await import('../runtime/journal/file-store.js');
   return new FileRunStore(stateDir(values.state, { servedDir }), {
     secrets,
     maxRuns: intOption(values['keep-runs'], 'keep-runs'),
@@ -125,6 +127,7 @@ export function journalStore(
 }
 
 /** The run store of the state folder `runs` and `run --replay-run` read (see stateDir). */
-export function openRunStore(state: string | undefined): FileRunStore {
+export async function openRunStore(state: string | undefined): Promise<FileRunStore> {
+  const { FileRunStore } = await import('../runtime/journal/file-store.js');
   return new FileRunStore(stateDir(state));
 }

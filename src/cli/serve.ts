@@ -188,7 +188,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     dir,
     runtimeOptions: {
       ...runtimeOptions(values, mcpServers),
-      store: journalStore(values, dir, token ? [token] : []),
+      store: await journalStore(values, dir, token ? [token] : []),
     },
     mcpServers,
     genericTools: values['no-generic-tools'] !== true,
