@@ -23,7 +23,11 @@ Options:
   --max-concurrent N    run at most N hatcheries at once; further calls wait their turn
   --max-result-bytes N  cut tool results longer than N bytes (default 1048576, at least
                         1024); the full output stays readable as hatchery-output://
-                        resources for an hour
+                        resources (see --output-ttl)
+  --max-inline-bytes N  results larger than N bytes (default 51200) give a summary and a
+                        resource_link to a hatchery-output:// resource with the full output
+  --output-ttl SECONDS  keep those resources SECONDS (default 3600; the latest 20 and
+                        256 MiB in all at most)
   --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
                         idle one is closed for a new one, and when all are busy new
                         clients get HTTP 503
@@ -145,6 +149,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       token: { type: 'string' },
       'max-concurrent': { type: 'string' },
       'max-result-bytes': { type: 'string' },
+      'max-inline-bytes': { type: 'string' },
+      'output-ttl': { type: 'string' },
       'max-sessions': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
@@ -176,6 +182,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const token = http ? values.token || process.env.HATCHERY_MCP_TOKEN || undefined : undefined;
   const maxConcurrent = intOption(values['max-concurrent'], 'max-concurrent');
   const maxResultBytes = intOption(values['max-result-bytes'], 'max-result-bytes');
+  const maxInlineBytes = intOption(values['max-inline-bytes'], 'max-inline-bytes');
+  const outputTtl = intOption(values['output-ttl'], 'output-ttl');
   const maxSessions = intOption(values['max-sessions'], 'max-sessions');
   if (maxSessions !== undefined && !http) {
     throw new HatcheryError('USAGE', '--max-sessions only applies with --http (stdio has one session)');
@@ -194,6 +202,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,
     maxResultBytes,
+    maxInlineBytes,
+    ...(outputTtl === undefined ? {} : { outputs: { maxAgeMs: outputTtl * 1000 } }),
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
   });

@@ -9,7 +9,8 @@ import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
 import type { RegistryEntry } from './registry.js';
-import { type RunOutcome, usageJson } from './runs.js';
+import { errorValue, jsonResult, outputValue, textOnlyError } from './results.js';
+import { type RunOutcome, usageFields, usageJson } from './runs.js';
 import { hatcheryArgs } from './tool-defs.js';
 
 /** What running a call needs from the server. */
@@ -42,16 +43,26 @@ export interface CallEnv {
   source?: string;
 }
 
-/** A text tool result. */
+/**
+ * A result of one text: `{ output: text }`, or `{ error: text }` for an error (see results.ts for
+ * the one shape of every result).
+ */
 export function textResult(text: string, isError = false): CallToolResult {
   return isError
-    ? { content: [{ type: 'text', text }], isError: true }
-    : { content: [{ type: 'text', text }] };
+    ? jsonResult({ error: text, code: 'INTERNAL' }, { isError: true })
+    : jsonResult({ output: text });
 }
 
-/** The error result of a failed call: the message a user needs, with file, node and cause (redacted, capped). */
-export function errorResult(host: Pick<CallHost, 'out'>, err: unknown): CallToolResult {
-  return textResult(host.out.text(formatError(err), MAX_ERROR_BYTES), true);
+/**
+ * The error result of a failed call, `{ error, code }`: the message a user needs, with file, node
+ * and cause (redacted, capped). `schema`: the tool declares an output schema, so the JSON goes in
+ * the text block only.
+ */
+export function errorResult(host: Pick<CallHost, 'out'>, err: unknown, schema = false): CallToolResult {
+  const value = errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES));
+  return schema
+    ? host.out.result(textOnlyError(value), { schema })
+    : host.out.result(jsonResult(value, { isError: true }));
 }
 
 /** The `_meta` key of a call's tokens and cost. */
@@ -63,32 +74,23 @@ function usageMeta(usage: Usage): Record<string, unknown> {
 }
 
 /**
- * The error result of a run its budget stopped: the message, then the partial outputs of the nodes
- * that finished as JSON. The same facts are structuredContent {error, code, limit, spent, partial}
- * unless the tool declares an output schema (clients check structuredContent against it even for
- * errors), and always in `_meta` under hatchery/budget.
+ * The error result of a run its budget stopped: `{ error, code, limit, limit_value, spent, partial }`
+ * with the partial outputs of the nodes that finished; the limit and spending also in `_meta` under
+ * hatchery/budget.
  */
-function budgetResult(
-  host: Pick<CallHost, 'out'>,
-  err: BudgetExhaustedError,
-  outputSchema: boolean,
-): CallToolResult {
-  const details = {
-    error: formatError(err),
-    code: err.code,
+function budgetResult(host: Pick<CallHost, 'out'>, err: BudgetExhaustedError, schema: boolean): CallToolResult {
+  const value = {
+    ...errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES)),
     limit: err.context.limit,
     limit_value: err.context.limitValue,
     spent: err.context.spent,
     partial: err.partial,
   };
-  const text = `${details.error}\npartial outputs of the nodes that finished (JSON): ${JSON.stringify(err.partial)}`;
-  const result: CallToolResult = { content: [{ type: 'text', text }], isError: true };
-  if (!outputSchema) result.structuredContent = details;
   const spent = err.context.spent as Record<string, number> | undefined;
-  result._meta = {
-    'hatchery/budget': { limit: details.limit, limit_value: details.limit_value, spent },
-  };
-  return host.out.result(result);
+  const _meta = { 'hatchery/budget': { limit: value.limit, limit_value: value.limit_value, spent } };
+  return schema
+    ? host.out.result(textOnlyError(value, _meta), { schema })
+    : host.out.result(jsonResult(value, { isError: true, _meta }));
 }
 
 /** What a client needs to answer a suspended run: the question, its choices, the run id and the tool to call. */
@@ -127,30 +129,31 @@ function combine(a: RunListener | undefined, b: RunListener | undefined): RunLis
 }
 
 /**
- * The outcome of a run that ended well: its text, and its structured value when the tool declares
- * one; `_meta` carries the call's tokens and cost.
+ * The outcome of a run that ended well: the object itself when the tool declares an output schema,
+ * else `{ output, run_id, usage? }`; `_meta` carries the call's tokens and cost either way.
  */
 export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, structured: boolean): RunOutcome {
-  const text = result.output;
   const value = result.value;
   const _meta = usageMeta(result.usage);
   // Guarded here rather than when sent: background runs keep their result, so keep it small.
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return {
       state: 'succeeded',
-      result: host.out.result({
-        content: [{ type: 'text', text }],
-        structuredContent: value as Record<string, unknown>,
-        _meta,
-      }),
+      result: host.out.result(jsonResult(value as Record<string, unknown>, { _meta }), { schema: true }),
     };
   }
-  return { state: 'succeeded', result: host.out.result({ ...textResult(text), _meta }) };
+  // A final node with a non-object schema gives its value (a list, a number) rather than its JSON text.
+  const output = value !== undefined && typeof value !== 'string' ? value : result.output;
+  const usage = usageFields(result.usage);
+  return {
+    state: 'succeeded',
+    result: host.out.result(jsonResult(outputValue(output, result.runId, usage), { _meta })),
+  };
 }
 
 /**
  * The outcome of a run that did not end well: cancelled, waiting for an answer, stopped by its
- * budget (with the partial outputs), or failed.
+ * budget (with the partial outputs), or failed. `structured`: the tool declares an output schema.
  */
 export function failed(
   host: Pick<CallHost, 'out'>,
@@ -158,16 +161,28 @@ export function failed(
   signal: AbortSignal,
   structured = false,
 ): RunOutcome {
-  if (signal.aborted) return { state: 'cancelled', result: errorResult(host, err) };
-  if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
+  if (signal.aborted) return { state: 'cancelled', result: errorResult(host, err, structured) };
+  if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED') {
+    const value: Record<string, unknown> = {
+      error: host.out.text(waitingText(err), MAX_ERROR_BYTES),
+      code: err.code,
+    };
+    if (err.context.question !== undefined) value.question = err.context.question;
+    if (typeof err.context.runId === 'string') {
+      value.run_id = err.context.runId;
+      value.next_step = 'answer with hatchery_respond {"run_id", "answer"}, then wait with hatchery_result';
+    }
     return {
       state: 'input_required',
-      result: textResult(host.out.text(waitingText(err), MAX_ERROR_BYTES), true),
+      result: structured
+        ? host.out.result(textOnlyError(value), { schema: true })
+        : host.out.result(jsonResult(value, { isError: true })),
       question: err.context.question,
     };
+  }
   if (err instanceof BudgetExhaustedError)
     return { state: 'failed', result: budgetResult(host, err, structured) };
-  return { state: 'failed', result: errorResult(host, err) };
+  return { state: 'failed', result: errorResult(host, err, structured) };
 }
 
 /**

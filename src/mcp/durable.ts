@@ -9,8 +9,8 @@ import {
   type StoredRun,
 } from '../runtime/journal/store.js';
 import { quote } from '../schema/suggest.js';
-import { textResult } from './calls.js';
 import type { ServerHost } from './host.js';
+import { jsonResult, outputValue } from './results.js';
 import { type BackgroundRun, NEXT_STEP, seconds, statusOutput, usageFields } from './runs.js';
 
 /** A run of the journal as hatchery_runs lists it. */
@@ -62,23 +62,25 @@ function lastAt(records: readonly JournalRecord[]): number | undefined {
 /** The result hatchery_result gives for a run that only the journal knows (finished, suspended, elsewhere). */
 export function storedResult(core: ServerHost, run: StoredRun): CallToolResult {
   const s = run.summary;
-  if (s.status === 'succeeded' && s.output !== undefined) return core.out.result(textResult(s.output));
-  if (s.status === 'failed' || s.status === 'cancelled')
-    return core.out.result(textResult(s.error ?? `the run ${s.status}`, true));
+  if (s.status === 'succeeded' && s.output !== undefined)
+    return core.out.result(jsonResult(outputValue(s.output, s.id, usageFields(s.usage))));
+  if (s.status === 'failed' || s.status === 'cancelled') {
+    const code = s.code ?? (s.status === 'cancelled' ? 'ABORTED' : 'INTERNAL');
+    return core.out.result(
+      jsonResult({ error: s.error ?? `the run ${s.status}`, code, run_id: s.id }, { isError: true }),
+    );
+  }
   const view = storedStatus(run);
-  const head =
-    s.status === 'running'
-      ? 'still running (in another server process); call hatchery_result again to keep waiting.\n'
-      : `${s.status}: ${String(view.next_step ?? '')}\n`;
-  return json(view, head);
+  if (s.status === 'running') view.next_step = 'call hatchery_result again to keep waiting';
+  return json(view);
 }
 
-/** A JSON result with the same value as structured content. */
-export function json(value: unknown, prefix = ''): CallToolResult {
-  const result = textResult(`${prefix}${JSON.stringify(value, null, 2)}`);
-  if (value && typeof value === 'object' && !Array.isArray(value))
-    result.structuredContent = value as Record<string, unknown>;
-  return result;
+/**
+ * A generic tool's answer: `value` as structured content and as its text (results.ts), with
+ * `next_step` (what the caller does next) unless the value has one already.
+ */
+export function json(value: Record<string, unknown>, nextStep?: string): CallToolResult {
+  return jsonResult(nextStep === undefined || 'next_step' in value ? value : { ...value, next_step: nextStep });
 }
 
 /** The journal's record of a run, or a NOT_FOUND error that says where runs are kept. */

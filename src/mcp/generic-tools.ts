@@ -4,7 +4,7 @@ import { HatcheryError } from '../core/errors.js';
 import { RUN_STATUSES } from '../runtime/journal/store.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
-import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { json, listRuns, readStored, storedResult, storedStatus, summaryView } from './durable.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
@@ -12,33 +12,68 @@ import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
 import { INPUT_DESCRIPTION, unknownName } from './tool-defs.js';
 
+/** What to do after starting, resuming or answering a run. */
+const WAIT_FOR_IT = 'call hatchery_result with this run_id to wait for the result';
+
 /** Default time hatchery_result waits, in seconds: well under the ~60 s many clients allow a call. */
 const DEFAULT_RESULT_WAIT_S = 30;
 /** Longest wait hatchery_result accepts, in seconds. */
 const MAX_RESULT_WAIT_S = 300;
 
 const NAME = { type: 'string', description: 'Name of the hatchery (see hatchery_list)' };
+/**
+ * Named inputs as name/value pairs: a free-form object (`{"topic": "owls"}`, still accepted) has no
+ * strict JSON Schema, and OpenAI's strict tool mode refuses the whole tool for it.
+ */
 const INPUTS = {
-  type: 'object',
-  additionalProperties: { type: 'string' },
-  description: 'Values of the named inputs the hatchery declares (see hatchery_list)',
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', description: 'Name of a declared input (see hatchery_list)' },
+      value: { type: 'string', description: 'Its value' },
+    },
+    required: ['name', 'value'],
+    additionalProperties: false,
+  },
+  description:
+    'Values of the named inputs the hatchery declares (see hatchery_list), e.g. [{"name": "topic", "value": "owls"}]',
 };
 const RUN_ID = {
   type: 'string',
   description: 'The run id returned by hatchery_start (or listed by hatchery_runs)',
 };
 
+/** An optional property as strict schemas express it: required, and null when not given. */
+function nullable(schema: Record<string, unknown>): Record<string, unknown> {
+  if (schema.enum === undefined) return { ...schema, type: [schema.type, 'null'] };
+  const { description, ...rest } = schema;
+  return { description, anyOf: [rest, { type: 'null' }] };
+}
+
+/**
+ * A generic tool whose input schema converts to OpenAI's strict mode as it is: no free-form
+ * object, `additionalProperties: false`, every property required, the optional ones nullable
+ * (null means "not given": callGenericTool drops nulls).
+ */
 function tool(
   name: string,
   description: string,
-  properties: Record<string, object>,
+  properties: Record<string, Record<string, unknown>>,
   required: string[],
   extra: Partial<Tool> = {},
 ): Tool {
+  const props: Record<string, object> = {};
+  for (const [k, p] of Object.entries(properties)) props[k] = required.includes(k) ? p : nullable(p);
   return {
     name,
     description,
-    inputSchema: { type: 'object', properties, required } as Tool['inputSchema'],
+    inputSchema: {
+      type: 'object',
+      properties: props,
+      required: Object.keys(props),
+      additionalProperties: false,
+    } as Tool['inputSchema'],
     ...extra,
   };
 }
@@ -54,7 +89,7 @@ export const GENERIC_TOOLS: readonly Tool[] = [
   ),
   tool(
     'hatchery_run',
-    'Run a hatchery by name and return its final output. Works for hatcheries added after your tool list was fetched. Named inputs go in "inputs" (or as extra arguments).',
+    'Run a hatchery by name and return its final output. Works for hatcheries added after your tool list was fetched. Named inputs go in "inputs" as name/value pairs.',
     { name: NAME, input: { type: 'string', description: INPUT_DESCRIPTION }, inputs: INPUTS },
     ['name'],
     { annotations: { title: 'Run a hatchery', openWorldHint: true } },
@@ -197,9 +232,22 @@ function target(
     flat[k] = v;
   }
   const inputs = args.inputs;
-  if (inputs !== undefined && inputs !== null) {
-    if (typeof inputs !== 'object' || Array.isArray(inputs))
-      throw new HatcheryError('USAGE', '"inputs" must be an object of name: text pairs');
+  if (Array.isArray(inputs)) {
+    for (const [i, pair] of inputs.entries()) {
+      const p = pair as { name?: unknown; value?: unknown } | null;
+      if (p === null || typeof p !== 'object' || typeof p.name !== 'string')
+        throw new HatcheryError('USAGE', `"inputs[${i}]" must be {"name": "<input name>", "value": "<text>"}`);
+      if (Object.hasOwn(flat, p.name))
+        throw new HatcheryError('USAGE', `"inputs" gives ${quote(p.name)} twice; give each input once`);
+      flat[p.name] = p.value;
+    }
+  } else if (inputs !== undefined) {
+    // The shape before strict schemas, {"topic": "owls"}, still works for clients that send it.
+    if (typeof inputs !== 'object')
+      throw new HatcheryError(
+        'USAGE',
+        '"inputs" must be a list of {"name": "<input name>", "value": "<text>"} pairs',
+      );
     Object.assign(flat, inputs);
   }
   return { entry, args: flat };
@@ -241,7 +289,9 @@ export async function callGenericTool(
   ctx: GenericCallContext,
 ): Promise<CallToolResult> {
   const { core } = ctx;
-  const args = rawArgs ?? {};
+  // Strict clients (OpenAI's) send every optional argument, as null when unset: null is "not given".
+  const args: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of Object.entries(rawArgs ?? {})) if (v !== null) args[k] = v;
   try {
     switch (name) {
       case 'hatchery_list':
@@ -253,10 +303,7 @@ export async function callGenericTool(
       case 'hatchery_start': {
         const t = target(core, args);
         const run = await ctx.start(t.entry, t.args);
-        return json(
-          { run_id: run.id, hatchery: run.hatchery, state: run.state },
-          `Started ${run.hatchery}. Call hatchery_result with run_id "${run.id}" to wait for its result.\n`,
-        );
+        return json({ run_id: run.id, hatchery: run.hatchery, state: run.state }, WAIT_FOR_IT);
       }
       case 'hatchery_status': {
         const run = liveRun(core, args);
@@ -276,10 +323,7 @@ export async function callGenericTool(
           );
         const live = core.runs.get(id);
         if (live && live.endedAt === undefined)
-          return json(
-            core.runs.status(live),
-            'the run is still going; call hatchery_result to wait for it.\n',
-          );
+          return json(core.runs.status(live), 'the run is still going: call hatchery_result to wait for it');
         const options: { from?: string; force?: boolean; answer?: string } = {};
         if (name === 'hatchery_respond') options.answer = str(args, 'answer', true)!;
         else {
@@ -296,11 +340,7 @@ export async function callGenericTool(
         if (name === 'hatchery_respond')
           run.note =
             'answered with hatchery_respond; the nodes that had finished were taken from the run journal';
-        const verb = name === 'hatchery_respond' ? 'Answered' : 'Resumed';
-        return json(
-          { run_id: run.id, hatchery: stored.meta.hatchery, state: run.state },
-          `${verb} ${stored.meta.hatchery}. Call hatchery_result with run_id "${run.id}" to wait for its result.\n`,
-        );
+        return json({ run_id: run.id, hatchery: stored.meta.hatchery, state: run.state }, WAIT_FOR_IT);
       }
       case 'hatchery_result': {
         const live = liveRun(core, args);
@@ -315,7 +355,7 @@ export async function callGenericTool(
         const seconds = Math.min(typeof w === 'number' ? w : DEFAULT_RESULT_WAIT_S, MAX_RESULT_WAIT_S);
         const finished = await core.runs.wait(run, seconds * 1000, ctx.env.signal);
         if (finished && run.result) return run.result;
-        return json(core.runs.status(run), 'still running; call hatchery_result again to keep waiting.\n');
+        return json(core.runs.status(run), 'still running: call hatchery_result again to keep waiting');
       }
       case 'hatchery_cancel': {
         const run = liveRun(core, args);
@@ -328,16 +368,16 @@ export async function callGenericTool(
           await readStored(core, runId(args));
           const summary = await store.cancel(runId(args));
           if (run && summary?.status === 'cancelled') run.state = 'cancelled';
-          return json(summary ? summaryView(summary) : {}, 'cancel requested.\n');
+          return json({ ...(summary ? summaryView(summary) : {}), note: 'cancel requested' });
         }
         if (run.endedAt !== undefined)
-          return json(core.runs.status(run), `already finished (${run.state}).\n`);
+          return json({ ...core.runs.status(run), note: `already finished (${run.state})` });
         run.controller.abort(new HatcheryError('ABORTED', 'the run was cancelled with hatchery_cancel'));
         await core.runs.wait(run, 5_000);
-        return json(core.runs.status(run), 'cancelled.\n');
+        return json(core.runs.status(run));
       }
       default:
-        return textResult(unknownName('tool', name, [...GENERIC_TOOL_NAMES]), true);
+        throw new HatcheryError('NOT_FOUND', unknownName('tool', name, [...GENERIC_TOOL_NAMES]));
     }
   } catch (err) {
     return errorResult(core, err);

@@ -1,8 +1,15 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { OutputStore } from './outputs.js';
+import type { OutputStore, StoredOutput } from './outputs.js';
+import { type ResultValue, structuredOf } from './results.js';
 
 /** Default cap of a tool result's text (and of its structured content), in bytes: well under 10 MiB. */
 const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
+/** Default size above which a result's output goes to a resource instead of inline, in bytes. */
+export const DEFAULT_MAX_INLINE_BYTES = 50 * 1024;
+/** Bytes of an output shown inline when the output itself went to a resource. */
+const PREVIEW_BYTES = 2048;
+/** Top-level fields up to this many characters of JSON stay in the summary of a result moved out. */
+const SMALL_FIELD = 256;
 /** Default cap of a tool or resource description (and of each input's description), in bytes. */
 const DEFAULT_MAX_DESC_BYTES = 4096;
 /** Cap of a log message, error text or progress message, in bytes. */
@@ -20,6 +27,11 @@ export interface OutboundLimits {
   maxResultBytes?: number;
   /** Largest tool, input or resource description, in UTF-8 bytes. */
   maxDescBytes?: number;
+  /**
+   * Largest result sent inline, in UTF-8 bytes of its JSON (default 50 KiB, at most maxResultBytes);
+   * beyond it the output goes to a resource and the result carries a summary and a resource_link.
+   */
+  maxInlineBytes?: number;
 }
 
 /** The first `limit` UTF-8 bytes of `text` (whole characters) and the byte length, or undefined when it fits. */
@@ -34,6 +46,24 @@ function cut(text: string, limit: number): { head: string; bytes: number } | und
     .toString('utf8')
     .replace(/\uFFFD$/, '');
   return { head, bytes };
+}
+
+/** The first PREVIEW_BYTES of a text, whole characters, marked as cut. */
+function previewOf(text: string): string {
+  const c = cut(text, PREVIEW_BYTES);
+  return c ? `${c.head}…` : text;
+}
+
+/** The resource_link of a stored output's first part. */
+function link(stored: StoredOutput, name: string, mimeType: string): CallToolResult['content'][number] {
+  const n = stored.parts.length;
+  return {
+    type: 'resource_link',
+    uri: stored.parts[0]!,
+    name,
+    description: n > 1 ? `part 1 of ${n}; the next parts end in /2, /3 …` : `all of it (${name})`,
+    mimeType,
+  };
 }
 
 /** "1.2 MB", "340 KB", "12 bytes". */
@@ -54,7 +84,11 @@ export class OutboundGuard {
   readonly maxResultBytes: number;
   /** Cap of a description, in bytes. */
   readonly maxDescBytes: number;
+  /** Size above which an output goes to a resource, in bytes. */
+  readonly maxInlineBytes: number;
   private readonly capped = new WeakMap<CallToolResult, CallToolResult>();
+  /** Results this gate made: passing them again changes nothing. */
+  private readonly sent = new WeakSet<CallToolResult>();
 
   constructor(
     /** Replaces known secrets by `[redacted]`. */
@@ -64,6 +98,10 @@ export class OutboundGuard {
   ) {
     this.maxResultBytes = Math.max(1024, limits.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
     this.maxDescBytes = Math.max(64, limits.maxDescBytes ?? DEFAULT_MAX_DESC_BYTES);
+    this.maxInlineBytes = Math.min(
+      this.maxResultBytes,
+      Math.max(1024, limits.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES),
+    );
   }
 
   /** Redacts a text and cuts it to `limit` bytes, ending with "… (N more bytes)". */
@@ -105,15 +143,19 @@ export class OutboundGuard {
    * cannot fit even so (too many elements): the caller drops it and says so.
    */
   value<T>(value: T, limit = this.maxResultBytes): T | undefined {
+    return this.fit(this.walk(value, this.redact), limit);
+  }
+
+  /** Shortens the strings of a (redacted) value evenly until they fit `limit` bytes; see value(). */
+  private fit<T>(value: T, limit: number): T | undefined {
     const lengths: number[] = [];
-    const redacted = this.walk(value, (s) => {
-      const r = this.redact(s);
-      lengths.push(r.length);
-      return r;
+    this.walk(value, (s) => {
+      lengths.push(s.length);
+      return s;
     });
     let total = 0;
     for (const n of lengths) total += n;
-    if (total * 3 <= limit) return redacted;
+    if (total * 3 <= limit) return value;
     // Water level: the largest per-string cap whose total fits (rarely needed, so no hurry).
     const budget = Math.floor(limit / 3);
     if (lengths.length * MIN_STRING_CAP > budget) return undefined;
@@ -130,20 +172,120 @@ export class OutboundGuard {
     }
     level = Math.max(level, MIN_STRING_CAP);
     return this.walk(
-      redacted,
+      value,
       (s) => (s.length > level ? `${s.slice(0, level)}… (${s.length - level} more characters)` : s),
       false,
     );
   }
 
   /**
-   * A tool result ready to send: texts redacted and capped (a long text keeps its first part, the
-   * rest stays readable as resources named in a notice and a resource_link), structured content
-   * redacted and capped. Cheap for small results: one length check and the redaction.
+   * A tool result ready to send, in the one shape of results.ts: the structured object redacted,
+   * a large output moved to a resource (summarized, with a resource_link), the object capped, and
+   * the text block written from it, so both copies say the same. `schema`: the tool declares an
+   * output schema, so the object stays whole (long strings shortened beyond the result limit, the
+   * full JSON kept as a resource) and an error carries its JSON in the text block only. A result
+   * this gate made passes it again unchanged; cheap for small results.
    */
-  result(result: CallToolResult): CallToolResult {
+  result(result: CallToolResult, options: { schema?: boolean } = {}): CallToolResult {
+    if (this.sent.has(result)) return result;
     const known = this.capped.get(result);
     if (known) return known;
+    const value = structuredOf(result);
+    let out: CallToolResult;
+    if (value !== undefined) out = this.shape(result, value, options.schema === true);
+    else if (options.schema) out = this.textOnly(result);
+    else {
+      // A result built elsewhere as plain text: its text becomes the output (or the error).
+      const text = result.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+      const others = result.content.filter((b) => b.type !== 'text');
+      const wrapped = result.isError ? { error: text, code: 'INTERNAL' } : { output: text };
+      out = this.shape({ ...result, content: others }, wrapped, false);
+    }
+    this.sent.add(out);
+    if (out !== result) this.capped.set(result, out);
+    return out;
+  }
+
+  /** The structured path: redact, move a large output out, cap, write the text block. */
+  private shape(result: CallToolResult, value: ResultValue, schema: boolean): CallToolResult {
+    const links: CallToolResult['content'] = [];
+    let v = this.walk(value, this.redact);
+    let text = JSON.stringify(v);
+    if (!schema && text.length * 3 > this.maxInlineBytes && Buffer.byteLength(text) > this.maxInlineBytes) {
+      v = this.moveOut(v, links);
+      text = JSON.stringify(v);
+    }
+    if (text.length * 3 > this.maxResultBytes) {
+      const fitted = this.fit(v, this.maxResultBytes);
+      if (fitted === undefined) {
+        // Too many elements to shorten: nothing of it can be sent whole.
+        const notice = `the structured result was dropped: it is over the server's limit of ${formatBytes(this.maxResultBytes)}; raise --max-result-bytes to receive it`;
+        v = schema ? {} : { error: notice, code: 'INTERNAL' };
+        if (schema) {
+          const out: CallToolResult = { ...result, content: [{ type: 'text', text: notice }] };
+          delete out.structuredContent;
+          return out;
+        }
+      } else {
+        if (fitted !== v && this.outputs) {
+          // Strings were shortened: the full JSON stays readable as a resource.
+          const stored = this.outputs.put(JSON.stringify(v, null, 2), this.maxResultBytes);
+          links.push(link(stored, 'full structured result', 'application/json'));
+        }
+        v = fitted;
+      }
+      text = JSON.stringify(v);
+    }
+    const others = result.content.filter((b) => b.type !== 'text');
+    return { ...result, content: [{ type: 'text', text }, ...others, ...links], structuredContent: v };
+  }
+
+  /**
+   * A result too large to send inline: a string `output` goes to a resource as text and is replaced
+   * by its first part, size and URI; when the rest is still too large, the whole object goes to a
+   * resource as JSON and only its small top-level fields stay.
+   */
+  private moveOut(v: ResultValue, links: CallToolResult['content']): ResultValue {
+    const store = this.outputs;
+    if (!store) return v;
+    let out = v;
+    if (typeof v.output === 'string') {
+      const { output, ...rest } = v;
+      const bytes = Buffer.byteLength(output);
+      const stored = store.put(output, this.maxResultBytes);
+      out = {
+        output_preview: previewOf(output),
+        output_bytes: bytes,
+        output_uri: stored.parts[0],
+        ...(stored.parts.length > 1 ? { output_parts: stored.parts.length } : {}),
+        ...rest,
+        note: `the output is ${formatBytes(bytes)}, over the server's inline limit of ${formatBytes(this.maxInlineBytes)}: output_preview is its start; read output_uri${stored.parts.length > 1 ? ' and the next parts (/2, /3 …)' : ''} with resources/read for all of it (kept ${store.ttlText})`,
+      };
+      links.push(link(stored, 'full output', 'text/plain'));
+      if (JSON.stringify(out).length * 3 <= this.maxInlineBytes) return out;
+    }
+    const json = JSON.stringify(out, null, 2);
+    if (Buffer.byteLength(json) <= this.maxInlineBytes) return out;
+    const stored = store.put(json, this.maxResultBytes);
+    const kept: ResultValue = {};
+    const omitted: string[] = [];
+    for (const [k, x] of Object.entries(out)) {
+      if (x === null || typeof x !== 'object' ? JSON.stringify(x ?? null).length <= SMALL_FIELD : false) kept[k] = x;
+      else omitted.push(k);
+    }
+    links.push(link(stored, 'full result', 'application/json'));
+    return {
+      ...kept,
+      omitted,
+      result_bytes: Buffer.byteLength(json),
+      result_uri: stored.parts[0],
+      ...(stored.parts.length > 1 ? { result_parts: stored.parts.length } : {}),
+      note: `the result is ${formatBytes(Buffer.byteLength(json))}, over the server's inline limit of ${formatBytes(this.maxInlineBytes)}: the fields in "omitted" are in the JSON at result_uri (resources/read; kept ${store.ttlText})`,
+    };
+  }
+
+  /** The text path (errors of tools with an output schema): texts redacted and capped. */
+  private textOnly(result: CallToolResult): CallToolResult {
     let changed = false;
     let big = false;
     const content = result.content.map((block) => {
@@ -154,26 +296,8 @@ export class OutboundGuard {
       changed = true;
       return { ...block, text: t };
     });
-    let out: CallToolResult = changed ? { ...result, content } : result;
-    if (big) out = this.capText(out);
-    if (result.structuredContent !== undefined) {
-      const s = this.value(result.structuredContent);
-      if (s !== result.structuredContent) {
-        out = out === result ? { ...result } : out;
-        if (s === undefined) {
-          delete out.structuredContent;
-          out.content = [
-            ...out.content,
-            {
-              type: 'text',
-              text: `(the structured result was dropped: it is over the server's limit of ${formatBytes(this.maxResultBytes)}; raise --max-result-bytes to receive it)`,
-            },
-          ];
-        } else out.structuredContent = s;
-      }
-    }
-    if (out !== result) this.capped.set(result, out);
-    return out;
+    const out: CallToolResult = changed ? { ...result, content } : result;
+    return big ? this.capText(out) : out;
   }
 
   /** Cuts the long text blocks of a result; their full text goes to the output store. */

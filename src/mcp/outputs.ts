@@ -11,9 +11,14 @@ export interface OutputStoreOptions {
   maxTotalBytes?: number;
   /** Bytes kept of one output (the rest is dropped; default 64 MiB). */
   maxOutputBytes?: number;
-  /** How long an output is kept, in milliseconds (default one hour). */
+  /** How long an output is kept, in milliseconds (default one hour; `serve --output-ttl`). */
   maxAgeMs?: number;
 }
+
+/** Default time an output is kept, in milliseconds. */
+export const DEFAULT_OUTPUT_TTL_MS = 3_600_000;
+/** Ids of dropped outputs remembered, so a late read says "expired" rather than "unknown". */
+const MAX_GONE = 1000;
 
 interface Stored {
   readonly bytes: Buffer;
@@ -40,12 +45,35 @@ export class OutputStore {
   private readonly maxTotalBytes: number;
   private readonly maxOutputBytes: number;
   private readonly maxAgeMs: number;
+  /** Why each recently dropped output went: its age ran out, or newer ones pushed it out. */
+  private readonly gone = new Map<string, 'expired' | 'evicted'>();
 
   constructor(options: OutputStoreOptions = {}) {
     this.maxKept = options.maxKept ?? 20;
     this.maxTotalBytes = options.maxTotalBytes ?? 256 * 1024 * 1024;
     this.maxOutputBytes = options.maxOutputBytes ?? 64 * 1024 * 1024;
-    this.maxAgeMs = options.maxAgeMs ?? 3_600_000;
+    this.maxAgeMs = options.maxAgeMs ?? DEFAULT_OUTPUT_TTL_MS;
+  }
+
+  /** How long outputs are kept, as results say it ("for 1 hour", "for 90 s"). */
+  get ttlText(): string {
+    const s = Math.round(this.maxAgeMs / 1000);
+    if (s % 3600 === 0) return `for ${s / 3600} hour${s === 3600 ? '' : 's'}`;
+    if (s % 60 === 0) return `for ${s / 60} min`;
+    return `for ${s} s`;
+  }
+
+  /** The error message of a read of `uri` that found nothing: expired, pushed out, or never there. */
+  missing(uri: string): string {
+    const m = /^hatchery-output:\/\/([0-9a-f-]{36})(?:\/\d+)?$/.exec(uri);
+    const why = m ? this.gone.get(m[1]!) : undefined;
+    // The URI comes from the client: quoted short.
+    uri = uri.length > 120 ? `${uri.slice(0, 120)}…` : uri;
+    const limits = `outputs are kept ${this.ttlText} (serve --output-ttl), the latest ${this.maxKept} and ${Math.round(this.maxTotalBytes / 1048576)} MiB at most`;
+    if (why === 'expired') return `the output ${uri} has expired: ${limits}; run the tool again for a new one`;
+    if (why === 'evicted')
+      return `the output ${uri} was dropped to make room for newer ones: ${limits}; run the tool again for a new one`;
+    return `no output ${uri}: it never existed, or it was dropped (${limits})`;
   }
 
   /** Keeps `text` (its first maxOutputBytes) in parts of at most `partBytes`; returns their URIs. */
@@ -85,9 +113,12 @@ export class OutputStore {
     const now = Date.now();
     for (const [id, o] of this.outputs) {
       // Insertion order is age order: the oldest go first.
-      if (this.outputs.size > this.maxKept || this.total > this.maxTotalBytes || now - o.at > this.maxAgeMs) {
+      const expired = now - o.at > this.maxAgeMs;
+      if (expired || this.outputs.size > this.maxKept || this.total > this.maxTotalBytes) {
         this.outputs.delete(id);
         this.total -= o.bytes.length;
+        this.gone.set(id, expired ? 'expired' : 'evicted');
+        if (this.gone.size > MAX_GONE) this.gone.delete(this.gone.keys().next().value!);
       } else break;
     }
   }

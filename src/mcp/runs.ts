@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
 import { addUsage, type Usage } from '../providers/types.js';
+import { jsonResult } from './results.js';
 
 /**
  * Where a background run is: waiting for a slot, running, finished one way or another, or stopped
@@ -162,7 +163,7 @@ export class RunRegistry {
         },
         (err) => {
           run.state = 'failed';
-          run.result = { content: [{ type: 'text', text: String(err) }], isError: true };
+          run.result = jsonResult({ error: String(err), code: 'INTERNAL' }, { isError: true });
         },
       )
       .finally(() => {

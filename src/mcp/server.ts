@@ -14,7 +14,7 @@ import { GENERIC_TOOL_NAMES } from './generic-tools.js';
 import type { ServerHost } from './host.js';
 import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
-import { OutputStore } from './outputs.js';
+import { OutputStore, type OutputStoreOptions } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
@@ -58,6 +58,13 @@ export interface HatcheryServerOptions {
   /** Largest tool, input or resource description sent, in bytes (default 4 KiB). */
   maxDescBytes?: number;
   /**
+   * Largest result sent inline, in bytes (default 50 KiB); a larger output becomes a
+   * `hatchery-output://` resource, and the result a summary with a resource_link.
+   */
+  maxInlineBytes?: number;
+  /** How long, how many and how many bytes of such outputs are kept (default one hour, 20, 256 MiB). */
+  outputs?: OutputStoreOptions;
+  /**
    * Resume the background runs of served hatcheries that a stop of the server interrupted (they are
    * marked `interrupted` in the journal at start either way).
    */
@@ -86,7 +93,7 @@ export class HatcheryMcpServer implements ServerHost {
   /** Redacts and caps everything sent to clients. */
   readonly out: OutboundGuard;
   /** Full outputs of results cut to the size limit, served as resources. */
-  readonly outputs = new OutputStore();
+  readonly outputs: OutputStore;
   readonly heartbeatMs: number;
   readonly genericTools: boolean;
   readonly version = packageVersion();
@@ -119,9 +126,14 @@ export class HatcheryMcpServer implements ServerHost {
     this.runs = new RunRegistry(options.runs);
     this.taskStore = options.tasks === false ? undefined : new CancellableTaskStore();
     this.redact = secretRedactor(this.runtime.env, options.secrets);
+    this.outputs = new OutputStore(options.outputs);
     this.out = new OutboundGuard(
       this.redact,
-      { maxResultBytes: options.maxResultBytes, maxDescBytes: options.maxDescBytes },
+      {
+        maxResultBytes: options.maxResultBytes,
+        maxDescBytes: options.maxDescBytes,
+        maxInlineBytes: options.maxInlineBytes,
+      },
       this.outputs,
     );
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;

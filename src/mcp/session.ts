@@ -265,7 +265,7 @@ export function createSession(core: ServerHost): Session {
       if (text === undefined) {
         throw new McpError(
           ErrorCode.InvalidParams,
-          `no output ${core.out.text(uri, 200)}: it never existed, or it was dropped (outputs are kept for an hour, the latest 20 at most)`,
+          core.out.text(core.outputs.missing(uri), MAX_ERROR_BYTES),
         );
       }
       // Parts were cut to the result limit when stored; redacted already.
