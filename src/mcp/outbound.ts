@@ -215,7 +215,7 @@ export class OutboundGuard {
       v = this.moveOut(v, links);
       text = JSON.stringify(v);
     }
-    if (text.length * 3 > this.maxResultBytes) {
+    if (text.length * 3 > this.maxResultBytes && Buffer.byteLength(text) > this.maxResultBytes) {
       const fitted = this.fit(v, this.maxResultBytes);
       if (fitted === undefined) {
         // Too many elements to shorten: nothing of it can be sent whole.
@@ -236,6 +236,9 @@ export class OutboundGuard {
       }
       text = JSON.stringify(v);
     }
+    // The common case, a small result built by results.ts with nothing to redact: sent as it is.
+    const only = result.content.length === 1 ? result.content[0] : undefined;
+    if (v === value && links.length === 0 && only?.type === 'text' && only.text === text) return result;
     const others = result.content.filter((b) => b.type !== 'text');
     return { ...result, content: [{ type: 'text', text }, ...others, ...links], structuredContent: v };
   }

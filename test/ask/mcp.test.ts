@@ -6,7 +6,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hatcheryDir, inMemory, textOf, writeHatchery } from '../mcp/helpers.js';
+import { hatcheryDir, inMemory, jsonOf, textOf, writeHatchery } from '../mcp/helpers.js';
 import { pick } from './fixtures.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -140,7 +140,8 @@ describe('ask over MCP', () => {
       content: { answer: replies.shift()! },
     }));
     const r = await client.callTool({ name: 'deep', arguments: {} });
-    expect(textOf(r)).toBe('{"tags":["a","b"]}');
+    // A structured final value is the result's output as it is, not its JSON text.
+    expect(jsonOf(r).output).toEqual({ tags: ['a', 'b'] });
     expect(asked).toHaveLength(2);
     expect(asked[0]?.requestedSchema.properties.answer).toMatchObject({
       type: 'string',

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WireBody } from '../fakes/http.js';
 import { fakeVendors } from '../fakes/vendors.js';
 import { echo, hatch, load, runCli, tempDir } from '../helpers.js';
-import { inMemory, spawnCli, textOf } from '../mcp/helpers.js';
+import { inMemory, jsonOf, spawnCli, textOf } from '../mcp/helpers.js';
 import { envOf, exhausted, runtimeFor } from './helpers.js';
 
 const fakes = fakeVendors();
@@ -116,8 +116,9 @@ describe('a budget stops a parallel fan-out of spawned agents', () => {
       const res = await client.callTool({ name: 'fan', arguments: { input: 'go' } });
       expect(res.isError).toBe(true);
       expect(textOf(res)).toMatch(/budget exhausted: model_calls 4 of 4 spent/);
-      expect(textOf(res)).toContain('"Intro":"intro done"');
+      // The text block carries the same JSON as structuredContent.
       const s = res.structuredContent as Record<string, unknown>;
+      expect(jsonOf(res)).toEqual(s);
       expect(s).toMatchObject({ code: 'BUDGET_EXHAUSTED', limit: 'model_calls', limit_value: 4 });
       expect((s.spent as Record<string, number>).model_calls).toBe(4);
       expectPartial(s.partial as Record<string, unknown>);

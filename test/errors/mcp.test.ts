@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoDef, hatcheryDir, inMemory, writeHatchery } from '../mcp/helpers.js';
+import { echoDef, hatcheryDir, inMemory, textOf, writeHatchery } from '../mcp/helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -14,8 +14,7 @@ async function client() {
   cleanups.push(s.close);
   const call = async (name: string, args: Record<string, unknown>) => {
     const r = (await s.client.callTool({ name, arguments: args })) as CallToolResult;
-    const text = r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-    return { isError: r.isError === true, text };
+    return { isError: r.isError === true, text: textOf(r) };
   };
   return call;
 }

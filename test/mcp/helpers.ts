@@ -181,8 +181,27 @@ export function hatcheryDir(): string {
   return tempDir('hatchery-mcp-test-');
 }
 
-/** Text of the first content block of a tool result. */
+/**
+ * The readable text of a tool result: the `output` (or `error`) of the server's JSON result when it
+ * has one (src/mcp/results.ts), else the text of its text blocks.
+ */
 export function textOf(result: unknown): string {
   const c = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return c.map((b) => b.text ?? '').join('');
+  const text = c.map((b) => b.text ?? '').join('');
+  try {
+    const v = JSON.parse(text) as { output?: unknown; error?: unknown };
+    if (typeof v.output === 'string') return v.output;
+    if (typeof v.error === 'string') return v.error;
+  } catch {
+    // Not JSON: a result of another server, or a text result.
+  }
+  return text;
+}
+
+/** The JSON of a tool result's one text block (the server sends the same object as structuredContent). */
+export function jsonOf(result: unknown): Record<string, unknown> {
+  const c = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  const texts = c.filter((b) => b.type === 'text');
+  if (texts.length !== 1) throw new Error(`expected one text block, got ${texts.length}`);
+  return JSON.parse(texts[0]!.text ?? '') as Record<string, unknown>;
 }

@@ -12,7 +12,7 @@ const guard = (max = 4096) =>
 describe('OutboundGuard', () => {
   it('returns small results as they are', () => {
     const r: CallToolResult = {
-      content: [{ type: 'text', text: 'fine' }],
+      content: [{ type: 'text', text: '{"a":["b",1]}' }],
       structuredContent: { a: ['b', 1] },
     };
     expect(guard().result(r)).toBe(r);
@@ -39,7 +39,8 @@ describe('OutboundGuard', () => {
 
   it('cuts a long multi-byte text on a character boundary, and a cut result passes again unchanged', () => {
     const g = guard(4096);
-    const r = g.result({ content: [{ type: 'text', text: `${'é'.repeat(10_000)}${SECRET}` }] });
+    // The text path: the error of a tool with an output schema has no structured content.
+    const r = g.result({ content: [{ type: 'text', text: `${'é'.repeat(10_000)}${SECRET}` }] }, { schema: true });
     const text = (r.content[0] as { text: string }).text;
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4096);
     expect(text).toMatch(/^é+\n\n\[output truncated: 20 KB in all/);

@@ -8,7 +8,16 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
-import { droneDef, echoDef, fakeEnv, hatcheryDir, spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
+import {
+  droneDef,
+  echoDef,
+  fakeEnv,
+  hatcheryDir,
+  jsonOf,
+  spawnCli,
+  textOf,
+  writeHatchery,
+} from '../mcp/helpers.js';
 
 const MiB = 1024 * 1024;
 /** What the SDK client accepts in one message; everything sent must stay well below. */
@@ -96,24 +105,23 @@ describe('oversized messages do not end the stdio server', () => {
     await stillServing();
   });
 
-  it('cuts a 12 MB result, keeping the full output readable as resources', async () => {
+  it('moves a 12 MB result to resources, keeping the full output readable', async () => {
     const n = 12_000_000;
     const result = await client.callTool({ name: 'big_result', arguments: { input: String(n) } });
-    const text = textOf(result);
-    expect(Buffer.byteLength(text)).toBeLessThan(MiB + 2_000);
-    expect(text).toMatch(
-      /\[output truncated: 12\.0 MB in all, over the server's limit of 1\.0 MB per result/,
-    );
-    const uris = [...text.matchAll(/hatchery-output:\/\/[0-9a-f-]+\/\d+/g)].map((m) => m[0]);
-    expect(uris).toHaveLength(2);
+    // A summary in both copies: the start of the output, its size and where the rest is.
+    const summary = jsonOf(result);
+    expect(summary).toEqual(result.structuredContent);
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(10_000);
+    expect(summary).toMatchObject({ output_bytes: n, output_parts: 12 });
+    expect(summary.output_preview).toMatch(/^x+…$/);
+    const first = String(summary.output_uri);
+    expect(first).toMatch(/^hatchery-output:\/\/[0-9a-f-]+\/1$/);
     const link = (result.content as { type: string; uri?: string }[]).find((c) => c.type === 'resource_link');
-    expect(link?.uri).toBe(uris[0]);
+    expect(link?.uri).toBe(first);
     // Parts 1 … 12 hold the whole output, each under the result limit.
-    const last = Number(uris[1]!.split('/').pop());
-    expect(last).toBe(12);
     let total = 0;
-    for (let i = 1; i <= last; i++) {
-      const part = await client.readResource({ uri: uris[0]!.replace(/\/1$/, `/${i}`) });
+    for (let i = 1; i <= 12; i++) {
+      const part = await client.readResource({ uri: first.replace(/\/1$/, `/${i}`) });
       const t = (part.contents[0] as { text: string }).text;
       expect(Buffer.byteLength(t)).toBeLessThanOrEqual(MiB);
       total += t.length;
@@ -122,10 +130,10 @@ describe('oversized messages do not end the stdio server', () => {
     await stillServing();
   }, 60_000);
 
-  it('cuts a 50 MB model reply', async () => {
+  it('moves a 50 MB model reply to resources', async () => {
     openai.enqueue({ text: 'z'.repeat(50_000_000) });
     const result = await client.callTool({ name: 'model_reply', arguments: { input: 'talk a lot' } });
-    expect(textOf(result)).toMatch(/^z+\n\n\[output truncated: 50\.0 MB in all/);
+    expect(jsonOf(result)).toMatchObject({ output_bytes: 50_000_000, output_preview: expect.stringMatching(/^z+…$/) });
     await stillServing();
   }, 60_000);
 
@@ -150,11 +158,10 @@ describe('oversized messages do not end the stdio server', () => {
     try {
       const fits = await s.client.callTool({ name: 'big_result', arguments: { input: '3000' } });
       expect(textOf(fits)).toBe('x'.repeat(3000));
-      const cut = textOf(await s.client.callTool({ name: 'big_result', arguments: { input: '5000' } }));
-      expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(4096);
-      expect(cut).toMatch(
-        /^x+\n\n\[output truncated: 5 KB in all, over the server's limit of 4 KB per result/,
-      );
+      // The inline limit is never above the result limit: 5,000 bytes go to a resource.
+      const cut = await s.client.callTool({ name: 'big_result', arguments: { input: '5000' } });
+      expect(Buffer.byteLength(JSON.stringify(cut.content))).toBeLessThanOrEqual(2 * 4096);
+      expect(jsonOf(cut)).toMatchObject({ output_bytes: 5000, output_parts: 2 });
     } finally {
       await s.close();
     }
