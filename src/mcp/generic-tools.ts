@@ -270,6 +270,13 @@ function liveRun(core: ServerHost, args: Record<string, unknown>): BackgroundRun
   return core.runs.get(runId(args));
 }
 
+/** True when a result links to a kept output that is no longer kept. */
+function goneOutput(core: ServerHost, result: CallToolResult): boolean {
+  return result.content.some(
+    (b) => b.type === 'resource_link' && core.outputs.owns(b.uri) && !core.outputs.has(b.uri),
+  );
+}
+
 function list(core: ServerHost): CallToolResult {
   const hatcheries = core.registry.entries().map((e) => ({
     name: e.name,
@@ -354,7 +361,12 @@ export async function callGenericTool(
           throw new HatcheryError('USAGE', '"wait_seconds" must be a number of seconds, 0 or more');
         const seconds = Math.min(typeof w === 'number' ? w : DEFAULT_RESULT_WAIT_S, MAX_RESULT_WAIT_S);
         const finished = await core.runs.wait(run, seconds * 1000, ctx.env.signal);
-        if (finished && run.result) return run.result;
+        if (finished && run.result) {
+          // A large output's resource may have expired since: the journal still has the output.
+          if (core.runtime.store && goneOutput(core, run.result))
+            return storedResult(core, await readStored(core, run.id));
+          return run.result;
+        }
         return json(core.runs.status(run), 'still running: call hatchery_result again to keep waiting');
       }
       case 'hatchery_cancel': {

@@ -104,6 +104,13 @@ export class OutputStore {
     return o.bytes.subarray(o.starts[i], o.starts[i + 1] ?? o.bytes.length).toString('utf8');
   }
 
+  /** True while the output of `uri` is kept. */
+  has(uri: string): boolean {
+    this.prune();
+    const m = /^hatchery-output:\/\/([0-9a-f-]{36})\/\d+$/.exec(uri);
+    return m !== null && this.outputs.has(m[1]!);
+  }
+
   /** True for a URI of this store's scheme. */
   owns(uri: string): boolean {
     return uri.startsWith(OUTPUT_SCHEME);
