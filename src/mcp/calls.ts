@@ -78,7 +78,11 @@ function usageMeta(usage: Usage): Record<string, unknown> {
  * with the partial outputs of the nodes that finished; the limit and spending also in `_meta` under
  * hatchery/budget.
  */
-function budgetResult(host: Pick<CallHost, 'out'>, err: BudgetExhaustedError, schema: boolean): CallToolResult {
+function budgetResult(
+  host: Pick<CallHost, 'out'>,
+  err: BudgetExhaustedError,
+  schema: boolean,
+): CallToolResult {
   const value = {
     ...errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES)),
     limit: err.context.limit,

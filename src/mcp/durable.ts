@@ -80,7 +80,9 @@ export function storedResult(core: ServerHost, run: StoredRun): CallToolResult {
  * `next_step` (what the caller does next) unless the value has one already.
  */
 export function json(value: Record<string, unknown>, nextStep?: string): CallToolResult {
-  return jsonResult(nextStep === undefined || 'next_step' in value ? value : { ...value, next_step: nextStep });
+  return jsonResult(
+    nextStep === undefined || 'next_step' in value ? value : { ...value, next_step: nextStep },
+  );
 }
 
 /** The journal's record of a run, or a NOT_FOUND error that says where runs are kept. */

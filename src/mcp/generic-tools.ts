@@ -236,7 +236,10 @@ function target(
     for (const [i, pair] of inputs.entries()) {
       const p = pair as { name?: unknown; value?: unknown } | null;
       if (p === null || typeof p !== 'object' || typeof p.name !== 'string')
-        throw new HatcheryError('USAGE', `"inputs[${i}]" must be {"name": "<input name>", "value": "<text>"}`);
+        throw new HatcheryError(
+          'USAGE',
+          `"inputs[${i}]" must be {"name": "<input name>", "value": "<text>"}`,
+        );
       if (Object.hasOwn(flat, p.name))
         throw new HatcheryError('USAGE', `"inputs" gives ${quote(p.name)} twice; give each input once`);
       flat[p.name] = p.value;

@@ -273,7 +273,8 @@ export class OutboundGuard {
     const kept: ResultValue = {};
     const omitted: string[] = [];
     for (const [k, x] of Object.entries(out)) {
-      if (x === null || typeof x !== 'object' ? JSON.stringify(x ?? null).length <= SMALL_FIELD : false) kept[k] = x;
+      if (x === null || typeof x !== 'object' ? JSON.stringify(x ?? null).length <= SMALL_FIELD : false)
+        kept[k] = x;
       else omitted.push(k);
     }
     links.push(link(stored, 'full result', 'application/json'));

@@ -70,7 +70,8 @@ export class OutputStore {
     // The URI comes from the client: quoted short.
     uri = uri.length > 120 ? `${uri.slice(0, 120)}…` : uri;
     const limits = `outputs are kept ${this.ttlText} (serve --output-ttl), the latest ${this.maxKept} and ${Math.round(this.maxTotalBytes / 1048576)} MiB at most`;
-    if (why === 'expired') return `the output ${uri} has expired: ${limits}; run the tool again for a new one`;
+    if (why === 'expired')
+      return `the output ${uri} has expired: ${limits}; run the tool again for a new one`;
     if (why === 'evicted')
       return `the output ${uri} was dropped to make room for newer ones: ${limits}; run the tool again for a new one`;
     return `no output ${uri}: it never existed, or it was dropped (${limits})`;

@@ -40,7 +40,10 @@ describe('OutboundGuard', () => {
   it('cuts a long multi-byte text on a character boundary, and a cut result passes again unchanged', () => {
     const g = guard(4096);
     // The text path: the error of a tool with an output schema has no structured content.
-    const r = g.result({ content: [{ type: 'text', text: `${'é'.repeat(10_000)}${SECRET}` }] }, { schema: true });
+    const r = g.result(
+      { content: [{ type: 'text', text: `${'é'.repeat(10_000)}${SECRET}` }] },
+      { schema: true },
+    );
     const text = (r.content[0] as { text: string }).text;
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4096);
     expect(text).toMatch(/^é+\n\n\[output truncated: 20 KB in all/);

@@ -133,7 +133,10 @@ describe('oversized messages do not end the stdio server', () => {
   it('moves a 50 MB model reply to resources', async () => {
     openai.enqueue({ text: 'z'.repeat(50_000_000) });
     const result = await client.callTool({ name: 'model_reply', arguments: { input: 'talk a lot' } });
-    expect(jsonOf(result)).toMatchObject({ output_bytes: 50_000_000, output_preview: expect.stringMatching(/^z+…$/) });
+    expect(jsonOf(result)).toMatchObject({
+      output_bytes: 50_000_000,
+      output_preview: expect.stringMatching(/^z+…$/),
+    });
     await stillServing();
   }, 60_000);
 
