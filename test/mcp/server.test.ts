@@ -424,7 +424,8 @@ describe('MCP server (in memory)', () => {
         undefined,
         { timeout },
       );
-      if (/running|queued/.test(String((r.structuredContent as { state?: string } | undefined)?.state))) stillRunning++;
+      if (/running|queued/.test(String((r.structuredContent as { state?: string } | undefined)?.state)))
+        stillRunning++;
       else result = r;
     }
     expect(stillRunning).toBeGreaterThan(0);

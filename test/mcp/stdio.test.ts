@@ -135,7 +135,8 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
         undefined,
         { timeout: 1_000 },
       );
-      if (!/running|queued/.test(String((r.structuredContent as { state?: string } | undefined)?.state))) text = textOf(r);
+      if (!/running|queued/.test(String((r.structuredContent as { state?: string } | undefined)?.state)))
+        text = textOf(r);
     }
     expect(text).toBe('slow two');
   });
