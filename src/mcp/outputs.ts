@@ -57,6 +57,7 @@ export class OutputStore {
 
   /** How long outputs are kept, as results say it ("for 1 hour", "for 90 s"). */
   get ttlText(): string {
+    if (this.maxAgeMs < 1000) return `for ${this.maxAgeMs} ms`;
     const s = Math.round(this.maxAgeMs / 1000);
     if (s % 3600 === 0) return `for ${s / 3600} hour${s === 3600 ? '' : 's'}`;
     if (s % 60 === 0) return `for ${s / 60} min`;

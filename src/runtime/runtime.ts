@@ -158,7 +158,13 @@ export class Runtime {
         this.runWith(h, options, runId, listener, signal, hold),
       );
     }
-    return this.runWith(h, options, randomUUID(), options.onEvent, options.signal ?? neverAborted);
+    return this.runWith(
+      h,
+      options,
+      options.runId ?? randomUUID(),
+      options.onEvent,
+      options.signal ?? neverAborted,
+    );
   }
 
   private async runWith(

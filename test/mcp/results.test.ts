@@ -1,0 +1,293 @@
+/**
+ * Issue 13, results: every tool result carries one JSON object twice, as structuredContent (what
+ * Claude Code reads) and as its only text block (what Claude Desktop reads), redacted and capped the
+ * same; an output above the inline limit becomes a summary plus a resource_link to a resource kept
+ * for a configurable time. Real SDK client and server, in memory and over stdio.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
+import { runCli } from '../helpers.js';
+import {
+  droneDef,
+  echoDef,
+  hatcheryDir,
+  inMemory,
+  jsonOf,
+  spawnCli,
+  textOf,
+  waitFor,
+  writeHatchery,
+} from './helpers.js';
+
+const SECRET = 'sk-live-results-0123456789abcdef';
+const UUID = /^[0-9a-f-]{36}$/;
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+/** One text block, and its JSON is the structured content: the rule of every result. */
+function expectOneJson(r: unknown): Record<string, unknown> {
+  const result = r as CallToolResult;
+  expect(result.content.filter((b) => b.type === 'text')).toHaveLength(1);
+  const json = jsonOf(result);
+  if (result.structuredContent !== undefined) expect(json).toEqual(result.structuredContent);
+  return json;
+}
+
+async function serve(dir: string, server: Record<string, unknown> = {}) {
+  const s = await inMemory(dir, {
+    providers: { openai: new ScriptedProvider(['{"city":"Oslo","population":709000}']) },
+    server: { watch: false, secrets: [SECRET], ...server },
+  });
+  cleanups.push(s.close);
+  return s;
+}
+
+function folder(): string {
+  const dir = hatcheryDir();
+  writeHatchery(dir, 'hello.json', echoDef('hello', 'hi '));
+  writeHatchery(dir, 'needs.json', { ...echoDef('needs'), inputs: { topic: 'What about?' } });
+  writeHatchery(dir, 'city.json', {
+    name: 'city_facts',
+    desc: 'Facts about a city',
+    nodes: [
+      {
+        name: 'Facts',
+        usr_prompt: '{{ ctx.input }}',
+        output_schema: {
+          type: 'object',
+          properties: { city: { type: 'string' }, population: { type: 'number' } },
+          required: ['city', 'population'],
+        },
+      },
+    ],
+  });
+  return dir;
+}
+
+async function readText(client: Client, uri: string): Promise<string> {
+  const r = await client.readResource({ uri });
+  return (r.contents[0] as { text: string }).text;
+}
+
+describe('one JSON object in structuredContent and in the text block', () => {
+  it('a run that ended well: { output, run_id }, usage after model calls', async () => {
+    const { client } = await serve(folder());
+    const r = await client.callTool({ name: 'hello', arguments: { input: 'Ada' } });
+    const json = expectOneJson(r);
+    expect(json).toEqual({ output: 'hi Ada', run_id: expect.stringMatching(UUID) });
+    expect(r._meta?.['hatchery/usage']).toMatchObject({ input_tokens: 0, output_tokens: 0 });
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'ask.json', droneDef('ask'));
+    const s = await inMemory(dir, { providers: { openai: new ScriptedProvider(['an answer']) } });
+    cleanups.push(s.close);
+    const asked = expectOneJson(await s.client.callTool({ name: 'ask', arguments: { input: 'q' } }));
+    expect(asked).toMatchObject({ output: 'an answer', usage: { input_tokens: 1, output_tokens: 1 } });
+  });
+
+  it('a failure: { error, code } with isError, in both copies', async () => {
+    const { client } = await serve(folder());
+    const r = await client.callTool({ name: 'needs', arguments: { input: 'x' } });
+    expect(r.isError).toBe(true);
+    const json = expectOneJson(r);
+    expect(json).toMatchObject({
+      code: 'MISSING_INPUT',
+      error: expect.stringMatching(/missing input: topic/),
+    });
+    const unknown = await client.callTool({ name: 'helo', arguments: {} });
+    expect(expectOneJson(unknown)).toEqual({
+      error: 'unknown tool "helo"; did you mean "hello"?',
+      code: 'NOT_FOUND',
+    });
+  });
+
+  it('a tool with an outputSchema: the object itself, and its errors as JSON text only', async () => {
+    const { client } = await serve(folder());
+    // The SDK client checks structuredContent against the declared schema: a wrong one would throw.
+    await client.listTools();
+    const r = await client.callTool({ name: 'city_facts', arguments: { input: 'Oslo' } });
+    expect(expectOneJson(r)).toEqual({ city: 'Oslo', population: 709000 });
+    expect(r._meta?.['hatchery/usage']).toMatchObject({ input_tokens: 1 });
+    // The scripted model has no second reply: the run fails.
+    const failed = (await client.callTool({
+      name: 'city_facts',
+      arguments: { input: 'Rome' },
+    })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(failed.structuredContent).toBeUndefined();
+    expect(jsonOf(failed)).toMatchObject({ code: expect.any(String), error: expect.any(String) });
+  });
+
+  it('every generic tool answers in the same shape, with next_step where there is one', async () => {
+    const { client } = await serve(folder());
+    const call = async (name: string, args: Record<string, unknown> = {}) =>
+      expectOneJson(await client.callTool({ name, arguments: args }));
+    expect(await call('hatchery_list')).toMatchObject({ hatcheries: expect.any(Array) });
+    const started = await call('hatchery_start', { name: 'hello', input: 'Bo' });
+    expect(started).toEqual({
+      run_id: expect.stringMatching(UUID),
+      hatchery: 'hello',
+      state: expect.any(String),
+      next_step: 'call hatchery_result with this run_id to wait for the result',
+    });
+    const result = await call('hatchery_result', { run_id: started.run_id });
+    expect(result).toEqual({ output: 'hi Bo', run_id: started.run_id });
+    expect(await call('hatchery_status', { run_id: started.run_id })).toMatchObject({ state: 'succeeded' });
+    expect(await call('hatchery_cancel', { run_id: started.run_id })).toMatchObject({
+      note: 'already finished (succeeded)',
+    });
+    expect(await call('hatchery_runs')).toMatchObject({ runs: expect.any(Array) });
+    expect(await call('hatchery_status', { run_id: '../../etc/passwd' })).toMatchObject({
+      code: 'NOT_FOUND',
+    });
+  });
+
+  it('a secret is redacted in both copies, keys and nested values too', async () => {
+    const { client } = await serve(folder());
+    const r = await client.callTool({ name: 'hello', arguments: { input: `key ${SECRET}` } });
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+    expect(expectOneJson(r).output).toBe('hi key [redacted]');
+    const failed = await client.callTool({ name: 'hatchery_run', arguments: { name: SECRET } });
+    expect(JSON.stringify(failed)).not.toContain(SECRET);
+    expect(expectOneJson(failed).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('outputs above the inline limit', () => {
+  it('become a summary and a resource_link; reading the resource gives the whole output', async () => {
+    const { client } = await serve(folder(), { maxInlineBytes: 4096 });
+    const input = `${'é'.repeat(5000)} ${SECRET} end`;
+    const r = (await client.callTool({ name: 'hello', arguments: { input } })) as CallToolResult;
+    const json = expectOneJson(r);
+    const full = `hi ${input}`.replace(SECRET, '[redacted]');
+    expect(json).toEqual({
+      output_preview: expect.stringMatching(/^hi é+…$/),
+      output_bytes: Buffer.byteLength(full),
+      output_uri: expect.stringMatching(/^hatchery-output:\/\/[0-9a-f-]{36}\/1$/),
+      run_id: expect.stringMatching(UUID),
+      note: expect.stringMatching(
+        /^the output is 10 KB, over the server's inline limit of 4 KB: .* \(kept for 1 hour\)$/,
+      ),
+    });
+    expect(Buffer.byteLength(String(json.output_preview))).toBeLessThanOrEqual(2048 + 3);
+    expect(String(json.output_preview)).not.toContain('\uFFFD');
+    expect(r.content[1]).toMatchObject({
+      type: 'resource_link',
+      uri: json.output_uri,
+      mimeType: 'text/plain',
+    });
+    expect(await readText(client, String(json.output_uri))).toBe(full);
+    // Small results stay inline.
+    expect(expectOneJson(await client.callTool({ name: 'hello', arguments: { input: 'x' } })).output).toBe(
+      'hi x',
+    );
+  });
+
+  it('a tool with an outputSchema keeps its object inline whatever the inline limit', async () => {
+    const { client } = await serve(folder(), { maxInlineBytes: 1024 });
+    await client.listTools();
+    const r = await client.callTool({ name: 'city_facts', arguments: { input: 'Oslo' } });
+    expect(r.structuredContent).toEqual({ city: 'Oslo', population: 709000 });
+  });
+
+  it('after the TTL the resource is gone, with a message that says it expired and what to do', async () => {
+    const { client } = await serve(folder(), { maxInlineBytes: 1024, outputs: { maxAgeMs: 200 } });
+    const r = await client.callTool({ name: 'hello', arguments: { input: 'y'.repeat(3000) } });
+    const uri = String(expectOneJson(r).output_uri);
+    expect(expectOneJson(r).note).toMatch(/\(kept for 200 ms\)$/);
+    await waitFor(
+      async () =>
+        client.readResource({ uri }).then(
+          () => false,
+          (e: Error) => e.message,
+        ),
+      10_000,
+      'the output to expire',
+    ).then((message) =>
+      expect(message).toMatch(
+        /the output hatchery-output:\/\/.* has expired: outputs are kept .*run the tool again/,
+      ),
+    );
+  });
+
+  it('the count and byte caps drop the oldest outputs first, saying so', async () => {
+    const { client } = await serve(folder(), {
+      maxInlineBytes: 1024,
+      outputs: { maxKept: 5, maxTotalBytes: 10_000 },
+    });
+    const uris: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await client.callTool({ name: 'hello', arguments: { input: `${i}`.repeat(4000) } });
+      uris.push(String(expectOneJson(r).output_uri));
+    }
+    // 4 × 4 KB is over the 10,000 bytes kept: the first two went.
+    await expect(client.readResource({ uri: uris[0]! })).rejects.toThrow(
+      /was dropped to make room for newer ones/,
+    );
+    await expect(client.readResource({ uri: uris[1]! })).rejects.toThrow(/was dropped to make room/);
+    expect(await readText(client, uris[3]!)).toBe(`hi ${'3'.repeat(4000)}`);
+  });
+
+  it('hostile and unknown output URIs get a short error, never a file', async () => {
+    const { client } = await serve(folder());
+    for (const uri of [
+      'hatchery-output://../../etc/passwd',
+      'hatchery-output://00000000-0000-0000-0000-000000000000/1',
+      `hatchery-output://${'a'.repeat(100_000)}`,
+    ]) {
+      const err = await client.readResource({ uri }).then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
+      expect(err).toMatch(/no output hatchery-output:\/\/.*: it never existed, or it was dropped/);
+      expect(err!.length).toBeLessThan(600);
+    }
+  });
+
+  it('serve --max-inline-bytes and --output-ttl set both; hatchery_result reads an expired output again from the journal', async () => {
+    const dir = folder();
+    const s = await spawnCli(dir, { args: ['--max-inline-bytes', '2048', '--output-ttl', '1'] });
+    cleanups.push(s.close);
+    const started = jsonOf(
+      await s.client.callTool({
+        name: 'hatchery_start',
+        arguments: { name: 'hello', input: 'z'.repeat(5000) },
+      }),
+    );
+    const first = jsonOf(
+      await s.client.callTool({ name: 'hatchery_result', arguments: { run_id: started.run_id } }),
+    );
+    expect(first).toMatchObject({ output_bytes: 5003, note: expect.stringMatching(/kept for 1 s/) });
+    const uri = String(first.output_uri);
+    await waitFor(
+      () =>
+        s.client.readResource({ uri }).then(
+          () => false,
+          () => true,
+        ),
+      10_000,
+      'the output to expire',
+    );
+    const again = jsonOf(
+      await s.client.callTool({ name: 'hatchery_result', arguments: { run_id: started.run_id } }),
+    );
+    expect(again.output_uri).not.toBe(uri);
+    expect(await readText(s.client, String(again.output_uri))).toBe(`hi ${'z'.repeat(5000)}`);
+  });
+
+  it('serve refuses an --output-ttl or --max-inline-bytes that is not a positive integer', async () => {
+    for (const [args, name] of [
+      [['--output-ttl', '0'], 'output-ttl'],
+      [['--max-inline-bytes=-5'], 'max-inline-bytes'],
+      [['--output-ttl', '1h'], 'output-ttl'],
+    ] as const) {
+      const r = await runCli(['serve', '--dir', hatcheryDir(), ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`--${name} must be a positive integer`);
+    }
+  });
+});
