@@ -48,9 +48,9 @@ function cut(text: string, limit: number): { head: string; bytes: number } | und
   return { head, bytes };
 }
 
-/** The first PREVIEW_BYTES of a text, whole characters, marked as cut. */
-function previewOf(text: string): string {
-  const c = cut(text, PREVIEW_BYTES);
+/** The first `bytes` of a text, whole characters, marked as cut. */
+function previewOf(text: string, bytes: number): string {
+  const c = cut(text, bytes);
   return c ? `${c.head}…` : text;
 }
 
@@ -257,7 +257,8 @@ export class OutboundGuard {
       const bytes = Buffer.byteLength(output);
       const stored = store.put(output, this.maxResultBytes);
       out = {
-        output_preview: previewOf(output),
+        // A quarter of the inline limit at most, so that the summary itself stays inline.
+        output_preview: previewOf(output, Math.min(PREVIEW_BYTES, this.maxInlineBytes >> 2)),
         output_bytes: bytes,
         output_uri: stored.parts[0],
         ...(stored.parts.length > 1 ? { output_parts: stored.parts.length } : {}),
@@ -265,7 +266,7 @@ export class OutboundGuard {
         note: `the output is ${formatBytes(bytes)}, over the server's inline limit of ${formatBytes(this.maxInlineBytes)}: output_preview is its start; read output_uri${stored.parts.length > 1 ? ' and the next parts (/2, /3 …)' : ''} with resources/read for all of it (kept ${store.ttlText})`,
       };
       links.push(link(stored, 'full output', 'text/plain'));
-      if (JSON.stringify(out).length * 3 <= this.maxInlineBytes) return out;
+      if (Buffer.byteLength(JSON.stringify(out)) <= this.maxInlineBytes) return out;
     }
     const json = JSON.stringify(out, null, 2);
     if (Buffer.byteLength(json) <= this.maxInlineBytes) return out;

@@ -16,7 +16,6 @@ import {
   inMemory,
   jsonOf,
   spawnCli,
-  textOf,
   waitFor,
   writeHatchery,
 } from './helpers.js';
@@ -185,6 +184,27 @@ describe('outputs above the inline limit', () => {
     expect(expectOneJson(await client.callTool({ name: 'hello', arguments: { input: 'x' } })).output).toBe(
       'hi x',
     );
+  });
+
+  it('a large answer without an output (a long list) is kept whole as JSON; its small fields stay', async () => {
+    const dir = folder();
+    for (let i = 0; i < 30; i++) writeHatchery(dir, `e${i}.json`, echoDef(`echo_${i}`, `${i} `));
+    const { client } = await serve(dir, { maxInlineBytes: 1024 });
+    const r = (await client.callTool({ name: 'hatchery_list', arguments: {} })) as CallToolResult;
+    const json = expectOneJson(r);
+    expect(json).toEqual({
+      omitted: ['hatcheries'],
+      result_bytes: expect.any(Number),
+      result_uri: expect.stringMatching(/^hatchery-output:\/\/[0-9a-f-]{36}\/1$/),
+      note: expect.stringMatching(/the fields in "omitted" are in the JSON at result_uri/),
+    });
+    expect(r.content[1]).toMatchObject({
+      type: 'resource_link',
+      uri: json.result_uri,
+      mimeType: 'application/json',
+    });
+    const full = JSON.parse(await readText(client, String(json.result_uri))) as { hatcheries: unknown[] };
+    expect(full.hatcheries).toHaveLength(33);
   });
 
   it('a tool with an outputSchema keeps its object inline whatever the inline limit', async () => {
