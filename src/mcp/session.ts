@@ -15,6 +15,7 @@ import type { Provider } from '../providers/types.js';
 import { type CallEnv, errorResult, failed, runHatcheryCall, succeeded } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { callWithHandoff } from './handoff.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
 import { formatBytes } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
@@ -180,7 +181,8 @@ export function createSession(core: ServerHost): Session {
       const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
       return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
     }
-    return (await runHatcheryCall(core, entry, args, env)).result;
+    if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
+    return callWithHandoff(core, entry, args, env, core.syncWaitMs);
   };
   server.setRequestHandler('tools/call', onCall);
 

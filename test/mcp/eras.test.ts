@@ -14,8 +14,8 @@ import { CLI, echoDef, hatcheryDir, waitFor, writeHatchery } from './helpers.js'
 
 const MODERN = { versionNegotiation: { mode: { pin: '2026-07-28' } } } as const;
 
-function textOf(result: { content?: unknown }): string {
-  const blocks = (result.content ?? []) as { type: string; text?: string }[];
+function textOf(result: unknown): string {
+  const blocks = ((result as { content?: unknown }).content ?? []) as { type: string; text?: string }[];
   return blocks.map((b) => b.text ?? '').join('');
 }
 
