@@ -1,6 +1,7 @@
 import {
   type CallToolRequest,
   type CallToolResult,
+  type InputRequiredResult,
   ProtocolError,
   ProtocolErrorCode,
   type RequestId,
@@ -17,6 +18,7 @@ import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
+import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
 import { formatBytes } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
@@ -147,7 +149,10 @@ export function createSession(core: ServerHost): Session {
     tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
   }));
 
-  const onCall = async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
+  const onCall = async (
+    request: CallToolRequest,
+    ctx: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> => {
     const req = ctx.mcpReq;
     const { name, arguments: args } = request.params;
     // The request's own signal is the run's: it fires on client cancellation, and closing the
@@ -181,8 +186,25 @@ export function createSession(core: ServerHost): Session {
       const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
       return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
     }
-    if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
-    return callWithHandoff(core, entry, args, env, core.syncWaitMs);
+    const client = modernClient(ctx);
+    const resume = (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) =>
+      resumeBackground(core, id, attempt, meta, undefined);
+    if (!client.modern) {
+      if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
+      return callWithHandoff(core, entry, args, env, core.syncWaitMs);
+    }
+    // 2026-07-28: no requests to the client mid-call; questions go back as input_required.
+    env.elicit = undefined;
+    env.sampling = undefined;
+    if (!client.forms) return callWithHandoff(core, entry, args, env, core.syncWaitMs ?? Infinity);
+    const state = ctx.mcpReq.requestState<string>();
+    if (typeof state === 'string') return answerRun(core, entry, state, ctx, resume);
+    const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
+    if ('error' in completed) return errorResult(core, completed.error);
+    if ('ask' in completed) return completed.ask;
+    return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs ?? Infinity, undefined, (run) =>
+      askRun(core, run),
+    );
   };
   server.setRequestHandler('tools/call', onCall);
 
