@@ -37,8 +37,18 @@ export interface Session {
   sessionId(): string | undefined;
 }
 
+/**
+ * Whether the session speaks 2026-07-28 or later, which has no requests from server to client
+ * (sampling, elicitation): questions go back as input_required results instead.
+ */
+function pushless(server: Server): boolean {
+  const v = server.getNegotiatedProtocolVersion();
+  return v !== undefined && v >= '2026';
+}
+
 /** The client's model as a provider, when the client declared sampling; requests go with `related`. */
 function samplingFor(server: Server, related: RequestId | undefined): Provider | undefined {
+  if (pushless(server)) return undefined;
   const caps = server.getClientCapabilities();
   if (!caps?.sampling) return undefined;
   return createSamplingProvider({
@@ -49,7 +59,7 @@ function samplingFor(server: Server, related: RequestId | undefined): Provider |
 }
 
 function elicitFor(core: ServerHost, server: Server, related: RequestId | undefined): ElicitFn | undefined {
-  if (!canElicitForm(server.getClientCapabilities())) return undefined;
+  if (pushless(server) || !canElicitForm(server.getClientCapabilities())) return undefined;
   return (params, signal) => {
     // The form's texts are the file's input prompts: redacted and capped like any description.
     const props: typeof params.requestedSchema.properties = {};
@@ -193,9 +203,7 @@ export function createSession(core: ServerHost): Session {
       if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
       return callWithHandoff(core, entry, args, env, core.syncWaitMs);
     }
-    // 2026-07-28: no requests to the client mid-call; questions go back as input_required.
-    env.elicit = undefined;
-    env.sampling = undefined;
+    // 2026-07-28 (no elicit or sampling in env): questions go back as input_required.
     if (!client.forms) return callWithHandoff(core, entry, args, env, core.syncWaitMs ?? Infinity);
     const state = ctx.mcpReq.requestState<string>();
     if (typeof state === 'string') return answerRun(core, entry, state, ctx, resume);

@@ -110,6 +110,21 @@ describe('input_required on 2026 connections', () => {
     expect(Object.keys(asked[0]!.requestedSchema.properties)).toEqual(['who']);
   });
 
+  it('hatchery_start on a 2026 connection names a missing input instead of trying to push a form', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'greet.json', {
+      name: 'greet',
+      desc: 'greets',
+      inputs: { who: 'Whom to greet?' },
+      nodes: [{ name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'hello {{ ctx.who }}' } }],
+    });
+    const { client, asked } = await setup(dir, () => ({ action: 'accept', content: { who: 'Ada' } }));
+    const r = await client.callTool({ name: 'hatchery_start', arguments: { name: 'greet', input: 'x' } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/missing input: who \(Whom to greet\?\); pass "who"/);
+    expect(asked).toEqual([]);
+  });
+
   it('a declined question leaves the run waiting and says how to answer it later', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'review.json', review);
