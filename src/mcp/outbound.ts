@@ -229,7 +229,11 @@ export class OutboundGuard {
       } else {
         if (fitted !== v && this.outputs) {
           // Strings were shortened: the full JSON stays readable as a resource.
-          const stored = this.outputs.put(JSON.stringify(v, null, 2), this.maxResultBytes);
+          const stored = this.outputs.put(
+            JSON.stringify(v, null, 2),
+            this.maxResultBytes,
+            'application/json',
+          );
           links.push(link(stored, 'full structured result', 'application/json'));
         }
         v = fitted;
@@ -270,7 +274,7 @@ export class OutboundGuard {
     }
     const json = JSON.stringify(out, null, 2);
     if (Buffer.byteLength(json) <= this.maxInlineBytes) return out;
-    const stored = store.put(json, this.maxResultBytes);
+    const stored = store.put(json, this.maxResultBytes, 'application/json');
     const kept: ResultValue = {};
     const omitted: string[] = [];
     for (const [k, x] of Object.entries(out)) {

@@ -25,6 +25,7 @@ interface Stored {
   /** Byte offsets where the parts start (each part fits the part size, on a character boundary). */
   readonly starts: number[];
   readonly at: number;
+  readonly mimeType: string;
 }
 
 /** Where a stored output can be read: one resource URI per part. */
@@ -79,7 +80,7 @@ export class OutputStore {
   }
 
   /** Keeps `text` (its first maxOutputBytes) in parts of at most `partBytes`; returns their URIs. */
-  put(text: string, partBytes: number): StoredOutput {
+  put(text: string, partBytes: number, mimeType = 'text/plain'): StoredOutput {
     let bytes = Buffer.from(text);
     if (bytes.length > this.maxOutputBytes) bytes = bytes.subarray(0, boundary(bytes, this.maxOutputBytes));
     const starts: number[] = [];
@@ -89,7 +90,7 @@ export class OutputStore {
       at = end > at ? end : at + partBytes;
     }
     const id = randomUUID();
-    this.outputs.set(id, { bytes, starts, at: Date.now() });
+    this.outputs.set(id, { bytes, starts, at: Date.now(), mimeType });
     this.total += bytes.length;
     this.prune();
     return { id, parts: starts.map((_, i) => `${OUTPUT_SCHEME}//${id}/${i + 1}`) };
@@ -104,6 +105,12 @@ export class OutputStore {
     const i = Number(m![2]) - 1;
     if (i < 0 || i >= o.starts.length) return undefined;
     return o.bytes.subarray(o.starts[i], o.starts[i + 1] ?? o.bytes.length).toString('utf8');
+  }
+
+  /** The media type of a kept output (text/plain, or application/json for a whole result). */
+  mimeTypeOf(uri: string): string {
+    const m = /^hatchery-output:\/\/([0-9a-f-]{36})\/\d+$/.exec(uri);
+    return (m && this.outputs.get(m[1]!)?.mimeType) || 'text/plain';
   }
 
   /** True while the output of `uri` is kept. */

@@ -252,7 +252,7 @@ export function createSession(core: ServerHost): Session {
         );
       }
       // Parts were cut to the result limit when stored; redacted already.
-      return { contents: [{ uri, mimeType: 'text/plain', text }] };
+      return { contents: [{ uri, mimeType: core.outputs.mimeTypeOf(uri), text }] };
     }
     const drawn = core.registry.byGraphUri(uri);
     if (drawn) {

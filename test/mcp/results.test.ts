@@ -203,7 +203,9 @@ describe('outputs above the inline limit', () => {
       uri: json.result_uri,
       mimeType: 'application/json',
     });
-    const full = JSON.parse(await readText(client, String(json.result_uri))) as { hatcheries: unknown[] };
+    const read = await client.readResource({ uri: String(json.result_uri) });
+    expect(read.contents[0]?.mimeType).toBe('application/json');
+    const full = JSON.parse((read.contents[0] as { text: string }).text) as { hatcheries: unknown[] };
     expect(full.hatcheries).toHaveLength(33);
   });
 
