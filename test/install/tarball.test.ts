@@ -12,6 +12,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { REPO_ROOT, tempDir } from '../helpers.js';
+import { textOf } from '../mcp/helpers.js';
 import { npm, npmWarnings, shellEnv } from './docs.js';
 
 const VERSION = (
@@ -207,7 +208,9 @@ describe('installed from the packed tarball, used outside the repository', () =>
       expect(listed.map((t) => t.name)).toEqual(expect.arrayContaining(['read_notes', 'hatchery_list']));
       const result = await client.callTool({ name: 'read_notes', arguments: { input: 'welcome.md' } });
       expect(result.isError, stderr).toBeFalsy();
-      const text = (result.content as { type: string; text: string }[])[0]!.text;
+      // The result's one text block and its structuredContent are the same JSON (docs/serving.md#results).
+      const text = textOf(result);
+      expect(result.structuredContent).toMatchObject({ output: text });
       expect(text).toMatch(/^# welcome\.md\n\nWelcome to hatchery-mcp\./);
       expect(text).toMatch(/\(\d+ words\)$/);
       expect(client.getServerVersion()).toMatchObject({ version: VERSION });
@@ -258,7 +261,7 @@ describe('installed from the packed tarball, used outside the repository', () =>
         const { tools: listed } = await client.listTools();
         expect(listed.map((t) => t.name)).toContain('hello');
         const result = await client.callTool({ name: 'hello', arguments: { input: 'Ada' } });
-        const text = (result.content as { type: string; text: string }[])[0]!.text;
+        const text = textOf(result);
         expect(result.isError, text).toBeFalsy();
         expect(text).toMatch(/^echo: [\s\S]*Ada/);
       } finally {
