@@ -44,16 +44,6 @@ export interface CallEnv {
 }
 
 /**
- * A result of one text: `{ output: text }`, or `{ error: text }` for an error (see results.ts for
- * the one shape of every result).
- */
-export function textResult(text: string, isError = false): CallToolResult {
-  return isError
-    ? jsonResult({ error: text, code: 'INTERNAL' }, { isError: true })
-    : jsonResult({ output: text });
-}
-
-/**
  * The error result of a failed call, `{ error, code }`: the message a user needs, with file, node
  * and cause (redacted, capped). `schema`: the tool declares an output schema, so the JSON goes in
  * the text block only.
