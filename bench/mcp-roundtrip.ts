@@ -76,9 +76,11 @@ async function block(
 ) {
   for (let i = from; i < from + count; i++) {
     const t0 = performance.now();
-    const r = (await call(i)) as { content: { text: string }[] };
+    const r = (await call(i)) as { content: { text: string }[]; structuredContent?: { output?: unknown } };
     into?.push(performance.now() - t0);
-    if (r.content[0]?.text !== `m${i}`) throw new Error(`wrong result: ${JSON.stringify(r)}`);
+    // The bare server answers with text; hatchery-mcp with its one JSON result (docs/serving.md#results).
+    const got = r.structuredContent ? r.structuredContent.output : r.content[0]?.text;
+    if (got !== `m${i}`) throw new Error(`wrong result: ${JSON.stringify(r)}`);
   }
 }
 
