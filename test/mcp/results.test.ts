@@ -4,12 +4,15 @@
  * same; an output above the inline limit becomes a summary plus a resource_link to a resource kept
  * for a configurable time. Real SDK client and server, in memory and over stdio.
  */
+import { Client as V2Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { runCli } from '../helpers.js';
+import { runCli, TEST_STATE } from '../helpers.js';
 import {
+  CLI,
   droneDef,
   echoDef,
   hatcheryDir,
@@ -311,5 +314,34 @@ describe('outputs above the inline limit', () => {
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`--${name} must be a positive integer`);
     }
+  });
+});
+
+describe('a 2026-07-28 client (SDK v2) gets the same shape', () => {
+  it('a result, a failure and a large output as a resource, over stdio', async () => {
+    const client = new V2Client(
+      { name: 'results-2026', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'serve', '--dir', folder(), '--max-inline-bytes', '2048'],
+        env: { HATCHERY_STATE: TEST_STATE },
+        stderr: 'ignore',
+      }),
+    );
+    cleanups.push(() => client.close());
+    expect(client.getProtocolEra()).toBe('modern');
+    const ok = await client.callTool({ name: 'hello', arguments: { input: 'Ada' } });
+    expect(expectOneJson(ok)).toMatchObject({ output: 'hi Ada' });
+    const failed = await client.callTool({ name: 'hatchery_run', arguments: { name: 'nope' } });
+    expect(failed.isError).toBe(true);
+    expect(expectOneJson(failed)).toMatchObject({ code: 'NOT_FOUND' });
+    const big = await client.callTool({ name: 'hello', arguments: { input: 'w'.repeat(3000) } });
+    const summary = expectOneJson(big);
+    expect(summary).toMatchObject({ output_bytes: 3003 });
+    const read = await client.readResource({ uri: String(summary.output_uri) });
+    expect((read.contents[0] as { text: string }).text).toBe(`hi ${'w'.repeat(3000)}`);
   });
 });
