@@ -1,7 +1,13 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolRequest,
+  Client,
+  type ClientOptions,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { raceSignal } from '../core/cancel.js';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import { childEnv } from '../core/process/child-env.js';
@@ -10,6 +16,9 @@ import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { cwdProblem } from './mcp-entry.js';
 import { stdioTransport } from './mcp-stdio.js';
+
+/** Parameters of one tools/call request. */
+type CallToolParams = CallToolRequest['params'];
 
 /** Default time a server gets to start and answer `initialize`. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
@@ -45,10 +54,37 @@ function describeServer(def: McpServerDef): string {
     .join(' ');
 }
 
+/** SDK errors that mean the connection is gone rather than that a request failed on it. */
+const CONNECTION_LOST: ReadonlySet<string> = new Set([
+  SdkErrorCode.ConnectionClosed,
+  SdkErrorCode.NotConnected,
+  SdkErrorCode.SendFailed,
+]);
+
 /** True when an error means the connection is gone (not that the server answered with an error). */
 function isConnectionError(err: unknown): boolean {
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  // The server answered: the connection is fine.
+  if (err instanceof ProtocolError) return false;
+  if (err instanceof SdkError) return CONNECTION_LOST.has(err.code);
   return !isAbortError(err);
+}
+
+/** True when an error is the SDK's code `code` (a timeout, a closed connection). */
+function isSdkError(err: unknown, code: SdkErrorCode): boolean {
+  return err instanceof SdkError && err.code === code;
+}
+
+/**
+ * The client options of a server. HTTP servers are probed for the 2026-07-28 era (one `server/discover`
+ * round trip per connection; a 2025-only server falls back to `initialize`), so servers that speak only
+ * 2026 work too. Stdio servers keep the 2025 handshake: there the probe would need a second process
+ * (or risk the one process, since some servers exit on any request before `initialize`), and every
+ * stdio server in use still speaks 2025.
+ */
+function clientOptions(def: McpServerDef): ClientOptions {
+  const options: ClientOptions = { capabilities: {} };
+  if ('url' in def) options.versionNegotiation = { mode: 'auto' };
+  return options;
 }
 
 /** Joins a CallToolResult's content into text; non-text parts are described in brackets. */
@@ -186,7 +222,7 @@ export class McpPool {
 
   private async connect(conn: Conn): Promise<Client> {
     const { def } = conn;
-    const client = new Client(this.clientInfo, { capabilities: {} });
+    const client = new Client(this.clientInfo, clientOptions(def));
     let transport: Transport;
     if ('url' in def) {
       transport = new StreamableHTTPClientTransport(new URL(def.url), {
@@ -224,7 +260,7 @@ export class McpPool {
         conn.tools = undefined;
       }
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (conn.client === client) conn.tools = undefined;
     });
     try {
@@ -249,9 +285,9 @@ export class McpPool {
     let why = e.message;
     if (e.code === 'ENOENT' && !('url' in conn.def))
       why = `program not found: "${conn.def.command}" (is it installed and on PATH?)`;
-    else if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+    else if (isSdkError(err, SdkErrorCode.ConnectionClosed))
       why = 'it exited (or closed its output) before completing the MCP handshake';
-    else if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+    else if (isSdkError(err, SdkErrorCode.RequestTimeout))
       why = `it did not complete the MCP handshake within ${this.connectTimeoutMs} ms`;
     const tail = conn.stderr.trim();
     return new HatcheryError(
@@ -291,12 +327,14 @@ export class McpPool {
       call: async (args, tc): Promise<ToolResult> => {
         // Looked up per call, so a tool listed before a crash uses the new connection.
         const client = await this.client(conn, tc.signal);
+        const params: CallToolParams = { name: t.name, arguments: args };
+        // The run's trace context goes on to the server (W3C keys in _meta, SEP-414); calls made
+        // outside a run (validate --connect) have no scope.
+        const trace = tc.scope?.shared.trace;
+        if (trace) params._meta = { ...trace };
         let res: Awaited<ReturnType<Client['callTool']>>;
         try {
-          res = await client.callTool({ name: t.name, arguments: args }, undefined, {
-            signal: tc.signal,
-            timeout: NO_SDK_TIMEOUT,
-          });
+          res = await client.callTool(params, { signal: tc.signal, timeout: NO_SDK_TIMEOUT });
         } catch (err) {
           throw this.callError(conn, client, t.name, err);
         }
@@ -314,7 +352,7 @@ export class McpPool {
   /** Turns a failed request into a HatcheryError; a lost connection is dropped so the next call reconnects. */
   private callError(conn: Conn, client: Client, what: string, err: unknown): unknown {
     if (isAbortError(err) || err instanceof HatcheryError) return err;
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return err;
+    if (isSdkError(err, SdkErrorCode.RequestTimeout)) return err;
     if (isConnectionError(err)) {
       if (conn.client === client) {
         conn.client = undefined;
