@@ -5,6 +5,7 @@ import { formatError, HatcheryError, ValidationError, withContext } from '../cor
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import { secretValues } from '../core/secrets.js';
+import { traceContext } from '../core/trace.js';
 import type {
   Hatchery,
   LoadOptions,
@@ -152,6 +153,8 @@ export class Runtime {
 
   /** Runs a hatchery from its start node with a fresh ctx. Throws a HatcheryError on failure. */
   async run(h: Hatchery, options: RunOptions = {}): Promise<RunResult> {
+    // The trace context comes from outside (a client's _meta): checked once, dropped when malformed.
+    if (options.trace !== undefined) options = { ...options, trace: traceContext(options.trace) };
     const store = this.options.store;
     if (store) {
       return runJournaled(store, h, options, this.running, (runId, listener, signal, hold) =>
@@ -190,6 +193,7 @@ export class Runtime {
       meter,
       options.memo,
       options.ask,
+      options.trace,
     );
     if (hold) hold.shared = shared;
     try {
@@ -247,6 +251,7 @@ export class Runtime {
         input: meta.input,
         vars: meta.vars,
         source: meta.source,
+        trace: meta.trace,
         signal: run.signal,
         onEvent: run.onEvent,
         sampling: run.sampling,
