@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../helpers.js';
 // copy of it, so a source file that imported it would fail at run time, not at build time.
 
 /** Every package a source text imports: static, type-only, re-exports and dynamic import(). */
-export function packagesOf(text: string): string[] {
+function packagesOf(text: string): string[] {
   const specs: string[] = [];
   const re =
     /(?:^|[\s;}])(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^.'"][^'"]*)['"]|import\(\s*['"]([^.'"][^'"]*)['"]\s*\)/g;

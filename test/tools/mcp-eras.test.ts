@@ -64,17 +64,19 @@ function v1SessionHttp(): Promise<string> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   return listen(async (req, res) => {
     const id = req.headers['mcp-session-id'];
-    let transport = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (!transport) {
-      const t = new StreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
-        onsessioninitialized: (sid) => sessions.set(sid, t),
-      });
-      // v1's McpServer has an `era` tool only in the v2 fixture: give this one the echo server's tools.
-      await createEchoServer().connect(t);
-      transport = t;
+    const known = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (known) {
+      await known.handleRequest(req, res);
+      return;
     }
-    await transport.handleRequest(req, res);
+    const fresh: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (sid: string): void => {
+        sessions.set(sid, fresh);
+      },
+    });
+    await createEchoServer().connect(fresh);
+    await fresh.handleRequest(req, res);
   });
 }
 
