@@ -222,12 +222,16 @@ export interface NetworkOptions {
 
 /** The services a run needs from the process that hosts it; the Runtime implements them. */
 export interface RunServices {
-  /** Turns a node's `model` into a provider; throws a HatcheryError naming `where` when it cannot. */
+  /**
+   * Turns a node's `model` into a provider; throws a HatcheryError naming `where` when it cannot.
+   * `fallback` (client_fallback) stands in for the client's model when `sampling` is undefined.
+   */
   resolveModel(
     spec: string | undefined,
     baseURL: string | undefined,
     sampling: Provider | undefined,
     where: ErrorContext,
+    fallback?: string,
   ): ResolvedModel;
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
   resolveTools(ref: ToolRef, scope: RunContext): Promise<Tool[]>;

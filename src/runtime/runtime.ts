@@ -105,9 +105,14 @@ export class Runtime {
     });
     this.services = {
       resolveModel: cassette
-        ? (spec, baseURL, sampling, where) =>
-            cassette.resolveModel(() => this.providers.resolve(spec, baseURL, sampling, where), spec, where)
-        : (spec, baseURL, sampling, where) => this.providers.resolve(spec, baseURL, sampling, where),
+        ? (spec, baseURL, sampling, where, fallback) =>
+            cassette.resolveModel(
+              () => this.providers.resolve(spec, baseURL, sampling, where, fallback),
+              spec,
+              where,
+            )
+        : (spec, baseURL, sampling, where, fallback) =>
+            this.providers.resolve(spec, baseURL, sampling, where, fallback),
       resolveTools: (ref, scope) => this.tools.resolve(ref, scope),
       runHatchery: (h, parent, input, vars, signal) => this.runNested(h, parent, input, vars, signal),
       runFromNode: (parent, node, input, signal) => this.runFromNode(parent, node, input, signal),
