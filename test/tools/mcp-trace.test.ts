@@ -8,12 +8,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
 import { MAX_TRACESTATE, traceContext } from '../../src/core/trace.js';
+import type { ChatRequest } from '../../src/providers/types.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import type { SeenTrace } from '../fixtures/mcp-v2-server.js';
 import { fixtureJs } from '../fixtures/paths.js';
 import { tempDir } from '../helpers.js';
-import { callTool, loadIn, Scripted } from './helpers.js';
+import { callTool, loadIn, type Reply, Scripted } from './helpers.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const TRACESTATE = 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE';
@@ -121,6 +122,34 @@ describe('trace context of a run', () => {
       ['add', TRACEPARENT, TRACESTATE],
       ['echo', TRACEPARENT, TRACESTATE],
     ]);
+  });
+
+  it('reaches the calls of a spawned agent', async () => {
+    const dir = tempDir();
+    const log = path.join(dir, 'trace.jsonl');
+    const h = loadIn(dir, {
+      name: 'spawner',
+      desc: 'd',
+      mcpServers: { down: traced(log) },
+      nodes: [
+        {
+          name: 'Boss',
+          usr_prompt: 'go',
+          spawn: { templates: [{ name: 'worker', desc: 'calls the server', tools: ['mcp:down/echo'] }] },
+        },
+      ],
+    });
+    const model = new Scripted((req: ChatRequest): Reply => {
+      const turn = req.messages.filter((m) => m.role === 'tool').length;
+      const agent = req.system.startsWith('You are a focused helper agent');
+      if (turn === 0)
+        return agent
+          ? callTool('echo', { text: 'agent' })
+          : callTool('spawn_agent', { template: 'worker', task: 't' });
+      return 'done';
+    });
+    await runtime(model).run(h, { trace: { traceparent: TRACEPARENT } });
+    expect(seen(log)).toEqual([{ tool: 'echo', protocolVersion: '2025-11-25', traceparent: TRACEPARENT }]);
   });
 
   it('sends no trace keys for a run without one or with a malformed one', async () => {
