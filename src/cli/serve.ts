@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
-import { EXIT, intOption, parseArgs } from './args.js';
+import { EXIT, intOption, parseArgs, secondsOption } from './args.js';
 import { readMcpConfig } from './config.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -27,6 +27,10 @@ Options:
   --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
                         idle one is closed for a new one, and when all are busy new
                         clients get HTTP 503
+  --sync-wait SECONDS   answer a hatchery tool call within SECONDS (default 50, under the
+                        60 s many clients allow a call): a run still going then goes on
+                        in the background and the call returns its run id for
+                        hatchery_result; 0 waits for every run to end
   --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
                         hatchery_result, hatchery_cancel, hatchery_runs, hatchery_resume
                         and hatchery_respond
@@ -146,6 +150,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-concurrent': { type: 'string' },
       'max-result-bytes': { type: 'string' },
       'max-sessions': { type: 'string' },
+      'sync-wait': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
       ...RUNTIME_FLAGS,
@@ -194,6 +199,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,
     maxResultBytes,
+    syncWaitMs: secondsOption(values['sync-wait'], 'sync-wait'),
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
   });
@@ -205,8 +211,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
     } else {
-      const transport = new GuardedStdioServerTransport();
-      await core.connect(transport);
+      core.serveStdio(new GuardedStdioServerTransport());
       if (shouldWelcome(false, process.stdin.isTTY === true, process.stderr.isTTY === true))
         process.stderr.write(welcomeText(dir, core.registry.entries().length));
     }

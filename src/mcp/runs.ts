@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
 import { addUsage, type Usage } from '../providers/types.js';
@@ -177,6 +177,11 @@ export class RunRegistry {
   get(id: string): BackgroundRun | undefined {
     this.prune();
     return this.runs.get(id);
+  }
+
+  /** Drops a run nobody will ask about (a call answered before its handoff). */
+  forget(id: string): void {
+    this.runs.delete(id);
   }
 
   /** Every run kept, newest first. */
