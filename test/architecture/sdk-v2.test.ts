@@ -17,15 +17,12 @@ function packagesOf(text: string): string[] {
 }
 
 const V1 = /^@modelcontextprotocol\/sdk(\/|$)/;
-/** Until the server's migration is merged: src/mcp, and the sampling types it hands the provider. */
-const NOT_YET = (rel: string): boolean => rel.startsWith('mcp/') || rel === 'providers/sampling.ts';
 
 /** Files of src/ that import the v1 SDK, as `file -> specifier` lines. */
 function v1Imports(srcDir: string): string[] {
   const files = (readdirSync(srcDir, { recursive: true }) as string[])
     .filter((f) => f.endsWith('.ts'))
-    .map((f) => f.split(path.sep).join('/'))
-    .filter((rel) => !NOT_YET(rel));
+    .map((f) => f.split(path.sep).join('/'));
   return files.flatMap((rel) =>
     packagesOf(readFileSync(path.join(srcDir, rel), 'utf8'))
       .filter((spec) => V1.test(spec))
