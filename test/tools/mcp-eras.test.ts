@@ -80,6 +80,41 @@ function v1SessionHttp(): Promise<string> {
   });
 }
 
+/** Reads a request body as JSON. */
+async function bodyOf(req: IncomingMessage): Promise<{ method?: string }> {
+  let text = '';
+  for await (const chunk of req) text += chunk;
+  return JSON.parse(text) as { method?: string };
+}
+
+/**
+ * A 2025-era (SDK v1) stateless server behind a front that answers the 2026 probe (server/discover)
+ * with `status`, as some deployed servers answer any request they do not know; `probes` counts them.
+ */
+function v1Answering(status: number, probes: { n: number }): Promise<string> {
+  return listen(async (req, res) => {
+    const body = req.method === 'POST' ? await bodyOf(req) : undefined;
+    if (body?.method === 'server/discover') {
+      probes.n++;
+      res.writeHead(status, { 'content-type': 'text/plain' }).end('no');
+      return;
+    }
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await createEchoServer().connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+}
+
+/** A file with one baneling calling mcp:down/add on `url`. */
+function addOn(url: string) {
+  return loadIn(tempDir(), {
+    name: 'add',
+    desc: 'd',
+    mcpServers: { down: { url } },
+    nodes: [{ name: 'Add', type: 'tool', tool_name: 'mcp:down/add', tool_args: { a: 1, b: 2 } }],
+  });
+}
+
 describe('downstream servers of both eras', () => {
   it('a v2 server on stdio (serveStdio) is opened with the 2025 handshake and its tools work', async () => {
     const { era, sum } = await eraAndSum({ command: process.execPath, args: [V2_SERVER] });
@@ -110,6 +145,23 @@ describe('downstream servers of both eras', () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     expect((await rt.run(h, { trace: { traceparent, tracestate: 'k=v' } })).output).toBe('traced');
     expect(seen).toEqual([{ tool: 'echo', protocolVersion: '2026-07-28', traceparent, tracestate: 'k=v' }]);
+  });
+
+  it('a 2025-era HTTP server that answers the probe with a 500 gets the 2025 handshake alone', async () => {
+    const probes = { n: 0 };
+    const rt = new Runtime({ providers: { openai: new Scripted([]) }, env: {} });
+    runtimes.push(rt);
+    expect((await rt.run(addOn(await v1Answering(500, probes)))).output).toBe('3');
+    expect(probes.n).toBe(1);
+  });
+
+  it('a 401 to the probe is reported as such, not retried as a 2025 server', async () => {
+    const probes = { n: 0 };
+    const rt = new Runtime({ providers: { openai: new Scripted([]) }, env: {} });
+    runtimes.push(rt);
+    const err = (await rt.run(addOn(await v1Answering(401, probes))).catch((e) => e)) as Error;
+    expect(err.message).toMatch(/MCP server "down": cannot connect to http:\/\/127\.0\.0\.1:\d+\/mcp: .*401/);
+    expect(probes.n).toBe(1);
   });
 
   it('a 2025-era HTTP server with sessions still works: the probe falls back to initialize', async () => {
