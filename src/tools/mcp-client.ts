@@ -309,7 +309,7 @@ export class McpPool {
     const tail = conn.stderr.trim();
     return new HatcheryError(
       'TOOL',
-      `MCP server "${conn.name}": cannot ${what}: ${why}${tail ? `; its stderr ends with: ${tail.slice(-800)}` : ''}; run the command yourself to see why, or fix the server entry`,
+      `MCP server "${conn.name}": cannot ${what}: ${why}${tail ? `; its stderr ends with: ${tail.slice(-800)}` : ''}; ${'url' in conn.def ? 'check that the server is up at that URL' : 'run the command yourself to see why'}, or fix the server entry`,
       { server: conn.name, command: describeServer(conn.def) },
       { cause: err },
     );
