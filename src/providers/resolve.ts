@@ -53,6 +53,11 @@ export function modelSpecProblem(spec: string): string | undefined {
   return `unknown provider prefix ${quote(`${spec.slice(0, colon)}:`)} in model ${quote(spec)}${near}; valid prefixes: openai:, anthropic:, sampling or client (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b`;
 }
 
+/** True when a `model` string names the MCP client's model (`sampling`, `client`, with or without a hint). */
+export function isClientModel(spec: string): boolean {
+  return parseModel(spec).vendor === 'sampling';
+}
+
 /**
  * Why a `client_fallback` cannot stand in for the MCP client's model, or undefined when it can: it
  * must name a provider of its own (not `sampling`/`client` again) with a known prefix. `node` names

@@ -110,6 +110,7 @@ export class Runtime {
               () => this.providers.resolve(spec, baseURL, sampling, where, fallback),
               spec,
               where,
+              fallback,
             )
         : (spec, baseURL, sampling, where, fallback) =>
             this.providers.resolve(spec, baseURL, sampling, where, fallback),

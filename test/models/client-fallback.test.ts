@@ -103,6 +103,28 @@ describe('client_fallback', () => {
     expect(openai.requests).toHaveLength(0);
   });
 
+  it('a recorded fallback run replays without a key: the fallback, or the recorded model, stands in', async () => {
+    for (const [fallback, recorded] of [
+      ['openai:gpt-fallback', 'gpt-fallback'],
+      [undefined, 'gpt-5.4-mini'],
+    ] as const) {
+      openai.reset();
+      openai.enqueue('recorded answer');
+      const f = write(file([drone(fallback ? { client_fallback: fallback } : {})]));
+      const cas = path.join(dir, 'run.jsonl');
+      const args = ['run', f, '--input', 'owls', '--no-journal'];
+      const rec = await runCli([...args, '--record', cas], {
+        cwd: dir,
+        env: { OPENAI_BASE_URL: openai.baseURL, OPENAI_API_KEY: KEY },
+      });
+      expect(rec).toMatchObject({ code: 0, stdout: 'recorded answer\n' });
+      expect(models()).toEqual([recorded]);
+      const rep = await runCli([...args, '--replay', cas], { cwd: dir });
+      expect(rep).toMatchObject({ code: 0, stdout: 'recorded answer\n' });
+      expect(openai.requests).toHaveLength(1);
+    }
+  });
+
   it('a run whose client can sample uses the client, not the fallback', async () => {
     const client = new ScriptedProvider(['from the client']);
     const rt = new Runtime({ env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: openai.baseURL } });
