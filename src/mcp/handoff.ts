@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import { linkedController } from '../core/cancel.js';
 import { type CallEnv, runHatcheryCall } from './calls.js';
 import type { ServerHost } from './host.js';
@@ -19,7 +19,7 @@ export type HandoffResult = (
 
 /**
  * Runs a hatchery call as a background run and waits for it up to `waitMs`. A run that ends in time
- * answers the call as usual (and is forgotten: nobody will poll for it). A run still going is
+ * answers the call with `answer(run)`, by default its result (and is forgotten: nobody will poll for it). A run still going is
  * handed off: it is no longer tied to the call's request (a client timing out does not cancel it),
  * its progress notifications stop, and the call is answered by `handoff`, by default with the run
  * id and how to poll it. Before the handoff, cancelling the request cancels the run.
@@ -31,7 +31,8 @@ export async function callWithHandoff(
   env: CallEnv,
   waitMs: number,
   handoff: HandoffResult = handle,
-): Promise<CallToolResult> {
+  answer: (run: BackgroundRun) => CallToolResult | InputRequiredResult = (run) => run.result!,
+): Promise<CallToolResult | InputRequiredResult> {
   const { controller, unlink } = linkedController(core.signal);
   const request = env.signal;
   const onAbort = () => controller.abort(request.reason);
@@ -55,7 +56,8 @@ export async function callWithHandoff(
   const ended = await Promise.race([
     run.done.then(() => true),
     new Promise<boolean>((r) => {
-      timer = setTimeout(() => r(false), waitMs);
+      // An infinite wait sets no timer (setTimeout would fire at once).
+      if (Number.isFinite(waitMs)) timer = setTimeout(() => r(false), waitMs);
     }),
   ]);
   clearTimeout(timer);
@@ -63,7 +65,7 @@ export async function callWithHandoff(
     request.removeEventListener('abort', onAbort);
     unlink();
     core.runs.forget(run.id);
-    return run.result!;
+    return answer(run);
   }
   handedOff = true;
   request.removeEventListener('abort', onAbort);
