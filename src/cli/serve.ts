@@ -221,8 +221,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
     } else {
-      const transport = new GuardedStdioServerTransport();
-      await core.connect(transport);
+      core.serveStdio(new GuardedStdioServerTransport());
       if (shouldWelcome(false, process.stdin.isTTY === true, process.stderr.isTTY === true))
         process.stderr.write(welcomeText(dir, core.registry.entries().length));
     }

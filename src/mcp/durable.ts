@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { sleep } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
 import {

@@ -1,10 +1,9 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { Runtime } from '../runtime/runtime.js';
 import type { CallHost } from './calls.js';
 import type { OutputStore } from './outputs.js';
 import type { HatcheryRegistry } from './registry.js';
 import type { RunRegistry } from './runs.js';
-import type { CancellableTaskStore } from './tasks.js';
 
 /**
  * What a client session and the generic tools use of the server that holds them. The server
@@ -13,7 +12,6 @@ import type { CancellableTaskStore } from './tasks.js';
 export interface ServerHost extends CallHost {
   readonly registry: HatcheryRegistry;
   readonly runs: RunRegistry;
-  readonly taskStore: CancellableTaskStore | undefined;
   /** Removes secrets from text shown to clients. */
   readonly redact: (text: string) => string;
   /** Full outputs of results cut to the size limit, served as resources. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
 import { addUsage, type Usage } from '../providers/types.js';

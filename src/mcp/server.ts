@@ -1,9 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Server, Tool, Transport } from '@modelcontextprotocol/server';
+import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
@@ -19,7 +18,6 @@ import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
 import { createSession, resumeBackground, type Session } from './session.js';
-import { CancellableTaskStore } from './tasks.js';
 import { HatcheryWatcher } from './watcher.js';
 
 /** Options of the hatchery MCP server. */
@@ -44,7 +42,7 @@ export interface HatcheryServerOptions {
   heartbeatMs?: number;
   /** How many finished background runs are kept, and for how long. */
   runs?: RunRegistryOptions;
-  /** Accept task-augmented tool calls (MCP tasks; default true). */
+  /** Offer the tasks extension (io.modelcontextprotocol/tasks) to 2026-era clients (default true). */
   tasks?: boolean;
   /** Writes one log line (default: stderr, never stdout). */
   log?: (line: string) => void;
@@ -81,7 +79,6 @@ export class HatcheryMcpServer implements ServerHost {
   readonly runtime: Runtime;
   readonly limiter: Limiter;
   readonly runs: RunRegistry;
-  readonly taskStore: CancellableTaskStore | undefined;
   readonly redact: (text: string) => string;
   /** Redacts and caps everything sent to clients. */
   readonly out: OutboundGuard;
@@ -91,6 +88,8 @@ export class HatcheryMcpServer implements ServerHost {
   readonly genericTools: boolean;
   readonly version = packageVersion();
   private readonly sessions = new Set<Session>();
+  private readonly stdio = new Set<StdioServerHandle>();
+  private readonly listChanged = new Set<() => void>();
   private inflight = 0;
   private drained: (() => void) | undefined;
   private readonly shutdown = new AbortController();
@@ -110,14 +109,12 @@ export class HatcheryMcpServer implements ServerHost {
         ...this.runtime.loadOptions,
         mcpServers: this.runtime.loadOptions.mcpServers ?? options.mcpServers,
       },
-      tasks: options.tasks !== false,
       reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
     });
     // No run may plant a tool: the served folder, its hatchery files and their dependencies are off limits.
     this.runtime.protectServed(this.registry.dir, () => this.registry.dependencies());
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
-    this.taskStore = options.tasks === false ? undefined : new CancellableTaskStore();
     this.redact = secretRedactor(this.runtime.env, options.secrets);
     this.out = new OutboundGuard(
       this.redact,
@@ -232,7 +229,20 @@ export class HatcheryMcpServer implements ServerHost {
     return session;
   }
 
-  /** Creates a session and connects it to a transport (stdio, in-memory...). */
+  /**
+   * Serves one stdio connection over `transport`, in whichever protocol era its opening message
+   * selects (2025-11-25 `initialize`, or the 2026-07-28 per-request envelope).
+   */
+  serveStdio(transport: Transport): StdioServerHandle {
+    const handle = serveStdio(() => this.createSession().server, {
+      transport,
+      onerror: (err) => this.writeLine(`hatchery-mcp: warning: ${this.out.text(err.message)}`),
+    });
+    this.stdio.add(handle);
+    return handle;
+  }
+
+  /** Creates a session and connects it to a transport (in-memory, a legacy HTTP session...). */
   async connect(transport: Transport): Promise<Server> {
     const session = this.createSession();
     await session.server.connect(transport);
@@ -292,7 +302,7 @@ export class HatcheryMcpServer implements ServerHost {
     const text = this.out.text(message);
     this.writeLine(`hatchery-mcp: ${level === 'info' ? '' : `${level}: `}${text}`);
     for (const s of this.sessions) {
-      if (!s.server.getClientCapabilities()) continue;
+      if (!connected(s.server)) continue;
       s.server.sendLoggingMessage({ level, logger: 'hatchery-mcp', data: text }, s.sessionId()).catch(() => {
         // A client that went away needs no log.
       });
@@ -312,7 +322,7 @@ export class HatcheryMcpServer implements ServerHost {
       this.log('info', `reloaded: ${parts.join('; ')}`);
       this.watcher?.watchFiles(this.registry.dependencies());
       for (const s of this.sessions) {
-        if (!s.server.getClientCapabilities()) continue;
+        if (!connected(s.server)) continue;
         try {
           s.server.sendToolListChanged();
           s.server.sendResourceListChanged();
@@ -320,8 +330,15 @@ export class HatcheryMcpServer implements ServerHost {
           // Not connected any more.
         }
       }
+      for (const fn of this.listChanged) fn();
     }
     return change;
+  }
+
+  /** Calls `fn` whenever the tool list changes (stateless HTTP publishes it to its subscribers); returns the unsubscriber. */
+  onListChanged(fn: () => void): () => void {
+    this.listChanged.add(fn);
+    return () => this.listChanged.delete(fn);
   }
 
   /** Resolves once pending file changes have been handled (tests, benchmarks). */
@@ -340,6 +357,7 @@ export class HatcheryMcpServer implements ServerHost {
       await this.runs.cancelAll(this.shutdown.signal.reason, graceMs);
       // Closing a session aborts the signals of its calls in flight, which cancels their runs.
       await Promise.all([...this.sessions].map((s) => s.server.close().catch(() => undefined)));
+      await Promise.all([...this.stdio].map((h) => h.close().catch(() => undefined)));
       this.sessions.clear();
       if (this.inflight > 0) {
         await waitAtMost(
@@ -349,11 +367,18 @@ export class HatcheryMcpServer implements ServerHost {
           graceMs,
         );
       }
-      this.taskStore?.dispose();
       if (this.ownsRuntime) await this.runtime.close();
     })();
     return this.closing;
   }
+}
+
+/**
+ * Whether a session has a client to notify: a 2025-era one once `initialize` is done, a 2026-era one
+ * (stdio) as soon as its era is pinned; its list changes then go out on `subscriptions/listen`.
+ */
+function connected(server: Server): boolean {
+  return server.getNegotiatedProtocolVersion() !== undefined;
 }
 
 /** Runtime options whose tool layer also knows the server's --mcp-config servers. */
