@@ -3,6 +3,10 @@
  * through one is seen through the other while it runs and after it ends, and is cancelled through
  * the other. The replicas share nothing but the run journal.
  */
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,12 +23,41 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
-describe('two server processes on one state folder', () => {
+/** What the test needs of a client of either era. */
+interface AnyClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** The two protocol eras: a 2025-11-25 client keeps a session with one replica, a 2026-07-28 one none. */
+const ERAS = [
+  {
+    era: '2025-11-25 (v1 SDK client, sessions)',
+    connect: async (url: string): Promise<AnyClient> => {
+      const client = new Client({ name: 'replica-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      return client;
+    },
+  },
+  {
+    era: '2026-07-28 (v2 SDK client, stateless)',
+    connect: async (url: string): Promise<AnyClient> => {
+      const client = new ClientV2(
+        { name: 'replica-test', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await client.connect(new StreamableHTTPClientTransportV2(new URL(url)));
+      return client;
+    },
+  },
+];
+
+describe.each(ERAS)('two server processes on one state folder, $era', ({ connect: open }) => {
   const { openai, anthropic } = fakeVendors();
   const dir = hatcheryDir();
   const state = tempDir('hatchery-replicas-');
   const servers: CliProcess[] = [];
-  const clients: Client[] = [];
+  const clients: AnyClient[] = [];
   const gates: (() => void)[] = [];
 
   writeHatchery(dir, 'two-steps.json', {
@@ -45,19 +78,21 @@ describe('two server processes on one state folder', () => {
     return waitFor(() => /listening on (http:\S+)/.exec(p.err())?.[1], 15_000, 'the listening line');
   }
 
-  async function connect(url: string): Promise<Client> {
-    const client = new Client({ name: 'replica-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  async function connect(url: string): Promise<AnyClient> {
+    const client = await open(url);
     clients.push(client);
     return client;
   }
 
-  const call = async (c: Client, name: string, args: Record<string, unknown>) => {
-    const r = await c.callTool({ name, arguments: args });
-    return { text: textOf(r), data: r.structuredContent as Record<string, unknown>, isError: r.isError };
+  const call = async (c: AnyClient, name: string, args: Record<string, unknown>) => {
+    const r = (await c.callTool({ name, arguments: args })) as {
+      structuredContent?: Record<string, unknown>;
+      isError?: boolean;
+    };
+    return { text: textOf(r), data: r.structuredContent ?? {}, isError: r.isError };
   };
 
-  let one: Client;
+  let one: AnyClient;
   let urlTwo: Promise<string>;
 
   beforeAll(async () => {
