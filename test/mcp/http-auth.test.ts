@@ -189,6 +189,38 @@ describe('HTTP with --token and --max-body, from the CLI', () => {
     await client.close();
   });
 
+  it('a 2026-07-28 client (stateless) with the token works, and its oversize request gets the same 413', async () => {
+    const client = new ClientV2(
+      { name: 'modern', version: '1' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransportV2(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+      }),
+    );
+    expect(textOf(await client.callTool({ name: 'shout', arguments: { input: 'now' } }))).toBe('!now');
+    const big = client.callTool({ name: 'shout', arguments: { input: 'z'.repeat(65 * 1024) } });
+    await expect(big).rejects.toThrow(/413|over the limit of 64 KiB \(--max-body\)/);
+    await client.close();
+    // The same request as raw HTTP: the body says which option to raise.
+    const raw = await post(
+      { authorization: `Bearer ${TOKEN}`, 'mcp-protocol-version': '2026-07-28' },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'shout',
+          arguments: { input: 'z'.repeat(65 * 1024) },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+        },
+      },
+    );
+    expect(raw.status).toBe(413);
+    expect(await raw.text()).toContain('over the limit of 64 KiB (--max-body)');
+  });
+
   it('refuses a body over --max-body with 413 naming the option, on initialize and inside a session', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const big = { ...INITIALIZE, params: { ...INITIALIZE.params, pad: 'x'.repeat(65 * 1024) } };
