@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
-import { bytesOption, EXIT, intOption, parseArgs } from './args.js';
+import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
 import { readMcpConfig } from './config.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -29,6 +29,10 @@ Options:
                         clients get HTTP 503
   --max-body BYTES      with --http: largest request body (default 4MiB; units KiB, MiB,
                         GiB); a larger one gets HTTP 413
+  --sync-wait SECONDS   answer a hatchery tool call within SECONDS (default 50, under the
+                        60 s many clients allow a call): a run still going then goes on
+                        in the background and the call returns its run id for
+                        hatchery_result; 0 waits for every run to end
   --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
                         hatchery_result, hatchery_cancel, hatchery_runs, hatchery_resume
                         and hatchery_respond
@@ -149,6 +153,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-result-bytes': { type: 'string' },
       'max-sessions': { type: 'string' },
       'max-body': { type: 'string' },
+      'sync-wait': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
       ...RUNTIME_FLAGS,
@@ -204,6 +209,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,
     maxResultBytes,
+    syncWaitMs: secondsOption(values['sync-wait'], 'sync-wait'),
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
   });

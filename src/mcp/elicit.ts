@@ -1,6 +1,6 @@
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
-import type { AskFn, Hatchery } from '../engine/contracts.js';
+import type { AskFn, AskRequest, Hatchery } from '../engine/contracts.js';
 
 /** Asks the user of the MCP client for values (an `elicitation/create` form request). */
 export type ElicitFn = (params: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
@@ -166,30 +166,68 @@ function flatForm(schema: Record<string, unknown>): FormSchema | undefined {
   return required ? { type: 'object', properties, required } : { type: 'object', properties };
 }
 
+/** The elicitation form of a run's question: its message, its fields, and whether the answer is the form's JSON. */
+export interface AskForm {
+  message: string;
+  requestedSchema: FormSchema;
+  /** True when the form is the answer schema itself (the answer is the form's JSON). */
+  whole: boolean;
+}
+
+/** A question as a form: choices become an enum field, a flat object schema the form itself, anything else one text field. */
+export function askForm(q: AskRequest): AskForm {
+  const form = q.schema && !q.choices ? flatForm(q.schema) : undefined;
+  const field: FormField = q.choices
+    ? { type: 'string', title: q.kind === 'approve' ? 'Approve' : 'Answer', enum: [...q.choices] }
+    : {
+        type: 'string',
+        title: 'Answer',
+        ...(q.schema ? { description: `JSON matching ${JSON.stringify(q.schema)}` } : {}),
+      };
+  const requestedSchema: FormSchema = form ?? {
+    type: 'object',
+    properties: { answer: field },
+    required: ['answer'],
+  };
+  const message = q.kind === 'approve' ? `Approve? Node "${q.node}" wants to ${q.question}` : q.question;
+  return { message, requestedSchema, whole: form !== undefined };
+}
+
 /**
- * A run's asker over MCP elicitation: choices become an enum field, a flat object schema the form
- * itself (the answer is its JSON), anything else one text field. A declined or cancelled form fails
- * the run (an approval as APPROVAL_DENIED); a client that cannot be reached leaves it waiting (INPUT_REQUIRED).
+ * The answer in a form's result; a declined or cancelled form throws (an approval as
+ * APPROVAL_DENIED, a question as DECLINED).
+ */
+export function askAnswer(q: AskRequest, form: AskForm, result: ElicitResult): string {
+  if (result.action !== 'accept') {
+    const did = result.action === 'decline' ? 'declined' : 'cancelled';
+    if (q.kind === 'approve') {
+      throw new HatcheryError('APPROVAL_DENIED', `the user ${did} the approval; nothing ran`, {
+        node: q.node,
+      });
+    }
+    throw new HatcheryError('DECLINED', `the user ${did} the question "${q.question.slice(0, 200)}"`, {
+      node: q.node,
+    });
+  }
+  const content = result.content ?? {};
+  if (form.whole) return JSON.stringify(content);
+  const v = content.answer;
+  return v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v);
+}
+
+/**
+ * A run's asker over MCP elicitation (see askForm). A declined or cancelled form fails the run (an
+ * approval as APPROVAL_DENIED); a client that cannot be reached leaves it waiting (INPUT_REQUIRED).
  */
 export function elicitAsk(elicit: ElicitFn): AskFn {
   return async (q, signal) => {
-    const form = q.schema && !q.choices ? flatForm(q.schema) : undefined;
-    const field: FormField = q.choices
-      ? { type: 'string', title: q.kind === 'approve' ? 'Approve' : 'Answer', enum: [...q.choices] }
-      : {
-          type: 'string',
-          title: 'Answer',
-          ...(q.schema ? { description: `JSON matching ${JSON.stringify(q.schema)}` } : {}),
-        };
-    const requestedSchema: FormSchema = form ?? {
-      type: 'object',
-      properties: { answer: field },
-      required: ['answer'],
-    };
-    const message = q.kind === 'approve' ? `Approve? Node "${q.node}" wants to ${q.question}` : q.question;
+    const form = askForm(q);
     let result: ElicitResult;
     try {
-      result = await elicit({ mode: 'form', message, requestedSchema }, signal);
+      result = await elicit(
+        { mode: 'form', message: form.message, requestedSchema: form.requestedSchema },
+        signal,
+      );
     } catch (err) {
       if (signal.aborted) throw err;
       throw new HatcheryError(
@@ -199,20 +237,6 @@ export function elicitAsk(elicit: ElicitFn): AskFn {
         { cause: err },
       );
     }
-    if (result.action !== 'accept') {
-      const did = result.action === 'decline' ? 'declined' : 'cancelled';
-      if (q.kind === 'approve') {
-        throw new HatcheryError('APPROVAL_DENIED', `the user ${did} the approval; nothing ran`, {
-          node: q.node,
-        });
-      }
-      throw new HatcheryError('DECLINED', `the user ${did} the question "${q.question.slice(0, 200)}"`, {
-        node: q.node,
-      });
-    }
-    const content = result.content ?? {};
-    if (form) return JSON.stringify(content);
-    const v = content.answer;
-    return v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v);
+    return askAnswer(q, form, result);
   };
 }

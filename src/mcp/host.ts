@@ -16,6 +16,11 @@ export interface ServerHost extends CallHost {
   readonly redact: (text: string) => string;
   /** Full outputs of results cut to the size limit, served as resources. */
   readonly outputs: OutputStore;
+  /**
+   * Longest time a hatchery tool call is answered in before its run is handed off (ms); undefined
+   * when calls wait for their run (--sync-wait 0, or no generic tools to poll with).
+   */
+  readonly syncWaitMs: number | undefined;
   /** Whether the generic tools (hatchery_list, hatchery_start...) are offered. */
   readonly genericTools: boolean;
   readonly version: string;

@@ -179,6 +179,11 @@ export class RunRegistry {
     return this.runs.get(id);
   }
 
+  /** Drops a run nobody will ask about (a call answered before its handoff). */
+  forget(id: string): void {
+    this.runs.delete(id);
+  }
+
   /** Every run kept, newest first. */
   all(): BackgroundRun[] {
     this.prune();

@@ -10,6 +10,7 @@ import { packageVersion } from '../core/version.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
+import { DEFAULT_SYNC_WAIT_MS } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
@@ -40,6 +41,12 @@ export interface HatcheryServerOptions {
   debounceMs?: number;
   /** Interval of heartbeat progress notifications, in milliseconds (default 5000). */
   heartbeatMs?: number;
+  /**
+   * Longest time a hatchery tool call is answered in, in milliseconds (default 50 000, under the
+   * common 60 s client timeout); a run still going is handed off and the call returns its run id.
+   * 0 waits for every run to end. Needs the generic tools (hatchery_result) to be useful.
+   */
+  syncWaitMs?: number;
   /** How many finished background runs are kept, and for how long. */
   runs?: RunRegistryOptions;
   /** Offer the tasks extension (io.modelcontextprotocol/tasks) to 2026-era clients (default true). */
@@ -86,6 +93,7 @@ export class HatcheryMcpServer implements ServerHost {
   readonly outputs = new OutputStore();
   readonly heartbeatMs: number;
   readonly genericTools: boolean;
+  readonly syncWaitMs: number | undefined;
   readonly version = packageVersion();
   private readonly sessions = new Set<Session>();
   private readonly stdio = new Set<StdioServerHandle>();
@@ -123,6 +131,8 @@ export class HatcheryMcpServer implements ServerHost {
     );
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.genericTools = options.genericTools !== false;
+    const wait = options.syncWaitMs ?? DEFAULT_SYNC_WAIT_MS;
+    this.syncWaitMs = this.genericTools && wait > 0 ? wait : undefined;
     this.writeLine = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     // A js: module edited past its reload limit keeps its last version: say so to the user.
     this.runtime.tools.js.onNotice ??= (message) => this.log('warning', message);

@@ -1,6 +1,7 @@
 import {
   type CallToolRequest,
   type CallToolResult,
+  type InputRequiredResult,
   ProtocolError,
   ProtocolErrorCode,
   type RequestId,
@@ -15,7 +16,9 @@ import type { Provider } from '../providers/types.js';
 import { type CallEnv, errorResult, failed, runHatcheryCall, succeeded } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { callWithHandoff } from './handoff.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
+import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
 import { formatBytes } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
@@ -34,8 +37,18 @@ export interface Session {
   sessionId(): string | undefined;
 }
 
+/**
+ * Whether the session speaks 2026-07-28 or later, which has no requests from server to client
+ * (sampling, elicitation): questions go back as input_required results instead.
+ */
+function pushless(server: Server): boolean {
+  const v = server.getNegotiatedProtocolVersion();
+  return v !== undefined && v >= '2026';
+}
+
 /** The client's model as a provider, when the client declared sampling; requests go with `related`. */
 function samplingFor(server: Server, related: RequestId | undefined): Provider | undefined {
+  if (pushless(server)) return undefined;
   const caps = server.getClientCapabilities();
   if (!caps?.sampling) return undefined;
   return createSamplingProvider({
@@ -46,7 +59,7 @@ function samplingFor(server: Server, related: RequestId | undefined): Provider |
 }
 
 function elicitFor(core: ServerHost, server: Server, related: RequestId | undefined): ElicitFn | undefined {
-  if (!canElicitForm(server.getClientCapabilities())) return undefined;
+  if (pushless(server) || !canElicitForm(server.getClientCapabilities())) return undefined;
   return (params, signal) => {
     // The form's texts are the file's input prompts: redacted and capped like any description.
     const props: typeof params.requestedSchema.properties = {};
@@ -146,7 +159,10 @@ export function createSession(core: ServerHost): Session {
     tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
   }));
 
-  const onCall = async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
+  const onCall = async (
+    request: CallToolRequest,
+    ctx: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> => {
     const req = ctx.mcpReq;
     const { name, arguments: args } = request.params;
     // The request's own signal is the run's: it fires on client cancellation, and closing the
@@ -180,7 +196,23 @@ export function createSession(core: ServerHost): Session {
       const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
       return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
     }
-    return (await runHatcheryCall(core, entry, args, env)).result;
+    const client = modernClient(ctx);
+    const resume = (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) =>
+      resumeBackground(core, id, attempt, meta, undefined);
+    if (!client.modern) {
+      if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
+      return callWithHandoff(core, entry, args, env, core.syncWaitMs);
+    }
+    // 2026-07-28 (no elicit or sampling in env): questions go back as input_required.
+    if (!client.forms) return callWithHandoff(core, entry, args, env, core.syncWaitMs ?? Infinity);
+    const state = ctx.mcpReq.requestState<string>();
+    if (typeof state === 'string') return answerRun(core, entry, state, ctx, resume);
+    const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
+    if ('error' in completed) return errorResult(core, completed.error);
+    if ('ask' in completed) return completed.ask;
+    return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs ?? Infinity, undefined, (run) =>
+      askRun(core, run),
+    );
   };
   server.setRequestHandler('tools/call', onCall);
 
