@@ -90,7 +90,10 @@ export async function modernInputs(
  * the question as `input_required`, with the run id as the request state, so the retried call
  * resumes that run with the answer. Without a journal the run cannot be resumed: the waiting text.
  */
-export function askRun(core: ServerHost, run: BackgroundRun): CallToolResult | InputRequiredResult {
+export function askRun(
+  core: ServerHost,
+  run: Pick<BackgroundRun, 'id' | 'state' | 'question' | 'result'>,
+): CallToolResult | InputRequiredResult {
   const q = run.question as AskRequest | undefined;
   if (run.state !== 'input_required' || !q || !core.runtime.store) return run.result!;
   const form = askForm(q);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   type CallToolRequest,
   type CallToolResult,
@@ -197,22 +198,24 @@ export function createSession(core: ServerHost): Session {
       return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
     }
     const client = modernClient(ctx);
-    const resume = (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) =>
-      resumeBackground(core, id, attempt, meta, undefined);
-    if (!client.modern) {
-      if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
-      return callWithHandoff(core, entry, args, env, core.syncWaitMs);
+    if (client.forms) {
+      // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
+      const state = ctx.mcpReq.requestState<string>();
+      if (typeof state === 'string')
+        return answerRun(core, entry, state, ctx, (id, attempt, meta) =>
+          resumeBackground(core, id, attempt, meta, undefined),
+        );
+      const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
+      if ('error' in completed) return errorResult(core, completed.error);
+      if ('ask' in completed) return completed.ask;
+      const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
+      if (core.syncWaitMs !== undefined)
+        return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs, undefined, ask);
+      const id = randomUUID();
+      return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
     }
-    // 2026-07-28 (no elicit or sampling in env): questions go back as input_required.
-    if (!client.forms) return callWithHandoff(core, entry, args, env, core.syncWaitMs ?? Infinity);
-    const state = ctx.mcpReq.requestState<string>();
-    if (typeof state === 'string') return answerRun(core, entry, state, ctx, resume);
-    const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
-    if ('error' in completed) return errorResult(core, completed.error);
-    if ('ask' in completed) return completed.ask;
-    return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs ?? Infinity, undefined, (run) =>
-      askRun(core, run),
-    );
+    if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
+    return callWithHandoff(core, entry, args, env, core.syncWaitMs);
   };
   server.setRequestHandler('tools/call', onCall);
 

@@ -25,7 +25,11 @@ interface Form {
 }
 
 /** A journaled server on `dir` over HTTP, and a 2026 client answering forms with `answer` (if given). */
-async function setup(dir: string, answer?: (form: Form) => { action: string; content?: unknown }) {
+async function setup(
+  dir: string,
+  answer?: (form: Form) => { action: string; content?: unknown },
+  syncWaitMs?: number,
+) {
   let modelCalls = 0;
   const model = new ScriptedProvider(async () => `draft ${++modelCalls}`);
   const runtime = new Runtime({
@@ -33,7 +37,7 @@ async function setup(dir: string, answer?: (form: Form) => { action: string; con
     env: {},
     store: new FileRunStore(tempDir('state-'), { env: {} }),
   });
-  const core = await HatcheryMcpServer.start({ dir, runtime, watch: false, log: () => {} });
+  const core = await HatcheryMcpServer.start({ dir, runtime, watch: false, log: () => {}, syncWaitMs });
   const http: HttpHandle = await serveHttp(core, { port: 0 });
   const asked: Form[] = [];
   const client = new Client(
@@ -78,23 +82,30 @@ const review = {
 };
 
 describe('input_required on 2026 connections', () => {
-  it('an ask node asks through input_required and the run resumes with the answer, without re-running the draft', async () => {
-    const dir = hatcheryDir();
-    writeHatchery(dir, 'review.json', review);
-    const { client, asked, modelCalls } = await setup(dir, () => ({
-      action: 'accept',
-      content: { answer: 'yes' },
-    }));
-    const r = await client.callTool({ name: 'review', arguments: { input: 'boats' } });
-    expect(r.isError).toBeFalsy();
-    expect(textOf(r)).toBe('draft 1: yes');
-    expect(asked).toHaveLength(1);
-    expect(asked[0]!.message).toBe('Ship "draft 1"?');
-    expect(asked[0]!.requestedSchema.properties).toEqual({
-      answer: { type: 'string', title: 'Answer', enum: ['yes', 'no'] },
-    });
-    expect(modelCalls()).toBe(1);
-  });
+  it.each([
+    ['with', undefined],
+    ['without', 0],
+  ])(
+    'an ask node asks through input_required and the run resumes with the answer, without re-running the draft (%s --sync-wait)',
+    async (_, syncWaitMs) => {
+      const dir = hatcheryDir();
+      writeHatchery(dir, 'review.json', review);
+      const { client, asked, modelCalls } = await setup(
+        dir,
+        () => ({ action: 'accept', content: { answer: 'yes' } }),
+        syncWaitMs,
+      );
+      const r = await client.callTool({ name: 'review', arguments: { input: 'boats' } });
+      expect(r.isError).toBeFalsy();
+      expect(textOf(r)).toBe('draft 1: yes');
+      expect(asked).toHaveLength(1);
+      expect(asked[0]!.message).toBe('Ship "draft 1"?');
+      expect(asked[0]!.requestedSchema.properties).toEqual({
+        answer: { type: 'string', title: 'Answer', enum: ['yes', 'no'] },
+      });
+      expect(modelCalls()).toBe(1);
+    },
+  );
 
   it('asks for missing declared inputs the same way, then runs with them', async () => {
     const dir = hatcheryDir();
