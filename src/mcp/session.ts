@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { linkedController } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
+import { type TraceContext, traceContext } from '../core/trace.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
@@ -89,6 +90,7 @@ async function startBackground(
   args: Record<string, unknown> | undefined,
   requestSignal: AbortSignal,
   related: RequestId,
+  trace?: TraceContext,
 ): Promise<BackgroundRun> {
   const h = entry.hatchery;
   const { input, vars } = hatcheryArgs(h, args);
@@ -98,7 +100,7 @@ async function startBackground(
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
   const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
-    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background' }),
+    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
   );
   run.done.then(unlink, unlink);
   return run;
@@ -170,6 +172,7 @@ export function createSession(core: ServerHost): Session {
     // session at shutdown fires it too, so calls need no controller of their own.
     const env: CallEnv = {
       signal: req.signal,
+      trace: traceContext(req._meta),
       sampling: samplingFor(server, req.id),
       elicit: elicitFor(core, server, req.id),
     };
@@ -187,7 +190,7 @@ export function createSession(core: ServerHost): Session {
         const r = await callGenericTool(name, args, {
           core,
           env,
-          start: (e, a) => startBackground(core, server, e, a, req.signal, req.id),
+          start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
           resume: (id, o, meta) => resumeBackground(core, id, o, meta, samplingFor(server, undefined)),
         });
         return core.out.result(r);

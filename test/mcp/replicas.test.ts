@@ -170,6 +170,8 @@ describe.each(ERAS)('two server processes on one state folder, $era', ({ connect
     const owner = await call(one, 'hatchery_result', { run_id: runId });
     expect(owner.isError).toBe(true);
     expect(owner.text).toMatch(/was cancelled/);
+    // ... and calls it cancelled too, as the journal does.
+    expect((await call(one, 'hatchery_status', { run_id: runId })).data.state).toBe('cancelled');
     const result = await call(two, 'hatchery_result', { run_id: runId });
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/cancel/);
