@@ -158,7 +158,9 @@ export function failed(
   signal: AbortSignal,
   structured = false,
 ): RunOutcome {
-  if (signal.aborted) return { state: 'cancelled', result: errorResult(host, err) };
+  // ABORTED without our signal: a cancel through the run store (another process, runs cancel); the journal says cancelled too.
+  if (signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED'))
+    return { state: 'cancelled', result: errorResult(host, err) };
   if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
     return {
       state: 'input_required',

@@ -1,6 +1,6 @@
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryError } from '../core/errors.js';
-import type { AskFn, Hatchery } from '../engine/contracts.js';
+import type { AskFn, AskRequest, Hatchery } from '../engine/contracts.js';
 
 /** Asks the user of the MCP client for values (an `elicitation/create` form request). */
 export type ElicitFn = (params: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
@@ -121,27 +121,51 @@ function flatForm(schema: Record<string, unknown>): FormSchema | undefined {
   return required ? { type: 'object', properties, required } : { type: 'object', properties };
 }
 
+/** The form a question is put to a person with: its message, its fields, and whether the answer is the form's JSON. */
+export interface AskForm {
+  message: string;
+  requestedSchema: FormSchema;
+  /** The answer schema was flat enough to be the form itself: the answer is the submitted content as JSON. */
+  flat: boolean;
+}
+
 /**
- * A run's asker over MCP elicitation: choices become an enum field, a flat object schema the form
- * itself (the answer is its JSON), anything else one text field. A declined or cancelled form fails
+ * The elicitation form of a question: choices become an enum field, a flat object schema the form
+ * itself, anything else one text field "answer". Shared by elicitation and task input requests.
+ */
+export function askForm(q: AskRequest): AskForm {
+  const form = q.schema && !q.choices ? flatForm(q.schema) : undefined;
+  const field: FormField = q.choices
+    ? { type: 'string', title: q.kind === 'approve' ? 'Approve' : 'Answer', enum: [...q.choices] }
+    : {
+        type: 'string',
+        title: 'Answer',
+        ...(q.schema ? { description: `JSON matching ${JSON.stringify(q.schema)}` } : {}),
+      };
+  const requestedSchema: FormSchema = form ?? {
+    type: 'object',
+    properties: { answer: field },
+    required: ['answer'],
+  };
+  const message = q.kind === 'approve' ? `Approve? Node "${q.node}" wants to ${q.question}` : q.question;
+  return { message, requestedSchema, flat: form !== undefined };
+}
+
+/** The answer text of an accepted form: its JSON for a flat form, else its "answer" field. */
+export function formAnswer(content: ElicitResult['content'], flat: boolean): string {
+  const c = content ?? {};
+  if (flat) return JSON.stringify(c);
+  const v = c.answer;
+  return v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v);
+}
+
+/**
+ * A run's asker over MCP elicitation (the form of askForm). A declined or cancelled form fails
  * the run (an approval as APPROVAL_DENIED); a client that cannot be reached leaves it waiting (INPUT_REQUIRED).
  */
 export function elicitAsk(elicit: ElicitFn): AskFn {
   return async (q, signal) => {
-    const form = q.schema && !q.choices ? flatForm(q.schema) : undefined;
-    const field: FormField = q.choices
-      ? { type: 'string', title: q.kind === 'approve' ? 'Approve' : 'Answer', enum: [...q.choices] }
-      : {
-          type: 'string',
-          title: 'Answer',
-          ...(q.schema ? { description: `JSON matching ${JSON.stringify(q.schema)}` } : {}),
-        };
-    const requestedSchema: FormSchema = form ?? {
-      type: 'object',
-      properties: { answer: field },
-      required: ['answer'],
-    };
-    const message = q.kind === 'approve' ? `Approve? Node "${q.node}" wants to ${q.question}` : q.question;
+    const { message, requestedSchema, flat } = askForm(q);
     let result: ElicitResult;
     try {
       result = await elicit({ mode: 'form', message, requestedSchema }, signal);
@@ -165,9 +189,6 @@ export function elicitAsk(elicit: ElicitFn): AskFn {
         node: q.node,
       });
     }
-    const content = result.content ?? {};
-    if (form) return JSON.stringify(content);
-    const v = content.answer;
-    return v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v);
+    return formAnswer(result.content, flat);
   };
 }

@@ -33,6 +33,8 @@ export interface BackgroundRun {
   readonly id: string;
   readonly hatchery: string;
   readonly file: string;
+  /** Who started it, as its journal says (`background`, `task`); undefined for hatchery_start runs of old callers. */
+  readonly source?: string;
   state: RunState;
   /** The node running now (nested runs as "sub > Node"). */
   node?: string;
@@ -47,6 +49,8 @@ export interface BackgroundRun {
   /** Why this run is a continuation (resumed after an interruption, or answered), shown by hatchery_status. */
   note?: string;
   readonly startedAt: number;
+  /** When its state, node or steps last changed (ms since epoch). */
+  updatedAt: number;
   endedAt?: number;
   result?: CallToolResult;
   readonly controller: AbortController;
@@ -107,7 +111,7 @@ export class RunRegistry {
    * a run the journal knows (resume): its finished entry here, if any, is replaced.
    */
   start(
-    meta: { hatchery: string; file: string },
+    meta: { hatchery: string; file: string; source?: string },
     controller: AbortController,
     execute: RunExecutor,
     id: string = randomUUID(),
@@ -121,10 +125,12 @@ export class RunRegistry {
       id,
       hatchery: meta.hatchery,
       file: meta.file,
+      ...(meta.source !== undefined ? { source: meta.source } : {}),
       state: 'queued',
       steps: 0,
       outputs: {},
       startedAt: Date.now(),
+      updatedAt: Date.now(),
       controller,
       done,
     };
@@ -135,11 +141,14 @@ export class RunRegistry {
       switch (e.type) {
         case 'run_start':
           if (run.state === 'queued') run.state = 'running';
+          run.updatedAt = Date.now();
           break;
         case 'node_start':
           run.node = e.depth > 0 ? `${e.hatchery} > ${e.node}` : e.node;
+          run.updatedAt = Date.now();
           break;
         case 'node_end':
+          run.updatedAt = Date.now();
           run.steps = Math.max(run.steps, e.step);
           // Capped when kept: a finished run stays in memory for an hour.
           if (e.depth === 0) run.outputs[e.node] = statusOutput(e.output);
@@ -167,6 +176,7 @@ export class RunRegistry {
       )
       .finally(() => {
         run.endedAt = Date.now();
+        run.updatedAt = run.endedAt;
         run.node = undefined;
         finish();
       });

@@ -10,6 +10,8 @@ import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import { resumeRun } from './ext-tasks/runner.js';
+import { TASK_SOURCE } from './ext-tasks/schemas.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
 import type { ServerHost } from './host.js';
 import { Limiter } from './limiter.js';
@@ -18,7 +20,7 @@ import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
-import { createSession, resumeBackground, type Session } from './session.js';
+import { createSession, type Session } from './session.js';
 import { CancellableTaskStore } from './tasks.js';
 import { HatcheryWatcher } from './watcher.js';
 
@@ -46,6 +48,11 @@ export interface HatcheryServerOptions {
   runs?: RunRegistryOptions;
   /** Accept task-augmented tool calls (MCP tasks; default true). */
   tasks?: boolean;
+  /**
+   * How long a tools/call from a client that declares the tasks extension waits for its run before
+   * answering with a task, in milliseconds (default 10 000; 0: always a task).
+   */
+  taskWaitMs?: number;
   /** Writes one log line (default: stderr, never stdout). */
   log?: (line: string) => void;
   /** Secrets besides the environment's API keys that must never appear in logs or results. */
@@ -63,6 +70,9 @@ export interface HatcheryServerOptions {
    */
   resumeInterrupted?: boolean;
 }
+
+/** Default wait of a tools/call before it becomes a task (tasks extension), in ms. */
+export const DEFAULT_TASK_WAIT_MS = 10_000;
 
 /** Log levels used by the server (MCP logging levels). */
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -82,6 +92,8 @@ export class HatcheryMcpServer implements ServerHost {
   readonly limiter: Limiter;
   readonly runs: RunRegistry;
   readonly taskStore: CancellableTaskStore | undefined;
+  readonly tasks: boolean;
+  readonly taskWaitMs: number;
   readonly redact: (text: string) => string;
   /** Redacts and caps everything sent to clients. */
   readonly out: OutboundGuard;
@@ -118,6 +130,8 @@ export class HatcheryMcpServer implements ServerHost {
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
     this.taskStore = options.tasks === false ? undefined : new CancellableTaskStore();
+    this.tasks = options.tasks !== false && this.runtime.store !== undefined;
+    this.taskWaitMs = options.taskWaitMs ?? DEFAULT_TASK_WAIT_MS;
     this.redact = secretRedactor(this.runtime.env, options.secrets);
     this.out = new OutboundGuard(
       this.redact,
@@ -190,7 +204,8 @@ export class HatcheryMcpServer implements ServerHost {
     for (const run of claimed) {
       const entry = this.registry.get(run.hatchery);
       const served = entry !== undefined && entry.file === run.file;
-      const resume = this.options.resumeInterrupted === true && served && run.source === 'background';
+      const background = run.source === 'background' || run.source === TASK_SOURCE;
+      const resume = this.options.resumeInterrupted === true && served && background;
       const at = run.node ? ` at node "${run.node}"` : '';
       this.log(
         'info',
@@ -199,11 +214,11 @@ export class HatcheryMcpServer implements ServerHost {
       if (!resume) continue;
       try {
         const attempt = await this.runtime.prepareResume(run.id);
-        const r = resumeBackground(
+        const r = resumeRun(
           this,
           run.id,
           attempt,
-          { hatchery: run.hatchery, file: run.file },
+          { hatchery: run.hatchery, file: run.file, source: run.source },
           undefined,
         );
         r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;
