@@ -49,6 +49,8 @@ Options:
   --keep-days N         delete finished runs older than N days (default 30)
   --resume-interrupted  resume background runs that a stop of the server interrupted
                         (they are always marked "interrupted" in the run journal at start)
+  --task-wait SECONDS   a tool call from a client with the MCP tasks extension becomes a
+                        task when its run takes longer than this (default 10; 0: always)
   --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
   --budget-cost-usd N   ... once it cost N US dollars (models with a known price)
   --budget-tool-calls N ... once it made N tool calls
@@ -77,6 +79,22 @@ export function parseHttpAddress(value: string): { host: string; port: number } 
     );
   }
   return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
+}
+
+/** Longest --task-wait, in seconds: past common client timeouts, waiting longer only loses the task. */
+const MAX_TASK_WAIT_S = 3600;
+
+/** Parses `--task-wait SECONDS`: 0 or more (fractions allowed), at most an hour. */
+export function taskWaitOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > MAX_TASK_WAIT_S) {
+    throw new HatcheryError(
+      'USAGE',
+      `--task-wait must be a number of seconds from 0 to ${MAX_TASK_WAIT_S} (0: every call of a tasks-capable client is a task), got "${value}"`,
+    );
+  }
+  return n;
 }
 
 /** Resolves on SIGINT, SIGTERM or (stdio) the client closing stdin; a second signal exits at once. */
@@ -148,6 +166,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-sessions': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
+      'task-wait': { type: 'string' },
       ...RUNTIME_FLAGS,
       ...JOURNAL_FLAGS,
       help: { type: 'boolean', short: 'h' },
@@ -180,6 +199,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (maxSessions !== undefined && !http) {
     throw new HatcheryError('USAGE', '--max-sessions only applies with --http (stdio has one session)');
   }
+  const taskWait = taskWaitOption(values['task-wait']);
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
@@ -196,6 +216,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     maxResultBytes,
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
+    ...(taskWait !== undefined ? { taskWaitMs: taskWait * 1000 } : {}),
   });
   const shutdown = shutdownRequested(!http);
   let closeHttp: (() => Promise<void>) | undefined;

@@ -20,8 +20,9 @@ import { formatError, HatcheryError } from '../core/errors.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
-import { type CallEnv, errorResult, failed, runHatcheryCall, succeeded, textResult } from './calls.js';
+import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { resumeRun } from './ext-tasks/runner.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
@@ -99,38 +100,15 @@ async function startBackground(
   return run;
 }
 
-/**
- * Resumes a journaled run in the background under its own id (hatchery_resume, hatchery_respond,
- * --resume-interrupted): finished nodes come from the journal, the rest runs with `sampling`.
- */
+/** Resumes a journaled run in the background under its own id (see resumeRun). */
 export function resumeBackground(
   core: ServerHost,
   id: string,
   attempt: ResumeAttempt,
-  meta: { hatchery: string; file: string },
+  meta: { hatchery: string; file: string; source?: string },
   sampling: Provider | undefined,
 ): BackgroundRun {
-  const { controller, unlink } = linkedController(core.signal);
-  const structured = () => core.registry.get(meta.hatchery)?.tool.outputSchema !== undefined;
-  const run = core.runs.start(
-    meta,
-    controller,
-    async (signal, onEvent) => {
-      core.runStarted();
-      try {
-        const result = await attempt({ signal, onEvent, sampling });
-        return succeeded(core, result, structured());
-      } catch (err) {
-        return failed(core, err, signal, structured());
-      } finally {
-        core.runEnded();
-      }
-    },
-    id,
-  );
-  run.note = 'resumed; the nodes that had finished were taken from the run journal';
-  run.done.then(unlink, unlink);
-  return run;
+  return resumeRun(core, id, attempt, meta, sampling);
 }
 
 /** Answers a task-augmented call: creates the task, runs in the background, stores the result. */
