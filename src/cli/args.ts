@@ -131,6 +131,15 @@ export function intOption(value: string | undefined, name: string): number | und
   return n;
 }
 
+/** Parses a duration option in seconds (0 allowed, fractions too) into milliseconds. */
+export function secondsOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 86_400)
+    throw new HatcheryError('USAGE', `--${name} must be a number of seconds from 0 to 86400, got "${value}"`);
+  return Math.round(n * 1000);
+}
+
 /**
  * Parses repeated `name=value` options into a map without a prototype: `--set __proto__=x` is then a
  * name like any other (refused later as undeclared) instead of silently replacing the map's prototype.

@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
-import { EXIT, intOption, parseArgs } from './args.js';
+import { EXIT, intOption, parseArgs, secondsOption } from './args.js';
 import { readMcpConfig } from './config.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -27,6 +27,10 @@ Options:
   --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
                         idle one is closed for a new one, and when all are busy new
                         clients get HTTP 503
+  --sync-wait SECONDS   answer a hatchery tool call within SECONDS (default 50, under the
+                        60 s many clients allow a call): a run still going then goes on
+                        in the background and the call returns its run id for
+                        hatchery_result; 0 waits for every run to end
   --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
                         hatchery_result, hatchery_cancel, hatchery_runs, hatchery_resume
                         and hatchery_respond
@@ -79,22 +83,6 @@ export function parseHttpAddress(value: string): { host: string; port: number } 
     );
   }
   return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
-}
-
-/** Longest --task-wait, in seconds: past common client timeouts, waiting longer only loses the task. */
-const MAX_TASK_WAIT_S = 3600;
-
-/** Parses `--task-wait SECONDS`: 0 or more (fractions allowed), at most an hour. */
-export function taskWaitOption(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = value.trim() === '' ? Number.NaN : Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > MAX_TASK_WAIT_S) {
-    throw new HatcheryError(
-      'USAGE',
-      `--task-wait must be a number of seconds from 0 to ${MAX_TASK_WAIT_S} (0: every call of a tasks-capable client is a task), got "${value}"`,
-    );
-  }
-  return n;
 }
 
 /** Resolves on SIGINT, SIGTERM or (stdio) the client closing stdin; a second signal exits at once. */
@@ -164,6 +152,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-concurrent': { type: 'string' },
       'max-result-bytes': { type: 'string' },
       'max-sessions': { type: 'string' },
+      'sync-wait': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
       'task-wait': { type: 'string' },
@@ -199,7 +188,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (maxSessions !== undefined && !http) {
     throw new HatcheryError('USAGE', '--max-sessions only applies with --http (stdio has one session)');
   }
-  const taskWait = taskWaitOption(values['task-wait']);
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
@@ -214,9 +202,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,
     maxResultBytes,
+    syncWaitMs: secondsOption(values['sync-wait'], 'sync-wait'),
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
-    ...(taskWait !== undefined ? { taskWaitMs: taskWait * 1000 } : {}),
+    taskWaitMs: secondsOption(values['task-wait'], 'task-wait'),
   });
   const shutdown = shutdownRequested(!http);
   let closeHttp: (() => Promise<void>) | undefined;
@@ -226,8 +215,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
     } else {
-      const transport = new GuardedStdioServerTransport();
-      await core.connect(transport);
+      core.serveStdio(new GuardedStdioServerTransport());
       if (shouldWelcome(false, process.stdin.isTTY === true, process.stderr.isTTY === true))
         process.stderr.write(welcomeText(dir, core.registry.entries().length));
     }

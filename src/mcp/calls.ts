@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { AskRequest, RunListener } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';

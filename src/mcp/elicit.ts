@@ -1,4 +1,4 @@
-import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest, Hatchery } from '../engine/contracts.js';
 

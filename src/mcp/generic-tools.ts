@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import { RUN_STATUSES } from '../runtime/journal/store.js';
 import { actualOf } from '../schema/issues.js';

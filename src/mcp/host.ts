@@ -1,10 +1,9 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { Runtime } from '../runtime/runtime.js';
 import type { CallHost } from './calls.js';
 import type { OutputStore } from './outputs.js';
 import type { HatcheryRegistry } from './registry.js';
 import type { RunRegistry } from './runs.js';
-import type { CancellableTaskStore } from './tasks.js';
 
 /**
  * What a client session and the generic tools use of the server that holds them. The server
@@ -13,7 +12,6 @@ import type { CancellableTaskStore } from './tasks.js';
 export interface ServerHost extends CallHost {
   readonly registry: HatcheryRegistry;
   readonly runs: RunRegistry;
-  readonly taskStore: CancellableTaskStore | undefined;
   /** Whether the tasks extension is offered (it needs the run journal: a task is a durable run). */
   readonly tasks: boolean;
   /** How long a tools/call waits for its run before answering with a task instead, in ms. */
@@ -22,6 +20,11 @@ export interface ServerHost extends CallHost {
   readonly redact: (text: string) => string;
   /** Full outputs of results cut to the size limit, served as resources. */
   readonly outputs: OutputStore;
+  /**
+   * Longest time a hatchery tool call is answered in before its run is handed off (ms); undefined
+   * when calls wait for their run (--sync-wait 0, or no generic tools to poll with).
+   */
+  readonly syncWaitMs: number | undefined;
   /** Whether the generic tools (hatchery_list, hatchery_start...) are offered. */
   readonly genericTools: boolean;
   readonly version: string;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { allowedHostnames, bearerChecker, checkHost, checkOrigin } from './http-guard.js';
 import type { HatcheryMcpServer } from './server.js';
 
@@ -39,7 +39,7 @@ const DEFAULT_MAX_SESSIONS = 1000;
 
 /** A session's transport and what tells whether it is still in use. */
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   /** Requests (including open GET event streams) not yet answered. */
   active: number;
   /** Ids of the client's JSON-RPC requests not answered yet: while any is, the session is not evicted. */
@@ -94,7 +94,7 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
  * not per HTTP request: an answer is counted out before it is written, so a client that has its
  * answer never finds its session still busy, and an open event stream alone is no call.
  */
-function trackCalls(transport: StreamableHTTPServerTransport, calls: Set<string | number>): void {
+function trackCalls(transport: NodeStreamableHTTPServerTransport, calls: Set<string | number>): void {
   const onmessage = transport.onmessage;
   transport.onmessage = (message, extra) => {
     if ('method' in message) {
@@ -114,9 +114,26 @@ function trackCalls(transport: StreamableHTTPServerTransport, calls: Set<string 
   };
 }
 
+/** The key of the per-request protocol version in a 2026-07-28 request's `_meta` envelope. */
+const VERSION_CLAIM = 'io.modelcontextprotocol/protocolVersion';
+
 /**
- * Serves the hatchery server over Streamable HTTP at /mcp: one session (an SDK server and its
- * transport) per client, Host and Origin checked against DNS rebinding, and an optional bearer token.
+ * Whether a request speaks the 2026-07-28 era: its body carries the per-request envelope, or its
+ * `MCP-Protocol-Version` header names a 2026 revision (the modern path then answers what is wrong).
+ */
+function isModern(req: IncomingMessage, body: unknown): boolean {
+  const header = req.headers['mcp-protocol-version'];
+  if (typeof header === 'string' && header >= '2026') return true;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+  return typeof meta === 'object' && meta !== null && meta[VERSION_CLAIM] !== undefined;
+}
+
+/**
+ * Serves the hatchery server over Streamable HTTP at /mcp, Host and Origin checked against DNS
+ * rebinding, and an optional bearer token. 2026-07-28 requests are served statelessly, a fresh SDK
+ * server per request (replicas behind a load balancer share nothing but the run store); 2025-era
+ * clients keep a session (an SDK server and its transport) each.
  */
 export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptions): Promise<HttpHandle> {
   const host = options.host ?? '127.0.0.1';
@@ -124,6 +141,17 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const authorized = bearerChecker(options.token);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const sessions = new Map<string, Session>();
+  const modern = createMcpHandler(() => core.createSession().server, {
+    legacy: 'reject',
+    maxRequestBodySize: maxBody,
+    onerror: (err) => core.log('warning', `HTTP: ${err.message}`),
+  });
+  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBody });
+  // List changes reach 2026 clients on their subscriptions/listen streams.
+  const unlisten = core.onListChanged(() => {
+    modern.notify.toolsChanged();
+    modern.notify.resourcesChanged();
+  });
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   const maxSessions = Math.max(1, options.maxSessions ?? DEFAULT_MAX_SESSIONS);
   /** Sessions being initialized: not in `sessions` yet, but they count against the cap. */
@@ -206,6 +234,10 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       else reply(res, 400, `bad request: the body is not JSON (${(err as Error).message})`);
       return;
     }
+    if (isModern(req, body)) {
+      await serveModern(req, res, body);
+      return;
+    }
     if (!isInitializeRequest(body)) {
       reply(res, 400, 'bad request: no mcp-session-id; start with an initialize request');
       return;
@@ -225,7 +257,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       if (counted) opening--;
       counted = false;
     };
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         opened();
@@ -273,6 +305,8 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        unlisten();
+        await modern.close().catch(() => undefined);
         await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
         sessions.clear();
         await new Promise<void>((resolve) => {

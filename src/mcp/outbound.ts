@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { OutputStore } from './outputs.js';
 
 /** Default cap of a tool result's text (and of its structured content), in bytes: well under 10 MiB. */
@@ -88,7 +88,7 @@ export class OutboundGuard {
       for (const [k, p] of Object.entries(props)) {
         capped[k] = typeof p.description === 'string' ? { ...p, description: this.desc(p.description) } : p;
       }
-      out.inputSchema = { ...tool.inputSchema, properties: capped };
+      out.inputSchema = { ...tool.inputSchema, properties: capped as Tool['inputSchema']['properties'] };
     }
     // An output schema may carry long descriptions too; one that cannot fit is not advertised.
     if (tool.outputSchema) {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { ValidationError } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
@@ -80,7 +80,6 @@ export class HatcheryRegistry {
     dir: string,
     private readonly options: {
       load?: LoadOptions;
-      tasks?: boolean;
       /** Names taken by the server's own tools. */
       reserved?: ReadonlySet<string>;
     } = {},
@@ -297,7 +296,7 @@ export class HatcheryRegistry {
       file,
       hatchery: h,
       text,
-      tool: hatcheryTool(h, { tasks: this.options.tasks ?? false }),
+      tool: hatcheryTool(h),
       uri: resourceUri(h.name),
       graphUri: graphUri(h.name),
       mimeType: isYamlFile(file) ? 'application/yaml' : 'application/json',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
 import { addUsage, type Usage } from '../providers/types.js';
@@ -56,6 +56,8 @@ export interface BackgroundRun {
   readonly controller: AbortController;
   /** Resolves when the run has finished. */
   readonly done: Promise<void>;
+  /** Resolves when the run starts running (its journal exists then) or, failing before that, ends. */
+  readonly started: Promise<void>;
 }
 
 /** Options of the run registry. */
@@ -121,6 +123,10 @@ export class RunRegistry {
     const done = new Promise<void>((r) => {
       finish = r;
     });
+    let begin!: () => void;
+    const started = new Promise<void>((r) => {
+      begin = r;
+    });
     const run: BackgroundRun = {
       id,
       hatchery: meta.hatchery,
@@ -133,6 +139,7 @@ export class RunRegistry {
       updatedAt: Date.now(),
       controller,
       done,
+      started,
     };
     // A resumed run is the newest again.
     this.runs.delete(id);
@@ -140,7 +147,10 @@ export class RunRegistry {
     const onEvent: RunListener = (e) => {
       switch (e.type) {
         case 'run_start':
-          if (run.state === 'queued') run.state = 'running';
+          if (run.state === 'queued') {
+            run.state = 'running';
+            begin();
+          }
           run.updatedAt = Date.now();
           break;
         case 'node_start':
@@ -178,6 +188,7 @@ export class RunRegistry {
         run.endedAt = Date.now();
         run.updatedAt = run.endedAt;
         run.node = undefined;
+        begin();
         finish();
       });
     return run;
@@ -187,6 +198,11 @@ export class RunRegistry {
   get(id: string): BackgroundRun | undefined {
     this.prune();
     return this.runs.get(id);
+  }
+
+  /** Drops a run nobody will ask about (a call answered before its handoff). */
+  forget(id: string): void {
+    this.runs.delete(id);
   }
 
   /** Every run kept, newest first. */

@@ -1,9 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Server, Tool, Transport } from '@modelcontextprotocol/server';
+import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
@@ -13,6 +12,7 @@ import type { McpServerDef } from '../schema/hatchery.js';
 import { resumeRun } from './ext-tasks/runner.js';
 import { TASK_SOURCE } from './ext-tasks/schemas.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
+import { DEFAULT_SYNC_WAIT_MS } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
@@ -21,7 +21,6 @@ import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
 import { createSession, type Session } from './session.js';
-import { CancellableTaskStore } from './tasks.js';
 import { HatcheryWatcher } from './watcher.js';
 
 /** Options of the hatchery MCP server. */
@@ -44,9 +43,15 @@ export interface HatcheryServerOptions {
   debounceMs?: number;
   /** Interval of heartbeat progress notifications, in milliseconds (default 5000). */
   heartbeatMs?: number;
+  /**
+   * Longest time a hatchery tool call is answered in, in milliseconds (default 50 000, under the
+   * common 60 s client timeout); a run still going is handed off and the call returns its run id.
+   * 0 waits for every run to end. Needs the generic tools (hatchery_result) to be useful.
+   */
+  syncWaitMs?: number;
   /** How many finished background runs are kept, and for how long. */
   runs?: RunRegistryOptions;
-  /** Accept task-augmented tool calls (MCP tasks; default true). */
+  /** Offer the tasks extension (io.modelcontextprotocol/tasks) to 2026-era clients (default true). */
   tasks?: boolean;
   /**
    * How long a tools/call from a client that declares the tasks extension waits for its run before
@@ -91,7 +96,6 @@ export class HatcheryMcpServer implements ServerHost {
   readonly runtime: Runtime;
   readonly limiter: Limiter;
   readonly runs: RunRegistry;
-  readonly taskStore: CancellableTaskStore | undefined;
   readonly tasks: boolean;
   readonly taskWaitMs: number;
   readonly redact: (text: string) => string;
@@ -101,8 +105,11 @@ export class HatcheryMcpServer implements ServerHost {
   readonly outputs = new OutputStore();
   readonly heartbeatMs: number;
   readonly genericTools: boolean;
+  readonly syncWaitMs: number | undefined;
   readonly version = packageVersion();
   private readonly sessions = new Set<Session>();
+  private readonly stdio = new Set<StdioServerHandle>();
+  private readonly listChanged = new Set<() => void>();
   private inflight = 0;
   private drained: (() => void) | undefined;
   private readonly shutdown = new AbortController();
@@ -122,14 +129,12 @@ export class HatcheryMcpServer implements ServerHost {
         ...this.runtime.loadOptions,
         mcpServers: this.runtime.loadOptions.mcpServers ?? options.mcpServers,
       },
-      tasks: options.tasks !== false,
       reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
     });
     // No run may plant a tool: the served folder, its hatchery files and their dependencies are off limits.
     this.runtime.protectServed(this.registry.dir, () => this.registry.dependencies());
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
-    this.taskStore = options.tasks === false ? undefined : new CancellableTaskStore();
     this.tasks = options.tasks !== false && this.runtime.store !== undefined;
     this.taskWaitMs = options.taskWaitMs ?? DEFAULT_TASK_WAIT_MS;
     this.redact = secretRedactor(this.runtime.env, options.secrets);
@@ -140,6 +145,8 @@ export class HatcheryMcpServer implements ServerHost {
     );
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.genericTools = options.genericTools !== false;
+    const wait = options.syncWaitMs ?? DEFAULT_SYNC_WAIT_MS;
+    this.syncWaitMs = this.genericTools && wait > 0 ? wait : undefined;
     this.writeLine = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     // A js: module edited past its reload limit keeps its last version: say so to the user.
     this.runtime.tools.js.onNotice ??= (message) => this.log('warning', message);
@@ -247,7 +254,20 @@ export class HatcheryMcpServer implements ServerHost {
     return session;
   }
 
-  /** Creates a session and connects it to a transport (stdio, in-memory...). */
+  /**
+   * Serves one stdio connection over `transport`, in whichever protocol era its opening message
+   * selects (2025-11-25 `initialize`, or the 2026-07-28 per-request envelope).
+   */
+  serveStdio(transport: Transport): StdioServerHandle {
+    const handle = serveStdio(() => this.createSession().server, {
+      transport,
+      onerror: (err) => this.writeLine(`hatchery-mcp: warning: ${this.out.text(err.message)}`),
+    });
+    this.stdio.add(handle);
+    return handle;
+  }
+
+  /** Creates a session and connects it to a transport (in-memory, a legacy HTTP session...). */
   async connect(transport: Transport): Promise<Server> {
     const session = this.createSession();
     await session.server.connect(transport);
@@ -307,7 +327,7 @@ export class HatcheryMcpServer implements ServerHost {
     const text = this.out.text(message);
     this.writeLine(`hatchery-mcp: ${level === 'info' ? '' : `${level}: `}${text}`);
     for (const s of this.sessions) {
-      if (!s.server.getClientCapabilities()) continue;
+      if (!connected(s.server)) continue;
       s.server.sendLoggingMessage({ level, logger: 'hatchery-mcp', data: text }, s.sessionId()).catch(() => {
         // A client that went away needs no log.
       });
@@ -327,7 +347,7 @@ export class HatcheryMcpServer implements ServerHost {
       this.log('info', `reloaded: ${parts.join('; ')}`);
       this.watcher?.watchFiles(this.registry.dependencies());
       for (const s of this.sessions) {
-        if (!s.server.getClientCapabilities()) continue;
+        if (!connected(s.server)) continue;
         try {
           s.server.sendToolListChanged();
           s.server.sendResourceListChanged();
@@ -335,8 +355,15 @@ export class HatcheryMcpServer implements ServerHost {
           // Not connected any more.
         }
       }
+      for (const fn of this.listChanged) fn();
     }
     return change;
+  }
+
+  /** Calls `fn` whenever the tool list changes (stateless HTTP publishes it to its subscribers); returns the unsubscriber. */
+  onListChanged(fn: () => void): () => void {
+    this.listChanged.add(fn);
+    return () => this.listChanged.delete(fn);
   }
 
   /** Resolves once pending file changes have been handled (tests, benchmarks). */
@@ -355,6 +382,7 @@ export class HatcheryMcpServer implements ServerHost {
       await this.runs.cancelAll(this.shutdown.signal.reason, graceMs);
       // Closing a session aborts the signals of its calls in flight, which cancels their runs.
       await Promise.all([...this.sessions].map((s) => s.server.close().catch(() => undefined)));
+      await Promise.all([...this.stdio].map((h) => h.close().catch(() => undefined)));
       this.sessions.clear();
       if (this.inflight > 0) {
         await waitAtMost(
@@ -364,11 +392,18 @@ export class HatcheryMcpServer implements ServerHost {
           graceMs,
         );
       }
-      this.taskStore?.dispose();
       if (this.ownsRuntime) await this.runtime.close();
     })();
     return this.closing;
   }
+}
+
+/**
+ * Whether a session has a client to notify: a 2025-era one once `initialize` is done, a 2026-era one
+ * (stdio) as soon as its era is pinned; its list changes then go out on `subscriptions/listen`.
+ */
+function connected(server: Server): boolean {
+  return server.getNegotiatedProtocolVersion() !== undefined;
 }
 
 /** Runtime options whose tool layer also knows the server's --mcp-config servers. */

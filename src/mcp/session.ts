@@ -1,34 +1,27 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   type CallToolRequest,
-  CallToolRequestSchema,
   type CallToolResult,
-  type CreateTaskResult,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
+  ProtocolError,
+  ProtocolErrorCode,
   type RequestId,
-  type ServerNotification,
-  type ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+  Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { linkedController } from '../core/cancel.js';
-import { formatError, HatcheryError } from '../core/errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
-import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
+import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { maybeTask, registerTasksExtension } from './ext-tasks/handlers.js';
 import { resumeRun } from './ext-tasks/runner.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { callWithHandoff } from './handoff.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
-import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
+import { formatBytes } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
-import { MAX_TASK_TTL_MS } from './tasks.js';
 import { hatcheryArgs, unknownName } from './tool-defs.js';
 
 /** Media type of the flowchart resources (Mermaid text). */
@@ -111,39 +104,6 @@ export function resumeBackground(
   return resumeRun(core, id, attempt, meta, sampling);
 }
 
-/** Answers a task-augmented call: creates the task, runs in the background, stores the result. */
-async function startTask(
-  core: ServerHost,
-  server: Server,
-  entry: RegistryEntry,
-  args: Record<string, unknown> | undefined,
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-): Promise<CreateTaskResult> {
-  // tasks/cancel marks the task cancelled before the run ends; storing a result then fails, on purpose.
-  const store = extra.taskStore!;
-  let run: BackgroundRun;
-  try {
-    run = await startBackground(core, server, entry, args, extra.signal, extra.requestId);
-  } catch (err) {
-    // The caller waits for a task, not a tool result: bad arguments are a protocol error here.
-    throw new McpError(ErrorCode.InvalidParams, core.out.text(formatError(err), MAX_ERROR_BYTES));
-  }
-  const ttl = Math.min(extra.taskRequestedTtl ?? MAX_TASK_TTL_MS, MAX_TASK_TTL_MS);
-  const task = await store.createTask({ ttl, pollInterval: 1_000 });
-  core.taskStore?.bind(task.taskId, run.controller);
-  run.done.then(async () => {
-    core.taskStore?.unbind(task.taskId);
-    // The spec counts a tool result with isError as a failed task; the result stays readable.
-    const status = run.state === 'succeeded' ? 'completed' : 'failed';
-    await store
-      .storeTaskResult(task.taskId, status, core.out.result(run.result ?? textResult('no result', true)))
-      .catch(() => {
-        // Cancelled already (a terminal state) or dropped: nothing to store.
-      });
-  });
-  return { task };
-}
-
 /** Builds a session: tools, resources and logging, all read from the server's shared registry. */
 export function createSession(core: ServerHost): Session {
   const server = new Server(
@@ -153,51 +113,44 @@ export function createSession(core: ServerHost): Session {
         tools: { listChanged: true },
         resources: { listChanged: true },
         logging: {},
-        ...(core.taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
       },
       instructions: core.instructions(),
       debouncedNotificationMethods: [
         'notifications/tools/list_changed',
         'notifications/resources/list_changed',
       ],
-      taskStore: core.taskStore,
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  server.setRequestHandler('tools/list', () => ({
     tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
   }));
 
-  const onCall = async (
-    request: CallToolRequest,
-    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-  ): Promise<CallToolResult | CreateTaskResult> => {
+  const onCall = async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
+    const req = ctx.mcpReq;
     const { name, arguments: args } = request.params;
     // The request's own signal is the run's: it fires on client cancellation, and closing the
     // session at shutdown fires it too, so calls need no controller of their own.
     const env: CallEnv = {
-      signal: extra.signal,
-      sampling: samplingFor(server, extra.requestId),
-      elicit: elicitFor(core, server, extra.requestId),
+      signal: req.signal,
+      sampling: samplingFor(server, req.id),
+      elicit: elicitFor(core, server, req.id),
     };
-    const token = extra._meta?.progressToken;
+    const token = req._meta?.progressToken;
     if (token !== undefined) {
       env.progress = {
         token,
-        send: (params) => extra.sendNotification({ method: 'notifications/progress', params }),
+        send: (params) => req.notify({ method: 'notifications/progress', params: { ...params } }),
       };
     }
     const entry = core.registry.get(name);
     if (!entry) {
       if (core.genericTools && isGenericTool(name)) {
-        if (request.params.task) {
-          throw new McpError(ErrorCode.MethodNotFound, `${name} does not accept task-augmented calls`);
-        }
         // Statuses, lists and stored results: one gate redacts and caps them all.
         const r = await callGenericTool(name, args, {
           core,
           env,
-          start: (e, a) => startBackground(core, server, e, a, extra.signal, extra.requestId),
+          start: (e, a) => startBackground(core, server, e, a, req.signal, req.id),
           resume: (id, o, meta) => resumeBackground(core, id, o, meta, samplingFor(server, undefined)),
         });
         return core.out.result(r);
@@ -207,14 +160,16 @@ export function createSession(core: ServerHost): Session {
       const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
       return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
     }
-    if (request.params.task && extra.taskStore && core.taskStore) {
-      return startTask(core, server, entry, args, extra);
-    }
-    return (await runHatcheryCall(core, entry, args, env)).result;
+    // A client with the tasks extension gets a task when the run takes longer than --task-wait.
+    const task = await maybeTask(core, req, entry, args, env);
+    if (task) return task;
+    if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
+    return callWithHandoff(core, entry, args, env, core.syncWaitMs);
   };
-  server.setRequestHandler(CallToolRequestSchema, onCall);
+  server.setRequestHandler('tools/call', onCall);
+  registerTasksExtension(server, core);
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+  server.setRequestHandler('resources/list', () => ({
     resources: core.registry.entries().flatMap((e) => [
       {
         uri: e.uri,
@@ -234,15 +189,15 @@ export function createSession(core: ServerHost): Session {
     ]),
   }));
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
+  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+  server.setRequestHandler('resources/read', (request) => {
     const { uri } = request.params;
     if (core.outputs.owns(uri)) {
       const text = core.outputs.read(uri);
       if (text === undefined) {
-        throw new McpError(
-          ErrorCode.InvalidParams,
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
           `no output ${core.out.text(uri, 200)}: it never existed, or it was dropped (outputs are kept for an hour, the latest 20 at most)`,
         );
       }
@@ -258,11 +213,14 @@ export function createSession(core: ServerHost): Session {
     }
     const entry = core.registry.byUri(uri);
     if (!entry)
-      throw new McpError(ErrorCode.InvalidParams, `no hatchery resource ${core.out.text(uri, 200)}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `no hatchery resource ${core.out.text(uri, 200)}`,
+      );
     const bytes = Buffer.byteLength(entry.text);
     if (bytes > core.out.maxResultBytes) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `${entry.name}: the file is ${formatBytes(bytes)}, over the server's limit of ${formatBytes(core.out.maxResultBytes)} per message; read ${entry.file} directly`,
       );
     }

@@ -1,8 +1,7 @@
 import process from 'node:process';
 import type { Readable, Writable } from 'node:stream';
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/server';
+import { deserializeMessage, type JSONRPCMessage, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { formatBytes } from './outbound.js';
 
 /**
@@ -127,7 +126,7 @@ export class GuardedStdioServerTransport implements Transport {
     this.onerror?.(new Error(message));
     const id = requestId(s.head, s.tail);
     if (id !== undefined) {
-      this.write({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } }).catch(
+      this.write({ jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InvalidRequest, message } }).catch(
         () => undefined,
       );
     }
@@ -151,7 +150,7 @@ export class GuardedStdioServerTransport implements Transport {
       return this.write({
         jsonrpc: '2.0',
         id: message.id,
-        error: { code: ErrorCode.InternalError, message: text },
+        error: { code: ProtocolErrorCode.InternalError, message: text },
       });
     }
     const what = 'method' in message ? message.method : 'message';

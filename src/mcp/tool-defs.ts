@@ -1,4 +1,4 @@
-import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
 import { actualOf } from '../schema/issues.js';
@@ -75,7 +75,7 @@ export function annotationsFor(h: Hatchery): ToolAnnotations {
 }
 
 /** The MCP tool of a hatchery: `input` plus one string per declared input, described by its prompt. */
-export function hatcheryTool(h: Hatchery, options: { tasks: boolean }): Tool {
+export function hatcheryTool(h: Hatchery): Tool {
   const properties: Record<string, object> = {
     input: { type: 'string', description: INPUT_DESCRIPTION },
   };
@@ -97,7 +97,6 @@ export function hatcheryTool(h: Hatchery, options: { tasks: boolean }): Tool {
   };
   const out = h.outputSchema;
   if (out && out.type === 'object') tool.outputSchema = out as Tool['outputSchema'];
-  if (options.tasks) tool.execution = { taskSupport: 'optional' };
   return tool;
 }
 

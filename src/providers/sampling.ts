@@ -3,7 +3,7 @@ import type {
   CreateMessageResult,
   CreateMessageResultWithTools,
   SamplingMessage,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { ChatMessage, ChatRequest, ChatResponse, Provider, ToolCall } from './types.js';
 

@@ -1,7 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   type Progress,
@@ -457,65 +456,6 @@ describe('MCP server (in memory)', () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/cancelled with hatchery_cancel/);
     gated.release();
-  });
-
-  it('accepts task-augmented calls', async () => {
-    const dir = hatcheryDir();
-    writeHatchery(dir, 'ask.json', droneDef('ask'));
-    const model = new ScriptedProvider(async (req) => {
-      await new Promise((r) => setTimeout(r, 50));
-      return `task ${lastUser(req)}`;
-    });
-    const { client } = await setup(dir, { providers: { openai: model } });
-    const kinds: string[] = [];
-    let text = '';
-    for await (const m of client.experimental.tasks.callToolStream(
-      { name: 'ask', arguments: { input: 'go' } },
-      CallToolResultSchema,
-      { task: { ttl: 60_000 } },
-    )) {
-      kinds.push(m.type);
-      if (m.type === 'result') text = textOf(m.result);
-      if (m.type === 'error') throw m.error;
-    }
-    expect(kinds[0]).toBe('taskCreated');
-    expect(kinds.at(-1)).toBe('result');
-    expect(text).toBe('task go');
-  });
-
-  it('cancels the run behind a task on tasks/cancel, and fails tasks whose run fails', async () => {
-    const dir = hatcheryDir();
-    writeHatchery(dir, 'ask.json', droneDef('ask'));
-    const gated = gatedProvider();
-    const { client } = await setup(dir, { providers: { openai: gated.provider } });
-    let taskId = '';
-    const stream = client.experimental.tasks.callToolStream(
-      { name: 'ask', arguments: { input: 'go' } },
-      CallToolResultSchema,
-      { task: { ttl: 60_000 } },
-    );
-    const first = await stream.next();
-    if (!first.done && first.value.type === 'taskCreated') taskId = first.value.task.taskId;
-    expect(taskId).not.toBe('');
-    await waitFor(() => gated.started.length === 1, 5_000, 'the model call');
-    await client.experimental.tasks.cancelTask(taskId);
-    await waitFor(() => gated.abortedAt.length === 1, 2_000, 'the run to be aborted');
-    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
-    await stream.return(undefined);
-    gated.release();
-
-    const failing = await setup(dir, {
-      providers: { openai: new ScriptedProvider(() => new Error('model down')) },
-    });
-    const kinds: string[] = [];
-    for await (const m of failing.client.experimental.tasks.callToolStream(
-      { name: 'ask', arguments: { input: 'x' } },
-      CallToolResultSchema,
-      { task: { ttl: 60_000 } },
-    )) {
-      kinds.push(m.type);
-    }
-    expect(kinds.at(-1)).toBe('error');
   });
 
   it('lets a run in flight finish on the definition it started with', async () => {

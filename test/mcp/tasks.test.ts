@@ -1,13 +1,11 @@
 /**
  * The tasks extension (io.modelcontextprotocol/tasks) on 2026-07-28 requests, driven by the spec
- * client of tasks-client.ts against a real server core, a real run journal and the SDK's
- * per-request HTTP handler served in-process.
+ * client of tasks-client.ts against the server's own sessions, a real run journal and the SDK's
+ * per-request HTTP handler, served in-process (the URL is never dialed).
  */
 import path from 'node:path';
-import { type CallToolResult, createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runHatcheryCall } from '../../src/mcp/calls.js';
-import { maybeTask, registerTasksExtension } from '../../src/mcp/ext-tasks/handlers.js';
 import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest, Provider } from '../../src/providers/types.js';
@@ -66,28 +64,8 @@ async function serve(
     log: process.env.DEBUG_MCP ? (l) => console.error(l) : () => {},
     ...opts.server,
   });
-  const handler = createMcpHandler(({ era }) => {
-    const server = new Server(
-      { name: 'hatchery-mcp', version: core.version },
-      { capabilities: { tools: {} } },
-    );
-    registerTasksExtension(server, core, { era });
-    server.setRequestHandler('tools/call', async (req, ctx) => {
-      const entry = core.registry.get(req.params.name);
-      if (!entry) throw new Error(`no tool ${req.params.name}`);
-      const signal = ctx.mcpReq.signal;
-      const task = await maybeTask(
-        core,
-        { envelope: ctx.mcpReq.envelope, signal },
-        entry,
-        req.params.arguments,
-      );
-      // A CreateTaskResult is no result type the SDK's tools/call signature knows.
-      return (task ??
-        (await runHatcheryCall(core, entry, req.params.arguments, { signal })).result) as CallToolResult;
-    });
-    return server;
-  });
+  // The server's own sessions, one per request, as `serve --http` builds them for 2026 clients.
+  const handler = createMcpHandler(() => core.createSession().server);
   closers.push(async () => {
     await core.close();
     // A shared store is closed by its first owner.

@@ -15,11 +15,14 @@ import {
 import { formatError, HatcheryError } from '../../core/errors.js';
 import type { AskFn } from '../../engine/contracts.js';
 import type { PendingQuestion } from '../../runtime/journal/store.js';
+import type { CallEnv } from '../calls.js';
 import { elicitAsk } from '../elicit.js';
+import { callWithHandoff } from '../handoff.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
-import { resumeRun, startTaskRun } from './runner.js';
+import type { BackgroundRun } from '../runs.js';
+import { resumeRun } from './runner.js';
 import {
   type CreateTaskResult,
   ElicitResponse,
@@ -96,49 +99,46 @@ export function registerTasksExtension(
 }
 
 /**
- * The tools/call path of a hatchery for a client that declares the extension: the call starts as a
- * task's run and waits up to the server's task wait; a run that ends sooner answers with its normal
- * result, one that goes on (or waits for an answer) answers with a CreateTaskResult once its journal
- * holds it. Undefined when no task may be made (the client did not declare the extension, tasks are
- * off): the caller runs the call the normal way. `args` are the call's arguments, inputs completed.
+ * The tools/call path of a hatchery for a client that declares the extension: the call runs as a
+ * task's run (source `task`) through callWithHandoff with the server's task wait; a run that ends
+ * sooner answers with its normal result, one that goes on (or suspends at a question) answers with a
+ * CreateTaskResult once its journal holds it. Undefined when no task may be made (the request does
+ * not declare the extension, or tasks are off): the caller runs the call the normal way.
  */
 export async function maybeTask(
   core: ServerHost,
-  request: { envelope: unknown; signal: AbortSignal },
+  request: { envelope?: unknown },
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
-): Promise<CallToolResult | CreateTaskResult | undefined> {
+  env: CallEnv,
+): Promise<CallToolResult | undefined> {
   if (!core.tasks || !declaresTasks(request.envelope)) return undefined;
-  let started!: () => void;
-  const journaled = new Promise<void>((r) => {
-    started = r;
+  // Nobody is on the line once the call is a task: an ask suspends the run (tasks/update answers it)
+  // instead of eliciting, and the model is the server's, not the client's.
+  const taskEnv: CallEnv = { signal: env.signal, ...(env.progress ? { progress: env.progress } : {}) };
+  return callWithHandoff(core, entry, args, taskEnv, core.taskWaitMs, (run) => asTask(core, run), {
+    source: TASK_SOURCE,
+    suspended: true,
   });
-  const run = startTaskRun(core, entry, args, () => started());
-  // Until the client has the task id, it is the only one who could cancel: its giving up cancels the run.
-  const giveUp = () =>
-    run.controller.abort(
-      new HatcheryError('ABORTED', 'the client cancelled the tool call before it became a task'),
-    );
-  request.signal.addEventListener('abort', giveUp, { once: true });
-  try {
-    // Not a task before the journal has it: a tasks/get on any server of the store must find it.
-    await Promise.race([journaled, run.done]);
-    await core.runs.wait(run, core.taskWaitMs, request.signal);
-  } finally {
-    request.signal.removeEventListener('abort', giveUp);
-  }
-  // With no wait (0), every call that got as far as its journal is a task, however quick it was.
-  const finished = run.endedAt !== undefined && run.state !== 'input_required';
-  if (finished && (core.taskWaitMs > 0 || !(await isJournaled(core, run.id)))) {
+}
+
+/** The CreateTaskResult of a handed-off run, answered only once a tasks/get could find the task. */
+async function asTask(core: ServerHost, run: BackgroundRun): Promise<CallToolResult> {
+  await Promise.race([run.started, run.done]);
+  // A run that failed before its journal existed (bad arguments, a cancelled wait for a slot) is no task.
+  if (!(await isJournaled(core, run.id))) {
+    await run.done;
     return (
       run.result ?? { content: [{ type: 'text', text: 'the run ended without a result' }], isError: true }
     );
   }
-  // Written out (the store's read waits for this process's buffered appends) before the id is given.
-  await readTaskRun(core, run.id);
-  return { ...seedTask(core, run), resultType: 'task' };
+  run.note = 'an MCP task: poll it with tasks/get';
+  const task: CreateTaskResult = { ...seedTask(core, run), resultType: 'task' };
+  // A CreateTaskResult stands in for the CallToolResult: the extension's polymorphic result.
+  return task as unknown as CallToolResult;
 }
 
+/** True once the store has the run (its read waits for this process's buffered appends). */
 async function isJournaled(core: ServerHost, id: string): Promise<boolean> {
   return (await core.runtime.store?.read(id)) !== undefined;
 }

@@ -1,0 +1,104 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { linkedController } from '../core/cancel.js';
+import { type CallEnv, runHatcheryCall } from './calls.js';
+import type { ServerHost } from './host.js';
+import type { RegistryEntry } from './registry.js';
+import type { BackgroundRun } from './runs.js';
+
+/**
+ * Default longest time a hatchery tool call is answered in, in milliseconds: under the 60 s most
+ * clients give a call. A run still going then is handed off: the call returns its run id.
+ */
+export const DEFAULT_SYNC_WAIT_MS = 50_000;
+
+/** How a call that outlives its wait is answered: a run handle by default, a task for the tasks extension. */
+export type HandoffResult = (
+  run: BackgroundRun,
+  entry: RegistryEntry,
+) => CallToolResult | Promise<CallToolResult>;
+
+/** How callWithHandoff records and hands off a run. */
+export interface HandoffOptions {
+  /** The run's journal `source` (default `mcp`; tasks are `task`). */
+  source?: string;
+  /** Hand off a run that suspended at a question too (a task waits for tasks/update); default false. */
+  suspended?: boolean;
+}
+
+/**
+ * Runs a hatchery call as a background run and waits for it up to `waitMs` (0: hands off at once).
+ * A run that ends in time answers the call as usual (and is forgotten: nobody will poll for it). A
+ * run still going is handed off: it is no longer tied to the call's request (a client timing out
+ * does not cancel it), its progress notifications stop, and the call is answered by `handoff`, by
+ * default with the run id and how to poll it. Before the handoff, cancelling the request cancels the run.
+ */
+export async function callWithHandoff(
+  core: ServerHost,
+  entry: RegistryEntry,
+  args: Record<string, unknown> | undefined,
+  env: CallEnv,
+  waitMs: number,
+  handoff: HandoffResult = handle,
+  options: HandoffOptions = {},
+): Promise<CallToolResult> {
+  const { controller, unlink } = linkedController(core.signal);
+  const request = env.signal;
+  const onAbort = () => controller.abort(request.reason);
+  if (request.aborted) onAbort();
+  else request.addEventListener('abort', onAbort, { once: true });
+  let handedOff = false;
+  const progress = env.progress;
+  const callEnv: CallEnv = {
+    ...env,
+    // Notifications about a request already answered would be noise (or an error) to the client.
+    progress: progress && {
+      token: progress.token,
+      send: (p) => (handedOff ? Promise.resolve() : progress.send(p)),
+    },
+  };
+  const h = entry.hatchery;
+  const source = options.source ?? 'mcp';
+  const run = core.runs.start(
+    { hatchery: h.name, file: h.file, source },
+    controller,
+    (signal, onEvent, runId) =>
+      runHatcheryCall(core, entry, args, { ...callEnv, signal, onEvent, runId, source }),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const ended =
+    waitMs > 0 &&
+    (await Promise.race([
+      run.done.then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), waitMs);
+      }),
+    ]));
+  clearTimeout(timer);
+  if (ended && !(options.suspended && run.state === 'input_required')) {
+    request.removeEventListener('abort', onAbort);
+    unlink();
+    core.runs.forget(run.id);
+    return run.result!;
+  }
+  handedOff = true;
+  request.removeEventListener('abort', onAbort);
+  run.note = `handed off after ${Math.round(waitMs / 1000)} s: the tool call returned its run id`;
+  run.done.then(unlink, unlink);
+  return handoff(run, entry);
+}
+
+/** The answer of a call handed off: the run id, where it is, and how to get the result. */
+function handle(run: BackgroundRun, entry: RegistryEntry): CallToolResult {
+  const status = {
+    status: 'running',
+    run_id: run.id,
+    hatchery: run.hatchery,
+    ...(run.node ? { current_node: run.node } : {}),
+    steps: run.steps,
+    next_step: `call hatchery_result with {"run_id": "${run.id}"} to wait for the result (repeat while it says "still running"); hatchery_status shows progress, hatchery_cancel stops the run`,
+  };
+  const text = `${run.hatchery} is still running, so this call returns before your client's timeout; the run goes on in the background.\n${JSON.stringify(status, null, 2)}`;
+  // A tool with an output schema has its result checked against it: the handle cannot be one.
+  if (entry.tool.outputSchema) return { content: [{ type: 'text', text }], isError: true };
+  return { content: [{ type: 'text', text }], structuredContent: status };
+}
