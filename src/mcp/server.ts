@@ -9,7 +9,7 @@ import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { resumeRun } from './ext-tasks/runner.js';
+import { resumeRun } from './background.js';
 import { TASK_SOURCE } from './ext-tasks/schemas.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
 import { DEFAULT_SYNC_WAIT_MS } from './handoff.js';

@@ -15,6 +15,7 @@ import {
 import { formatError, HatcheryError } from '../../core/errors.js';
 import type { AskFn } from '../../engine/contracts.js';
 import type { PendingQuestion } from '../../runtime/journal/store.js';
+import { resumeRun } from '../background.js';
 import type { CallEnv } from '../calls.js';
 import { elicitAsk } from '../elicit.js';
 import { callWithHandoff } from '../handoff.js';
@@ -22,7 +23,6 @@ import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
 import type { BackgroundRun } from '../runs.js';
-import { resumeRun } from './runner.js';
 import {
   type CreateTaskResult,
   ElicitResponse,

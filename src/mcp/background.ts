@@ -1,12 +1,10 @@
 /** Runs resumed in the background: a suspended task answered by tasks/update, hatchery_resume and the rest. */
-import { linkedController } from '../../core/cancel.js';
-import type { RunListener } from '../../engine/contracts.js';
-import type { Provider } from '../../providers/types.js';
-import { failed, runHatcheryCall, succeeded } from '../calls.js';
-import type { ResumeAttempt, ServerHost } from '../host.js';
-import type { RegistryEntry } from '../registry.js';
-import type { BackgroundRun } from '../runs.js';
-import { TASK_SOURCE } from './schemas.js';
+
+import { linkedController } from '../core/cancel.js';
+import type { Provider } from '../providers/types.js';
+import { failed, succeeded } from './calls.js';
+import type { ResumeAttempt, ServerHost } from './host.js';
+import type { BackgroundRun } from './runs.js';
 
 /**
  * Resumes a journaled run in the background under its own id (hatchery_resume, hatchery_respond,
