@@ -50,13 +50,18 @@ async function serve(
   opts: {
     provider?: Provider;
     store?: FileRunStore;
+    env?: Record<string, string>;
     server?: Partial<HatcheryServerOptions>;
     journal?: boolean;
   } = {},
 ) {
   const state = path.join(tempDir('hatchery-tasks-state-'), 'runs');
   const store = opts.journal === false ? undefined : (opts.store ?? new FileRunStore(state, { pollMs: 50 }));
-  const runtime = new Runtime({ providers: opts.provider ? { openai: opts.provider } : {}, env: {}, store });
+  const runtime = new Runtime({
+    providers: opts.provider ? { openai: opts.provider } : {},
+    env: opts.env ?? {},
+    store,
+  });
   const core = await HatcheryMcpServer.start({
     dir,
     runtime,
@@ -301,5 +306,22 @@ describe('tasks extension', () => {
     expect((await second.client.poll(id)).status).toBe('cancelled');
     expect((await first.client.getTask(id)).status).toBe('cancelled');
     gated.release();
+  });
+
+  it('a secret the run saw never reaches tasks/get, from memory or from the journal', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'leak.json', droneDef('leak'));
+    const secret = 'tok-0123456789abcdef-SECRET';
+    const model = new ScriptedProvider(() => `the key is ${secret}`);
+    const env = { SERVICE_API_KEY: secret };
+    const first = await serve(dir, { provider: model, env, server: { taskWaitMs: 0 } });
+    const id = (await first.client.callTool('leak', { input: 'x' })).taskId as string;
+    const live = await first.client.poll(id);
+    expect(textOf(live.result)).toBe('the key is [redacted]');
+    const second = await serve(dir, { store: first.store, env });
+    const stored = await second.client.getTask(id);
+    expect(stored.status).toBe('completed');
+    expect(JSON.stringify(stored)).not.toContain(secret);
+    expect(textOf(stored.result)).toBe('the key is [redacted]');
   });
 });
