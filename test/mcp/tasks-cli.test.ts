@@ -64,20 +64,28 @@ async function exited(child: ChildProcess): Promise<void> {
 }
 
 describe('tasks extension through the built CLI', () => {
-  it('a slow call becomes a task that is polled to the result a direct call gives', async () => {
+  it('a slow call becomes a task that is polled to its result', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'slow.json', droneDef('slow'));
-    fake.enqueue({ text: 'slow answer', delayMs: 1_500 });
+    // The model answers only when released: the call cannot end within the task wait.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    fake.enqueue(async () => {
+      await gate;
+      return { text: 'slow answer' };
+    });
     const { client } = await serve(dir, stateDir(), ['--task-wait', '0.2']);
     const created = await client.callTool('slow', { input: 'go' });
     expect(created).toMatchObject({ resultType: 'task', status: 'working' });
-    const done = await client.poll(created.taskId as string);
+    const id = created.taskId as string;
+    expect((await client.getTask(id)).statusMessage).toMatch(/running node "Ask"/);
+    release();
+    const done = await client.poll(id);
     expect(done.status).toBe('completed');
     expect(textOf(done.result)).toBe('slow answer');
-    // A quick call answers directly.
-    const quick = await client.callTool('slow', { input: 'fast' });
-    expect(quick.resultType).toBe('complete');
-    expect(textOf(quick)).toBe('echo: fast');
+    expect(done.result?._meta).toHaveProperty(['hatchery/usage']);
   });
 
   it('tasks/cancel from another server process on the same state folder aborts the model request', async () => {

@@ -324,4 +324,23 @@ describe('tasks extension', () => {
     expect(JSON.stringify(stored)).not.toContain(secret);
     expect(textOf(stored.result)).toBe('the key is [redacted]');
   });
+
+  it('two answers to the same question at once resume the run once', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'pick.json', askDef());
+    const { client, store } = await serve(dir);
+    const id = (await client.callTool('pick', { input: 'a kite' })).taskId as string;
+    const answers = await Promise.all(
+      ['red', 'blue'].map((answer) =>
+        client.request('tasks/update', {
+          taskId: id,
+          inputResponses: { 'ask-1': { action: 'accept', content: { answer } } },
+        }),
+      ),
+    );
+    for (const a of answers) expect(a.error).toBeUndefined();
+    const done = await client.poll(id);
+    expect(textOf(done.result)).toMatch(/^picked (red|blue)$/);
+    expect((await store!.read(id))?.summary.attempts).toBe(2);
+  });
 });
