@@ -1,17 +1,20 @@
 // Round trip of one tool call over stdio: a one-node baneling hatchery served by the built CLI
-// versus a bare SDK server with one echo tool, measured in the same run. Target: the hatchery
-// call at most 1.2x the bare echo call.
+// versus a bare SDK v2 server with one echo tool (serveStdio), measured in the same run. Target: the
+// hatchery call at most 1.1x the bare echo call, in both protocol eras (--era 2025, the default: an
+// SDK v1 client with the initialize handshake; --era 2026: an SDK v2 client pinned to 2026-07-28).
 //
 // Method: on Linux the bench re-runs itself pinned to one CPU (taskset), client and servers alike:
 // unpinned, where the scheduler happens to place the three processes decides the figures (ratios
 // from 0.6x to 3x between runs on a 2-core machine). Then several rounds, each with a fresh pair of
 // server processes, a long warm-up (the JIT must settle: the hatchery server runs more code than
 // the bare one), and alternating blocks of sequential calls so that drift hits both alike.
-// Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--no-pin] [--strict]
+// Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--era 2025|2026] [--no-pin] [--strict]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { median, quantile } from './lib/stats.js';
@@ -40,12 +43,27 @@ const CALLS = flag('--calls', 1_000);
 const ROUNDS = flag('--rounds', 5);
 const WARMUP = 2_000;
 const BLOCK = 50;
-const TARGET = 1.2;
+const TARGET = 1.1;
+const ERA = process.argv.includes('--era') ? process.argv[process.argv.indexOf('--era') + 1] : '2025';
+if (ERA !== '2025' && ERA !== '2026') throw new Error(`--era must be 2025 or 2026, got ${ERA}`);
 
-async function connect(command: string, args: string[]): Promise<Client> {
-  const transport = new StdioClientTransport({ command, args, cwd: root, stderr: 'ignore' });
+/** The part of either SDK's client the bench uses. */
+interface Caller {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+async function connect(command: string, args: string[]): Promise<Caller> {
+  if (ERA === '2026') {
+    const client = new ModernClient(
+      { name: 'bench', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(new ModernStdio({ command, args, cwd: root, stderr: 'ignore' }));
+    return client;
+  }
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(transport);
+  await client.connect(new StdioClientTransport({ command, args, cwd: root, stderr: 'ignore' }));
   return client;
 }
 
@@ -125,7 +143,7 @@ const ratio = mH / mB;
 const us = (ms: number) => `${Math.round(ms * 1000)} µs`;
 const pinned = process.env[PINNED_ENV];
 console.log(
-  `MCP round trip over stdio: ${tH.length} calls each, ${ROUNDS} rounds of fresh processes, ${WARMUP} warm-up calls per server and round, ${pinned ? `all processes pinned to CPU ${pinned}` : 'not pinned'}`,
+  `MCP round trip over stdio, ${ERA === '2026' ? '2026-07-28 (SDK v2 client)' : '2025-11-25 (SDK v1 client)'}: ${tH.length} calls each, ${ROUNDS} rounds of fresh processes, ${WARMUP} warm-up calls per server and round, ${pinned ? `all processes pinned to CPU ${pinned}` : 'not pinned'}`,
 );
 console.log(`  hatchery (one baneling, echo)   median ${us(mH)}   p90 ${us(quantile(tH, 0.9))}`);
 console.log(`  bare SDK echo server            median ${us(mB)}   p90 ${us(quantile(tB, 0.9))}`);

@@ -121,18 +121,15 @@ function flatForm(schema: Record<string, unknown>): FormSchema | undefined {
   return required ? { type: 'object', properties, required } : { type: 'object', properties };
 }
 
-/** The form a question is put to a person with: its message, its fields, and whether the answer is the form's JSON. */
+/** The elicitation form of a run's question: its message, its fields, and whether the answer is the form's JSON. */
 export interface AskForm {
   message: string;
   requestedSchema: FormSchema;
-  /** The answer schema was flat enough to be the form itself: the answer is the submitted content as JSON. */
-  flat: boolean;
+  /** True when the form is the answer schema itself (the answer is the form's JSON). */
+  whole: boolean;
 }
 
-/**
- * The elicitation form of a question: choices become an enum field, a flat object schema the form
- * itself, anything else one text field "answer". Shared by elicitation and task input requests.
- */
+/** A question as a form: choices become an enum field, a flat object schema the form itself, anything else one text field. */
 export function askForm(q: AskRequest): AskForm {
   const form = q.schema && !q.choices ? flatForm(q.schema) : undefined;
   const field: FormField = q.choices
@@ -148,27 +145,44 @@ export function askForm(q: AskRequest): AskForm {
     required: ['answer'],
   };
   const message = q.kind === 'approve' ? `Approve? Node "${q.node}" wants to ${q.question}` : q.question;
-  return { message, requestedSchema, flat: form !== undefined };
+  return { message, requestedSchema, whole: form !== undefined };
 }
 
-/** The answer text of an accepted form: its JSON for a flat form, else its "answer" field. */
-export function formAnswer(content: ElicitResult['content'], flat: boolean): string {
-  const c = content ?? {};
-  if (flat) return JSON.stringify(c);
-  const v = c.answer;
+/**
+ * The answer in a form's result; a declined or cancelled form throws (an approval as
+ * APPROVAL_DENIED, a question as DECLINED).
+ */
+export function askAnswer(q: AskRequest, form: AskForm, result: ElicitResult): string {
+  if (result.action !== 'accept') {
+    const did = result.action === 'decline' ? 'declined' : 'cancelled';
+    if (q.kind === 'approve') {
+      throw new HatcheryError('APPROVAL_DENIED', `the user ${did} the approval; nothing ran`, {
+        node: q.node,
+      });
+    }
+    throw new HatcheryError('DECLINED', `the user ${did} the question "${q.question.slice(0, 200)}"`, {
+      node: q.node,
+    });
+  }
+  const content = result.content ?? {};
+  if (form.whole) return JSON.stringify(content);
+  const v = content.answer;
   return v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v);
 }
 
 /**
- * A run's asker over MCP elicitation (the form of askForm). A declined or cancelled form fails
- * the run (an approval as APPROVAL_DENIED); a client that cannot be reached leaves it waiting (INPUT_REQUIRED).
+ * A run's asker over MCP elicitation (see askForm). A declined or cancelled form fails the run (an
+ * approval as APPROVAL_DENIED); a client that cannot be reached leaves it waiting (INPUT_REQUIRED).
  */
 export function elicitAsk(elicit: ElicitFn): AskFn {
   return async (q, signal) => {
-    const { message, requestedSchema, flat } = askForm(q);
+    const form = askForm(q);
     let result: ElicitResult;
     try {
-      result = await elicit({ mode: 'form', message, requestedSchema }, signal);
+      result = await elicit(
+        { mode: 'form', message: form.message, requestedSchema: form.requestedSchema },
+        signal,
+      );
     } catch (err) {
       if (signal.aborted) throw err;
       throw new HatcheryError(
@@ -178,17 +192,6 @@ export function elicitAsk(elicit: ElicitFn): AskFn {
         { cause: err },
       );
     }
-    if (result.action !== 'accept') {
-      const did = result.action === 'decline' ? 'declined' : 'cancelled';
-      if (q.kind === 'approve') {
-        throw new HatcheryError('APPROVAL_DENIED', `the user ${did} the approval; nothing ran`, {
-          node: q.node,
-        });
-      }
-      throw new HatcheryError('DECLINED', `the user ${did} the question "${q.question.slice(0, 200)}"`, {
-        node: q.node,
-      });
-    }
-    return formAnswer(result.content, flat);
+    return askAnswer(q, form, result);
   };
 }

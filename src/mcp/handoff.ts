@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import { linkedController } from '../core/cancel.js';
 import { type CallEnv, runHatcheryCall } from './calls.js';
 import type { ServerHost } from './host.js';
@@ -27,10 +27,10 @@ export interface HandoffOptions {
 
 /**
  * Runs a hatchery call as a background run and waits for it up to `waitMs` (0: hands off at once).
- * A run that ends in time answers the call as usual (and is forgotten: nobody will poll for it). A
- * run still going is handed off: it is no longer tied to the call's request (a client timing out
- * does not cancel it), its progress notifications stop, and the call is answered by `handoff`, by
- * default with the run id and how to poll it. Before the handoff, cancelling the request cancels the run.
+ * A run that ends in time answers the call with `answer(run)`, by default its result (and is forgotten: nobody will poll for it). A run still going is
+ * handed off: it is no longer tied to the call's request (a client timing out does not cancel it),
+ * its progress notifications stop, and the call is answered by `handoff`, by default with the run
+ * id and how to poll it. Before the handoff, cancelling the request cancels the run.
  */
 export async function callWithHandoff(
   core: ServerHost,
@@ -39,8 +39,9 @@ export async function callWithHandoff(
   env: CallEnv,
   waitMs: number,
   handoff: HandoffResult = handle,
+  answer: (run: BackgroundRun) => CallToolResult | InputRequiredResult = (run) => run.result!,
   options: HandoffOptions = {},
-): Promise<CallToolResult> {
+): Promise<CallToolResult | InputRequiredResult> {
   const { controller, unlink } = linkedController(core.signal);
   const request = env.signal;
   const onAbort = () => controller.abort(request.reason);
@@ -70,7 +71,8 @@ export async function callWithHandoff(
     (await Promise.race([
       run.done.then(() => true),
       new Promise<boolean>((r) => {
-        timer = setTimeout(() => r(false), waitMs);
+        // An infinite wait sets no timer (setTimeout would fire at once).
+        if (Number.isFinite(waitMs)) timer = setTimeout(() => r(false), waitMs);
       }),
     ]));
   clearTimeout(timer);
@@ -78,7 +80,7 @@ export async function callWithHandoff(
     request.removeEventListener('abort', onAbort);
     unlink();
     core.runs.forget(run.id);
-    return run.result!;
+    return answer(run);
   }
   handedOff = true;
   request.removeEventListener('abort', onAbort);

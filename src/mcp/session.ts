@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import {
   type CallToolRequest,
   type CallToolResult,
+  type InputRequiredResult,
   ProtocolError,
   ProtocolErrorCode,
   type RequestId,
@@ -19,6 +21,7 @@ import { maybeTask, registerTasksExtension } from './ext-tasks/handlers.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
+import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
 import { formatBytes } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
@@ -37,8 +40,18 @@ export interface Session {
   sessionId(): string | undefined;
 }
 
+/**
+ * Whether the session speaks 2026-07-28 or later, which has no requests from server to client
+ * (sampling, elicitation): questions go back as input_required results instead.
+ */
+function pushless(server: Server): boolean {
+  const v = server.getNegotiatedProtocolVersion();
+  return v !== undefined && v >= '2026';
+}
+
 /** The client's model as a provider, when the client declared sampling; requests go with `related`. */
 function samplingFor(server: Server, related: RequestId | undefined): Provider | undefined {
+  if (pushless(server)) return undefined;
   const caps = server.getClientCapabilities();
   if (!caps?.sampling) return undefined;
   return createSamplingProvider({
@@ -49,7 +62,7 @@ function samplingFor(server: Server, related: RequestId | undefined): Provider |
 }
 
 function elicitFor(core: ServerHost, server: Server, related: RequestId | undefined): ElicitFn | undefined {
-  if (!canElicitForm(server.getClientCapabilities())) return undefined;
+  if (pushless(server) || !canElicitForm(server.getClientCapabilities())) return undefined;
   return (params, signal) => {
     // The form's texts are the file's input prompts: redacted and capped like any description.
     const props: typeof params.requestedSchema.properties = {};
@@ -126,7 +139,10 @@ export function createSession(core: ServerHost): Session {
     tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
   }));
 
-  const onCall = async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
+  const onCall = async (
+    request: CallToolRequest,
+    ctx: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> => {
     const req = ctx.mcpReq;
     const { name, arguments: args } = request.params;
     // The request's own signal is the run's: it fires on client cancellation, and closing the
@@ -159,6 +175,26 @@ export function createSession(core: ServerHost): Session {
       const all = core.genericTools ? [...names, ...GENERIC_TOOLS.map((t) => t.name)] : names;
       const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
       return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
+    }
+    const client = modernClient(ctx);
+    if (client.forms) {
+      // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
+      const state = ctx.mcpReq.requestState<string>();
+      if (typeof state === 'string')
+        return answerRun(core, entry, state, ctx, (id, attempt, meta) =>
+          resumeBackground(core, id, attempt, meta, undefined),
+        );
+      const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
+      if ('error' in completed) return errorResult(core, completed.error);
+      if ('ask' in completed) return completed.ask;
+      // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
+      const task = await maybeTask(core, req, entry, completed.args, env);
+      if (task) return task;
+      const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
+      if (core.syncWaitMs !== undefined)
+        return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs, undefined, ask);
+      const id = randomUUID();
+      return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
     }
     // A client with the tasks extension gets a task when the run takes longer than --task-wait.
     const task = await maybeTask(core, req, entry, args, env);

@@ -127,6 +127,23 @@ describe('one HTTP endpoint, both eras', () => {
     await client.close();
   });
 
+  it('sends a 2026 client progress for every node on the response stream of its call', async () => {
+    const client = new V2Client({ name: 'modern-progress', version: '1.0.0' }, MODERN);
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    const messages: string[] = [];
+    const r = await client.callTool(
+      { name: 'greet', arguments: { input: 'progress' } },
+      {
+        onprogress: (p) => messages.push(p.message ?? ''),
+      },
+    );
+    expect(textOf(r)).toContain('hi progress');
+    expect(messages).toEqual(
+      expect.arrayContaining(['greet started', expect.stringMatching(/^step 1: Echo done/)]),
+    );
+    await client.close();
+  });
+
   it('keeps a session for a 2025 client on the same endpoint', async () => {
     const client = new V1Client({ name: 'legacy-http', version: '1.0.0' });
     const transport = new V1HttpTransport(new URL(url));

@@ -116,10 +116,17 @@ export async function maybeTask(
   // Nobody is on the line once the call is a task: an ask suspends the run (tasks/update answers it)
   // instead of eliciting, and the model is the server's, not the client's.
   const taskEnv: CallEnv = { signal: env.signal, ...(env.progress ? { progress: env.progress } : {}) };
-  return callWithHandoff(core, entry, args, taskEnv, core.taskWaitMs, (run) => asTask(core, run), {
-    source: TASK_SOURCE,
-    suspended: true,
-  });
+  const result = await callWithHandoff(
+    core,
+    entry,
+    args,
+    taskEnv,
+    core.taskWaitMs,
+    (run) => asTask(core, run),
+    (run) => run.result!,
+    { source: TASK_SOURCE, suspended: true },
+  );
+  return result as CallToolResult;
 }
 
 /** The CreateTaskResult of a handed-off run, answered only once a tasks/get could find the task. */

@@ -1,0 +1,161 @@
+import {
+  type CallToolResult,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+  type InputRequiredResult,
+  inputRequired,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { formatError, HatcheryError } from '../core/errors.js';
+import type { AskRequest } from '../engine/contracts.js';
+import { errorResult } from './calls.js';
+import { readStored } from './durable.js';
+import { askAnswer, askForm, canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import type { ResumeAttempt, ServerHost } from './host.js';
+import { MAX_ERROR_BYTES } from './outbound.js';
+import type { RegistryEntry } from './registry.js';
+import type { BackgroundRun } from './runs.js';
+import { hatcheryArgs } from './tool-defs.js';
+
+/** The per-request envelope keys of the 2026-07-28 protocol. */
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+/** Keys of the embedded requests this server sends. */
+const INPUTS_KEY = 'inputs';
+const ANSWER_KEY = 'answer';
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** What a 2026-era request says about its client: whether it is one, and whether it takes forms. */
+export function modernClient(ctx: ServerContext): { modern: boolean; forms: boolean } {
+  const env = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  if (env?.[VERSION_KEY] === undefined) return { modern: false, forms: false };
+  const caps = env[CAPABILITIES_KEY] as Parameters<typeof canElicitForm>[0];
+  return { modern: true, forms: canElicitForm(caps) };
+}
+
+/** Thrown by the replaying asker when the answer has not arrived yet: the call returns its request. */
+class NeedsInput extends Error {
+  constructor(readonly params: ElicitRequestFormParams) {
+    super('input required');
+  }
+}
+
+/** An asker that answers from the retried request's responses, or asks for them (multi round-trip). */
+function replaying(responses: Record<string, unknown> | undefined, key: string): ElicitFn {
+  return async (params) => {
+    const r = responses?.[key];
+    if (r && typeof r === 'object' && 'action' in r) return r as ElicitResult;
+    throw new NeedsInput(params);
+  };
+}
+
+function asks(key: string, params: ElicitRequestFormParams, state?: string): InputRequiredResult {
+  return inputRequired({
+    inputRequests: {
+      [key]: inputRequired.elicit({ message: params.message, requestedSchema: params.requestedSchema }),
+    },
+    ...(state ? { requestState: state } : {}),
+  });
+}
+
+/**
+ * The declared inputs a 2026-era call left out, asked with `input_required` and read from the
+ * retried call's responses: the arguments with them filled in, or the request to return.
+ */
+export async function modernInputs(
+  entry: RegistryEntry,
+  args: Record<string, unknown> | undefined,
+  ctx: ServerContext,
+): Promise<{ args: Record<string, unknown> | undefined } | { ask: InputRequiredResult }> {
+  const h = entry.hatchery;
+  const { input, vars } = hatcheryArgs(h, args);
+  if (Object.keys(h.inputs).every((k) => vars[k] !== undefined)) return { args };
+  try {
+    const full = await completeInputs(
+      h,
+      vars,
+      replaying(ctx.mcpReq.inputResponses, INPUTS_KEY),
+      ctx.mcpReq.signal,
+    );
+    return { args: input === undefined ? { ...full } : { ...full, input } };
+  } catch (err) {
+    const cause = (err as { cause?: unknown }).cause;
+    if (cause instanceof NeedsInput) return { ask: asks(INPUTS_KEY, cause.params) };
+    throw err;
+  }
+}
+
+/**
+ * The answer of a run that ended waiting for input, on a 2026 connection whose client takes forms:
+ * the question as `input_required`, with the run id as the request state, so the retried call
+ * resumes that run with the answer. Without a journal the run cannot be resumed: the waiting text.
+ */
+export function askRun(
+  core: ServerHost,
+  run: Pick<BackgroundRun, 'id' | 'state' | 'question' | 'result'>,
+): CallToolResult | InputRequiredResult {
+  const q = run.question as AskRequest | undefined;
+  if (run.state !== 'input_required' || !q || !core.runtime.store) return run.result!;
+  const form = askForm(q);
+  return asks(
+    ANSWER_KEY,
+    { mode: 'form', message: core.out.desc(form.message), requestedSchema: form.requestedSchema },
+    run.id,
+  );
+}
+
+/**
+ * A retried 2026 call that answers a run's question: the run (named by the request state, checked
+ * against the journal: it must wait for input, for this hatchery) resumes with the answer and the
+ * call waits for it, asking again if it asks again. The request state is not secret-sealed on
+ * purpose: like hatchery_respond, knowing a run's id is what it takes to answer it, and the id is
+ * a random UUID; anything else in it is refused.
+ */
+export async function answerRun(
+  core: ServerHost,
+  entry: RegistryEntry,
+  state: string,
+  ctx: ServerContext,
+  resume: (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) => BackgroundRun,
+): Promise<CallToolResult | InputRequiredResult> {
+  try {
+    if (!RUN_ID.test(state))
+      throw new HatcheryError('USAGE', 'the request state is not a run id of this server');
+    const stored = await readStored(core, state);
+    if (stored.meta.hatchery !== entry.name) {
+      throw new HatcheryError(
+        'USAGE',
+        `run ${state} is a run of ${stored.meta.hatchery}, not of ${entry.name}`,
+      );
+    }
+    const q = stored.summary.question as AskRequest | undefined;
+    if (stored.summary.status !== 'input_required' || !q) {
+      throw new HatcheryError('USAGE', `run ${state} is ${stored.summary.status}, not waiting for an answer`);
+    }
+    const form = askForm(q);
+    const response = ctx.mcpReq.inputResponses?.[ANSWER_KEY];
+    if (!response || typeof response !== 'object' || !('action' in response)) {
+      return asks(
+        ANSWER_KEY,
+        { mode: 'form', message: core.out.desc(form.message), requestedSchema: form.requestedSchema },
+        state,
+      );
+    }
+    const answer = askAnswer(q, form, response as ElicitResult);
+    const attempt = await core.runtime.prepareResume(state, { answer });
+    const run = resume(state, attempt, { hatchery: entry.name, file: entry.hatchery.file });
+    run.note =
+      'answered in the tool call (input_required); the nodes that had finished were taken from the run journal';
+    const onAbort = () => run.controller.abort(ctx.mcpReq.signal.reason);
+    ctx.mcpReq.signal.addEventListener('abort', onAbort, { once: true });
+    await run.done;
+    ctx.mcpReq.signal.removeEventListener('abort', onAbort);
+    return askRun(core, run);
+  } catch (err) {
+    if (err instanceof HatcheryError && (err.code === 'APPROVAL_DENIED' || err.code === 'DECLINED')) {
+      const text = `${formatError(err)}; run ${state} still waits: hatchery_respond answers it, hatchery_cancel ends it`;
+      return { content: [{ type: 'text', text: core.out.text(text, MAX_ERROR_BYTES) }], isError: true };
+    }
+    return errorResult(core, err);
+  }
+}
