@@ -51,6 +51,8 @@ export interface TasksClientOptions {
   token?: string;
   /** Declare the tasks extension in every request's client capabilities (default true). */
   declare?: boolean;
+  /** Other client capabilities to declare (e.g. `elicitation: {}` for multi round-trip forms). */
+  capabilities?: Record<string, unknown>;
 }
 
 /** Parses an SSE body into the JSON of its `data:` events. */
@@ -93,9 +95,10 @@ export class TasksClient {
         _meta: {
           'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
           'io.modelcontextprotocol/clientInfo': { name: 'tasks-spec-client', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': declare
-            ? { extensions: { [TASKS_EXTENSION]: {} } }
-            : {},
+          'io.modelcontextprotocol/clientCapabilities': {
+            ...this.options.capabilities,
+            ...(declare ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+          },
         },
       },
     };

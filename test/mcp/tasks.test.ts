@@ -76,8 +76,17 @@ async function serve(
     // A shared store is closed by its first owner.
     if (!opts.store) await runtime.close();
   });
-  const client = (declare = true) => new TasksClient({ url: URL_, fetch: (r) => handler.fetch(r), declare });
-  return { core, runtime, store, client: client(), plain: client(false) };
+  const client = (declare = true, capabilities?: Record<string, unknown>) =>
+    new TasksClient({ url: URL_, fetch: (r) => handler.fetch(r), declare, capabilities });
+  return {
+    core,
+    runtime,
+    store,
+    client: client(),
+    plain: client(false),
+    // Takes forms too: missing inputs come back as input_required before any task.
+    forms: client(true, { elicitation: {} }),
+  };
 }
 
 function askDef(name = 'pick') {
@@ -342,5 +351,31 @@ describe('tasks extension', () => {
     const done = await client.poll(id);
     expect(textOf(done.result)).toMatch(/^picked (red|blue)$/);
     expect((await store!.read(id))?.summary.attempts).toBe(2);
+  });
+
+  it('a client with forms is asked for missing inputs first (input_required), then its call becomes a task', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'story.json', {
+      name: 'story',
+      desc: 'story',
+      inputs: { topic: 'What is the story about?' },
+      nodes: [echo('Tell', 'a story about {{ ctx.topic }}')],
+    });
+    const { forms } = await serve(dir, { server: { taskWaitMs: 0 } });
+    const first = await forms.callTool('story', {});
+    expect(first.resultType).toBe('input_required');
+    expect(first.taskId).toBeUndefined();
+    const requests = first.inputRequests as Record<string, { method: string }>;
+    const [key] = Object.keys(requests);
+    expect(requests[key!]!.method).toBe('elicitation/create');
+    const retried = await forms.ok('tools/call', {
+      name: 'story',
+      arguments: {},
+      inputResponses: { [key!]: { action: 'accept', content: { topic: 'cats' } } },
+      ...(first.requestState ? { requestState: first.requestState } : {}),
+    });
+    expect(retried.resultType).toBe('task');
+    const done = await forms.poll(retried.taskId as string);
+    expect(textOf(done.result)).toBe('a story about cats');
   });
 });
