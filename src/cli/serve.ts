@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
-import { EXIT, intOption, parseArgs, secondsOption } from './args.js';
+import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
 import { readMcpConfig } from './config.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -27,6 +27,8 @@ Options:
   --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
                         idle one is closed for a new one, and when all are busy new
                         clients get HTTP 503
+  --max-body BYTES      with --http: largest request body (default 4MiB; units KiB, MiB,
+                        GiB); a larger one gets HTTP 413
   --sync-wait SECONDS   answer a hatchery tool call within SECONDS (default 50, under the
                         60 s many clients allow a call): a run still going then goes on
                         in the background and the call returns its run id for
@@ -152,6 +154,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-concurrent': { type: 'string' },
       'max-result-bytes': { type: 'string' },
       'max-sessions': { type: 'string' },
+      'max-body': { type: 'string' },
       'sync-wait': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
@@ -188,6 +191,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (maxSessions !== undefined && !http) {
     throw new HatcheryError('USAGE', '--max-sessions only applies with --http (stdio has one session)');
   }
+  const maxBodyBytes = bytesOption(values['max-body'], 'max-body');
+  if (maxBodyBytes !== undefined && !http) {
+    throw new HatcheryError(
+      'USAGE',
+      '--max-body only applies with --http (stdio has its own 10 MiB message limit)',
+    );
+  }
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
@@ -211,7 +221,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   let closeHttp: (() => Promise<void>) | undefined;
   try {
     if (http) {
-      const handle = await serveHttp(core, { host: http.host, port: http.port, token, maxSessions });
+      const handle = await serveHttp(core, {
+        host: http.host,
+        port: http.port,
+        token,
+        maxSessions,
+        maxBodyBytes,
+      });
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
     } else {

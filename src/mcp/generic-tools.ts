@@ -5,7 +5,15 @@ import { RUN_STATUSES } from '../runtime/journal/store.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall, textResult } from './calls.js';
-import { json, listRuns, readStored, storedResult, storedStatus, summaryView } from './durable.js';
+import {
+  json,
+  listRuns,
+  readStored,
+  storedResult,
+  storedStatus,
+  summaryView,
+  waitStored,
+} from './durable.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
@@ -310,15 +318,15 @@ export async function callGenericTool(
       }
       case 'hatchery_result': {
         const live = liveRun(core, args);
-        if (!live) {
-          if (!core.runtime.store) throw unknownRun(runId(args));
-          return storedResult(core, await readStored(core, runId(args)));
-        }
-        const run = live;
         const w = args.wait_seconds;
         if (w !== undefined && (typeof w !== 'number' || !Number.isFinite(w) || w < 0))
           throw new HatcheryError('USAGE', '"wait_seconds" must be a number of seconds, 0 or more');
         const seconds = Math.min(typeof w === 'number' ? w : DEFAULT_RESULT_WAIT_S, MAX_RESULT_WAIT_S);
+        if (!live) {
+          if (!core.runtime.store) throw unknownRun(runId(args));
+          return storedResult(core, await waitStored(core, runId(args), seconds * 1000, ctx.env.signal));
+        }
+        const run = live;
         const finished = await core.runs.wait(run, seconds * 1000, ctx.env.signal);
         if (finished && run.result) return run.result;
         return json(core.runs.status(run), 'still running; call hatchery_result again to keep waiting.\n');
