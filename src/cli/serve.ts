@@ -55,6 +55,8 @@ Options:
   --keep-days N         delete finished runs older than N days (default 30)
   --resume-interrupted  resume background runs that a stop of the server interrupted
                         (they are always marked "interrupted" in the run journal at start)
+  --task-wait SECONDS   a tool call from a client with the MCP tasks extension becomes a
+                        task when its run takes longer than this (default 10; 0: always)
   --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
   --budget-cost-usd N   ... once it cost N US dollars (models with a known price)
   --budget-tool-calls N ... once it made N tool calls
@@ -156,6 +158,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'sync-wait': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
+      'task-wait': { type: 'string' },
       ...RUNTIME_FLAGS,
       ...JOURNAL_FLAGS,
       help: { type: 'boolean', short: 'h' },
@@ -212,6 +215,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     syncWaitMs: secondsOption(values['sync-wait'], 'sync-wait'),
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
+    taskWaitMs: secondsOption(values['task-wait'], 'task-wait'),
   });
   const shutdown = shutdownRequested(!http);
   let closeHttp: (() => Promise<void>) | undefined;

@@ -163,7 +163,11 @@ export interface GenericCallContext {
   /** Starts a background run (hatchery_start); the session supplies sampling and elicitation. */
   start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
   /** Resumes a journaled run in the background (hatchery_resume, hatchery_respond). */
-  resume: (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) => BackgroundRun;
+  resume: (
+    id: string,
+    attempt: ResumeAttempt,
+    meta: { hatchery: string; file: string; source?: string },
+  ) => BackgroundRun;
 }
 
 function str(args: Record<string, unknown>, key: string, required: boolean): string | undefined {
@@ -300,7 +304,9 @@ export async function callGenericTool(
         // Checked now, so a wrong id or a changed file answers this call instead of a later poll.
         const stored = await readStored(core, id);
         const attempt = await core.runtime.prepareResume(id, options);
-        const run = ctx.resume(id, attempt, { hatchery: stored.meta.hatchery, file: stored.meta.file });
+        // The source goes along: a task resumed here is still a task (tasks/get reads it live).
+        const { hatchery, file, source } = stored.meta;
+        const run = ctx.resume(id, attempt, { hatchery, file, source });
         if (name === 'hatchery_respond')
           run.note =
             'answered with hatchery_respond; the nodes that had finished were taken from the run journal';

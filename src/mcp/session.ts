@@ -15,8 +15,10 @@ import { type TraceContext, traceContext } from '../core/trace.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
-import { type CallEnv, errorResult, failed, runHatcheryCall, succeeded } from './calls.js';
+import { resumeRun } from './background.js';
+import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { maybeTask, registerTasksExtension } from './ext-tasks/handlers.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
@@ -106,38 +108,15 @@ async function startBackground(
   return run;
 }
 
-/**
- * Resumes a journaled run in the background under its own id (hatchery_resume, hatchery_respond,
- * --resume-interrupted): finished nodes come from the journal, the rest runs with `sampling`.
- */
+/** Resumes a journaled run in the background under its own id (see resumeRun). */
 export function resumeBackground(
   core: ServerHost,
   id: string,
   attempt: ResumeAttempt,
-  meta: { hatchery: string; file: string },
+  meta: { hatchery: string; file: string; source?: string },
   sampling: Provider | undefined,
 ): BackgroundRun {
-  const { controller, unlink } = linkedController(core.signal);
-  const structured = () => core.registry.get(meta.hatchery)?.tool.outputSchema !== undefined;
-  const run = core.runs.start(
-    meta,
-    controller,
-    async (signal, onEvent) => {
-      core.runStarted();
-      try {
-        const result = await attempt({ signal, onEvent, sampling });
-        return succeeded(core, result, structured());
-      } catch (err) {
-        return failed(core, err, signal, structured());
-      } finally {
-        core.runEnded();
-      }
-    },
-    id,
-  );
-  run.note = 'resumed; the nodes that had finished were taken from the run journal';
-  run.done.then(unlink, unlink);
-  return run;
+  return resumeRun(core, id, attempt, meta, sampling);
 }
 
 /** Builds a session: tools, resources and logging, all read from the server's shared registry. */
@@ -211,16 +190,23 @@ export function createSession(core: ServerHost): Session {
       const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
       if ('error' in completed) return errorResult(core, completed.error);
       if ('ask' in completed) return completed.ask;
+      // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
+      const task = await maybeTask(core, req, entry, completed.args, env);
+      if (task) return task;
       const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
       if (core.syncWaitMs !== undefined)
         return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs, undefined, ask);
       const id = randomUUID();
       return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
     }
+    // A client with the tasks extension gets a task when the run takes longer than --task-wait.
+    const task = await maybeTask(core, req, entry, args, env);
+    if (task) return task;
     if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
     return callWithHandoff(core, entry, args, env, core.syncWaitMs);
   };
   server.setRequestHandler('tools/call', onCall);
+  registerTasksExtension(server, core);
 
   server.setRequestHandler('resources/list', () => ({
     resources: core.registry.entries().flatMap((e) => [

@@ -130,6 +130,8 @@ export interface RunFilter {
 export interface RunStore {
   /** Where the runs are kept (a folder, a database URL without credentials), for messages. */
   readonly location: string;
+  /** How long a finished run is kept before pruning may delete it, in ms (undefined: no age limit). */
+  readonly retentionMs?: number;
   /** Starts the journal of a new run. */
   create(meta: RunMeta): RunJournal;
   /**
