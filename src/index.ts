@@ -4,6 +4,7 @@
 
 export type { ErrorCode, ErrorContext, ValidationProblem } from './core/errors.js';
 export { formatError, HatcheryError, ValidationError } from './core/errors.js';
+export type { TraceContext } from './core/trace.js';
 export type {
   AskFn,
   AskRequest,

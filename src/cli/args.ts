@@ -1,4 +1,5 @@
 import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
+import { parseBytes } from '../core/bytes.js';
 import { HatcheryError } from '../core/errors.js';
 import { nearest, quote } from '../schema/suggest.js';
 
@@ -128,6 +129,18 @@ export function intOption(value: string | undefined, name: string): number | und
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1)
     throw new HatcheryError('USAGE', `--${name} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+/** Parses a size option (`4194304`, `512KiB`, `4MiB`, `1GiB`) in bytes, or throws a USAGE error naming it. */
+export function bytesOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = parseBytes(value);
+  if (n === undefined || n < 1)
+    throw new HatcheryError(
+      'USAGE',
+      `--${name} must be a size in bytes, optionally with a unit (4194304, 512KiB, 4MiB, 1GiB), got "${value}"`,
+    );
   return n;
 }
 

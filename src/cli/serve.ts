@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
-import { EXIT, intOption, parseArgs, secondsOption } from './args.js';
+import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
 import { readMcpConfig } from './config.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -31,6 +31,8 @@ Options:
   --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
                         idle one is closed for a new one, and when all are busy new
                         clients get HTTP 503
+  --max-body BYTES      with --http: largest request body (default 4MiB; units KiB, MiB,
+                        GiB); a larger one gets HTTP 413
   --sync-wait SECONDS   answer a hatchery tool call within SECONDS (default 50, under the
                         60 s many clients allow a call): a run still going then goes on
                         in the background and the call returns its run id for
@@ -57,6 +59,8 @@ Options:
   --keep-days N         delete finished runs older than N days (default 30)
   --resume-interrupted  resume background runs that a stop of the server interrupted
                         (they are always marked "interrupted" in the run journal at start)
+  --task-wait SECONDS   a tool call from a client with the MCP tasks extension becomes a
+                        task when its run takes longer than this (default 10; 0: always)
   --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
   --budget-cost-usd N   ... once it cost N US dollars (models with a known price)
   --budget-tool-calls N ... once it made N tool calls
@@ -156,9 +160,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'max-inline-bytes': { type: 'string' },
       'output-ttl': { type: 'string' },
       'max-sessions': { type: 'string' },
+      'max-body': { type: 'string' },
       'sync-wait': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
+      'task-wait': { type: 'string' },
       ...RUNTIME_FLAGS,
       ...JOURNAL_FLAGS,
       help: { type: 'boolean', short: 'h' },
@@ -193,6 +199,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (maxSessions !== undefined && !http) {
     throw new HatcheryError('USAGE', '--max-sessions only applies with --http (stdio has one session)');
   }
+  const maxBodyBytes = bytesOption(values['max-body'], 'max-body');
+  if (maxBodyBytes !== undefined && !http) {
+    throw new HatcheryError(
+      'USAGE',
+      '--max-body only applies with --http (stdio has its own 10 MiB message limit)',
+    );
+  }
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
@@ -212,12 +225,19 @@ export async function serveCommand(argv: string[]): Promise<number> {
     syncWaitMs: secondsOption(values['sync-wait'], 'sync-wait'),
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
+    taskWaitMs: secondsOption(values['task-wait'], 'task-wait'),
   });
   const shutdown = shutdownRequested(!http);
   let closeHttp: (() => Promise<void>) | undefined;
   try {
     if (http) {
-      const handle = await serveHttp(core, { host: http.host, port: http.port, token, maxSessions });
+      const handle = await serveHttp(core, {
+        host: http.host,
+        port: http.port,
+        token,
+        maxSessions,
+        maxBodyBytes,
+      });
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
     } else {

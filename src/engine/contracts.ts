@@ -4,6 +4,7 @@
  */
 import type { ErrorContext, ValidationProblem } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
+import type { TraceContext } from '../core/trace.js';
 import type { ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
@@ -221,12 +222,16 @@ export interface NetworkOptions {
 
 /** The services a run needs from the process that hosts it; the Runtime implements them. */
 export interface RunServices {
-  /** Turns a node's `model` into a provider; throws a HatcheryError naming `where` when it cannot. */
+  /**
+   * Turns a node's `model` into a provider; throws a HatcheryError naming `where` when it cannot.
+   * `fallback` (client_fallback) stands in for the client's model when `sampling` is undefined.
+   */
   resolveModel(
     spec: string | undefined,
     baseURL: string | undefined,
     sampling: Provider | undefined,
     where: ErrorContext,
+    fallback?: string,
   ): ResolvedModel;
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
   resolveTools(ref: ToolRef, scope: RunContext): Promise<Tool[]>;
@@ -284,6 +289,8 @@ export interface RunState {
   readonly memo: NodeMemo | undefined;
   /** Asks a person (ask nodes, approve: true); undefined: the run suspends with INPUT_REQUIRED. */
   readonly ask: AskFn | undefined;
+  /** The run's trace context, passed on to the MCP servers its tools call; undefined when it has none. */
+  readonly trace: TraceContext | undefined;
 }
 
 /** Spend of a run tree against its budget and the price table; shared by nested runs, branches and agents. */

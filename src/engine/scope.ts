@@ -1,5 +1,6 @@
 import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
+import type { TraceContext } from '../core/trace.js';
 import { type ChatMessage, fullUsage, type Provider, type Usage } from '../providers/types.js';
 import type {
   AskFn,
@@ -36,6 +37,8 @@ export class RunShared implements RunState {
     readonly memo: NodeMemo | undefined = undefined,
     /** Asks a person; undefined suspends the run at the question. */
     readonly ask: AskFn | undefined = undefined,
+    /** The run's trace context, passed on to the MCP servers its tools call. */
+    readonly trace: TraceContext | undefined = undefined,
   ) {}
 }
 

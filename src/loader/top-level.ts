@@ -1,10 +1,10 @@
 import type { ValidationProblem } from '../core/errors.js';
-import { modelSpecProblem } from '../providers/resolve.js';
+import { clientFallbackProblem, modelSpecProblem } from '../providers/resolve.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import { serverCwdProblems } from '../tools/mcp-entry.js';
 import { type LoadRoots, readPathProblem } from '../tools/path-check.js';
 
-/** Load-time checks of top-level fields: the `model` provider prefix and constant `files` paths. */
+/** Load-time checks of top-level fields: the `model` and `client_fallback` provider prefixes, constant `files` paths. */
 export function checkTopLevel(
   def: HatcheryDef,
   dir: string,
@@ -15,6 +15,9 @@ export function checkTopLevel(
   const ownServer = def.nodes.some((n) => typeof (n as { base_url?: unknown }).base_url === 'string');
   const why = def.model === undefined || ownServer ? undefined : modelSpecProblem(def.model);
   if (why) problems.push({ path: 'model', message: why });
+  const fallbackWhy =
+    def.client_fallback === undefined ? undefined : clientFallbackProblem(def.client_fallback);
+  if (fallbackWhy) problems.push({ path: 'client_fallback', message: fallbackWhy });
   problems.push(...serverCwdProblems(def.mcpServers, dir));
   if (!roots) return;
   for (const [key, rel] of Object.entries(def.files ?? {})) {

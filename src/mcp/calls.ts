@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../core/errors.js';
+import type { TraceContext } from '../core/trace.js';
 import type { AskRequest, RunListener } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import type { Provider, Usage } from '../providers/types.js';
@@ -41,6 +42,15 @@ export interface CallEnv {
   runId?: string;
   /** Who started the run, for the journal (default `mcp`). */
   source?: string;
+  /** The call's OpenTelemetry trace context (`_meta.traceparent`), kept with the run and passed on. */
+  trace?: TraceContext;
+}
+
+/** A result of one text in the one JSON shape: `{ output }`, or `{ error, code: INTERNAL }` for an error. */
+export function textResult(text: string, isError = false): CallToolResult {
+  return isError
+    ? jsonResult({ error: text, code: 'INTERNAL' }, { isError: true })
+    : jsonResult({ output: text });
 }
 
 /**
@@ -155,7 +165,9 @@ export function failed(
   signal: AbortSignal,
   structured = false,
 ): RunOutcome {
-  if (signal.aborted) return { state: 'cancelled', result: errorResult(host, err, structured) };
+  // ABORTED without our signal: cancelled through the run store (another replica, `runs cancel`).
+  if (signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED'))
+    return { state: 'cancelled', result: errorResult(host, err, structured) };
   if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED') {
     const value: Record<string, unknown> = {
       error: host.out.text(waitingText(err), MAX_ERROR_BYTES),
@@ -214,6 +226,7 @@ export async function runHatcheryCall(
       sampling: env.sampling,
       runId: env.runId,
       source: env.source ?? 'mcp',
+      trace: env.trace,
       // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
       ask: env.elicit ? elicitAsk(env.elicit) : undefined,
     });

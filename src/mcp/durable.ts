@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { sleep } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
 import {
   type JournalRecord,
@@ -98,6 +99,31 @@ export async function readStored(core: ServerHost, id: string): Promise<StoredRu
     );
   }
   return stored;
+}
+
+/** How often a run another process runs is read again while hatchery_result waits for it, in ms. */
+const STORED_POLL_MS = 250;
+
+/**
+ * The journal's record of a run, read again until it is no longer running or `ms` have passed: a run
+ * of another server process (a replica on the same state folder) ends only in the journal, so
+ * hatchery_result through any replica waits as long as through the one that runs it.
+ */
+export async function waitStored(
+  core: ServerHost,
+  id: string,
+  ms: number,
+  signal: AbortSignal,
+): Promise<StoredRun> {
+  const until = Date.now() + ms;
+  let run = await readStored(core, id);
+  while (run.summary.status === 'running' && !signal.aborted) {
+    const left = until - Date.now();
+    if (left <= 0) break;
+    await sleep(Math.min(STORED_POLL_MS, left), signal);
+    run = await readStored(core, id);
+  }
+  return run;
 }
 
 /** hatchery_runs: the runs of the journal (newest first), or of this server's memory without one. */

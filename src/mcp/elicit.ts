@@ -95,18 +95,63 @@ const FIELD_KEYS = [
 ];
 const FORMATS = new Set(['date', 'uri', 'email', 'date-time']);
 
+/** Keys of a multi-select (an array of choices) a form can carry. */
+const MULTI_KEYS = ['type', 'title', 'description', 'items', 'minItems', 'maxItems', 'default'];
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
+const only = (o: Record<string, unknown>, keys: readonly string[]) =>
+  Object.keys(o).every((k) => keys.includes(k));
+
+/** Titled choices (`oneOf` / `anyOf` of `{ const, title }`), as 2025-11-25 forms give choices labels. */
+function titled(v: unknown): boolean {
+  return (
+    Array.isArray(v) &&
+    v.length > 0 &&
+    v.every(
+      (o) =>
+        isObject(o) &&
+        typeof o.const === 'string' &&
+        (o.title === undefined || typeof o.title === 'string') &&
+        only(o, ['const', 'title']),
+    )
+  );
+}
+
+/** A multi-select field: an array whose items are an enum of strings or titled choices. */
+function multiSelect(prop: Record<string, unknown>): FormField | undefined {
+  const items = prop.items;
+  if (!only(prop, MULTI_KEYS) || !isObject(items)) return undefined;
+  const plain = items.type === 'string' && strings(items.enum) && only(items, ['type', 'enum']);
+  if (!plain && !(titled(items.anyOf) && only(items, ['anyOf']))) return undefined;
+  if (prop.default !== undefined && !strings(prop.default)) return undefined;
+  return prop as FormField;
+}
+
 /** One property of an answer schema as a form field, or undefined when a form cannot show it. */
 function formField(p: unknown): FormField | undefined {
-  if (!p || typeof p !== 'object' || Array.isArray(p)) return undefined;
-  const prop = p as Record<string, unknown>;
-  for (const k of Object.keys(prop)) if (!FIELD_KEYS.includes(k) && k !== 'type') return undefined;
+  if (!isObject(p)) return undefined;
+  const prop = p;
+  if (prop.type === 'array') return multiSelect(prop);
+  for (const k of Object.keys(prop))
+    if (!FIELD_KEYS.includes(k) && k !== 'type' && k !== 'oneOf' && k !== 'enumNames') return undefined;
   if (!['string', 'number', 'integer', 'boolean'].includes(prop.type as string)) return undefined;
   if (prop.enum !== undefined && (prop.type !== 'string' || !Array.isArray(prop.enum))) return undefined;
+  if (prop.oneOf !== undefined && (prop.type !== 'string' || prop.enum !== undefined || !titled(prop.oneOf)))
+    return undefined;
+  // The deprecated labels of an enum, one per value.
+  const names = prop.enumNames;
+  if (
+    names !== undefined &&
+    (!strings(names) || !Array.isArray(prop.enum) || names.length !== prop.enum.length)
+  )
+    return undefined;
   if (prop.format !== undefined && !FORMATS.has(prop.format as string)) return undefined;
   return prop as FormField;
 }
 
-/** An answer schema that is an object of primitive fields as a form; undefined when it is not that flat. */
+/** An answer schema that is an object of primitive fields and choices as a form; undefined when it is not that flat. */
 function flatForm(schema: Record<string, unknown>): FormSchema | undefined {
   const props = schema.properties;
   if (schema.type !== 'object' || !props || typeof props !== 'object' || Array.isArray(props))

@@ -5,7 +5,15 @@ import { RUN_STATUSES } from '../runtime/journal/store.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
-import { json, listRuns, readStored, storedResult, storedStatus, summaryView } from './durable.js';
+import {
+  json,
+  listRuns,
+  readStored,
+  storedResult,
+  storedStatus,
+  summaryView,
+  waitStored,
+} from './durable.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
@@ -190,7 +198,11 @@ export interface GenericCallContext {
   /** Starts a background run (hatchery_start); the session supplies sampling and elicitation. */
   start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
   /** Resumes a journaled run in the background (hatchery_resume, hatchery_respond). */
-  resume: (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) => BackgroundRun;
+  resume: (
+    id: string,
+    attempt: ResumeAttempt,
+    meta: { hatchery: string; file: string; source?: string },
+  ) => BackgroundRun;
 }
 
 function str(args: Record<string, unknown>, key: string, required: boolean): string | undefined {
@@ -346,7 +358,9 @@ export async function callGenericTool(
         // Checked now, so a wrong id or a changed file answers this call instead of a later poll.
         const stored = await readStored(core, id);
         const attempt = await core.runtime.prepareResume(id, options);
-        const run = ctx.resume(id, attempt, { hatchery: stored.meta.hatchery, file: stored.meta.file });
+        // The source goes along: a task resumed here is still a task (tasks/get reads it live).
+        const { hatchery, file, source } = stored.meta;
+        const run = ctx.resume(id, attempt, { hatchery, file, source });
         if (name === 'hatchery_respond')
           run.note =
             'answered with hatchery_respond; the nodes that had finished were taken from the run journal';
@@ -354,15 +368,15 @@ export async function callGenericTool(
       }
       case 'hatchery_result': {
         const live = liveRun(core, args);
-        if (!live) {
-          if (!core.runtime.store) throw unknownRun(runId(args));
-          return storedResult(core, await readStored(core, runId(args)));
-        }
-        const run = live;
         const w = args.wait_seconds;
         if (w !== undefined && (typeof w !== 'number' || !Number.isFinite(w) || w < 0))
           throw new HatcheryError('USAGE', '"wait_seconds" must be a number of seconds, 0 or more');
         const seconds = Math.min(typeof w === 'number' ? w : DEFAULT_RESULT_WAIT_S, MAX_RESULT_WAIT_S);
+        if (!live) {
+          if (!core.runtime.store) throw unknownRun(runId(args));
+          return storedResult(core, await waitStored(core, runId(args), seconds * 1000, ctx.env.signal));
+        }
+        const run = live;
         const finished = await core.runs.wait(run, seconds * 1000, ctx.env.signal);
         if (finished && run.result) {
           // A large output's resource may have expired since: the journal still has the output.

@@ -18,9 +18,17 @@ export type HandoffResult = (
   entry: RegistryEntry,
 ) => CallToolResult | Promise<CallToolResult>;
 
+/** How callWithHandoff records and hands off a run. */
+export interface HandoffOptions {
+  /** The run's journal `source` (default `mcp`; tasks are `task`). */
+  source?: string;
+  /** Hand off a run that suspended at a question too (a task waits for tasks/update); default false. */
+  suspended?: boolean;
+}
+
 /**
- * Runs a hatchery call as a background run and waits for it up to `waitMs`. A run that ends in time
- * answers the call with `answer(run)`, by default its result (and is forgotten: nobody will poll for it). A run still going is
+ * Runs a hatchery call as a background run and waits for it up to `waitMs` (0: hands off at once).
+ * A run that ends in time answers the call with `answer(run)`, by default its result (and is forgotten: nobody will poll for it). A run still going is
  * handed off: it is no longer tied to the call's request (a client timing out does not cancel it),
  * its progress notifications stop, and the call is answered by `handoff`, by default with the run
  * id and how to poll it. Before the handoff, cancelling the request cancels the run.
@@ -33,6 +41,7 @@ export async function callWithHandoff(
   waitMs: number,
   handoff: HandoffResult = handle,
   answer: (run: BackgroundRun) => CallToolResult | InputRequiredResult = (run) => run.result!,
+  options: HandoffOptions = {},
 ): Promise<CallToolResult | InputRequiredResult> {
   const { controller, unlink } = linkedController(core.signal);
   const request = env.signal;
@@ -50,19 +59,25 @@ export async function callWithHandoff(
     },
   };
   const h = entry.hatchery;
-  const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
-    runHatcheryCall(core, entry, args, { ...callEnv, signal, onEvent, runId, source: 'mcp' }),
+  const source = options.source ?? 'mcp';
+  const run = core.runs.start(
+    { hatchery: h.name, file: h.file, source },
+    controller,
+    (signal, onEvent, runId) =>
+      runHatcheryCall(core, entry, args, { ...callEnv, signal, onEvent, runId, source }),
   );
   let timer: NodeJS.Timeout | undefined;
-  const ended = await Promise.race([
-    run.done.then(() => true),
-    new Promise<boolean>((r) => {
-      // An infinite wait sets no timer (setTimeout would fire at once).
-      if (Number.isFinite(waitMs)) timer = setTimeout(() => r(false), waitMs);
-    }),
-  ]);
+  const ended =
+    waitMs > 0 &&
+    (await Promise.race([
+      run.done.then(() => true),
+      new Promise<boolean>((r) => {
+        // An infinite wait sets no timer (setTimeout would fire at once).
+        if (Number.isFinite(waitMs)) timer = setTimeout(() => r(false), waitMs);
+      }),
+    ]));
   clearTimeout(timer);
-  if (ended) {
+  if (ended && !(options.suspended && run.state === 'input_required')) {
     request.removeEventListener('abort', onAbort);
     unlink();
     core.runs.forget(run.id);

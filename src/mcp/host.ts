@@ -12,6 +12,10 @@ import type { RunRegistry } from './runs.js';
 export interface ServerHost extends CallHost {
   readonly registry: HatcheryRegistry;
   readonly runs: RunRegistry;
+  /** Whether the tasks extension is offered (it needs the run journal: a task is a durable run). */
+  readonly tasks: boolean;
+  /** How long a tools/call waits for its run before answering with a task instead, in ms. */
+  readonly taskWaitMs: number;
   /** Removes secrets from text shown to clients. */
   readonly redact: (text: string) => string;
   /** Full outputs of results cut to the size limit, served as resources. */

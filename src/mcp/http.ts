@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
+import { formatBinaryBytes } from '../core/bytes.js';
+import { isOAuthPath, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
 import { allowedHostnames, bearerChecker, checkHost, checkOrigin } from './http-guard.js';
 import type { HatcheryMcpServer } from './server.js';
 
@@ -79,6 +81,7 @@ function reply(
 class BodyTooLarge extends Error {}
 
 async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  if (Number(req.headers['content-length']) > limit) throw new BodyTooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -87,6 +90,25 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
     chunks.push(chunk as Buffer);
   }
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** Reads a POST body as JSON; on a body over `limit` or not JSON, answers (413 naming --max-body, or 400) and gives undefined. */
+async function readBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limit: number,
+): Promise<{ body: unknown } | undefined> {
+  try {
+    return { body: await readJson(req, limit) };
+  } catch (err) {
+    if (err instanceof BodyTooLarge) {
+      // The rest of the body is not read: the connection closes after the answer.
+      reply(res, 413, `request body too large: over the limit of ${formatBinaryBytes(limit)} (--max-body)`, {
+        connection: 'close',
+      });
+    } else reply(res, 400, `bad request: the body is not JSON (${(err as Error).message})`);
+    return undefined;
+  }
 }
 
 /**
@@ -198,7 +220,8 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== MCP_PATH && url.pathname !== `${MCP_PATH}/`) {
-      reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
+      if (authorized && isOAuthPath(url.pathname)) replyOAuth(res, url.pathname);
+      else reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
       return;
     }
     const refused = checkHost(req, allowed) ?? checkOrigin(req, allowed);
@@ -207,9 +230,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       return;
     }
     if (authorized && !authorized(req)) {
-      reply(res, 401, 'unauthorized: send "Authorization: Bearer <token>" with the server\'s token', {
-        'www-authenticate': 'Bearer realm="hatchery-mcp"',
-      });
+      replyUnauthorized(res, tokenProblem(req));
       return;
     }
     const sid = req.headers['mcp-session-id'];
@@ -219,21 +240,19 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
         reply(res, 404, 'session not found: it ended or the server restarted; initialize a new session');
         return;
       }
-      await track(session, res, () => session.transport.handleRequest(req, res));
+      // Read here, so --max-body holds for every POST (the SDK's own cap is a fixed 4 MB).
+      const posted = req.method === 'POST' ? await readBody(req, res, maxBody) : undefined;
+      if (req.method === 'POST' && !posted) return;
+      await track(session, res, () => session.transport.handleRequest(req, res, posted?.body));
       return;
     }
     if (req.method !== 'POST') {
       reply(res, 400, 'bad request: no mcp-session-id; start with an initialize POST', {});
       return;
     }
-    let body: unknown;
-    try {
-      body = await readJson(req, maxBody);
-    } catch (err) {
-      if (err instanceof BodyTooLarge) reply(res, 413, `request body over ${maxBody} bytes`);
-      else reply(res, 400, `bad request: the body is not JSON (${(err as Error).message})`);
-      return;
-    }
+    const posted = await readBody(req, res, maxBody);
+    if (!posted) return;
+    const body = posted.body;
     if (isModern(req, body)) {
       await serveModern(req, res, body);
       return;

@@ -34,6 +34,8 @@ export interface BackgroundRun {
   readonly id: string;
   readonly hatchery: string;
   readonly file: string;
+  /** Who started it, as its journal says (`background`, `task`); undefined for hatchery_start runs of old callers. */
+  readonly source?: string;
   state: RunState;
   /** The node running now (nested runs as "sub > Node"). */
   node?: string;
@@ -48,11 +50,15 @@ export interface BackgroundRun {
   /** Why this run is a continuation (resumed after an interruption, or answered), shown by hatchery_status. */
   note?: string;
   readonly startedAt: number;
+  /** When its state, node or steps last changed (ms since epoch). */
+  updatedAt: number;
   endedAt?: number;
   result?: CallToolResult;
   readonly controller: AbortController;
   /** Resolves when the run has finished. */
   readonly done: Promise<void>;
+  /** Resolves when the run starts running (its journal exists then) or, failing before that, ends. */
+  readonly started: Promise<void>;
 }
 
 /** Options of the run registry. */
@@ -108,7 +114,7 @@ export class RunRegistry {
    * a run the journal knows (resume): its finished entry here, if any, is replaced.
    */
   start(
-    meta: { hatchery: string; file: string },
+    meta: { hatchery: string; file: string; source?: string },
     controller: AbortController,
     execute: RunExecutor,
     id: string = randomUUID(),
@@ -118,16 +124,23 @@ export class RunRegistry {
     const done = new Promise<void>((r) => {
       finish = r;
     });
+    let begin!: () => void;
+    const started = new Promise<void>((r) => {
+      begin = r;
+    });
     const run: BackgroundRun = {
       id,
       hatchery: meta.hatchery,
       file: meta.file,
+      ...(meta.source !== undefined ? { source: meta.source } : {}),
       state: 'queued',
       steps: 0,
       outputs: {},
       startedAt: Date.now(),
+      updatedAt: Date.now(),
       controller,
       done,
+      started,
     };
     // A resumed run is the newest again.
     this.runs.delete(id);
@@ -135,12 +148,18 @@ export class RunRegistry {
     const onEvent: RunListener = (e) => {
       switch (e.type) {
         case 'run_start':
-          if (run.state === 'queued') run.state = 'running';
+          if (run.state === 'queued') {
+            run.state = 'running';
+            begin();
+          }
+          run.updatedAt = Date.now();
           break;
         case 'node_start':
           run.node = e.depth > 0 ? `${e.hatchery} > ${e.node}` : e.node;
+          run.updatedAt = Date.now();
           break;
         case 'node_end':
+          run.updatedAt = Date.now();
           run.steps = Math.max(run.steps, e.step);
           // Capped when kept: a finished run stays in memory for an hour.
           if (e.depth === 0) run.outputs[e.node] = statusOutput(e.output);
@@ -168,7 +187,9 @@ export class RunRegistry {
       )
       .finally(() => {
         run.endedAt = Date.now();
+        run.updatedAt = run.endedAt;
         run.node = undefined;
+        begin();
         finish();
       });
     return run;

@@ -9,6 +9,8 @@ import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
 import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import { resumeRun } from './background.js';
+import { TASK_SOURCE } from './ext-tasks/schemas.js';
 import { GENERIC_TOOL_NAMES } from './generic-tools.js';
 import { DEFAULT_SYNC_WAIT_MS } from './handoff.js';
 import type { ServerHost } from './host.js';
@@ -18,7 +20,7 @@ import { OutputStore, type OutputStoreOptions } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
-import { createSession, resumeBackground, type Session } from './session.js';
+import { createSession, type Session } from './session.js';
 import { HatcheryWatcher } from './watcher.js';
 
 /** Options of the hatchery MCP server. */
@@ -51,6 +53,11 @@ export interface HatcheryServerOptions {
   runs?: RunRegistryOptions;
   /** Offer the tasks extension (io.modelcontextprotocol/tasks) to 2026-era clients (default true). */
   tasks?: boolean;
+  /**
+   * How long a tools/call from a client that declares the tasks extension waits for its run before
+   * answering with a task, in milliseconds (default 10 000; 0: always a task).
+   */
+  taskWaitMs?: number;
   /** Writes one log line (default: stderr, never stdout). */
   log?: (line: string) => void;
   /** Secrets besides the environment's API keys that must never appear in logs or results. */
@@ -76,6 +83,9 @@ export interface HatcheryServerOptions {
   resumeInterrupted?: boolean;
 }
 
+/** Default wait of a tools/call before it becomes a task (tasks extension), in ms. */
+export const DEFAULT_TASK_WAIT_MS = 10_000;
+
 /** Log levels used by the server (MCP logging levels). */
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 
@@ -93,6 +103,8 @@ export class HatcheryMcpServer implements ServerHost {
   readonly runtime: Runtime;
   readonly limiter: Limiter;
   readonly runs: RunRegistry;
+  readonly tasks: boolean;
+  readonly taskWaitMs: number;
   readonly redact: (text: string) => string;
   /** Redacts and caps everything sent to clients. */
   readonly out: OutboundGuard;
@@ -130,6 +142,8 @@ export class HatcheryMcpServer implements ServerHost {
     this.runtime.protectServed(this.registry.dir, () => this.registry.dependencies());
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
+    this.tasks = options.tasks !== false && this.runtime.store !== undefined;
+    this.taskWaitMs = options.taskWaitMs ?? DEFAULT_TASK_WAIT_MS;
     this.redact = secretRedactor(this.runtime.env, options.secrets);
     this.outputs = new OutputStore(options.outputs);
     this.out = new OutboundGuard(
@@ -209,7 +223,8 @@ export class HatcheryMcpServer implements ServerHost {
     for (const run of claimed) {
       const entry = this.registry.get(run.hatchery);
       const served = entry !== undefined && entry.file === run.file;
-      const resume = this.options.resumeInterrupted === true && served && run.source === 'background';
+      const background = run.source === 'background' || run.source === TASK_SOURCE;
+      const resume = this.options.resumeInterrupted === true && served && background;
       const at = run.node ? ` at node "${run.node}"` : '';
       this.log(
         'info',
@@ -218,11 +233,11 @@ export class HatcheryMcpServer implements ServerHost {
       if (!resume) continue;
       try {
         const attempt = await this.runtime.prepareResume(run.id);
-        const r = resumeBackground(
+        const r = resumeRun(
           this,
           run.id,
           attempt,
-          { hatchery: run.hatchery, file: run.file },
+          { hatchery: run.hatchery, file: run.file, source: run.source },
           undefined,
         );
         r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;

@@ -11,11 +11,14 @@ import {
 } from '@modelcontextprotocol/server';
 import { linkedController } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
+import { type TraceContext, traceContext } from '../core/trace.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
-import { type CallEnv, errorResult, failed, runHatcheryCall, succeeded } from './calls.js';
+import { resumeRun } from './background.js';
+import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { maybeTask, registerTasksExtension } from './ext-tasks/handlers.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
@@ -89,6 +92,7 @@ async function startBackground(
   args: Record<string, unknown> | undefined,
   requestSignal: AbortSignal,
   related: RequestId,
+  trace?: TraceContext,
 ): Promise<BackgroundRun> {
   const h = entry.hatchery;
   const { input, vars } = hatcheryArgs(h, args);
@@ -98,44 +102,21 @@ async function startBackground(
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
   const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
-    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background' }),
+    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
   );
   run.done.then(unlink, unlink);
   return run;
 }
 
-/**
- * Resumes a journaled run in the background under its own id (hatchery_resume, hatchery_respond,
- * --resume-interrupted): finished nodes come from the journal, the rest runs with `sampling`.
- */
+/** Resumes a journaled run in the background under its own id (see resumeRun). */
 export function resumeBackground(
   core: ServerHost,
   id: string,
   attempt: ResumeAttempt,
-  meta: { hatchery: string; file: string },
+  meta: { hatchery: string; file: string; source?: string },
   sampling: Provider | undefined,
 ): BackgroundRun {
-  const { controller, unlink } = linkedController(core.signal);
-  const structured = () => core.registry.get(meta.hatchery)?.tool.outputSchema !== undefined;
-  const run = core.runs.start(
-    meta,
-    controller,
-    async (signal, onEvent) => {
-      core.runStarted();
-      try {
-        const result = await attempt({ signal, onEvent, sampling });
-        return succeeded(core, result, structured());
-      } catch (err) {
-        return failed(core, err, signal, structured());
-      } finally {
-        core.runEnded();
-      }
-    },
-    id,
-  );
-  run.note = 'resumed; the nodes that had finished were taken from the run journal';
-  run.done.then(unlink, unlink);
-  return run;
+  return resumeRun(core, id, attempt, meta, sampling);
 }
 
 /** Builds a session: tools, resources and logging, all read from the server's shared registry. */
@@ -170,6 +151,7 @@ export function createSession(core: ServerHost): Session {
     // session at shutdown fires it too, so calls need no controller of their own.
     const env: CallEnv = {
       signal: req.signal,
+      trace: traceContext(req._meta),
       sampling: samplingFor(server, req.id),
       elicit: elicitFor(core, server, req.id),
     };
@@ -187,7 +169,7 @@ export function createSession(core: ServerHost): Session {
         const r = await callGenericTool(name, args, {
           core,
           env,
-          start: (e, a) => startBackground(core, server, e, a, req.signal, req.id),
+          start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
           resume: (id, o, meta) => resumeBackground(core, id, o, meta, samplingFor(server, undefined)),
         });
         return core.out.result(r);
@@ -208,16 +190,23 @@ export function createSession(core: ServerHost): Session {
       const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
       if ('error' in completed) return errorResult(core, completed.error);
       if ('ask' in completed) return completed.ask;
+      // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
+      const task = await maybeTask(core, req, entry, completed.args, env);
+      if (task) return task;
       const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
       if (core.syncWaitMs !== undefined)
         return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs, undefined, ask);
       const id = randomUUID();
       return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
     }
+    // A client with the tasks extension gets a task when the run takes longer than --task-wait.
+    const task = await maybeTask(core, req, entry, args, env);
+    if (task) return task;
     if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
     return callWithHandoff(core, entry, args, env, core.syncWaitMs);
   };
   server.setRequestHandler('tools/call', onCall);
+  registerTasksExtension(server, core);
 
   server.setRequestHandler('resources/list', () => ({
     resources: core.registry.entries().flatMap((e) => [

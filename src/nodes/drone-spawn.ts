@@ -34,6 +34,8 @@ export interface SpawnParent {
   system: string;
   modelSpec: string | undefined;
   baseURL: string | undefined;
+  /** The calling drone's client_fallback: its agents fall back like it when the client cannot sample. */
+  clientFallback: string | undefined;
   refs: readonly ToolRef[];
   request: ChatRequest;
   node: string;
@@ -165,6 +167,7 @@ async function runSpawned(
     parent.baseURL,
     scope.shared.sampling,
     where,
+    parent.clientFallback,
   );
   const model = resolved.model;
   const provider = metered(scope, resolved, parent.node);

@@ -8,7 +8,7 @@ import type {
   RunContext,
 } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
-import { modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
+import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, ChatRequest } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
@@ -32,6 +32,13 @@ function checkModels(def: DroneDef, cc: CompileContext): void {
   });
 }
 
+/** Load-time check of the drone's client_fallback: a model of another provider than the client's. */
+function checkFallback(def: DroneDef, node: string, cc: CompileContext): void {
+  const why =
+    def.client_fallback === undefined ? undefined : clientFallbackProblem(def.client_fallback, node);
+  if (why) cc.problem('client_fallback', why);
+}
+
 /**
  * Drone: renders its prompts, calls the model (with the tool-use loop when it has tools or spawn
  * templates), then optionally validates structured output and chooses its successor.
@@ -47,6 +54,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const spawn = compileSpawn(def.spawn, cc);
     // A node with its own base_url talks to an OpenAI-compatible server whose model ids may hold a colon.
     if (def.base_url === undefined) checkModels(def, cc);
+    checkFallback(def, base.name, cc);
     const choice = compileChoice(def.next, def.route, cc);
     const schema = compileOutputSchema(def.output_schema, cc);
     // Only a drone some other drone continues keeps its message history.
@@ -54,8 +62,15 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     // A conversation target that is missing or not a drone is reported by the loader's graph checks.
     const modelSpec = def.model ?? cc.def.model;
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
+    const clientFallback = def.client_fallback ?? cc.def.client_fallback;
     const resolve = (scope: RunContext): ResolvedModel =>
-      scope.shared.services.resolveModel(modelSpec, def.base_url, scope.shared.sampling, where);
+      scope.shared.services.resolveModel(
+        modelSpec,
+        def.base_url,
+        scope.shared.sampling,
+        where,
+        clientFallback,
+      );
     const name = base.name;
     // Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were.
     const noCache = (def.cache ?? cc.def.cache) === false;
@@ -99,7 +114,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
           ? spawnTools(
               scope,
               spawn,
-              { system, modelSpec, baseURL: def.base_url, refs, request, node: base.name },
+              { system, modelSpec, baseURL: def.base_url, clientFallback, refs, request, node: base.name },
               1,
             )
           : [];

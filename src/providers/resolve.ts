@@ -30,8 +30,13 @@ export interface ModelSpec {
   model: string;
 }
 
-/** The provider prefixes a `model` string may start with. */
-export const MODEL_PREFIXES: readonly string[] = ['openai', 'anthropic', 'sampling'];
+/** The provider prefixes a `model` string may start with; `client` is another name of `sampling`. */
+export const MODEL_PREFIXES: readonly string[] = ['openai', 'anthropic', 'sampling', 'client'];
+
+/** True for the names of the MCP client's model: `sampling` and its alias `client`. */
+function isClientPrefix(prefix: string): prefix is 'sampling' | 'client' {
+  return prefix === 'sampling' || prefix === 'client';
+}
 
 /**
  * Why a `model` string names no provider, or undefined when it does. A bare name (no colon) is
@@ -44,20 +49,42 @@ export function modelSpecProblem(spec: string): string | undefined {
   if (colon <= 0) return undefined;
   const prefix = spec.slice(0, colon).toLowerCase();
   if (MODEL_PREFIXES.includes(prefix)) return undefined;
-  const near = didYouMean(`${prefix}:`, ['openai:', 'anthropic:', 'sampling:']);
-  return `unknown provider prefix ${quote(`${spec.slice(0, colon)}:`)} in model ${quote(spec)}${near}; valid prefixes: openai:, anthropic:, sampling (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b`;
+  const near = didYouMean(`${prefix}:`, ['openai:', 'anthropic:', 'sampling:', 'client:']);
+  return `unknown provider prefix ${quote(`${spec.slice(0, colon)}:`)} in model ${quote(spec)}${near}; valid prefixes: openai:, anthropic:, sampling or client (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b`;
 }
 
-/** Parses `openai:<m>`, `anthropic:<m>`, `sampling[:<hint>]`, or a bare name (claude-* is Anthropic). */
+/** True when a `model` string names the MCP client's model (`sampling`, `client`, with or without a hint). */
+export function isClientModel(spec: string): boolean {
+  return parseModel(spec).vendor === 'sampling';
+}
+
+/**
+ * Why a `client_fallback` cannot stand in for the MCP client's model, or undefined when it can: it
+ * must name a provider of its own (not `sampling`/`client` again) with a known prefix. `node` names
+ * the drone it is set on (undefined at the top of the file).
+ */
+export function clientFallbackProblem(spec: string, node?: string): string | undefined {
+  if (parseModel(spec).vendor === 'sampling') {
+    const of = node === undefined ? '' : ` of node ${quote(node)}`;
+    return `client_fallback ${quote(spec)}${of} is the MCP client's model again; it is the model used when the client cannot sample, so name another provider's model, such as "openai:gpt-5.4-mini" or "anthropic:claude-sonnet-5-5"`;
+  }
+  const why = modelSpecProblem(spec);
+  return why ? `client_fallback${node === undefined ? '' : ` of node ${quote(node)}`}: ${why}` : undefined;
+}
+
+/**
+ * Parses `openai:<m>`, `anthropic:<m>`, `sampling[:<hint>]` (or `client[:<hint>]`), or a bare name
+ * (claude-* is Anthropic).
+ */
 function parseModel(spec: string): ModelSpec {
   const colon = spec.indexOf(':');
   if (colon > 0) {
     const prefix = spec.slice(0, colon).toLowerCase();
     const model = spec.slice(colon + 1);
-    if (prefix === 'openai' || prefix === 'anthropic' || prefix === 'sampling')
-      return { vendor: prefix, model };
+    if (prefix === 'openai' || prefix === 'anthropic') return { vendor: prefix, model };
+    if (isClientPrefix(prefix)) return { vendor: 'sampling', model };
   }
-  if (spec === 'sampling') return { vendor: 'sampling', model: '' };
+  if (isClientPrefix(spec)) return { vendor: 'sampling', model: '' };
   return { vendor: spec.startsWith('claude-') ? 'anthropic' : 'openai', model: spec };
 }
 
@@ -101,7 +128,8 @@ export class ProviderRegistry {
   }
 
   /**
-   * Resolves a node's model. `sampling` is the MCP client's model for this run, if it offers one.
+   * Resolves a node's model. `sampling` is the MCP client's model for this run, if it offers one;
+   * `fallback` (the node's or file's client_fallback) is used instead of it when there is none.
    * Throws NO_MODEL or MISSING_API_KEY naming the node and the variable to set.
    */
   resolve(
@@ -109,8 +137,9 @@ export class ProviderRegistry {
     baseURL: string | undefined,
     sampling: Provider | undefined,
     where: ErrorContext,
+    fallback?: string,
   ): ResolvedModel {
-    const chosen = spec ?? this.defaultModel(sampling !== undefined);
+    const chosen = spec ?? this.defaultModel(sampling !== undefined) ?? fallback;
     if (!chosen) {
       throw new HatcheryError(
         'NO_MODEL',
@@ -122,14 +151,8 @@ export class ProviderRegistry {
     const override = this.options.overrides?.[vendor];
     if (override) return { provider: override, model: model || defaultFor(vendor), vendor };
     if (vendor === 'sampling') {
-      if (!sampling) {
-        throw new HatcheryError(
-          'NO_MODEL',
-          `model "${chosen}" uses the MCP client's model (sampling), but this run has no client that offers sampling; set OPENAI_API_KEY or ANTHROPIC_API_KEY and name an openai: or anthropic: model instead`,
-          { ...where, field: 'model' },
-        );
-      }
-      return { provider: sampling, model, vendor };
+      if (sampling) return { provider: sampling, model, vendor };
+      return this.instead(chosen, baseURL, where, fallback);
     }
     const env = this.options.env;
     const keyVar = KEY_VARS[vendor];
@@ -153,6 +176,34 @@ export class ProviderRegistry {
     }
     return { provider, model: model || defaultFor(vendor), vendor };
   }
+
+  /**
+   * The model that stands in for the client's when the run has no client that can sample (the CLI,
+   * or a client without sampling): the client_fallback, else the default model of the environment.
+   */
+  private instead(
+    chosen: string,
+    baseURL: string | undefined,
+    where: ErrorContext,
+    fallback: string | undefined,
+  ): ResolvedModel {
+    // The loader refuses a client_fallback that is the client's model again; this only stops a loop.
+    if (fallback !== undefined && parseModel(fallback).vendor !== 'sampling')
+      return this.resolve(fallback, baseURL, undefined, { ...where, field: 'client_fallback' });
+    const env = this.defaultModel(false);
+    if (env !== undefined && parseModel(env).vendor !== 'sampling')
+      return this.resolve(env, baseURL, undefined, where);
+    throw new HatcheryError(
+      'NO_MODEL',
+      `model "${chosen}"${ofNode(where)} is the MCP client's model (sampling), but this run has no client that can sample; set "client_fallback" on the drone or the hatchery (a model such as "openai:gpt-5.4-mini") or set OPENAI_API_KEY or ANTHROPIC_API_KEY (or HATCHERY_MODEL) so the default model stands in`,
+      { ...where, field: 'model' },
+    );
+  }
+}
+
+/** What a node says of itself in messages: ` of node "X"` when the place names one. */
+function ofNode(where: ErrorContext): string {
+  return typeof where.node === 'string' ? ` of node "${where.node}"` : '';
 }
 
 function defaultFor(vendor: Vendor): string {

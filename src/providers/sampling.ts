@@ -1,8 +1,9 @@
-import type {
-  CreateMessageRequest,
-  CreateMessageResult,
-  CreateMessageResultWithTools,
-  SamplingMessage,
+import {
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  type CreateMessageResultWithTools,
+  type SamplingMessage,
+  SdkErrorCode,
 } from '@modelcontextprotocol/server';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { ChatMessage, ChatRequest, ChatResponse, Provider, ToolCall } from './types.js';
@@ -139,8 +140,10 @@ export function createSamplingProvider(options: SamplingProviderOptions): Provid
       } catch (err) {
         if (request.signal.aborted || isAbortError(err)) throw err;
         const msg = err instanceof Error ? err.message : String(err);
-        // McpError -32001 is the SDK's request timeout.
-        if ((err as { code?: unknown }).code === -32001) {
+        // SDK v2 marks its request timeout with a string code (v1's McpError had -32001); matched by
+        // value, since an error of another copy of the SDK fails instanceof.
+        const code = (err as { code?: unknown }).code;
+        if (code === SdkErrorCode.RequestTimeout || code === -32001) {
           throw new HatcheryError(
             'TIMEOUT',
             `the MCP client's model (sampling) did not answer within ${Math.round(timeout / 1000)} s`,

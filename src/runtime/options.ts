@@ -1,4 +1,5 @@
 // The options of a Runtime and of one run, and what a run returns; runtime.ts re-exports them.
+import type { TraceContext } from '../core/trace.js';
 import type { AskFn, NodeMemo, RunListener } from '../engine/contracts.js';
 import type { Budget } from '../engine/meter.js';
 import type { PriceTable } from '../providers/prices.js';
@@ -74,6 +75,12 @@ export interface RunOptions {
   ask?: AskFn;
   /** Limits of this run, besides the file's and the runtime's `budget` (the smallest of each wins). */
   budget?: Budget;
+  /**
+   * The OpenTelemetry trace context of the call that started the run (an MCP tools/call's
+   * `_meta.traceparent` / `tracestate`): kept in the journal and sent as `_meta` on every tools/call
+   * the run makes to MCP servers, nested runs and spawned agents included. A malformed one is dropped.
+   */
+  trace?: TraceContext;
 }
 
 /** The outcome of a successful run. */

@@ -5,6 +5,7 @@ import { formatError, HatcheryError, ValidationError, withContext } from '../cor
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import { secretValues } from '../core/secrets.js';
+import { traceContext } from '../core/trace.js';
 import type {
   Hatchery,
   LoadOptions,
@@ -104,9 +105,15 @@ export class Runtime {
     });
     this.services = {
       resolveModel: cassette
-        ? (spec, baseURL, sampling, where) =>
-            cassette.resolveModel(() => this.providers.resolve(spec, baseURL, sampling, where), spec, where)
-        : (spec, baseURL, sampling, where) => this.providers.resolve(spec, baseURL, sampling, where),
+        ? (spec, baseURL, sampling, where, fallback) =>
+            cassette.resolveModel(
+              () => this.providers.resolve(spec, baseURL, sampling, where, fallback),
+              spec,
+              where,
+              fallback,
+            )
+        : (spec, baseURL, sampling, where, fallback) =>
+            this.providers.resolve(spec, baseURL, sampling, where, fallback),
       resolveTools: (ref, scope) => this.tools.resolve(ref, scope),
       runHatchery: (h, parent, input, vars, signal) => this.runNested(h, parent, input, vars, signal),
       runFromNode: (parent, node, input, signal) => this.runFromNode(parent, node, input, signal),
@@ -152,6 +159,8 @@ export class Runtime {
 
   /** Runs a hatchery from its start node with a fresh ctx. Throws a HatcheryError on failure. */
   async run(h: Hatchery, options: RunOptions = {}): Promise<RunResult> {
+    // The trace context comes from outside (a client's _meta): checked once, dropped when malformed.
+    if (options.trace !== undefined) options = { ...options, trace: traceContext(options.trace) };
     const store = this.options.store;
     if (store) {
       return runJournaled(store, h, options, this.running, (runId, listener, signal, hold) =>
@@ -196,6 +205,7 @@ export class Runtime {
       meter,
       options.memo,
       options.ask,
+      options.trace,
     );
     if (hold) hold.shared = shared;
     try {
@@ -253,6 +263,7 @@ export class Runtime {
         input: meta.input,
         vars: meta.vars,
         source: meta.source,
+        trace: meta.trace,
         signal: run.signal,
         onEvent: run.onEvent,
         sampling: run.sampling,

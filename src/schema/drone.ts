@@ -53,7 +53,14 @@ export const droneSchema = fileObject(
       .min(1)
       .optional()
       .describe(
-        'openai:<model>, anthropic:<model>, sampling, or a bare name (claude-* is Anthropic, anything else OpenAI)',
+        "openai:<model>, anthropic:<model>, sampling (or its alias client: the MCP client's model), or a bare name (claude-* is Anthropic, anything else OpenAI)",
+      ),
+    client_fallback: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Model used instead of the MCP client's (model sampling/client) when the run has no client that can sample, e.g. \"openai:gpt-5.4-mini\"; default the hatchery's client_fallback, else the environment's default model",
       ),
     base_url: z.url().optional().describe('OpenAI-compatible endpoint (Ollama, vLLM, ...) for this node'),
     temperature: z.number().min(0).max(2).optional(),

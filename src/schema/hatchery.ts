@@ -97,6 +97,13 @@ export const hatcherySchema = fileObject(
         'Variable name to file path (relative to this file), read for each run into {{ ctx.<name> }}',
       ),
     model: z.string().min(1).optional().describe('Default model of the drones'),
+    client_fallback: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Model the drones use instead of the MCP client\'s (model sampling/client) when the run has no client that can sample, e.g. "openai:gpt-5.4-mini"; a drone\'s own client_fallback wins',
+      ),
     max_steps: z.number().int().min(1).optional().describe('Maximum node executions per run (default 100)'),
     max_depth: z
       .number()

@@ -1,7 +1,13 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolRequest,
+  Client,
+  type ClientOptions,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { raceSignal } from '../core/cancel.js';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import { childEnv } from '../core/process/child-env.js';
@@ -10,6 +16,9 @@ import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { cwdProblem } from './mcp-entry.js';
 import { stdioTransport } from './mcp-stdio.js';
+
+/** Parameters of one tools/call request. */
+type CallToolParams = CallToolRequest['params'];
 
 /** Default time a server gets to start and answer `initialize`. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
@@ -45,10 +54,43 @@ function describeServer(def: McpServerDef): string {
     .join(' ');
 }
 
+/** SDK errors that mean the connection is gone rather than that a request failed on it. */
+const CONNECTION_LOST: ReadonlySet<string> = new Set([
+  SdkErrorCode.ConnectionClosed,
+  SdkErrorCode.NotConnected,
+  SdkErrorCode.SendFailed,
+]);
+
 /** True when an error means the connection is gone (not that the server answered with an error). */
 function isConnectionError(err: unknown): boolean {
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  // The server answered: the connection is fine.
+  if (err instanceof ProtocolError) return false;
+  if (err instanceof SdkError) return CONNECTION_LOST.has(err.code);
   return !isAbortError(err);
+}
+
+/** True when an error is the SDK's code `code` (a timeout, a closed connection). */
+function isSdkError(err: unknown, code: SdkErrorCode): boolean {
+  return err instanceof SdkError && err.code === code;
+}
+
+/**
+ * The client options of a server. HTTP servers are probed for the 2026-07-28 era (one `server/discover`
+ * round trip per connection; a 2025-only server falls back to `initialize`), so servers that speak only
+ * 2026 work too. Stdio servers keep the 2025 handshake: there the probe would need a second process
+ * (or risk the one process, since some servers exit on any request before `initialize`), and every
+ * stdio server in use still speaks 2025. `legacyOnly` skips the probe.
+ */
+function clientOptions(def: McpServerDef, legacyOnly: boolean): ClientOptions {
+  const options: ClientOptions = { capabilities: {} };
+  if ('url' in def && !legacyOnly) options.versionNegotiation = { mode: 'auto' };
+  return options;
+}
+
+/** True when a connection failed at the era probe itself (not at auth, nor at the handshake after it). */
+function probeFailed(err: unknown): boolean {
+  const cause = err instanceof HatcheryError ? err.cause : err;
+  return isSdkError(cause, SdkErrorCode.EraNegotiationFailed);
 }
 
 /** Joins a CallToolResult's content into text; non-text parts are described in brackets. */
@@ -185,8 +227,19 @@ export class McpPool {
   }
 
   private async connect(conn: Conn): Promise<Client> {
+    try {
+      return await this.open(conn, false);
+    } catch (err) {
+      // The SDK takes a 5xx answer to the probe for a failure, not for a 2025 server, but some 2025
+      // servers answer any request before `initialize` so: they get the 2025 handshake alone, once.
+      if (!('url' in conn.def) || this.closed || !probeFailed(err)) throw err;
+      return this.open(conn, true);
+    }
+  }
+
+  private async open(conn: Conn, legacyOnly: boolean): Promise<Client> {
     const { def } = conn;
-    const client = new Client(this.clientInfo, { capabilities: {} });
+    const client = new Client(this.clientInfo, clientOptions(def, legacyOnly));
     let transport: Transport;
     if ('url' in def) {
       transport = new StreamableHTTPClientTransport(new URL(def.url), {
@@ -224,7 +277,7 @@ export class McpPool {
         conn.tools = undefined;
       }
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (conn.client === client) conn.tools = undefined;
     });
     try {
@@ -249,14 +302,14 @@ export class McpPool {
     let why = e.message;
     if (e.code === 'ENOENT' && !('url' in conn.def))
       why = `program not found: "${conn.def.command}" (is it installed and on PATH?)`;
-    else if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+    else if (isSdkError(err, SdkErrorCode.ConnectionClosed))
       why = 'it exited (or closed its output) before completing the MCP handshake';
-    else if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+    else if (isSdkError(err, SdkErrorCode.RequestTimeout))
       why = `it did not complete the MCP handshake within ${this.connectTimeoutMs} ms`;
     const tail = conn.stderr.trim();
     return new HatcheryError(
       'TOOL',
-      `MCP server "${conn.name}": cannot ${what}: ${why}${tail ? `; its stderr ends with: ${tail.slice(-800)}` : ''}; run the command yourself to see why, or fix the server entry`,
+      `MCP server "${conn.name}": cannot ${what}: ${why}${tail ? `; its stderr ends with: ${tail.slice(-800)}` : ''}; ${'url' in conn.def ? 'check that the server is up at that URL' : 'run the command yourself to see why'}, or fix the server entry`,
       { server: conn.name, command: describeServer(conn.def) },
       { cause: err },
     );
@@ -291,12 +344,14 @@ export class McpPool {
       call: async (args, tc): Promise<ToolResult> => {
         // Looked up per call, so a tool listed before a crash uses the new connection.
         const client = await this.client(conn, tc.signal);
+        const params: CallToolParams = { name: t.name, arguments: args };
+        // The run's trace context goes on to the server (W3C keys in _meta, SEP-414); calls made
+        // outside a run (validate --connect) have no scope.
+        const trace = tc.scope?.shared.trace;
+        if (trace) params._meta = { ...trace };
         let res: Awaited<ReturnType<Client['callTool']>>;
         try {
-          res = await client.callTool({ name: t.name, arguments: args }, undefined, {
-            signal: tc.signal,
-            timeout: NO_SDK_TIMEOUT,
-          });
+          res = await client.callTool(params, { signal: tc.signal, timeout: NO_SDK_TIMEOUT });
         } catch (err) {
           throw this.callError(conn, client, t.name, err);
         }
@@ -314,7 +369,7 @@ export class McpPool {
   /** Turns a failed request into a HatcheryError; a lost connection is dropped so the next call reconnects. */
   private callError(conn: Conn, client: Client, what: string, err: unknown): unknown {
     if (isAbortError(err) || err instanceof HatcheryError) return err;
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return err;
+    if (isSdkError(err, SdkErrorCode.RequestTimeout)) return err;
     if (isConnectionError(err)) {
       if (conn.client === client) {
         conn.client = undefined;

@@ -1,9 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Stream } from 'node:stream';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type JSONRPCMessage,
+  ReadBuffer,
+  serializeMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { waitAtMost } from '../core/cancel.js';
 import { endTree, KILL_GRACE_MS, spawnTree } from '../core/process/process-tree.js';
 

@@ -4,7 +4,7 @@ import { tempDir } from '../helpers.js';
 import { problemsIn } from '../tools/helpers.js';
 
 const VALID =
-  "valid prefixes: openai:, anthropic:, sampling (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b";
+  "valid prefixes: openai:, anthropic:, sampling or client (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b";
 
 describe('model provider prefixes', () => {
   it('reports the top-level model, a drone model and a spawn template model, with did-you-mean', () => {

@@ -30,7 +30,7 @@ describe('fixtures validate used to pass', () => {
     const res = await runCli(['validate', rel('model-prefix-typo.json')]);
     expect(res.code).toBe(3);
     expect(res.stdout).toBe(
-      `${rel('model-prefix-typo.json')}: nodes/0/model (line 4, column 30): unknown provider prefix "opnai:" in model "opnai:gpt-4o" (did you mean "openai:"?); valid prefixes: openai:, anthropic:, sampling (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b\n`,
+      `${rel('model-prefix-typo.json')}: nodes/0/model (line 4, column 30): unknown provider prefix "opnai:" in model "opnai:gpt-4o" (did you mean "openai:"?); valid prefixes: openai:, anthropic:, sampling or client (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b\n`,
     );
   });
 

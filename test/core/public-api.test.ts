@@ -73,6 +73,7 @@ const API_TYPES = [
   'ToolResolverOptions',
   'ToolResult',
   'ToolSpec',
+  'TraceContext',
   'Usage',
   'ValidationProblem',
   'Vendor',

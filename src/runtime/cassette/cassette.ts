@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { secretValues } from '../../core/secrets.js';
 import type { CallRecorder, Tool, ToolResult } from '../../engine/contracts.js';
-import { ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
+import { isClientModel, ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
 import type { ChatRequest, ChatResponse, Provider } from '../../providers/types.js';
 import {
   canonicalJson,
@@ -102,7 +102,12 @@ export class Cassette implements CallRecorder {
    * when `resolve` fails for want of one, the model is the node's own, or the one the cassette
    * recorded for that node.
    */
-  resolveModel(resolve: () => ResolvedModel, spec: string | undefined, where: ErrorContext): ResolvedModel {
+  resolveModel(
+    resolve: () => ResolvedModel,
+    spec: string | undefined,
+    where: ErrorContext,
+    fallback?: string,
+  ): ResolvedModel {
     let resolved: ResolvedModel;
     try {
       resolved = resolve();
@@ -114,7 +119,7 @@ export class Cassette implements CallRecorder {
       ) {
         throw err;
       }
-      resolved = this.keyless(spec, where, err);
+      resolved = this.keyless(spec, where, err, fallback);
     }
     return {
       ...resolved,
@@ -123,11 +128,19 @@ export class Cassette implements CallRecorder {
   }
 
   /** A model resolved without a key; its provider fails with the original error if a call is not in the cassette. */
-  private keyless(spec: string | undefined, where: ErrorContext, cause: HatcheryError): ResolvedModel {
+  private keyless(
+    spec: string | undefined,
+    where: ErrorContext,
+    cause: HatcheryError,
+    fallback: string | undefined,
+  ): ResolvedModel {
     const recorded =
       this.all.find((e) => e.type === 'model' && e.node === where.node) ??
       this.all.find((e) => e.type === 'model');
-    const chosen = spec ?? (recorded ? `${recorded.request.vendor}:${recorded.request.model}` : undefined);
+    const recordedSpec = recorded ? `${recorded.request.vendor}:${recorded.request.model}` : undefined;
+    let chosen = spec ?? recordedSpec;
+    // Replayed without a sampling client, the client's model is what stood in for it when recorded.
+    if (chosen !== undefined && isClientModel(chosen)) chosen = fallback ?? recordedSpec ?? chosen;
     if (!chosen) throw cause;
     const unavailable: Provider = {
       id: 'unavailable',

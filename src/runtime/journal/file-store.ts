@@ -70,6 +70,11 @@ export class FileRunStore implements RunStore {
     this.staleMs = options.staleMs ?? 120_000;
   }
 
+  /** The age limit of pruning: finished runs younger than this are kept (unless over the count limit). */
+  get retentionMs(): number {
+    return this.maxAgeMs;
+  }
+
   /** Adds secret values (the Runtime's environment) that must never reach a journal. */
   addSecrets(values: readonly string[]): void {
     const all = new Set([...this.secrets, ...values]);

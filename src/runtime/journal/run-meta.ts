@@ -1,4 +1,5 @@
 import { formatError, HatcheryError } from '../../core/errors.js';
+import type { TraceContext } from '../../core/trace.js';
 import type { Hatchery } from '../../engine/contracts.js';
 import { definitionHashes } from './hash.js';
 import { processOwner } from './owner.js';
@@ -11,6 +12,8 @@ export interface MetaOptions {
   source?: string;
   /** The run's budget (its limits by name); any object of numbers. */
   budget?: object;
+  /** The run's trace context, already checked (traceContext). */
+  trace?: TraceContext;
 }
 
 /** The first record of a new run's journal: the hatchery, its hashes, the inputs, who started it. */
@@ -29,6 +32,7 @@ export function runMeta(h: Hatchery, id: string, options: MetaOptions): RunMeta 
   if (options.input !== undefined) meta.input = options.input;
   if (options.vars !== undefined) meta.vars = { ...options.vars };
   if (options.budget !== undefined) meta.budget = { ...options.budget } as Record<string, number>;
+  if (options.trace !== undefined) meta.trace = { ...options.trace };
   return meta;
 }
 

@@ -3,6 +3,7 @@
  * default keeps one JSON-lines file per run (file-store.ts); a database-backed store implements the
  * same interface without touching its callers.
  */
+import type { TraceContext } from '../../core/trace.js';
 import type { RunListener } from '../../engine/contracts.js';
 import type { Usage } from '../../providers/types.js';
 
@@ -46,6 +47,8 @@ export interface RunMeta {
   source: string;
   /** Budget the run was started with (the merged file, CLI and server limits), if any. */
   budget?: Record<string, number>;
+  /** The trace context the run was started with (a resume continues the same trace). */
+  trace?: TraceContext;
   startedAt: number;
   owner: RunOwner;
 }
@@ -127,6 +130,8 @@ export interface RunFilter {
 export interface RunStore {
   /** Where the runs are kept (a folder, a database URL without credentials), for messages. */
   readonly location: string;
+  /** How long a finished run is kept before pruning may delete it, in ms (undefined: no age limit). */
+  readonly retentionMs?: number;
   /** Starts the journal of a new run. */
   create(meta: RunMeta): RunJournal;
   /**

@@ -1,0 +1,242 @@
+/**
+ * The tasks extension on a v2 low-level Server: the capability, tasks/get, tasks/update and
+ * tasks/cancel as custom methods, and maybeTask for the tools/call path. Every task is a durable
+ * run of the journal, so state lives in the run store, never in one Server instance (HTTP builds
+ * one per request) nor only in this process.
+ */
+import {
+  type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Server,
+} from '@modelcontextprotocol/server';
+import { formatError, HatcheryError } from '../../core/errors.js';
+import type { AskFn } from '../../engine/contracts.js';
+import type { PendingQuestion } from '../../runtime/journal/store.js';
+import { resumeRun } from '../background.js';
+import type { CallEnv } from '../calls.js';
+import { elicitAsk } from '../elicit.js';
+import { callWithHandoff } from '../handoff.js';
+import type { ServerHost } from '../host.js';
+import { MAX_ERROR_BYTES } from '../outbound.js';
+import type { RegistryEntry } from '../registry.js';
+import { jsonResult } from '../results.js';
+import type { BackgroundRun } from '../runs.js';
+import {
+  type CreateTaskResult,
+  ElicitResponse,
+  TASK_SOURCE,
+  TASKS_EXTENSION,
+  TaskIdParams,
+  TaskResult,
+  UpdateTaskParams,
+} from './schemas.js';
+import { inputKey, readTask, readTaskRun, seedTask, taskNotFound } from './task-view.js';
+
+/** How long tasks/cancel waits for the run to stop before acknowledging, in ms. */
+const CANCEL_WAIT_MS = 2_000;
+
+/** The empty acknowledgement of tasks/update and tasks/cancel (the SDK adds resultType "complete"). */
+const ACK = {};
+
+/** Runs that a tasks/update is resuming now, per server: a second answer to the same question is ignored. */
+const resuming = new WeakMap<ServerHost, Set<string>>();
+
+/** True when the request's per-request client capabilities (2026-07-28 `_meta`) declare the extension. */
+export function declaresTasks(envelope: unknown): boolean {
+  if (!envelope || typeof envelope !== 'object') return false;
+  const caps = (envelope as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY];
+  if (!caps || typeof caps !== 'object') return false;
+  const ext = (caps as { extensions?: unknown }).extensions;
+  if (!ext || typeof ext !== 'object') return false;
+  const decl = (ext as Record<string, unknown>)[TASKS_EXTENSION];
+  return decl !== null && typeof decl === 'object';
+}
+
+function requireDeclared(envelope: unknown): void {
+  if (!declaresTasks(envelope)) {
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      `Missing required client capability: declare the ${TASKS_EXTENSION} extension in this request's client capabilities to use tasks`,
+    );
+  }
+}
+
+/**
+ * Registers the tasks extension on a (2026-era) server: advertises it and handles tasks/get,
+ * tasks/update and tasks/cancel. Nothing is registered when the server offers no tasks (--no-journal,
+ * tasks: false) or for a 2025-era instance, where the extension is not defined.
+ */
+export function registerTasksExtension(
+  server: Server,
+  core: ServerHost,
+  options: { era?: 'legacy' | 'modern' } = {},
+): void {
+  if (!core.tasks || options.era === 'legacy') return;
+  server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+  server.setRequestHandler('tasks/get', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
+    requireDeclared(ctx.mcpReq.envelope);
+    return { ...(await readTask(core, p.taskId)) };
+  });
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
+    requireDeclared(ctx.mcpReq.envelope);
+    await cancelTask(core, p.taskId);
+    return ACK;
+  });
+  server.setRequestHandler(
+    'tasks/update',
+    { params: UpdateTaskParams, result: TaskResult },
+    async (p, ctx) => {
+      requireDeclared(ctx.mcpReq.envelope);
+      const responses: Record<string, unknown> = { ...p.inputResponses, ...ctx.mcpReq.inputResponses };
+      // Entries the SDK dropped as not being bare responses are malformed answers, not absent ones.
+      for (const k of ctx.mcpReq.droppedInputResponseKeys ?? []) responses[k] ??= null;
+      await updateTask(core, p.taskId, responses);
+      return ACK;
+    },
+  );
+}
+
+/**
+ * The tools/call path of a hatchery for a client that declares the extension: the call runs as a
+ * task's run (source `task`) through callWithHandoff with the server's task wait; a run that ends
+ * sooner answers with its normal result, one that goes on (or suspends at a question) answers with a
+ * CreateTaskResult once its journal holds it. Undefined when no task may be made (the request does
+ * not declare the extension, or tasks are off): the caller runs the call the normal way.
+ */
+export async function maybeTask(
+  core: ServerHost,
+  request: { envelope?: unknown },
+  entry: RegistryEntry,
+  args: Record<string, unknown> | undefined,
+  env: CallEnv,
+): Promise<CallToolResult | undefined> {
+  if (!core.tasks || !declaresTasks(request.envelope)) return undefined;
+  // Nobody is on the line once the call is a task: an ask suspends the run (tasks/update answers it)
+  // instead of eliciting, and the model is the server's, not the client's.
+  const taskEnv: CallEnv = { signal: env.signal, ...(env.progress ? { progress: env.progress } : {}) };
+  const result = await callWithHandoff(
+    core,
+    entry,
+    args,
+    taskEnv,
+    core.taskWaitMs,
+    (run) => asTask(core, run),
+    (run) => run.result!,
+    { source: TASK_SOURCE, suspended: true },
+  );
+  return result as CallToolResult;
+}
+
+/** The CreateTaskResult of a handed-off run, answered only once a tasks/get could find the task. */
+async function asTask(core: ServerHost, run: BackgroundRun): Promise<CallToolResult> {
+  await Promise.race([run.started, run.done]);
+  // A run that failed before its journal existed (bad arguments, a cancelled wait for a slot) is no task.
+  if (!(await isJournaled(core, run.id))) {
+    await run.done;
+    return (
+      run.result ??
+      jsonResult({ error: 'the run ended without a result', code: 'INTERNAL' }, { isError: true })
+    );
+  }
+  run.note = 'an MCP task: poll it with tasks/get';
+  const task: CreateTaskResult = { ...seedTask(core, run), resultType: 'task' };
+  // A CreateTaskResult stands in for the CallToolResult: the extension's polymorphic result.
+  return task as unknown as CallToolResult;
+}
+
+/** True once the store has the run (its read waits for this process's buffered appends). */
+async function isJournaled(core: ServerHost, id: string): Promise<boolean> {
+  return (await core.runtime.store?.read(id)) !== undefined;
+}
+
+/** tasks/cancel: the run is stopped where it runs; a finished task stays as it is (the ack is idempotent). */
+async function cancelTask(core: ServerHost, id: string): Promise<void> {
+  const run = core.runs.get(id);
+  if (run?.source === TASK_SOURCE && run.endedAt === undefined) {
+    run.controller.abort(new HatcheryError('ABORTED', 'the task was cancelled with tasks/cancel'));
+    await core.runs.wait(run, CANCEL_WAIT_MS);
+    return;
+  }
+  const stored = await readTaskRun(core, id);
+  const status = stored.summary.status;
+  if (status === 'succeeded' || status === 'failed' || status === 'cancelled') return;
+  // Running in another process (it gets the store's cancel marker), or suspended / interrupted:
+  // nobody runs it, so the store ends it as cancelled at once.
+  const summary = await core.runtime.store!.cancel(id);
+  if (run && summary?.status === 'cancelled') run.state = 'cancelled';
+}
+
+/**
+ * tasks/update: the answer to the ask a task waits on resumes its run (as hatchery_respond does);
+ * responses to keys that are not outstanding are ignored, as the extension asks.
+ */
+async function updateTask(core: ServerHost, id: string, responses: Record<string, unknown>): Promise<void> {
+  const stored = await readTaskRun(core, id);
+  const s = stored.summary;
+  const live = core.runs.get(id);
+  if (s.status !== 'input_required' || (live && live.endedAt === undefined)) return;
+  const key = inputKey(s.attempts);
+  if (!Object.hasOwn(responses, key)) return;
+  const parsed = ElicitResponse.safeParse(responses[key]);
+  if (!parsed.success) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `inputResponses["${key}"] must be an elicitation result: {"action": "accept", "content": {"answer": "..."}} (or action "decline" / "cancel")`,
+    );
+  }
+  const busy = resuming.get(core) ?? new Set<string>();
+  resuming.set(core, busy);
+  if (busy.has(id)) return;
+  busy.add(id);
+  try {
+    const attempt = await core.runtime.prepareResume(id, { ask: answerOnce(s.question, parsed.data) });
+    const run = resumeRun(
+      core,
+      id,
+      attempt,
+      { hatchery: s.hatchery, file: s.file, source: TASK_SOURCE },
+      undefined,
+    );
+    run.note = 'answered with tasks/update; the nodes that had finished were taken from the run journal';
+  } catch (err) {
+    // Answered meanwhile by another request or server: this response is for a key no longer outstanding.
+    if (err instanceof HatcheryError && err.code === 'RESUME_REFUSED' && /running/.test(err.message)) return;
+    if (err instanceof HatcheryError && err.code === 'NOT_FOUND') throw taskNotFound(core, id);
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `the answer could not be delivered: ${core.out.text(formatError(err), MAX_ERROR_BYTES)}`,
+    );
+  } finally {
+    busy.delete(id);
+  }
+}
+
+/**
+ * The AskFn of a resumed task: the pending node's question gets the client's elicitation result
+ * (through the same form as elicitation, so choices, schemas, decline and approvals behave alike);
+ * any later question suspends the run again under a new input request key.
+ */
+function answerOnce(
+  pending: PendingQuestion | undefined,
+  reply: {
+    action: 'accept' | 'decline' | 'cancel';
+    content?: Record<string, string | number | boolean | string[]>;
+  },
+): AskFn {
+  let used = false;
+  const answer = elicitAsk(() => Promise.resolve(reply));
+  return (q, signal) => {
+    if (!used && (pending === undefined || q.node === pending.node)) {
+      used = true;
+      return answer(q, signal);
+    }
+    return Promise.reject(
+      new HatcheryError('INPUT_REQUIRED', `node "${q.node}" waits for an answer: ${q.question}`, {
+        node: q.node,
+      }),
+    );
+  };
+}

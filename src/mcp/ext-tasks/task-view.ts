@@ -1,0 +1,216 @@
+/**
+ * A task is a durable run: this maps a run, as this process holds it or as its journal tells it, to
+ * the extension's Task. running -> working, input_required -> input_required (the ask as an
+ * elicitation form), succeeded and failed -> completed with the tool result a direct call returns
+ * (the spec keeps `failed` for protocol errors), cancelled -> cancelled, interrupted -> failed (a
+ * server stop is no tool result; resuming the run makes the task working again).
+ */
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { Usage } from '../../providers/types.js';
+import { isRunId } from '../../runtime/journal/run-files.js';
+import type { JournalRecord, PendingQuestion, StoredRun } from '../../runtime/journal/store.js';
+import { quote } from '../../schema/suggest.js';
+import { succeeded, textResult } from '../calls.js';
+import { askForm } from '../elicit.js';
+import type { ServerHost } from '../host.js';
+import { MAX_ERROR_BYTES } from '../outbound.js';
+import { structuredOf } from '../results.js';
+import type { BackgroundRun } from '../runs.js';
+import { type DetailedTask, type InputRequest, TASK_SOURCE, type Task, type TaskStatus } from './schemas.js';
+
+/** How often clients are asked to poll, in ms: runs take seconds to minutes, not milliseconds. */
+export const POLL_INTERVAL_MS = 2_000;
+
+/** Cap of a status message, in bytes. */
+const STATUS_BYTES = 1024;
+
+/** JSON-RPC internal error: what a failed task carries (the run could not finish; no tool result exists). */
+const INTERNAL_ERROR = -32603;
+
+/** The key of the input request a suspension asks: unique over the task's life (one per attempt). */
+export function inputKey(attempts: number): string {
+  return `ask-${attempts}`;
+}
+
+/** The -32602 error of an id that names no task of this server, saying what can be wrong. */
+export function taskNotFound(core: ServerHost, id: string): ProtocolError {
+  const where = core.runtime.store ? ` (run journal ${core.runtime.store.location})` : '';
+  return new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    `Failed to retrieve task: Task not found: no task ${core.out.text(quote(id), 300)} on this server${where}; use the taskId a tools/call returned (tasks of another server's run store, and runs started without a task, are not found here)`,
+  );
+}
+
+/** A task's run from the journal; -32602 for an id that is not a UUID, is unknown, or is not a task. */
+export async function readTaskRun(core: ServerHost, id: string): Promise<StoredRun> {
+  // Checked before any lookup: a path like ../../etc/passwd never reaches the store.
+  if (!isRunId(id)) throw taskNotFound(core, id);
+  const stored = await core.runtime.store?.read(id);
+  if (!stored || stored.meta.source !== TASK_SOURCE) throw taskNotFound(core, id);
+  return stored;
+}
+
+/** The task with this id: from this process's run when it holds a live or finished one, else from the journal. */
+export async function readTask(core: ServerHost, id: string): Promise<DetailedTask> {
+  if (!isRunId(id)) throw taskNotFound(core, id);
+  const run = core.runs.get(id);
+  if (run?.source === TASK_SOURCE && run.state !== 'input_required' && run.state !== 'interrupted') {
+    return liveTask(core, run);
+  }
+  return storedTask(core, await readTaskRun(core, id));
+}
+
+function base(core: ServerHost, id: string, status: TaskStatus, createdAt: number, updatedAt: number): Task {
+  return {
+    taskId: id,
+    status,
+    createdAt: new Date(createdAt).toISOString(),
+    lastUpdatedAt: new Date(Math.max(createdAt, updatedAt)).toISOString(),
+    ttlMs: core.runtime.store?.retentionMs ?? null,
+    pollIntervalMs: POLL_INTERVAL_MS,
+  };
+}
+
+function message(core: ServerHost, text: string): string {
+  return core.out.text(text, STATUS_BYTES);
+}
+
+/** A task whose run this process holds (running, or ended with its result in memory). */
+export function liveTask(core: ServerHost, run: BackgroundRun): DetailedTask {
+  if (run.endedAt === undefined) {
+    const t: DetailedTask = base(core, run.id, 'working', run.startedAt, run.updatedAt);
+    t.statusMessage = message(
+      core,
+      run.state === 'queued'
+        ? `${run.hatchery}: waiting for a run slot`
+        : `${run.hatchery}: ${run.node ? `running node "${run.node}"` : 'running'} (${run.steps} step${run.steps === 1 ? '' : 's'} done)`,
+    );
+    return t;
+  }
+  const result = run.result ?? textResult('the run ended without a result', true);
+  if (run.state === 'cancelled') {
+    const t: DetailedTask = base(core, run.id, 'cancelled', run.startedAt, run.updatedAt);
+    t.statusMessage = message(core, firstText(result) || `${run.hatchery}: the run was cancelled`);
+    return t;
+  }
+  const t: DetailedTask = base(core, run.id, 'completed', run.startedAt, run.updatedAt);
+  t.statusMessage = message(
+    core,
+    run.state === 'succeeded' ? `${run.hatchery} finished` : `${run.hatchery} failed: see the result`,
+  );
+  t.result = { ...result };
+  return t;
+}
+
+/** The Task a tools/call answers with (CreateTaskResult): the state without its payload. */
+export function seedTask(core: ServerHost, run: BackgroundRun): Task {
+  if (run.endedAt !== undefined && run.state === 'input_required') {
+    const t = base(core, run.id, 'input_required', run.startedAt, run.updatedAt);
+    const q = run.question as PendingQuestion | undefined;
+    t.statusMessage = message(
+      core,
+      q ? `node "${q.node}" asks: ${q.question}` : `${run.hatchery} waits for an answer`,
+    );
+    return t;
+  }
+  const { inputRequests: _i, result: _r, error: _e, ...t } = liveTask(core, run);
+  return t;
+}
+
+function firstText(result: CallToolResult): string {
+  // Results are one JSON object (results.ts): its error says what happened.
+  const error = structuredOf(result)?.error;
+  if (typeof error === 'string') return error;
+  const c = result.content?.[0];
+  return c && c.type === 'text' ? c.text : '';
+}
+
+function lastAt(records: readonly JournalRecord[], fallback: number): number {
+  const last = records[records.length - 1];
+  return last && typeof last.at === 'number' ? last.at : fallback;
+}
+
+/** The last run_end record of the run's latest attempt (its output, value and usage). */
+function lastEnd(records: readonly JournalRecord[]): JournalRecord | undefined {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i]!;
+    if (r.type === 'run_end') return r;
+    if (r.type === 'resumed') return undefined;
+  }
+  return undefined;
+}
+
+/** The elicitation form of the question a suspended run waits on. */
+export function inputRequest(core: ServerHost, q: PendingQuestion): InputRequest {
+  const form = askForm(q);
+  return {
+    method: 'elicitation/create',
+    params: {
+      mode: 'form',
+      message: core.out.desc(form.message),
+      requestedSchema: form.requestedSchema as Record<string, unknown>,
+    },
+  };
+}
+
+/** A task as its run's journal tells it. */
+export function storedTask(core: ServerHost, stored: StoredRun): DetailedTask {
+  const s = stored.summary;
+  const updated = lastAt(stored.records, s.startedAt);
+  const make = (status: TaskStatus) => base(core, s.id, status, s.startedAt, updated) as DetailedTask;
+  switch (s.status) {
+    case 'running': {
+      const t = make('working');
+      t.statusMessage = message(
+        core,
+        `${s.hatchery}: running${s.node ? ` node "${s.node}"` : ''} (${s.steps} step${s.steps === 1 ? '' : 's'} done)`,
+      );
+      return t;
+    }
+    case 'input_required': {
+      const t = make('input_required');
+      const q = s.question;
+      t.statusMessage = message(
+        core,
+        q
+          ? `node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}`
+          : `${s.hatchery} waits for an answer`,
+      );
+      t.inputRequests = q ? { [inputKey(s.attempts)]: inputRequest(core, q) } : {};
+      return t;
+    }
+    case 'succeeded': {
+      const t = make('completed');
+      const end = lastEnd(stored.records);
+      const structured = core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
+      const usage = (end?.usage as Usage | undefined) ?? s.usage;
+      const result = succeeded(
+        core,
+        { runId: s.id, output: s.output ?? '', value: end?.value, usage, steps: s.steps, outputs: {} },
+        structured,
+      ).result;
+      t.statusMessage = `${s.hatchery} finished`;
+      t.result = { ...result };
+      return t;
+    }
+    case 'failed': {
+      const t = make('completed');
+      t.statusMessage = message(core, `${s.hatchery} failed: see the result`);
+      t.result = { ...textResult(core.out.text(s.error ?? 'the run failed', MAX_ERROR_BYTES), true) };
+      return t;
+    }
+    case 'cancelled': {
+      const t = make('cancelled');
+      t.statusMessage = message(core, s.error ?? `${s.hatchery}: the run was cancelled`);
+      return t;
+    }
+    case 'interrupted': {
+      const t = make('failed');
+      const why = `${s.hatchery}: the server stopped while the run was going${s.node ? ` (at node "${s.node}")` : ''}, so it was interrupted; the nodes that finished are in the run journal. Continue it with hatchery_resume {"run_id": "${s.id}"}, "hatchery-mcp runs resume ${s.id}", or a server started with --resume-interrupted; the task then works again under the same id`;
+      t.statusMessage = message(core, why);
+      t.error = { code: INTERNAL_ERROR, message: t.statusMessage, data: { runStatus: 'interrupted' } };
+      return t;
+    }
+  }
+}
