@@ -278,8 +278,10 @@ export class OutboundGuard {
     const kept: ResultValue = {};
     const omitted: string[] = [];
     for (const [k, x] of Object.entries(out)) {
-      if (x === null || typeof x !== 'object' ? JSON.stringify(x ?? null).length <= SMALL_FIELD : false)
-        kept[k] = x;
+      // A failure's message and code always stay: its size is capped already (MAX_ERROR_BYTES).
+      const small =
+        x === null || typeof x !== 'object' ? JSON.stringify(x ?? null).length <= SMALL_FIELD : false;
+      if (small || k === 'error' || k === 'code') kept[k] = x;
       else omitted.push(k);
     }
     links.push(link(stored, 'full result', 'application/json'));

@@ -9,6 +9,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { secretRedactor } from '../../src/core/secrets.js';
+import { OutboundGuard } from '../../src/mcp/outbound.js';
+import { OutputStore } from '../../src/mcp/outputs.js';
+import { jsonResult } from '../../src/mcp/results.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { runCli, TEST_STATE } from '../helpers.js';
 import {
@@ -210,6 +214,21 @@ describe('outputs above the inline limit', () => {
     expect(read.contents[0]?.mimeType).toBe('application/json');
     const full = JSON.parse((read.contents[0] as { text: string }).text) as { hatcheries: unknown[] };
     expect(full.hatcheries).toHaveLength(33);
+  });
+
+  it("a large failure keeps its error and code inline; the rest (a budget's partial outputs) goes to a resource", () => {
+    const store = new OutputStore();
+    const guard = new OutboundGuard(secretRedactor({ API_KEY: SECRET }), { maxInlineBytes: 4096 }, store);
+    const partial = { Draft: `${'p'.repeat(60_000)} ${SECRET}` };
+    const error = `budget exhausted: ${'e'.repeat(5000)}`;
+    const r = guard.result(jsonResult({ error, code: 'BUDGET_EXHAUSTED', partial }, { isError: true }));
+    expect(r.isError).toBe(true);
+    const json = expectOneJson(r);
+    expect(json).toMatchObject({ error, code: 'BUDGET_EXHAUSTED', omitted: ['partial'] });
+    const kept = JSON.parse(store.read(String(json.result_uri))!) as { partial: { Draft: string } };
+    expect(kept.partial.Draft).toBe(`${'p'.repeat(60_000)} [redacted]`);
+    // The gate's own results pass it again unchanged.
+    expect(guard.result(r)).toBe(r);
   });
 
   it('a tool with an outputSchema keeps its object inline whatever the inline limit', async () => {
