@@ -219,13 +219,19 @@ export class OutboundGuard {
       const fitted = this.fit(v, this.maxResultBytes);
       if (fitted === undefined) {
         // Too many elements to shorten: nothing of it can be sent whole.
-        const notice = `the structured result was dropped: it is over the server's limit of ${formatBytes(this.maxResultBytes)}; raise --max-result-bytes to receive it`;
-        v = schema ? {} : { error: notice, code: 'INTERNAL' };
-        if (schema) {
-          const out: CallToolResult = { ...result, content: [{ type: 'text', text: notice }] };
-          delete out.structuredContent;
-          return out;
-        }
+        // An error, so that clients do not look for a structured result that matches a schema.
+        const dropped = {
+          error: `the structured result was dropped: it is over the server's limit of ${formatBytes(this.maxResultBytes)}; raise --max-result-bytes to receive it`,
+          code: 'INTERNAL',
+        };
+        const out: CallToolResult = {
+          ...result,
+          content: [{ type: 'text', text: JSON.stringify(dropped) }],
+          structuredContent: dropped,
+          isError: true,
+        };
+        if (schema) delete out.structuredContent;
+        return out;
       } else {
         if (fitted !== v && this.outputs) {
           // Strings were shortened: the full JSON stays readable as a resource.

@@ -231,6 +231,22 @@ describe('outputs above the inline limit', () => {
     expect(guard.result(r)).toBe(r);
   });
 
+  it('a structured result that cannot be shortened to fit is an error saying which option to raise', () => {
+    const guard = new OutboundGuard((t) => t, { maxResultBytes: 1024 });
+    const value = { items: Array.from({ length: 100 }, (_, i) => `${i}`.repeat(100)) };
+    for (const schema of [false, true]) {
+      const r = guard.result(jsonResult(value), { schema });
+      expect(r.isError).toBe(true);
+      expect(jsonOf(r)).toEqual({
+        error:
+          "the structured result was dropped: it is over the server's limit of 1 KB; raise --max-result-bytes to receive it",
+        code: 'INTERNAL',
+      });
+      // A tool with an output schema gets no structuredContent its client would check against the schema.
+      expect(r.structuredContent).toEqual(schema ? undefined : jsonOf(r));
+    }
+  });
+
   it('a tool with an outputSchema keeps its object inline whatever the inline limit', async () => {
     const { client } = await serve(folder(), { maxInlineBytes: 1024 });
     await client.listTools();
