@@ -114,7 +114,8 @@ describe('run ids and states runs resume refuses', () => {
     }
 
     // A second run whose id shares the first 8 characters: a short prefix names both.
-    const twin = `${id!.slice(0, 8)}-ffff-4fff-8fff-ffffffffffff`;
+    // Its 10th character differs from the first id's, so a 10-character prefix names one run only.
+    const twin = `${id!.slice(0, 8)}-${id![9] === 'f' ? '0' : 'f'}fff-4fff-8fff-ffffffffffff`;
     const text = readFileSync(path.join(state, `${id}.jsonl`), 'utf8').replaceAll(id!, twin);
     writeFileSync(path.join(state, `${twin}.jsonl`), text);
     const ambiguous = await cli(['runs', 'show', id!.slice(0, 6)]);
