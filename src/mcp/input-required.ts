@@ -8,10 +8,11 @@ import {
 } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { AskRequest } from '../engine/contracts.js';
+import { resumeRun } from './background.js';
 import { errorResult } from './calls.js';
 import { readStored } from './durable.js';
 import { askAnswer, askForm, canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
-import type { ResumeAttempt, ServerHost } from './host.js';
+import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import { jsonResult, textOnlyError } from './results.js';
@@ -117,7 +118,6 @@ export async function answerRun(
   entry: RegistryEntry,
   state: string,
   ctx: ServerContext,
-  resume: (id: string, attempt: ResumeAttempt, meta: { hatchery: string; file: string }) => BackgroundRun,
 ): Promise<CallToolResult | InputRequiredResult> {
   try {
     if (!RUN_ID.test(state))
@@ -144,7 +144,13 @@ export async function answerRun(
     }
     const answer = askAnswer(q, form, response as ElicitResult);
     const attempt = await core.runtime.prepareResume(state, { answer });
-    const run = resume(state, attempt, { hatchery: entry.name, file: entry.hatchery.file });
+    const run = resumeRun(
+      core,
+      state,
+      attempt,
+      { hatchery: entry.name, file: entry.hatchery.file },
+      undefined,
+    );
     run.note =
       'answered in the tool call (input_required); the nodes that had finished were taken from the run journal';
     const onAbort = () => run.controller.abort(ctx.mcpReq.signal.reason);

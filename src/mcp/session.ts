@@ -108,17 +108,6 @@ async function startBackground(
   return run;
 }
 
-/** Resumes a journaled run in the background under its own id (see resumeRun). */
-export function resumeBackground(
-  core: ServerHost,
-  id: string,
-  attempt: ResumeAttempt,
-  meta: { hatchery: string; file: string; source?: string },
-  sampling: Provider | undefined,
-): BackgroundRun {
-  return resumeRun(core, id, attempt, meta, sampling);
-}
-
 /** Builds a session: tools, resources and logging, all read from the server's shared registry. */
 export function createSession(core: ServerHost): Session {
   const server = new Server(
@@ -170,7 +159,7 @@ export function createSession(core: ServerHost): Session {
           core,
           env,
           start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
-          resume: (id, o, meta) => resumeBackground(core, id, o, meta, samplingFor(server, undefined)),
+          resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
         });
         return core.out.result(r);
       }
@@ -183,10 +172,7 @@ export function createSession(core: ServerHost): Session {
     if (client.forms) {
       // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
       const state = ctx.mcpReq.requestState<string>();
-      if (typeof state === 'string')
-        return answerRun(core, entry, state, ctx, (id, attempt, meta) =>
-          resumeBackground(core, id, attempt, meta, undefined),
-        );
+      if (typeof state === 'string') return answerRun(core, entry, state, ctx);
       const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
       if ('error' in completed) return errorResult(core, completed.error);
       if ('ask' in completed) return completed.ask;

@@ -81,6 +81,14 @@ const review = {
   ],
 };
 
+/** A one-node hatchery with a declared input. */
+const greet = {
+  name: 'greet',
+  desc: 'greets',
+  inputs: { who: 'Whom to greet?' },
+  nodes: [{ name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'hello {{ ctx.who }}' } }],
+};
+
 describe('input_required on 2026 connections', () => {
   it.each([
     ['with', undefined],
@@ -109,12 +117,7 @@ describe('input_required on 2026 connections', () => {
 
   it('asks for missing declared inputs the same way, then runs with them', async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'greet.json', {
-      name: 'greet',
-      desc: 'greets',
-      inputs: { who: 'Whom to greet?' },
-      nodes: [{ name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'hello {{ ctx.who }}' } }],
-    });
+    writeHatchery(dir, 'greet.json', greet);
     const { client, asked } = await setup(dir, () => ({ action: 'accept', content: { who: 'Ada' } }));
     const r = await client.callTool({ name: 'greet', arguments: { input: 'x' } });
     expect(textOf(r)).toBe('hello Ada');
@@ -123,12 +126,7 @@ describe('input_required on 2026 connections', () => {
 
   it('hatchery_start on a 2026 connection names a missing input instead of trying to push a form', async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'greet.json', {
-      name: 'greet',
-      desc: 'greets',
-      inputs: { who: 'Whom to greet?' },
-      nodes: [{ name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'hello {{ ctx.who }}' } }],
-    });
+    writeHatchery(dir, 'greet.json', greet);
     const { client, asked } = await setup(dir, () => ({ action: 'accept', content: { who: 'Ada' } }));
     const r = await client.callTool({ name: 'hatchery_start', arguments: { name: 'greet', input: 'x' } });
     expect(r.isError).toBe(true);
