@@ -18,8 +18,14 @@ export type HandoffResult = (
   entry: RegistryEntry,
 ) => CallToolResult | Promise<CallToolResult>;
 
-/** How callWithHandoff records and hands off a run. */
+/** How long callWithHandoff waits, and how it records, hands off and answers a run. */
 export interface HandoffOptions {
+  /** Longest wait for the run, in ms (0: hand off at once; Infinity: never). */
+  waitMs: number;
+  /** The answer of a run handed off (default: a run-id handle). */
+  handoff?: HandoffResult;
+  /** The answer of a run that ended in time (default: its result). */
+  answer?: (run: BackgroundRun) => CallToolResult | InputRequiredResult;
   /** The run's journal `source` (default `mcp`; tasks are `task`). */
   source?: string;
   /** Hand off a run that suspended at a question too (a task waits for tasks/update); default false. */
@@ -27,21 +33,18 @@ export interface HandoffOptions {
 }
 
 /**
- * Runs a hatchery call as a background run and waits for it up to `waitMs` (0: hands off at once).
- * A run that ends in time answers the call with `answer(run)`, by default its result (and is forgotten: nobody will poll for it). A run still going is
- * handed off: it is no longer tied to the call's request (a client timing out does not cancel it),
- * its progress notifications stop, and the call is answered by `handoff`, by default with the run
- * id and how to poll it. Before the handoff, cancelling the request cancels the run.
+ * Runs a hatchery call as a background run and waits for it up to `waitMs`. A run that ends in
+ * time answers the call with `answer(run)` (and is forgotten: nobody will poll for it). A run still
+ * going is handed off: it is no longer tied to the call's request (a client timing out does not
+ * cancel it), its progress notifications stop, and the call is answered by `handoff`. Before the
+ * handoff, cancelling the request cancels the run.
  */
 export async function callWithHandoff(
   core: ServerHost,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
   env: CallEnv,
-  waitMs: number,
-  handoff: HandoffResult = handle,
-  answer: (run: BackgroundRun) => CallToolResult | InputRequiredResult = (run) => run.result!,
-  options: HandoffOptions = {},
+  options: HandoffOptions,
 ): Promise<CallToolResult | InputRequiredResult> {
   const { controller, unlink } = linkedController(core.signal);
   const request = env.signal;
@@ -59,6 +62,7 @@ export async function callWithHandoff(
     },
   };
   const h = entry.hatchery;
+  const { waitMs, handoff = handle, answer = (r: BackgroundRun) => r.result! } = options;
   const source = options.source ?? 'mcp';
   const run = core.runs.start(
     { hatchery: h.name, file: h.file, source },

@@ -181,7 +181,7 @@ export function createSession(core: ServerHost): Session {
       if (task) return task;
       const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
       if (core.syncWaitMs !== undefined)
-        return callWithHandoff(core, entry, completed.args, env, core.syncWaitMs, undefined, ask);
+        return callWithHandoff(core, entry, completed.args, env, { waitMs: core.syncWaitMs, answer: ask });
       const id = randomUUID();
       return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
     }
@@ -189,7 +189,7 @@ export function createSession(core: ServerHost): Session {
     const task = await maybeTask(core, req, entry, args, env);
     if (task) return task;
     if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
-    return callWithHandoff(core, entry, args, env, core.syncWaitMs);
+    return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
   };
   server.setRequestHandler('tools/call', onCall);
   registerTasksExtension(server, core);

@@ -116,17 +116,17 @@ export async function maybeTask(
   if (!core.tasks || !declaresTasks(request.envelope)) return undefined;
   // Nobody is on the line once the call is a task: an ask suspends the run (tasks/update answers it)
   // instead of eliciting, and the model is the server's, not the client's.
-  const taskEnv: CallEnv = { signal: env.signal, ...(env.progress ? { progress: env.progress } : {}) };
-  const result = await callWithHandoff(
-    core,
-    entry,
-    args,
-    taskEnv,
-    core.taskWaitMs,
-    (run) => asTask(core, run),
-    (run) => run.result!,
-    { source: TASK_SOURCE, suspended: true },
-  );
+  const taskEnv: CallEnv = {
+    signal: env.signal,
+    trace: env.trace,
+    ...(env.progress ? { progress: env.progress } : {}),
+  };
+  const result = await callWithHandoff(core, entry, args, taskEnv, {
+    waitMs: core.taskWaitMs,
+    handoff: (run) => asTask(core, run),
+    source: TASK_SOURCE,
+    suspended: true,
+  });
   return result as CallToolResult;
 }
 
