@@ -8,7 +8,7 @@
 // from 0.6x to 3x between runs on a 2-core machine). Then several rounds, each with a fresh pair of
 // server processes, a long warm-up (the JIT must settle: the hatchery server runs more code than
 // the bare one), and alternating blocks of sequential calls so that drift hits both alike.
-// Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--era 2025|2026] [--no-pin] [--strict]
+// Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--era 2025|2026] [--no-journal] [--no-pin] [--strict]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -104,6 +104,8 @@ for (let round = 0; round < ROUNDS; round++) {
     '--dir',
     dir,
     '--no-generic-tools',
+    // The run journal is on by default; --no-journal measures the server without it.
+    ...(process.argv.includes('--no-journal') ? ['--no-journal'] : []),
   ]);
   const bare = await connect(process.execPath, [
     '--import',
@@ -145,7 +147,7 @@ const ratio = mH / mB;
 const us = (ms: number) => `${Math.round(ms * 1000)} µs`;
 const pinned = process.env[PINNED_ENV];
 console.log(
-  `MCP round trip over stdio, ${ERA === '2026' ? '2026-07-28 (SDK v2 client)' : '2025-11-25 (SDK v1 client)'}: ${tH.length} calls each, ${ROUNDS} rounds of fresh processes, ${WARMUP} warm-up calls per server and round, ${pinned ? `all processes pinned to CPU ${pinned}` : 'not pinned'}`,
+  `MCP round trip over stdio, ${ERA === '2026' ? '2026-07-28 (SDK v2 client)' : '2025-11-25 (SDK v1 client)'}, journal ${process.argv.includes('--no-journal') ? 'off' : 'on'}: ${tH.length} calls each, ${ROUNDS} rounds of fresh processes, ${WARMUP} warm-up calls per server and round, ${pinned ? `all processes pinned to CPU ${pinned}` : 'not pinned'}`,
 );
 console.log(`  hatchery (one baneling, echo)   median ${us(mH)}   p90 ${us(quantile(tH, 0.9))}`);
 console.log(`  bare SDK echo server            median ${us(mB)}   p90 ${us(quantile(tB, 0.9))}`);
