@@ -144,6 +144,22 @@ describe('one HTTP endpoint, both eras', () => {
     await client.close();
   });
 
+  it('delivers list changes to a stateless 2026 client on its subscriptions/listen stream', async () => {
+    const client = new V2Client({ name: 'modern-listen', version: '1.0.0' }, MODERN);
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', async () => {
+      changed++;
+    });
+    const sub = await client.listen({ toolsListChanged: true });
+    expect(sub.honoredFilter.toolsListChanged).toBe(true);
+    writeHatchery(dir, 'heard.json', echoDef('heard'));
+    await waitFor(() => changed > 0, 10_000, 'a tools/list_changed notification over HTTP');
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('heard');
+    await sub.close();
+    await client.close();
+  });
+
   it('keeps a session for a 2025 client on the same endpoint', async () => {
     const client = new V1Client({ name: 'legacy-http', version: '1.0.0' });
     const transport = new V1HttpTransport(new URL(url));
