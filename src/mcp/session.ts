@@ -21,7 +21,7 @@ import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
 import { maybeTask, registerTasksExtension } from './ext-tasks/handlers.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
-import type { ResumeAttempt, ServerHost } from './host.js';
+import type { ServerHost } from './host.js';
 import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';

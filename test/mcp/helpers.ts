@@ -12,7 +12,8 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
-import type { Provider } from '../../src/providers/types.js';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
+import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { CLI_PATH, echo, REPO_ROOT, TEST_STATE, tempDir } from '../helpers.js';
 
@@ -204,4 +205,27 @@ export function jsonOf(result: unknown): Record<string, unknown> {
   const texts = c.filter((b) => b.type === 'text');
   if (texts.length !== 1) throw new Error(`expected one text block, got ${texts.length}`);
   return JSON.parse(texts[0]!.text ?? '') as Record<string, unknown>;
+}
+
+/** A provider whose calls wait until released or aborted; records when each call saw its abort. */
+export function gatedProvider() {
+  const started: ChatRequest[] = [];
+  const abortedAt: number[] = [];
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  const provider = new ScriptedProvider(async (req) => {
+    started.push(req);
+    await new Promise<void>((resolve, reject) => {
+      req.signal.addEventListener('abort', () => {
+        abortedAt.push(Date.now());
+        reject(req.signal.reason);
+      });
+      gate.then(resolve);
+    });
+    const last = [...req.messages].reverse().find((x) => x.role === 'user');
+    return `done: ${last && last.role === 'user' ? last.content : ''}`;
+  });
+  return { provider, started, abortedAt, release: () => release() };
 }

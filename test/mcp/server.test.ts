@@ -8,7 +8,16 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
-import { droneDef, echoDef, hatcheryDir, inMemory, textOf, waitFor, writeHatchery } from './helpers.js';
+import {
+  droneDef,
+  echoDef,
+  gatedProvider,
+  hatcheryDir,
+  inMemory,
+  textOf,
+  waitFor,
+  writeHatchery,
+} from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -25,28 +34,6 @@ async function setup(...args: Parameters<typeof inMemory>) {
 function lastUser(req: ChatRequest): string {
   const m = [...req.messages].reverse().find((x) => x.role === 'user');
   return m && m.role === 'user' ? m.content : '';
-}
-
-/** A provider whose calls wait until released or aborted; records when each call saw its abort. */
-function gatedProvider() {
-  const started: ChatRequest[] = [];
-  const abortedAt: number[] = [];
-  let release: () => void = () => {};
-  const gate = new Promise<void>((r) => {
-    release = r;
-  });
-  const provider = new ScriptedProvider(async (req) => {
-    started.push(req);
-    await new Promise<void>((resolve, reject) => {
-      req.signal.addEventListener('abort', () => {
-        abortedAt.push(Date.now());
-        reject(req.signal.reason);
-      });
-      gate.then(resolve);
-    });
-    return `done: ${lastUser(req)}`;
-  });
-  return { provider, started, abortedAt, release: () => release() };
 }
 
 describe('MCP server (in memory)', () => {

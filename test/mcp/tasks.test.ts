@@ -8,36 +8,14 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import type { ChatRequest, Provider } from '../../src/providers/types.js';
+import type { Provider } from '../../src/providers/types.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { echo, tempDir } from '../helpers.js';
-import { droneDef, echoDef, hatcheryDir, textOf, waitFor, writeHatchery } from './helpers.js';
+import { droneDef, echoDef, gatedProvider, hatcheryDir, textOf, waitFor, writeHatchery } from './helpers.js';
 import { TASKS_EXTENSION, TasksClient } from './tasks-client.js';
 
 const URL_ = 'http://tasks.test/mcp';
-
-/** A model call that waits for release() (or its abort). */
-function gatedModel() {
-  const started: ChatRequest[] = [];
-  const aborted: number[] = [];
-  let release: () => void = () => {};
-  const gate = new Promise<void>((r) => {
-    release = r;
-  });
-  const provider = new ScriptedProvider(async (req) => {
-    started.push(req);
-    await new Promise<void>((resolve, reject) => {
-      req.signal.addEventListener('abort', () => {
-        aborted.push(Date.now());
-        reject(req.signal.reason);
-      });
-      gate.then(resolve);
-    });
-    return `done: ${req.messages.at(-1)?.content}`;
-  });
-  return { provider, started, aborted, release: () => release() };
-}
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -179,7 +157,7 @@ describe('tasks extension', () => {
   it('a run outliving the wait becomes a working task; tasks/cancel stops its model call and the journal says cancelled', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'slow.json', droneDef('slow'));
-    const gated = gatedModel();
+    const gated = gatedProvider();
     const { client, store } = await serve(dir, { provider: gated.provider, server: { taskWaitMs: 50 } });
     const created = await client.callTool('slow', { input: 'go' });
     expect(created.resultType).toBe('task');
@@ -190,7 +168,7 @@ describe('tasks extension', () => {
     expect(working.statusMessage).toMatch(/slow: running node "Ask"/);
     expect(working).not.toHaveProperty('result');
     expect(await client.cancelTask(id)).toEqual({ resultType: 'complete', _meta: expect.any(Object) });
-    expect(gated.aborted).toHaveLength(1);
+    expect(gated.abortedAt).toHaveLength(1);
     expect((await client.poll(id)).status).toBe('cancelled');
     expect((await store!.read(id))?.summary.status).toBe('cancelled');
     // Cancelling a finished task is acknowledged and changes nothing.
@@ -300,7 +278,7 @@ describe('tasks extension', () => {
   it('a task is the journal run: a second server on the same store reads it from the journal and cancels it', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'slow.json', droneDef('slow'));
-    const gated = gatedModel();
+    const gated = gatedProvider();
     const first = await serve(dir, { provider: gated.provider, server: { taskWaitMs: 0 } });
     const id = (await first.client.callTool('slow', { input: 'go' })).taskId as string;
     await waitFor(() => gated.started.length === 1, 5_000, 'the model call');
@@ -311,7 +289,7 @@ describe('tasks extension', () => {
     expect(seen.status).toBe('working');
     expect(seen.createdAt).toMatch(ISO);
     await second.client.cancelTask(id);
-    await waitFor(() => gated.aborted.length === 1, 5_000, 'the cancel to reach the owner');
+    await waitFor(() => gated.abortedAt.length === 1, 5_000, 'the cancel to reach the owner');
     expect((await second.client.poll(id)).status).toBe('cancelled');
     expect((await first.client.getTask(id)).status).toBe('cancelled');
     gated.release();
