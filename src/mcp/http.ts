@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { formatBinaryBytes } from '../core/bytes.js';
+import { claimsVersion } from './envelope.js';
 import { isOAuthPath, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
 import { allowedHostnames, bearerChecker, checkHost, checkOrigin } from './http-guard.js';
 import type { HatcheryMcpServer } from './server.js';
@@ -136,9 +137,6 @@ function trackCalls(transport: NodeStreamableHTTPServerTransport, calls: Set<str
   };
 }
 
-/** The key of the per-request protocol version in a 2026-07-28 request's `_meta` envelope. */
-const VERSION_CLAIM = 'io.modelcontextprotocol/protocolVersion';
-
 /**
  * Whether a request speaks the 2026-07-28 era: its body carries the per-request envelope, or its
  * `MCP-Protocol-Version` header names a 2026 revision (the modern path then answers what is wrong).
@@ -147,8 +145,7 @@ function isModern(req: IncomingMessage, body: unknown): boolean {
   const header = req.headers['mcp-protocol-version'];
   if (typeof header === 'string' && header >= '2026') return true;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-  const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
-  return typeof meta === 'object' && meta !== null && meta[VERSION_CLAIM] !== undefined;
+  return claimsVersion((body as { params?: { _meta?: unknown } }).params?._meta);
 }
 
 /**

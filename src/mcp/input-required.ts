@@ -8,10 +8,12 @@ import {
 } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { AskRequest } from '../engine/contracts.js';
+import { isRunId } from '../runtime/journal/run-files.js';
 import { resumeRun } from './background.js';
 import { errorResult } from './calls.js';
 import { readStored } from './durable.js';
 import { askAnswer, askForm, canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { claimsVersion, envelopeCapabilities } from './envelope.js';
 import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
@@ -19,20 +21,15 @@ import { jsonResult, textOnlyError } from './results.js';
 import type { BackgroundRun } from './runs.js';
 import { hatcheryArgs } from './tool-defs.js';
 
-/** The per-request envelope keys of the 2026-07-28 protocol. */
-const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
-const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 /** Keys of the embedded requests this server sends. */
 const INPUTS_KEY = 'inputs';
 const ANSWER_KEY = 'answer';
-const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** What a 2026-era request says about its client: whether it is one, and whether it takes forms. */
 export function modernClient(ctx: ServerContext): { modern: boolean; forms: boolean } {
-  const env = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  if (env?.[VERSION_KEY] === undefined) return { modern: false, forms: false };
-  const caps = env[CAPABILITIES_KEY] as Parameters<typeof canElicitForm>[0];
-  return { modern: true, forms: canElicitForm(caps) };
+  const envelope = ctx.mcpReq.envelope;
+  if (!claimsVersion(envelope)) return { modern: false, forms: false };
+  return { modern: true, forms: canElicitForm(envelopeCapabilities(envelope)) };
 }
 
 /** Thrown by the replaying asker when the answer has not arrived yet: the call returns its request. */
@@ -120,8 +117,7 @@ export async function answerRun(
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> {
   try {
-    if (!RUN_ID.test(state))
-      throw new HatcheryError('USAGE', 'the request state is not a run id of this server');
+    if (!isRunId(state)) throw new HatcheryError('USAGE', 'the request state is not a run id of this server');
     const stored = await readStored(core, state);
     if (stored.meta.hatchery !== entry.name) {
       throw new HatcheryError(

@@ -6,7 +6,6 @@
  */
 import {
   type CallToolResult,
-  CLIENT_CAPABILITIES_META_KEY,
   MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
@@ -18,6 +17,7 @@ import type { PendingQuestion } from '../../runtime/journal/store.js';
 import { resumeRun } from '../background.js';
 import type { CallEnv } from '../calls.js';
 import { elicitAsk } from '../elicit.js';
+import { declaresExtension } from '../envelope.js';
 import { callWithHandoff } from '../handoff.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
@@ -46,13 +46,7 @@ const resuming = new WeakMap<ServerHost, Set<string>>();
 
 /** True when the request's per-request client capabilities (2026-07-28 `_meta`) declare the extension. */
 export function declaresTasks(envelope: unknown): boolean {
-  if (!envelope || typeof envelope !== 'object') return false;
-  const caps = (envelope as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY];
-  if (!caps || typeof caps !== 'object') return false;
-  const ext = (caps as { extensions?: unknown }).extensions;
-  if (!ext || typeof ext !== 'object') return false;
-  const decl = (ext as Record<string, unknown>)[TASKS_EXTENSION];
-  return decl !== null && typeof decl === 'object';
+  return declaresExtension(envelope, TASKS_EXTENSION);
 }
 
 function requireDeclared(envelope: unknown): void {
