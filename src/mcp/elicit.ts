@@ -1,9 +1,29 @@
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest, Hatchery } from '../engine/contracts.js';
+import type { OutboundGuard } from './outbound.js';
 
 /** Asks the user of the MCP client for values (an `elicitation/create` form request). */
 export type ElicitFn = (params: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
+
+/**
+ * A form as sent to a client: its message and field descriptions (the file's input prompts and
+ * questions, rendered with run data) redacted and capped like any description.
+ */
+export function guardForm(
+  out: Pick<OutboundGuard, 'desc'>,
+  params: ElicitRequestFormParams,
+): ElicitRequestFormParams {
+  const props: ElicitRequestFormParams['requestedSchema']['properties'] = {};
+  for (const [k, p] of Object.entries(params.requestedSchema.properties)) {
+    props[k] = 'description' in p && p.description ? { ...p, description: out.desc(p.description) } : p;
+  }
+  return {
+    ...params,
+    message: out.desc(params.message),
+    requestedSchema: { ...params.requestedSchema, properties: props },
+  };
+}
 
 /** True when the client's declared capabilities allow form elicitation. */
 export function canElicitForm(caps: { elicitation?: { form?: object; url?: object } } | undefined): boolean {

@@ -12,14 +12,14 @@ import { isRunId } from '../runtime/journal/run-files.js';
 import { resumeRun } from './background.js';
 import { errorResult } from './calls.js';
 import { readStored } from './durable.js';
-import { askAnswer, askForm, canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { askAnswer, askForm, canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
 import { claimsVersion, envelopeCapabilities } from './envelope.js';
 import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import { jsonResult, textOnlyError } from './results.js';
 import type { BackgroundRun } from './runs.js';
-import { hatcheryArgs } from './tool-defs.js';
+import { hatcheryArgs, withInputs } from './tool-defs.js';
 
 /** Keys of the embedded requests this server sends. */
 const INPUTS_KEY = 'inputs';
@@ -48,10 +48,17 @@ function replaying(responses: Record<string, unknown> | undefined, key: string):
   };
 }
 
-function asks(key: string, params: ElicitRequestFormParams, state?: string): InputRequiredResult {
+/** An input_required result asking one form (guarded like every form sent), with the request state. */
+function asks(
+  out: ServerHost['out'],
+  key: string,
+  params: ElicitRequestFormParams,
+  state?: string,
+): InputRequiredResult {
+  const safe = guardForm(out, params);
   return inputRequired({
     inputRequests: {
-      [key]: inputRequired.elicit({ message: params.message, requestedSchema: params.requestedSchema }),
+      [key]: inputRequired.elicit({ message: safe.message, requestedSchema: safe.requestedSchema }),
     },
     ...(state ? { requestState: state } : {}),
   });
@@ -62,6 +69,7 @@ function asks(key: string, params: ElicitRequestFormParams, state?: string): Inp
  * retried call's responses: the arguments with them filled in, or the request to return.
  */
 export async function modernInputs(
+  core: ServerHost,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
   ctx: ServerContext,
@@ -76,10 +84,10 @@ export async function modernInputs(
       replaying(ctx.mcpReq.inputResponses, INPUTS_KEY),
       ctx.mcpReq.signal,
     );
-    return { args: input === undefined ? { ...full } : { ...full, input } };
+    return { args: withInputs(full, input) };
   } catch (err) {
     const cause = (err as { cause?: unknown }).cause;
-    if (cause instanceof NeedsInput) return { ask: asks(INPUTS_KEY, cause.params) };
+    if (cause instanceof NeedsInput) return { ask: asks(core.out, INPUTS_KEY, cause.params) };
     throw err;
   }
 }
@@ -97,8 +105,9 @@ export function askRun(
   if (run.state !== 'input_required' || !q || !core.runtime.store) return run.result!;
   const form = askForm(q);
   return asks(
+    core.out,
     ANSWER_KEY,
-    { mode: 'form', message: core.out.desc(form.message), requestedSchema: form.requestedSchema },
+    { mode: 'form', message: form.message, requestedSchema: form.requestedSchema },
     run.id,
   );
 }
@@ -133,8 +142,9 @@ export async function answerRun(
     const response = ctx.mcpReq.inputResponses?.[ANSWER_KEY];
     if (!response || typeof response !== 'object' || !('action' in response)) {
       return asks(
+        core.out,
         ANSWER_KEY,
-        { mode: 'form', message: core.out.desc(form.message), requestedSchema: form.requestedSchema },
+        { mode: 'form', message: form.message, requestedSchema: form.requestedSchema },
         state,
       );
     }

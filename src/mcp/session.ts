@@ -17,7 +17,7 @@ import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
 import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
-import { canElicitForm, completeInputs, type ElicitFn } from './elicit.js';
+import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
 import { maybeTask, registerTasksExtension } from './ext-tasks/handlers.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
@@ -26,7 +26,7 @@ import { answerRun, askRun, modernClient, modernInputs } from './input-required.
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
 import type { BackgroundRun } from './runs.js';
-import { hatcheryArgs, unknownName } from './tool-defs.js';
+import { hatcheryArgs, unknownName, withInputs } from './tool-defs.js';
 
 /** Media type of the flowchart resources (Mermaid text). */
 const MERMAID_MIME = 'text/vnd.mermaid';
@@ -65,17 +65,7 @@ function samplingFor(server: Server, related: RequestId | undefined): Provider |
 function elicitFor(core: ServerHost, server: Server, related: RequestId | undefined): ElicitFn | undefined {
   if (pushless(server) || !canElicitForm(server.getClientCapabilities())) return undefined;
   return (params, signal) => {
-    // The form's texts are the file's input prompts: redacted and capped like any description.
-    const props: typeof params.requestedSchema.properties = {};
-    for (const [k, p] of Object.entries(params.requestedSchema.properties)) {
-      props[k] =
-        'description' in p && p.description ? { ...p, description: core.out.desc(p.description) } : p;
-    }
-    const safe = {
-      ...params,
-      message: core.out.desc(params.message),
-      requestedSchema: { ...params.requestedSchema, properties: props },
-    };
+    const safe = guardForm(core.out, params);
     return server.elicitInput(safe, { signal, timeout: ELICIT_TIMEOUT_MS, relatedRequestId: related });
   };
 }
@@ -97,7 +87,7 @@ async function startBackground(
   const h = entry.hatchery;
   const { input, vars } = hatcheryArgs(h, args);
   const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
-  const runArgs: Record<string, unknown> = input === undefined ? { ...full } : { ...full, input };
+  const runArgs = withInputs(full, input);
   const { controller, unlink } = linkedController(core.signal);
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
@@ -173,7 +163,7 @@ export function createSession(core: ServerHost): Session {
       // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
       const state = ctx.mcpReq.requestState<string>();
       if (typeof state === 'string') return answerRun(core, entry, state, ctx);
-      const completed = await modernInputs(entry, args, ctx).catch((err: unknown) => ({ error: err }));
+      const completed = await modernInputs(core, entry, args, ctx).catch((err: unknown) => ({ error: err }));
       if ('error' in completed) return errorResult(core, completed.error);
       if ('ask' in completed) return completed.ask;
       // Inputs asked first (synchronously, as the extension wants), then the run may become a task.

@@ -100,6 +100,11 @@ export function hatcheryTool(h: Hatchery): Tool {
   return tool;
 }
 
+/** Tool arguments again from a call's declared inputs (completed) and its `input`, for a run to take. */
+export function withInputs(vars: Record<string, string>, input: string | undefined): Record<string, unknown> {
+  return input === undefined ? { ...vars } : { ...vars, input };
+}
+
 /**
  * The call's `input` and declared inputs, checked against the hatchery (strings only, no unknown names).
  * `vars` has no prototype, so a declared name is never confused with an inherited one ("toString").

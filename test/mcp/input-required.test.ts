@@ -29,12 +29,13 @@ async function setup(
   dir: string,
   answer?: (form: Form) => { action: string; content?: unknown },
   syncWaitMs?: number,
+  env: Record<string, string> = {},
 ) {
   let modelCalls = 0;
   const model = new ScriptedProvider(async () => `draft ${++modelCalls}`);
   const runtime = new Runtime({
     providers: { openai: model },
-    env: {},
+    env,
     store: new FileRunStore(tempDir('state-'), { env: {} }),
   });
   const core = await HatcheryMcpServer.start({ dir, runtime, watch: false, log: () => {}, syncWaitMs });
@@ -132,6 +133,41 @@ describe('input_required on 2026 connections', () => {
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/missing input: who \(Whom to greet\?\); pass "who"/);
     expect(asked).toEqual([]);
+  });
+
+  it('redacts secrets in the forms it sends: input prompts and questions alike', async () => {
+    const secret = 'sk-proj-form-secret-0123456789abcdef';
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'leaky.json', {
+      name: 'leaky',
+      desc: 'asks with a key in its texts',
+      inputs: { who: `Whom to greet? (the key is ${secret})` },
+      nodes: [
+        {
+          name: 'Pick',
+          type: 'ask',
+          question: `Use ${secret} for {{ ctx.who }}?`,
+          choices: ['yes', 'no'],
+          save_output: 'c',
+          next: 'Say',
+        },
+        { name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: '{{ ctx.who }}: {{ ctx.c }}' } },
+      ],
+    });
+    const { client, asked } = await setup(
+      dir,
+      (form) =>
+        'who' in form.requestedSchema.properties
+          ? { action: 'accept', content: { who: 'Ada' } }
+          : { action: 'accept', content: { answer: 'yes' } },
+      undefined,
+      { OPENAI_API_KEY: secret },
+    );
+    const r = await client.callTool({ name: 'leaky', arguments: { input: 'x' } });
+    expect(textOf(r)).toBe('Ada: yes');
+    expect(asked).toHaveLength(2);
+    expect(JSON.stringify(asked)).not.toContain(secret);
+    expect(JSON.stringify(asked)).toContain('[redacted]');
   });
 
   it('a declined question leaves the run waiting and says how to answer it later', async () => {
