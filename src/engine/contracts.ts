@@ -75,9 +75,22 @@ export interface Hatchery {
   readonly inputRequired: boolean;
 }
 
+/**
+ * Where an event sits in the run tree, so a listener can draw it without guessing from the order:
+ * `parent` is the step of the node execution that holds this one (a parallel or map node for its
+ * branches, the calling node for a nested run), `call` the tool call it runs under (hatch:, node:,
+ * spawn_agent). Both are absent at the top of the top-level run.
+ */
+export interface EventPlace {
+  /** Step of the enclosing node execution. */
+  parent?: number;
+  /** Id of the enclosing tool call (see tool_start). */
+  call?: number;
+}
+
 /** Events of a run, for the CLI, traces, MCP progress and the run journal. `depth` > 0 marks nested runs. */
 export type RunEvent =
-  | {
+  | ({
       type: 'run_start';
       runId: string;
       hatchery: string;
@@ -87,17 +100,20 @@ export type RunEvent =
       /** The run's input and declared inputs (nested runs: what the hatch: tool passed). */
       input?: string;
       vars?: Readonly<Record<string, string>>;
-    }
-  | {
+      /** The caller's trace context (an MCP client's `_meta.traceparent`), top-level runs only. */
+      trace?: TraceContext;
+    } & EventPlace)
+  | ({
       type: 'node_start';
       runId: string;
       hatchery: string;
       node: string;
       kind: string;
+      /** Number of this node execution in the run tree: unique, the id other events refer to. */
       step: number;
       depth: number;
-    }
-  | {
+    } & EventPlace)
+  | ({
       type: 'node_end';
       runId: string;
       hatchery: string;
@@ -118,12 +134,28 @@ export type RunEvent =
       chose?: string | null;
       /** True when a resumed run took this result from its journal instead of running the node. */
       replayed?: boolean;
-    }
+    } & EventPlace)
+  | ({
+      /** A node execution that threw: the run (or its branch) fails with `error` unless something catches it. */
+      type: 'node_error';
+      runId: string;
+      hatchery: string;
+      node: string;
+      step: number;
+      depth: number;
+      error: string;
+      code?: string;
+      ms: number;
+    } & EventPlace)
   | {
       type: 'model_call';
       runId: string;
       hatchery: string;
       node: string;
+      /** Step of the node making the call. */
+      step: number;
+      /** The spawn_agent tool call whose agent made it, for spawned agents. */
+      call?: number;
       depth: number;
       vendor: string;
       model: string;
@@ -138,7 +170,52 @@ export type RunEvent =
       stopReason?: string;
       usage?: Usage;
       error?: string;
+      /** Attempts that failed and were retried before this outcome. */
+      retries?: number;
+      /** What this model stands in for (`client_fallback`: the MCP client's model was unavailable). */
+      standIn?: string;
       ms: number;
+    }
+  | {
+      /** A model call failed and is retried after `waitMs` (rate limit, overload, connection). */
+      type: 'model_retry';
+      runId: string;
+      hatchery: string;
+      node: string;
+      step: number;
+      call?: number;
+      depth: number;
+      vendor: string;
+      model: string;
+      /** 1 for the first retry. */
+      attempt: number;
+      waitMs: number;
+      /** The failure being retried (status and message). */
+      reason: string;
+      /** True when the server asked for the wait (429, retry-after). */
+      rateLimited: boolean;
+    }
+  | {
+      /** A tool call begins (emitted only while someone listens). */
+      type: 'tool_start';
+      runId: string;
+      hatchery: string;
+      node: string;
+      /** Step of the calling node. */
+      step: number;
+      /** Id of this call, unique in the run tree; the matching tool_call and nested events carry it. */
+      call: number;
+      /** The enclosing spawn_agent call, when a spawned agent makes this call. */
+      parentCall?: number;
+      tool: string;
+      ref?: string;
+      depth: number;
+      args?: Record<string, unknown>;
+      /**
+       * Set by a listener that traces the call (OpenTelemetry): the context this call passes to the MCP
+       * server it calls instead of the run's. The one field of an event a listener may write.
+       */
+      trace?: TraceContext;
     }
   | {
       type: 'tool_call';
@@ -149,13 +226,17 @@ export type RunEvent =
       depth: number;
       ms: number;
       isError: boolean;
+      /** Step of the calling node and the id of the call (see tool_start); absent in journals before them. */
+      step?: number;
+      call?: number;
+      parentCall?: number;
       /** The tool's reference (`mcp:server`, `http_request`...): with name and args, its cassette key. */
       ref?: string;
       args?: Record<string, unknown>;
       /** The result text, or the error message when the call threw. */
       result?: string;
     }
-  | {
+  | ({
       type: 'run_end';
       runId: string;
       hatchery: string;
@@ -168,7 +249,7 @@ export type RunEvent =
       usage: Usage;
       steps: number;
       ms: number;
-    };
+    } & EventPlace);
 
 /** Receives run events. Listeners must not throw; errors they raise are ignored. */
 export type RunListener = (event: RunEvent) => void;
@@ -188,6 +269,10 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Name of the node making the call (for error messages). */
   node: string;
+  /** Id of this call in the run tree (see the tool_start event); set only while someone listens. */
+  call?: number;
+  /** Trace context to pass downstream instead of the run's (set by a tracing listener). */
+  trace?: TraceContext;
 }
 
 /** A tool's answer. `isError` results are shown to the model as errors; the run goes on. */
@@ -242,9 +327,16 @@ export interface RunServices {
     input: string,
     vars: Readonly<Record<string, string>> | undefined,
     signal: AbortSignal,
+    call?: number,
   ): Promise<string>;
   /** Runs `parent`'s hatchery from `node` along its next chain in a child context (node: tools). */
-  runFromNode(parent: RunContext, node: string, input: string, signal: AbortSignal): Promise<string>;
+  runFromNode(
+    parent: RunContext,
+    node: string,
+    input: string,
+    signal: AbortSignal,
+    call?: number,
+  ): Promise<string>;
   /** Default timeout of one tool call, in milliseconds. */
   readonly toolTimeoutMs: number;
   /** Default cap of a tool result shown to a model, in characters. */
@@ -282,6 +374,8 @@ export interface RunState {
   readonly sampling: Provider | undefined;
   /** Node executions so far, across nested runs. */
   steps: number;
+  /** Tool calls so far, across nested runs (their ids); counted only while someone listens. */
+  calls: number;
   readonly usage: Usage;
   /** Budget and cost of the whole run tree (model calls, tool calls); one per top-level run. */
   readonly meter: RunMeter;
@@ -346,6 +440,18 @@ export interface RunLocalState {
   readonly conversations: Map<string, { system: string; messages: ChatMessage[] }>;
 }
 
+/** How a child context differs from its parent. */
+export interface ChildOptions {
+  depth?: number;
+  /** Replaces the parent's cancellation (a fan-out's, a tool call's). */
+  signal?: AbortSignal;
+  path?: string;
+  /** The tool call the child runs under (see RunContext.parentCall). */
+  call?: number;
+  /** A spawned agent's scope (see RunContext.agent). */
+  agent?: boolean;
+}
+
 /** The context a node executes in: its variables, cancellation, file access and run-wide state. */
 export interface RunContext {
   readonly hatchery: Hatchery;
@@ -369,6 +475,14 @@ export interface RunContext {
   readonly path: string | undefined;
   /** Node executions walked in this scope so far (the `seq` of the latest one). */
   seq: number;
+  /** Step of the node executing in this scope (a child starts with its parent's), for event places. */
+  step: number;
+  /** Step of the node execution that made this scope (branches, nested runs); undefined at the top. */
+  readonly parentStep: number | undefined;
+  /** Tool call this scope runs under (hatch:, node:, spawn_agent), when someone listens. */
+  readonly parentCall: number | undefined;
+  /** True in a spawned agent's scope: its model and tool calls belong under parentCall. */
+  readonly agent: boolean;
   /** Output of the node that ran last here (a script's default stdin). */
   last: string;
   /** Renders a compiled template with this context's variables. */
@@ -376,10 +490,7 @@ export interface RunContext {
   /** Writes a `save_output` variable here and in every enclosing context of the same run. */
   save(key: string, value: unknown): void;
   /** A child context: sees these variables, keeps its own writes; `signal` narrows its cancellation. */
-  child(
-    own?: Record<string, unknown>,
-    opts?: { depth?: number; signal?: AbortSignal; path?: string },
-  ): RunContext;
+  child(own?: Record<string, unknown>, opts?: ChildOptions): RunContext;
 }
 
 /** Options that shape how files are loaded (from the CLI or the embedding program). */

@@ -5,6 +5,7 @@ import {
   type ChatResponse,
   fullUsage,
   type Provider,
+  type RetryInfo,
   type Usage,
 } from '../providers/types.js';
 import type { RunContext, RunEvent, RunMeter } from './contracts.js';
@@ -34,7 +35,7 @@ export function metered(scope: RunContext, resolved: ResolvedModel, node: string
           return res;
         });
       }
-      return reported(scope, emit, inner, vendor, node, req);
+      return reported(scope, emit, inner, resolved, node, req);
     },
   };
 }
@@ -44,30 +45,57 @@ async function reported(
   scope: RunContext,
   emit: (event: RunEvent) => void,
   inner: Provider,
-  vendor: string,
+  resolved: ResolvedModel,
   node: string,
   req: ChatRequest,
 ): Promise<ChatResponse> {
   const shared = scope.shared;
+  const vendor = resolved.vendor;
   const t0 = performance.now();
+  const step = scope.step;
+  // A spawned agent's calls belong under the spawn_agent call that started it.
+  const call = scope.agent ? scope.parentCall : undefined;
   // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
   const request = { ...req, messages: req.messages.slice() };
-  const report = (outcome: Partial<ModelCallEvent>) =>
-    emit({
+  let retries = 0;
+  const report = (outcome: Partial<ModelCallEvent>) => {
+    const event: ModelCallEvent = {
       type: 'model_call',
       runId: shared.runId,
       hatchery: scope.hatchery.name,
       node,
+      step,
       depth: scope.depth,
       vendor,
       model: req.model,
       request,
       ms: performance.now() - t0,
       ...outcome,
-    });
+    };
+    if (call !== undefined) event.call = call;
+    if (retries > 0) event.retries = retries;
+    if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
+    emit(event);
+  };
+  const onRetry = (r: RetryInfo) => {
+    retries = r.attempt;
+    const event: Extract<RunEvent, { type: 'model_retry' }> = {
+      type: 'model_retry',
+      runId: shared.runId,
+      hatchery: scope.hatchery.name,
+      node,
+      step,
+      depth: scope.depth,
+      vendor,
+      model: req.model,
+      ...r,
+    };
+    if (call !== undefined) event.call = call;
+    emit(event);
+  };
   let res: ChatResponse;
   try {
-    res = await inner.chat(req);
+    res = await inner.chat(req.onRetry ? req : { ...req, onRetry });
   } catch (err) {
     report({ error: formatError(err) });
     throw err;

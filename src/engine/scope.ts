@@ -4,6 +4,7 @@ import type { TraceContext } from '../core/trace.js';
 import { type ChatMessage, fullUsage, type Provider, type Usage } from '../providers/types.js';
 import type {
   AskFn,
+  ChildOptions,
   Hatchery,
   NodeMemo,
   RunContext,
@@ -19,6 +20,8 @@ import { raiseInTemplate, type Template, type TemplateVars } from './templates/t
 export class RunShared implements RunState {
   /** Node executions so far, across nested runs. */
   steps = 0;
+  /** Tool calls so far (their ids), counted only while someone listens. */
+  calls = 0;
   readonly usage: Usage = fullUsage(0, 0);
 
   constructor(
@@ -73,6 +76,8 @@ export class Scope implements RunContext {
   last = '';
   /** Node executions walked in this scope so far. */
   seq = 0;
+  /** Step of the node executing here; a child starts with its parent's. */
+  step = 0;
   /** State shared by the scopes of one hatchery run. */
   readonly local: RunLocal;
   /** Cancellation of this scope: the run's signal, or a fan-out's that also fires when a sibling fails. */
@@ -90,6 +95,12 @@ export class Scope implements RunContext {
     readonly parent?: Scope,
     local?: RunLocal,
     signal?: AbortSignal,
+    /** Step of the node execution that made this scope (see RunContext.parentStep). */
+    readonly parentStep: number | undefined = undefined,
+    /** Tool call this scope runs under (see RunContext.parentCall). */
+    readonly parentCall: number | undefined = undefined,
+    /** A spawned agent's scope. */
+    readonly agent = false,
   ) {
     this.local = local ?? new RunLocal();
     this.signal = signal ?? shared.signal;
@@ -134,10 +145,7 @@ export class Scope implements RunContext {
    * A child scope: sees this scope's variables, keeps its own writes (node: tools, branches).
    * `signal` replaces the run's signal for the child (fan-outs cancel their siblings with it).
    */
-  child(
-    own: Record<string, unknown> = {},
-    opts: { depth?: number; signal?: AbortSignal; path?: string } = {},
-  ): Scope {
+  child(own: Record<string, unknown> = {}, opts: ChildOptions = {}): Scope {
     const ctx = Object.create(this.ctx) as Record<string, unknown>;
     Object.assign(ctx, own);
     const out = Object.create(this.out) as Record<string, unknown>;
@@ -152,8 +160,13 @@ export class Scope implements RunContext {
       this,
       this.local,
       opts.signal ?? this.signal,
+      this.step,
+      // Not inherited: a branch's nodes sit under the node that made it, not under its run's call.
+      opts.call,
+      opts.agent === true,
     );
     s.last = this.last;
+    s.step = this.step;
     return s;
   }
 }

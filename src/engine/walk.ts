@@ -1,7 +1,7 @@
 import { throwIfAborted } from '../core/cancel.js';
-import { HatcheryError, withContext } from '../core/errors.js';
+import { formatError, HatcheryError, withContext } from '../core/errors.js';
 import { addUsage } from '../providers/types.js';
-import type { CompiledNode, NodeResult, Router, RunContext, RunEvent } from './contracts.js';
+import type { CompiledNode, EventPlace, NodeResult, Router, RunContext, RunEvent } from './contracts.js';
 import { writeOutput } from './write-output.js';
 
 /** Picks the next node name from a compiled router and the node's output; undefined ends the run. */
@@ -80,12 +80,13 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
     const emit = shared.emit;
     const t0 = emit ? performance.now() : 0;
     const seq = ++scope.seq;
+    scope.step = step;
     // A resumed run takes a node that finished in an earlier attempt from the journal.
     const memo = shared.memo;
     const path = scope.path;
     const recorded = memo !== undefined && path !== undefined ? memo.take(path, seq, node) : undefined;
     if (emit && recorded === undefined) {
-      emit({
+      const event: Extract<RunEvent, { type: 'node_start' }> = {
         type: 'node_start',
         runId: shared.runId,
         hatchery: hatchery.name,
@@ -93,7 +94,9 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
         kind: node.kind,
         step,
         depth: scope.depth,
-      });
+      };
+      placeOf(scope, event);
+      emit(event);
     }
     if (recorded !== undefined) {
       result = recorded;
@@ -101,7 +104,23 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
       try {
         result = await node.exec(scope);
       } catch (err) {
-        throw withContext(err, { file: hatchery.file, node: name });
+        const error = withContext(err, { file: hatchery.file, node: name });
+        if (emit) {
+          const event: Extract<RunEvent, { type: 'node_error' }> = {
+            type: 'node_error',
+            runId: shared.runId,
+            hatchery: hatchery.name,
+            node: name,
+            step,
+            depth: scope.depth,
+            error: formatError(error),
+            code: error.code,
+            ms: performance.now() - t0,
+          };
+          placeOf(scope, event);
+          emit(event);
+        }
+        throw error;
       }
     }
     const text = result.text;
@@ -132,9 +151,16 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
       if (path !== undefined) event.path = path;
       if (result.next !== undefined) event.chose = result.next;
       if (recorded !== undefined) event.replayed = true;
+      placeOf(scope, event);
       emit(event);
     }
     name = next;
   }
   return result;
+}
+
+/** Sets an event's place in the run tree (see EventPlace) from the scope it happens in. */
+export function placeOf(scope: RunContext, event: EventPlace): void {
+  if (scope.parentStep !== undefined) event.parent = scope.parentStep;
+  if (scope.parentCall !== undefined) event.call = scope.parentCall;
 }

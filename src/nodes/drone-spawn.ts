@@ -85,7 +85,7 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
   const taskSchema = { type: 'object', properties: taskProps, required: ['template', 'task'] };
   // Each agent runs under the signal of the tool call that spawned it: a timed-out or cancelled
   // call ends its agents (and everything they started), not only the wait for them.
-  const one = async (args: Record<string, unknown>, signal: AbortSignal) => {
+  const one = async (args: Record<string, unknown>, signal: AbortSignal, call: number | undefined) => {
     const tmpl = spec.templates.get(String(args.template));
     if (!tmpl) {
       throw new HatcheryError(
@@ -98,7 +98,15 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
     }
     const addition =
       typeof args.system_prompt_addition === 'string' ? args.system_prompt_addition : undefined;
-    return runSpawned(scope.child({}, { signal }), spec, parent, tmpl, args.task, addition, depth);
+    return runSpawned(
+      scope.child({}, { signal, call, agent: true }),
+      spec,
+      parent,
+      tmpl,
+      args.task,
+      addition,
+      depth,
+    );
   };
   return [
     {
@@ -107,7 +115,7 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
       inputSchema: taskSchema,
       ref: 'spawn_agent',
       async call(args, tc) {
-        return { text: JSON.stringify(await one(args, tc.signal)) };
+        return { text: JSON.stringify(await one(args, tc.signal, tc.call)) };
       },
     },
     {
@@ -128,7 +136,7 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
         }
         const results = await Promise.all(
           tasks.map((t) =>
-            one((t ?? {}) as Record<string, unknown>, signal).catch((err: unknown) => {
+            one((t ?? {}) as Record<string, unknown>, signal, tc.call).catch((err: unknown) => {
               if (signal.aborted) throw err;
               return {
                 error: formatError(err),

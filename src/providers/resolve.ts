@@ -108,6 +108,8 @@ export interface ResolvedModel {
   provider: Provider;
   model: string;
   vendor: Vendor;
+  /** The model this one stands in for (the MCP client's, when the run has no client that can sample). */
+  standIn?: string;
 }
 
 /** Turns `model` strings into providers, checking API keys before any call is made. */
@@ -189,10 +191,13 @@ export class ProviderRegistry {
   ): ResolvedModel {
     // The loader refuses a client_fallback that is the client's model again; this only stops a loop.
     if (fallback !== undefined && parseModel(fallback).vendor !== 'sampling')
-      return this.resolve(fallback, baseURL, undefined, { ...where, field: 'client_fallback' });
+      return {
+        ...this.resolve(fallback, baseURL, undefined, { ...where, field: 'client_fallback' }),
+        standIn: chosen,
+      };
     const env = this.defaultModel(false);
     if (env !== undefined && parseModel(env).vendor !== 'sampling')
-      return this.resolve(env, baseURL, undefined, where);
+      return { ...this.resolve(env, baseURL, undefined, where), standIn: chosen };
     throw new HatcheryError(
       'NO_MODEL',
       `model "${chosen}"${ofNode(where)} is the MCP client's model (sampling), but this run has no client that can sample; set "client_fallback" on the drone or the hatchery (a model such as "openai:gpt-5.4-mini") or set OPENAI_API_KEY or ANTHROPIC_API_KEY (or HATCHERY_MODEL) so the default model stands in`,

@@ -5,12 +5,15 @@
  */
 import { HatcheryError } from '../core/errors.js';
 import { type CallGuard, type ErrorMappingContext, toProviderError } from './errors.js';
+import type { RetryInfo } from './types.js';
 
 /** What the retry loop needs besides the attempt. */
 export interface RetryContext extends ErrorMappingContext {
   guard: CallGuard;
   /** Retries after the first attempt. */
   maxRetries: number;
+  /** Told of each retry before its wait (ChatRequest.onRetry). */
+  onRetry?: (retry: RetryInfo) => void;
 }
 
 // Longest wait one timer can represent; longer retry-after values fall back to the default backoff, as in the SDKs.
@@ -80,6 +83,15 @@ export async function withRetries<T>(
           `${ctx.vendor} call timed out after ${ctx.timeoutMs} ms: the retry after "${why}" would start in ${seconds(wait)}, later than the timeout allows (raise timeout_ms to wait for it)`,
           { timeoutMs: ctx.timeoutMs },
         );
+      }
+      if (ctx.onRetry) {
+        const status = (err as { status?: unknown }).status;
+        ctx.onRetry({
+          attempt: retry + 1,
+          waitMs: wait,
+          reason: toProviderError(err, ctx).message,
+          rateLimited: status === 429,
+        });
       }
       await guard.sleep(wait);
     }

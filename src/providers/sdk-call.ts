@@ -66,6 +66,7 @@ export async function sdkChat<Reply, Event>(
     signal: request.signal,
     guard,
     maxRetries: spec.maxRetries ?? client.maxRetries,
+    onRetry: request.onRetry,
   };
   const fallback = `${client.baseURL.replace(/\/$/, '')}${spec.path}`;
   // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).

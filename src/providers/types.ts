@@ -56,6 +56,19 @@ export interface ChatRequest {
   signal: AbortSignal;
   /** Called with each streamed text fragment (streaming only); lets callers show progress. */
   onDelta?: (text: string) => void;
+  /** Called before each retry wait (rate limit, overload, lost connection), so a run can show it. */
+  onRetry?: (retry: RetryInfo) => void;
+}
+
+/** One retry of a model call, as ChatRequest.onRetry reports it. */
+export interface RetryInfo {
+  /** 1 for the first retry. */
+  attempt: number;
+  waitMs: number;
+  /** The failure being retried (status and message, no credentials). */
+  reason: string;
+  /** True for 429 responses (the provider's rate limit). */
+  rateLimited: boolean;
 }
 
 /** The model's answer to one call. */

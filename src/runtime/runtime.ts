@@ -7,6 +7,7 @@ import { WritePolicy } from '../core/fs/write-policy.js';
 import { secretValues } from '../core/secrets.js';
 import { traceContext } from '../core/trace.js';
 import type {
+  EventPlace,
   Hatchery,
   LoadOptions,
   NodeResult,
@@ -115,8 +116,9 @@ export class Runtime {
         : (spec, baseURL, sampling, where, fallback) =>
             this.providers.resolve(spec, baseURL, sampling, where, fallback),
       resolveTools: (ref, scope) => this.tools.resolve(ref, scope),
-      runHatchery: (h, parent, input, vars, signal) => this.runNested(h, parent, input, vars, signal),
-      runFromNode: (parent, node, input, signal) => this.runFromNode(parent, node, input, signal),
+      runHatchery: (h, parent, input, vars, signal, call) =>
+        this.runNested(h, parent, input, vars, signal, call),
+      runFromNode: (parent, node, input, signal, call) => this.runFromNode(parent, node, input, signal, call),
       toolTimeoutMs: this.tools.toolTimeoutMs,
       resultLimit: this.tools.resultLimit,
       network: toolOptions,
@@ -280,11 +282,14 @@ export class Runtime {
     input: string,
     vars: Readonly<Record<string, string>> | undefined,
     signal: AbortSignal,
+    call: number | undefined,
   ): Promise<string> {
     const shared = parent.shared;
     const depth = parent.depth + 1;
     checkDepth(shared, depth, h);
-    const { result } = await this.execute(h, shared, depth, input, vars, signal);
+    const place: EventPlace = { parent: parent.step };
+    if (call !== undefined) place.call = call;
+    const { result } = await this.execute(h, shared, depth, input, vars, signal, place);
     return result.text;
   }
 
@@ -299,6 +304,7 @@ export class Runtime {
     input: string | undefined,
     vars: Readonly<Record<string, string>> | undefined,
     signal: AbortSignal,
+    place?: EventPlace,
   ): Promise<{ scope: RunContext; result: NodeResult }> {
     const emit = shared.emit;
     const t0 = emit ? performance.now() : 0;
@@ -310,13 +316,15 @@ export class Runtime {
         hatchery: h.name,
         depth,
         file: h.file,
+        ...place,
       };
       if (input !== undefined) event.input = input;
       if (vars !== undefined) event.vars = vars;
+      if (depth === 0 && shared.trace !== undefined) event.trace = shared.trace;
       emit(event);
     }
     try {
-      const scope = await this.scopeFor(h, shared, depth, input, vars, signal);
+      const scope = await this.scopeFor(h, shared, depth, input, vars, signal, place);
       const result = await walk(scope, h.start);
       emit?.({
         type: 'run_end',
@@ -328,6 +336,7 @@ export class Runtime {
         usage: shared.usage,
         steps: shared.steps - steps0,
         ms: performance.now() - t0,
+        ...place,
       });
       return { scope, result };
     } catch (err) {
@@ -354,6 +363,7 @@ export class Runtime {
         usage: shared.usage,
         steps: shared.steps - steps0,
         ms: performance.now() - t0,
+        ...place,
       });
       throw error;
     }
@@ -368,9 +378,10 @@ export class Runtime {
     node: string,
     input: string,
     signal: AbortSignal,
+    call: number | undefined,
   ): Promise<string> {
     checkDepth(parent.shared, parent.depth + 1, parent.hatchery);
-    const child = parent.child({ input }, { depth: parent.depth + 1, signal });
+    const child = parent.child({ input }, { depth: parent.depth + 1, signal, call });
     // The node starts a run of its own: its "previous output" (a script's default stdin) is the tool's input.
     child.last = input;
     const result = await walk(child, node);
@@ -409,6 +420,7 @@ export class Runtime {
     input: string | undefined,
     vars: Readonly<Record<string, string>> | undefined,
     signal: AbortSignal = shared.signal,
+    place?: EventPlace,
   ): Promise<Scope> {
     const guard = this.guardFor(h);
     let base = this.ctxBases.get(h);
@@ -434,6 +446,8 @@ export class Runtime {
       undefined,
       undefined,
       signal,
+      place?.parent,
+      place?.call,
     );
     // Preflight checks (API keys) depend only on this runtime's environment unless the run brings a
     // sampling client, so a hatchery that passed them once need not walk its nodes again.

@@ -1,6 +1,7 @@
 import { abortedError, throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
-import type { RunContext, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
+import type { TraceContext } from '../core/trace.js';
+import type { RunContext, RunEvent, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
 export function capResult(text: string, limit: number): string {
@@ -27,20 +28,42 @@ export async function callTool(
 ): Promise<ToolResult> {
   const shared = scope.shared;
   const ms = timeoutMs ?? shared.services.toolTimeoutMs;
-  const t0 = shared.emit ? performance.now() : 0;
+  const emit = shared.emit;
+  const t0 = emit ? performance.now() : 0;
   let isError = true;
   let result: string | undefined;
   shared.meter.beforeToolCall(scope.hatchery.file, node, tool.name);
+  // While someone listens, each call gets an id (nested runs and spans hang under it) and a start event.
+  let call: number | undefined;
+  let trace: TraceContext | undefined;
+  if (emit) {
+    call = ++shared.calls;
+    const start: Extract<RunEvent, { type: 'tool_start' }> = {
+      type: 'tool_start',
+      runId: shared.runId,
+      hatchery: scope.hatchery.name,
+      node,
+      step: scope.step,
+      call,
+      tool: tool.name,
+      ref: tool.ref,
+      depth: scope.depth,
+      args,
+    };
+    if (scope.agent && scope.parentCall !== undefined) start.parentCall = scope.parentCall;
+    emit(start);
+    trace = start.trace;
+  }
   try {
     let res: ToolResult;
     if (tool.instant) {
-      res = await tool.call(args, { scope, signal: scope.signal, node });
+      res = await tool.call(args, { scope, signal: scope.signal, node, call, trace });
     } else {
       // Instant tools do no I/O, so only this path asks whether a cassette records the call.
       const rec = shared.services.recorder;
       res = rec?.records(tool)
-        ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms))
-        : await guarded(scope, node, tool, args, ms);
+        ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms, call, trace))
+        : await guarded(scope, node, tool, args, ms, call, trace);
     }
     isError = res.isError === true;
     const out = withText(res);
@@ -48,22 +71,28 @@ export async function callTool(
     return out;
   } catch (err) {
     // Only the tool_call event shows it.
-    if (shared.emit) result = formatError(err);
+    if (emit) result = formatError(err);
     throw err;
   } finally {
-    shared.emit?.({
-      type: 'tool_call',
-      runId: shared.runId,
-      hatchery: scope.hatchery.name,
-      node,
-      tool: tool.name,
-      ref: tool.ref,
-      depth: scope.depth,
-      ms: performance.now() - t0,
-      isError,
-      args,
-      result,
-    });
+    if (emit) {
+      const end: Extract<RunEvent, { type: 'tool_call' }> = {
+        type: 'tool_call',
+        runId: shared.runId,
+        hatchery: scope.hatchery.name,
+        node,
+        tool: tool.name,
+        ref: tool.ref,
+        depth: scope.depth,
+        ms: performance.now() - t0,
+        isError,
+        step: scope.step,
+        call,
+        args,
+        result,
+      };
+      if (scope.agent && scope.parentCall !== undefined) end.parentCall = scope.parentCall;
+      emit(end);
+    }
   }
 }
 
@@ -78,6 +107,8 @@ function guarded(
   tool: Tool,
   args: Record<string, unknown>,
   ms: number,
+  callId: number | undefined,
+  trace: TraceContext | undefined,
 ): Promise<ToolResult> {
   throwIfAborted(scope.signal);
   return new Promise<ToolResult>((resolve, reject) => {
@@ -112,6 +143,8 @@ function guarded(
     const tc: ToolContext = {
       scope,
       node,
+      call: callId,
+      trace,
       get signal() {
         ctrl ??= new AbortController();
         return ctrl.signal;

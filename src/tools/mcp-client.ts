@@ -347,7 +347,7 @@ export class McpPool {
         const params: CallToolParams = { name: t.name, arguments: args };
         // The run's trace context goes on to the server (W3C keys in _meta, SEP-414); calls made
         // outside a run (validate --connect) have no scope.
-        const trace = tc.scope?.shared.trace;
+        const trace = tc.trace ?? tc.scope?.shared.trace;
         if (trace) params._meta = { ...trace };
         let res: Awaited<ReturnType<Client['callTool']>>;
         try {

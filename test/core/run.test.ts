@@ -87,6 +87,7 @@ describe('runs', () => {
       'model_call',
       'node_end',
       'node_start',
+      'tool_start',
       'tool_call',
       'node_end',
       'run_end',

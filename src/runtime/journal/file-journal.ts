@@ -66,7 +66,7 @@ export class FileJournal implements RunJournal {
         if (e.depth === 0) return;
         // The run tree's usage object keeps growing after this event.
         if (e.type === 'run_end') e = { ...e, usage: { ...e.usage } };
-      } else if (e.type === 'node_end' && e.replayed === true) return;
+      } else if ((e.type === 'node_end' && e.replayed === true) || e.type === 'tool_start') return;
       this.push(e);
     };
   }
@@ -151,7 +151,7 @@ export class FileJournal implements RunJournal {
     const v = JOURNAL_VERSION;
     switch (e.type) {
       case 'node_start':
-        return e.depth === 0
+        return e.depth === 0 && e.parent === undefined
           ? { v, at, type: e.type, node: e.node, kind: e.kind, step: e.step, depth: 0 }
           : {
               v,
@@ -161,8 +161,44 @@ export class FileJournal implements RunJournal {
               kind: e.kind,
               step: e.step,
               depth: e.depth,
-              hatchery: e.hatchery,
+              hatchery: e.depth === 0 ? undefined : e.hatchery,
+              parent: e.parent,
+              call: e.call,
             };
+      case 'node_error':
+        return {
+          v,
+          at,
+          type: e.type,
+          node: e.node,
+          step: e.step,
+          depth: e.depth,
+          ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
+          error: this.str(e.error),
+          code: e.code,
+          ms: round(e.ms),
+          parent: e.parent,
+          call: e.call,
+        };
+      case 'model_retry':
+        return {
+          v,
+          at,
+          type: e.type,
+          node: e.node,
+          step: e.step,
+          call: e.call,
+          depth: e.depth,
+          vendor: e.vendor,
+          model: e.model,
+          attempt: e.attempt,
+          waitMs: round(e.waitMs),
+          reason: this.str(e.reason),
+          rateLimited: e.rateLimited,
+        };
+      case 'tool_start':
+        // Not journaled (the listener skips it): tool_call holds the whole call.
+        return { v, at, type: e.type, node: e.node, call: e.call };
       case 'node_end':
         return {
           v,
@@ -180,6 +216,8 @@ export class FileJournal implements RunJournal {
           seq: e.seq,
           next: e.next,
           chose: e.chose,
+          parent: e.parent,
+          call: e.call,
         };
       case 'model_call': {
         const key = this.key(chatRequestShape(e.vendor, e.request));
@@ -192,6 +230,10 @@ export class FileJournal implements RunJournal {
           vendor: e.vendor,
           model: e.model,
           key,
+          step: e.step,
+          call: e.call,
+          retries: e.retries,
+          standIn: e.standIn,
           text: this.str(e.text),
           toolCalls: this.clean(e.toolCalls, 0),
           stopReason: e.stopReason,
@@ -209,6 +251,9 @@ export class FileJournal implements RunJournal {
           tool: e.tool,
           ref: e.ref,
           depth: e.depth,
+          step: e.step,
+          call: e.call,
+          parentCall: e.parentCall,
           args: this.clean(e.args, 0),
           result: this.str(e.result),
           isError: e.isError,
@@ -221,6 +266,8 @@ export class FileJournal implements RunJournal {
           type: 'nested_start',
           hatchery: e.hatchery,
           depth: e.depth,
+          parent: e.parent,
+          call: e.call,
           file: e.file,
           input: this.str(e.input),
           vars: this.clean(e.vars, 0),
@@ -232,6 +279,8 @@ export class FileJournal implements RunJournal {
           type: 'nested_end',
           hatchery: e.hatchery,
           depth: e.depth,
+          parent: e.parent,
+          call: e.call,
           ok: e.ok,
           output: this.str(e.output),
           error: this.str(e.error),
