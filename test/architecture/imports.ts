@@ -12,6 +12,7 @@ export const LAYERS = [
   'loader',
   'runtime',
   'mcp',
+  'studio',
   'cli',
 ] as const;
 
