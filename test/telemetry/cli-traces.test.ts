@@ -133,7 +133,9 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
       // No content unless asked for.
       expect(c.attributes['gen_ai.input.messages']).toBeUndefined();
     }
-    const reasons = chats.sort((a, b) => Number(a.startNs - b.startNs)).map((c) => c.attributes['gen_ai.response.finish_reasons']);
+    const reasons = chats
+      .sort((a, b) => Number(a.startNs - b.startNs))
+      .map((c) => c.attributes['gen_ai.response.finish_reasons']);
     expect(reasons).toEqual([['tool_calls'], ['tool_calls'], ['stop']]);
 
     const tool = childrenOf(agent).find((s) => s.name === 'execute_tool echo')!;
@@ -202,9 +204,13 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
       expect(body).not.toContain(TOKEN);
       expect(body).not.toContain('planted');
     }
-    const chats = receiver.spans.filter((s) => s.name === 'chat gpt-test' && 'gen_ai.input.messages' in s.attributes);
+    const chats = receiver.spans.filter(
+      (s) => s.name === 'chat gpt-test' && 'gen_ai.input.messages' in s.attributes,
+    );
     expect(chats).toHaveLength(3);
-    const first = JSON.parse(chats.sort((a, b) => Number(a.startNs - b.startNs))[0]!.attributes['gen_ai.input.messages'] as string);
+    const first = JSON.parse(
+      chats.sort((a, b) => Number(a.startNs - b.startNs))[0]!.attributes['gen_ai.input.messages'] as string,
+    );
     expect(first).toEqual([
       { role: 'user', parts: [{ type: 'text', content: 'my key is [redacted] and my token is [redacted]' }] },
     ]);
@@ -214,8 +220,12 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
     expect(out).toContainEqual([
       { role: 'assistant', parts: [{ type: 'text', content: 'all done' }], finish_reason: 'stop' },
     ]);
-    const calls = receiver.spans.filter((s) => s.name === 'execute_tool echo' && 'gen_ai.tool.call.arguments' in s.attributes);
-    expect(calls.map((c) => JSON.parse(c.attributes['gen_ai.tool.call.arguments'] as string))).toContainEqual({ text: 'ping' });
+    const calls = receiver.spans.filter(
+      (s) => s.name === 'execute_tool echo' && 'gen_ai.tool.call.arguments' in s.attributes,
+    );
+    expect(calls.map((c) => JSON.parse(c.attributes['gen_ai.tool.call.arguments'] as string))).toContainEqual(
+      { text: 'ping' },
+    );
     expect(calls.map((c) => c.attributes['gen_ai.tool.call.result'])).toContainEqual(JSON.stringify('ping'));
   });
 });

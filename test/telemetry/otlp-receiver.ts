@@ -32,17 +32,17 @@ type AnyValue = {
 };
 type KeyValue = { key: string; value: AnyValue };
 
-function valueOf(v: AnyValue): unknown {
+function plain(v: AnyValue): unknown {
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.intValue !== undefined) return Number(v.intValue);
   if (v.doubleValue !== undefined) return v.doubleValue;
   if (v.boolValue !== undefined) return v.boolValue;
-  if (v.arrayValue) return (v.arrayValue.values ?? []).map(valueOf);
+  if (v.arrayValue) return (v.arrayValue.values ?? []).map(plain);
   return undefined;
 }
 
 function attrs(list: KeyValue[] | undefined): Record<string, unknown> {
-  return Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
+  return Object.fromEntries((list ?? []).map((kv) => [kv.key, plain(kv.value)]));
 }
 
 /** A running receiver: what arrived so far. */
@@ -81,7 +81,9 @@ export class OtlpReceiver {
   }
 
   private collect(body: string): void {
-    let json: { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: unknown[] }[] }[] };
+    let json: {
+      resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: unknown[] }[] }[];
+    };
     try {
       json = JSON.parse(body);
     } catch {
@@ -91,7 +93,10 @@ export class OtlpReceiver {
       const resource = attrs(rs.resource?.attributes);
       for (const ss of rs.scopeSpans ?? []) {
         for (const raw of ss.spans ?? []) {
-          const s = raw as Record<string, unknown> & { attributes?: KeyValue[]; events?: { name: string; attributes?: KeyValue[] }[] };
+          const s = raw as Record<string, unknown> & {
+            attributes?: KeyValue[];
+            events?: { name: string; attributes?: KeyValue[] }[];
+          };
           this.spans.push({
             traceId: s.traceId as string,
             spanId: s.spanId as string,
@@ -114,7 +119,9 @@ export class OtlpReceiver {
   one(name: string): ReceivedSpan {
     const found = this.spans.filter((s) => s.name === name);
     if (found.length !== 1) {
-      throw new Error(`expected one span "${name}", got ${found.length}: ${this.spans.map((s) => s.name).join(', ')}`);
+      throw new Error(
+        `expected one span "${name}", got ${found.length}: ${this.spans.map((s) => s.name).join(', ')}`,
+      );
     }
     return found[0]!;
   }

@@ -21,7 +21,8 @@ function inputMessage(m: ChatMessage): Record<string, unknown> {
   }
   const parts: Record<string, unknown>[] = [];
   if (m.content) parts.push({ type: 'text', content: m.content });
-  for (const c of m.toolCalls ?? []) parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.args });
+  for (const c of m.toolCalls ?? [])
+    parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.args });
   return { role: 'assistant', parts };
 }
 
@@ -36,7 +37,8 @@ export function chatContent(e: ModelCall, secrets: readonly string[]): Record<st
   if (e.text !== undefined || e.toolCalls?.length) {
     const parts: Record<string, unknown>[] = [];
     if (e.text) parts.push({ type: 'text', content: e.text });
-    for (const c of e.toolCalls ?? []) parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.args });
+    for (const c of e.toolCalls ?? [])
+      parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.args });
     const message: Record<string, unknown> = { role: 'assistant', parts };
     if (e.stopReason) message.finish_reason = e.stopReason;
     out['gen_ai.output.messages'] = redactedJson([message], secrets);

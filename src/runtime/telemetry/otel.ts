@@ -5,7 +5,7 @@
  * headers, timeout, compression, certificates) from process.env; a runtime given another environment
  * passes its endpoint and headers explicitly.
  */
-import { W3CTraceContextPropagator, parseKeyPairsIntoRecord } from '@opentelemetry/core';
+import { parseKeyPairsIntoRecord, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';

@@ -36,7 +36,11 @@ export interface RunTracerOptions {
 /** Status messages longer than this are cut: a span is not a log. */
 const MAX_MESSAGE = 1_000;
 /** Vendors as gen_ai.provider.name spells them; others pass through. */
-const PROVIDERS: Record<string, string> = { openai: 'openai', anthropic: 'anthropic', sampling: 'mcp.sampling' };
+const PROVIDERS: Record<string, string> = {
+  openai: 'openai',
+  anthropic: 'anthropic',
+  sampling: 'mcp.sampling',
+};
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -54,17 +58,23 @@ export class RunTracer {
   private on(e: RunEvent): void {
     switch (e.type) {
       case 'run_start':
-        return this.runStart(e);
+        this.runStart(e);
+        break;
       case 'run_end':
-        return this.runEnd(e);
+        this.runEnd(e);
+        break;
       case 'node_start':
-        return this.nodeStart(e);
+        this.nodeStart(e);
+        break;
       case 'node_end':
-        return this.end(this.steps, e.step);
+        this.end(this.steps, e.step);
+        break;
       case 'node_error':
-        return this.end(this.steps, e.step, e.code ?? '_OTHER', e.error);
+        this.end(this.steps, e.step, e.code ?? '_OTHER', e.error);
+        break;
       case 'model_call':
-        return this.modelCall(e);
+        this.modelCall(e);
+        break;
       case 'model_retry':
         this.spanOf(e.call, e.step)?.addEvent('hatchery.model_retry', {
           'hatchery.retry.attempt': e.attempt,
@@ -72,28 +82,41 @@ export class RunTracer {
           'hatchery.retry.reason': this.clean(e.reason),
           'hatchery.retry.rate_limited': e.rateLimited,
         });
-        return;
+        break;
       case 'tool_start':
-        return this.toolStart(e);
+        this.toolStart(e);
+        break;
       case 'tool_call':
-        if (e.call === undefined) return;
-        if (this.o.captureContent && e.result !== undefined) {
-          this.calls.get(e.call)?.setAttribute('gen_ai.tool.call.result', redactedJson(e.result, this.o.secrets));
-        }
-        return e.isError ? this.end(this.calls, e.call, 'tool_error', e.result) : this.end(this.calls, e.call);
-      default:
-        return;
+        if (e.call !== undefined) this.toolEnd(e.call, e.isError, e.result);
+        break;
     }
   }
 
-  private start(name: string, parent: Context, attributes: Attributes, kind = SpanKind.INTERNAL, startTime?: number): Span {
+  private toolEnd(call: number, isError: boolean, result: string | undefined): void {
+    if (this.o.captureContent && result !== undefined) {
+      this.calls.get(call)?.setAttribute('gen_ai.tool.call.result', redactedJson(result, this.o.secrets));
+    }
+    // A tool's error text is its result: content, shown only when content is captured.
+    if (isError) this.end(this.calls, call, 'tool_error', this.o.captureContent ? result : undefined);
+    else this.end(this.calls, call);
+  }
+
+  private start(
+    name: string,
+    parent: Context,
+    attributes: Attributes,
+    kind = SpanKind.INTERNAL,
+    startTime?: number,
+  ): Span {
     return this.o.tracer.startSpan(name, { kind, attributes, startTime: startTime ?? now() }, parent);
   }
 
   private runStart(e: Extract<RunEvent, { type: 'run_start' }>): void {
     let parent: Context;
     if (e.depth === 0) {
-      parent = e.trace ? this.o.propagator.extract(ROOT_CONTEXT, e.trace, defaultTextMapGetter) : ROOT_CONTEXT;
+      parent = e.trace
+        ? this.o.propagator.extract(ROOT_CONTEXT, e.trace, defaultTextMapGetter)
+        : ROOT_CONTEXT;
     } else {
       parent = this.context(e.call !== undefined ? this.calls.get(e.call) : this.steps.get(e.parent ?? -1));
     }
