@@ -3,18 +3,9 @@
  * rest of the code imports: it decides from the environment alone whether tracing is on, and only then
  * imports the OpenTelemetry packages (./otel.ts), so a run without an endpoint loads none of them.
  */
-import type { RunListener } from '../../engine/contracts.js';
+import type { Env, Telemetry } from './types.js';
 
-/** Traces of a runtime's runs: one listener per top-level run, and a flush before the process ends. */
-export interface Telemetry {
-  /** A fresh listener for one top-level run (its nested runs share it). */
-  listener(): RunListener;
-  /** Exports what is buffered and stops the exporter; waits at most the exporter's timeout. */
-  close(): Promise<void>;
-}
-
-/** An environment as the runtime sees it. */
-export type Env = Readonly<Record<string, string | undefined>>;
+export type { Env, Telemetry } from './types.js';
 
 /**
  * True when `env` asks for traces: an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or

@@ -11,8 +11,8 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { secretValues } from '../../core/secrets.js';
 import { packageVersion } from '../../core/version.js';
-import type { Env, Telemetry } from './index.js';
 import { RunTracer } from './run-tracer.js';
+import type { Env, Telemetry } from './types.js';
 
 /** service.name when OTEL_SERVICE_NAME does not say. */
 export const DEFAULT_SERVICE_NAME = 'hatchery-mcp';
