@@ -183,6 +183,25 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
     expect(node.status.message).toContain('malformed');
   });
 
+  it('a retried model call: a model_retry event on the node span, retries on the chat span', async () => {
+    const dir = files();
+    openai.enqueue({ status: 429, message: 'slow down' }, { text: 'fine' });
+    const r = await runCli(['run', path.join(dir, 'fail.json'), '--input', 'x'], { env: env() });
+    expect(r.code).toBe(0);
+    const node = receiver.one('invoke_agent Broken');
+    expect(node.status.code).not.toBe(2);
+    expect(node.events).toEqual([
+      {
+        name: 'hatchery.model_retry',
+        attributes: expect.objectContaining({
+          'hatchery.retry.attempt': 1,
+          'hatchery.retry.rate_limited': true,
+        }),
+      },
+    ]);
+    expect(receiver.one('chat gpt-test').attributes['hatchery.retries']).toBe(1);
+  });
+
   it('captures content only when asked, and never the run secrets', async () => {
     const dir = files();
     const input = `my key is ${KEY} and my token is ${TOKEN}`;
