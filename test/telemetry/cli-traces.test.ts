@@ -179,7 +179,9 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
       expect(s.status.code).toBe(2);
       expect(typeof s.attributes['error.type']).toBe('string');
     }
-    expect(node.attributes['error.type']).toBe(run.attributes['error.type']);
+    expect(node.attributes['error.type']).toBe('PROVIDER');
+    expect(chat.attributes['error.type']).toBe('PROVIDER');
+    expect(run.attributes['error.type']).toBe('PROVIDER');
     expect(node.status.message).toContain('malformed');
   });
 

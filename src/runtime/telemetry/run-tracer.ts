@@ -187,7 +187,7 @@ export class RunTracer {
     }
     if (e.usage) setUsage(span, e.usage);
     if (this.o.captureContent) span.setAttributes(chatContent(e, this.o.secrets));
-    this.finish(span, e.error === undefined ? undefined : errorType(e.error), e.error, end);
+    this.finish(span, e.error === undefined ? undefined : (e.code ?? '_OTHER'), e.error, end);
   }
 
   private toolStart(e: Extract<RunEvent, { type: 'tool_start' }>): void {
@@ -256,9 +256,4 @@ function setUsage(span: Span, usage: Usage): void {
   if (usage.cachedInputTokens !== undefined) {
     span.setAttribute('gen_ai.usage.cache_read.input_tokens', usage.cachedInputTokens);
   }
-}
-
-/** A low-cardinality error.type: the error's code when its text starts with one (`PROVIDER: ...`). */
-function errorType(error: string): string {
-  return /^([A-Z][A-Z0-9_]{2,}):/.exec(error)?.[1] ?? '_OTHER';
 }
