@@ -150,9 +150,10 @@ export class RunTracer {
 
   private nodeStart(e: Extract<RunEvent, { type: 'node_start' }>): void {
     let parent: Span | undefined;
+    // The nested run a call or node started holds its nodes; else the call or node itself does.
     if (e.call !== undefined) parent = this.runs.get(`c${e.call}`) ?? this.calls.get(e.call);
-    else if (e.parent !== undefined) parent = this.steps.get(e.parent);
-    parent ??= this.runs.get(e.depth === 0 ? 'top' : `p${e.parent}`) ?? this.runs.get('top');
+    else if (e.parent !== undefined) parent = this.runs.get(`p${e.parent}`) ?? this.steps.get(e.parent);
+    parent ??= this.runs.get('top');
     const attributes: Attributes = { 'hatchery.node.kind': e.kind, 'hatchery.step': e.step };
     let name: string;
     if (e.kind === 'drone') {
