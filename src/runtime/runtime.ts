@@ -136,11 +136,15 @@ export class Runtime {
 
   /** Closes what runs opened and the runtime keeps (MCP client connections and their server processes). */
   async close(): Promise<void> {
-    // Spans are flushed before the process that closes us exits (run, serve's shutdown).
-    const telemetry = this.telemetry ? await this.telemetry : undefined;
-    await telemetry?.close();
-    await this.tools.close();
-    await this.options.store?.close();
+    // Spans are flushed before the process that closes us exits (run, serve's shutdown), while the
+    // MCP servers close: a slow collector must not keep their processes alive.
+    const flushed = this.telemetry?.then((t) => t?.close());
+    try {
+      await this.tools.close();
+      await this.options.store?.close();
+    } finally {
+      await flushed;
+    }
   }
 
   /**
