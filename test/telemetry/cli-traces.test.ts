@@ -167,7 +167,7 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
 
   it('a failing node, its model call and the run carry status ERROR and error.type', async () => {
     const dir = files();
-    openai.enqueue({ status: 400, message: 'the request is malformed' });
+    openai.enqueue({ status: 400, message: `the request is malformed (${TOKEN})` });
     const r = await runCli(['run', path.join(dir, 'fail.json'), '--input', 'x'], { env: env() });
     expect(r.code).toBe(1);
     const run = receiver.one('invoke_workflow failing');
@@ -183,6 +183,8 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
     expect(chat.attributes['error.type']).toBe('PROVIDER');
     expect(run.attributes['error.type']).toBe('PROVIDER');
     expect(node.status.message).toContain('malformed');
+    // Error messages are redacted of the run's secrets too.
+    for (const body of receiver.bodies) expect(body).not.toContain(TOKEN);
   });
 
   it('a retried model call: a model_retry event on the node span, retries on the chat span', async () => {
