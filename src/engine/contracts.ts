@@ -170,6 +170,8 @@ export type RunEvent =
       stopReason?: string;
       usage?: Usage;
       error?: string;
+      /** The failure's error code (PROVIDER, ABORTED...), when the call failed with one. */
+      code?: string;
       /** Attempts that failed and were retried before this outcome. */
       retries?: number;
       /** What this model stands in for (`client_fallback`: the MCP client's model was unavailable). */

@@ -1,4 +1,4 @@
-import { formatError } from '../core/errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
 import type { ResolvedModel } from '../providers/resolve.js';
 import {
   type ChatRequest,
@@ -97,7 +97,11 @@ async function reported(
   try {
     res = await inner.chat(req.onRetry ? req : { ...req, onRetry });
   } catch (err) {
-    report({ error: formatError(err) });
+    report(
+      err instanceof HatcheryError
+        ? { error: formatError(err), code: err.code }
+        : { error: formatError(err) },
+    );
     throw err;
   }
   res.usage = priced(shared.meter, vendor, req.model, res.usage);

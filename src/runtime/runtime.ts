@@ -30,6 +30,7 @@ import type { RunStore } from './journal/store.js';
 import { runJournaled } from './journaled.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
 import { prepareResume, type ResumeOptions } from './resume.js';
+import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
 export type { RunOptions, RunResult, RuntimeOptions };
 
@@ -63,6 +64,8 @@ export class Runtime {
   private readonly running = new Map<string, AbortController>();
   /** Where runs are journaled; undefined when runs keep no journal. */
   readonly store: RunStore | undefined;
+  /** OpenTelemetry traces: unasked (undefined), off (null), or set up once on the first run. */
+  private telemetry: Promise<Telemetry | undefined> | null | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     this.options = options;
@@ -133,8 +136,15 @@ export class Runtime {
 
   /** Closes what runs opened and the runtime keeps (MCP client connections and their server processes). */
   async close(): Promise<void> {
-    await this.tools.close();
-    await this.options.store?.close();
+    // Spans are flushed before the process that closes us exits (run, serve's shutdown), while the
+    // MCP servers close: a slow collector must not keep their processes alive.
+    const flushed = this.telemetry?.then((t) => t?.close());
+    try {
+      await this.tools.close();
+      await this.options.store?.close();
+    } finally {
+      await flushed;
+    }
   }
 
   /**
@@ -163,6 +173,14 @@ export class Runtime {
   async run(h: Hatchery, options: RunOptions = {}): Promise<RunResult> {
     // The trace context comes from outside (a client's _meta): checked once, dropped when malformed.
     if (options.trace !== undefined) options = { ...options, trace: traceContext(options.trace) };
+    // Without an OTLP endpoint this is one property read: nothing of OpenTelemetry is loaded.
+    if (this.telemetry === undefined) {
+      this.telemetry = telemetryEnabled(this.env) ? telemetryFromEnv(this.env) : null;
+    }
+    if (this.telemetry !== null) {
+      const telemetry = await this.telemetry;
+      if (telemetry) options = { ...options, onEvent: traced(telemetry.listener(), options.onEvent) };
+    }
     const store = this.options.store;
     if (store) {
       return runJournaled(store, h, options, this.running, (runId, listener, signal, hold) =>
@@ -468,6 +486,19 @@ function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
       { file: h.file, field: 'max_depth' },
     );
   }
+}
+
+/** The tracing listener first (it sets tool_start.trace), then the run's own; neither can stop the other. */
+function traced(tracer: RunListener, own: RunListener | undefined): RunListener {
+  if (!own) return tracer;
+  return (event) => {
+    try {
+      tracer(event);
+    } catch {
+      // Tracing is best effort.
+    }
+    own(event);
+  };
 }
 
 /** Wraps a listener so that its exceptions never break a run. */
