@@ -224,7 +224,7 @@ function renderRun() {
   ]
     .filter(Boolean)
     .join(' · ');
-  $('r-error').textContent = r.status === 'input_required' ? '' : (s?.error ?? root.error ?? '');
+  $('r-error').textContent = s?.error ?? root.error ?? '';
   $('r-cancel').hidden = !(
     r.status === 'running' ||
     r.status === 'input_required' ||
