@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pick } from '../ask/fixtures.js';
-import { events, openStudio, raw, SECRET_KEY } from './helpers.js';
+import { events, type Frame, openStudio, raw, SECRET_KEY } from './helpers.js';
 
 const hello = {
   name: 'hello',
@@ -19,7 +19,7 @@ afterEach(async () => {
 /** Waits until the run's journal says it ended with `status`. */
 async function ended(s: NonNullable<typeof open>, id: string, status: string) {
   for (let i = 0; i < 200; i++) {
-    const d = await (await s.get(`/api/runs/${id}`)).json();
+    const d = await s.json(`/api/runs/${id}`);
     if (d.status === status && d.summary?.status === status) return d;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -39,14 +39,17 @@ describe('studio access', () => {
     }
     const first = await raw(port, { path: `/?token=${token}`, headers: host });
     expect(first.status).toBe(303);
-    expect(first.headers['set-cookie']).toEqual([`hatchery_studio=${token}; HttpOnly; SameSite=Strict; Path=/`]);
+    expect(first.headers['set-cookie']).toEqual([
+      `hatchery_studio=${token}; HttpOnly; SameSite=Strict; Path=/`,
+    ]);
     const page = await raw(port, { path: '/', headers: { ...host, cookie: `hatchery_studio=${token}` } });
     expect(page.status).toBe(200);
     expect(page.body).toContain('<script type="module" src="/app.js">');
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
     // The page fetches nothing from outside: no URL of another host in its files.
     for (const f of ['/', '/app.js', '/style.css']) {
-      const body = (await raw(port, { path: f, headers: { ...host, cookie: `hatchery_studio=${token}` } })).body;
+      const body = (await raw(port, { path: f, headers: { ...host, cookie: `hatchery_studio=${token}` } }))
+        .body;
       expect(body).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     }
   });
@@ -55,15 +58,27 @@ describe('studio access', () => {
     open = await openStudio({ 'hello.json': hello });
     const { port, token } = open.studio;
     const cookie = `hatchery_studio=${token}`;
-    for (const host of [`evil.example:${port}`, '127.0.0.1', `127.0.0.1:${port + 1}`, `localhost.evil:${port}`]) {
+    for (const host of [
+      `evil.example:${port}`,
+      '127.0.0.1',
+      `127.0.0.1:${port + 1}`,
+      `localhost.evil:${port}`,
+    ]) {
       const res = await raw(port, { path: `/api/hatcheries?token=${token}`, headers: { host, cookie } });
       expect(res.status, host).toBe(403);
     }
-    expect((await raw(port, { path: '/api/hatcheries', headers: { host: `localhost:${port}`, cookie } })).status).toBe(200);
+    expect(
+      (await raw(port, { path: '/api/hatcheries', headers: { host: `localhost:${port}`, cookie } })).status,
+    ).toBe(200);
     const res = await raw(port, {
       path: '/api/runs',
       method: 'POST',
-      headers: { host: `127.0.0.1:${port}`, cookie, origin: 'http://evil.example', 'content-type': 'application/json' },
+      headers: {
+        host: `127.0.0.1:${port}`,
+        cookie,
+        origin: 'http://evil.example',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ hatchery: 'hello' }),
     });
     expect(res.status).toBe(403);
@@ -106,7 +121,11 @@ describe('studio access', () => {
     const get = await raw(port, { path: '/api/runs?hatchery=hello&input=x', headers });
     expect(get.status).toBe(200);
     expect(JSON.parse(get.body).runs).toEqual([]);
-    for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'text/plain',
+      'multipart/form-data; boundary=x',
+    ]) {
       const res = await raw(port, {
         path: '/api/runs',
         method: 'POST',
@@ -119,10 +138,10 @@ describe('studio access', () => {
     expect(big.status).toBe(413);
     const undeclared = await open.post('/api/runs', { hatchery: 'hello', vars: { nope: 'x' } });
     expect(undeclared.status).toBe(400);
-    expect((await undeclared.json()).error).toContain('declares no input "nope"');
+    expect(((await undeclared.json()) as Frame['data']).error).toContain('declares no input "nope"');
     expect((await open.post('/api/runs', { hatchery: 'nope' })).status).toBe(400);
     expect(open.fake.requests).toHaveLength(0);
-    expect((await (await open.get('/api/runs')).json()).runs).toEqual([]);
+    expect((await open.json('/api/runs')).runs).toEqual([]);
   });
 });
 
@@ -132,17 +151,23 @@ describe('studio live updates', () => {
     const sse = events(open.studio);
     await sse.open;
     const file = `${open.dir}/hello.json`;
-    writeFileSync(file, '{\n  "name": "hello", "desc": "d",\n  "nodes": [\n    { "name": "A", "next": "Nowhere", "usr_prompt": "x" }\n  ]\n}\n');
+    writeFileSync(
+      file,
+      '{\n  "name": "hello", "desc": "d",\n  "nodes": [\n    { "name": "A", "next": "Nowhere", "usr_prompt": "x" }\n  ]\n}\n',
+    );
     const bad = await sse.waitFor((f) => f.type === 'folder' && f.data.problems.length > 0);
     const problem = bad.data.problems[0];
     expect(problem.file).toBe(file);
     expect(problem.problems[0]).toMatchObject({ path: 'nodes/0/next', line: 4 });
     expect(problem.problems[0].message).toContain('Nowhere');
     // The last good version is still served.
-    const list = await (await open.get('/api/hatcheries')).json();
+    const list = await open.json('/api/hatcheries');
     expect(list.hatcheries.map((h: { name: string }) => h.name)).toEqual(['hello']);
     expect(list.problems[0].file).toBe(file);
-    writeFileSync(file, JSON.stringify({ ...hello, nodes: [...hello.nodes, { name: 'Second', usr_prompt: 'y' }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...hello, nodes: [...hello.nodes, { name: 'Second', usr_prompt: 'y' }] }),
+    );
     const good = await sse.waitFor((f) => f.type === 'folder' && f.data.changed.length > 0);
     expect(good.data.problems).toEqual([]);
     expect(good.data.changed[0].nodeIds).toEqual({ Answer: 'n_Answer', Second: 'n_Second' });
@@ -156,10 +181,12 @@ describe('studio live updates', () => {
     await sse.open;
     const res = await open.post('/api/runs', { hatchery: 'hello', input: 'world', vars: { tone: 'Warmly' } });
     expect(res.status).toBe(202);
-    const { runId } = await res.json();
-    const end = await sse.waitFor((f) => f.type === 'run_status' && f.data.runId === runId && f.data.status !== 'running');
+    const { runId } = (await res.json()) as Frame['data'];
+    const end = await sse.waitFor(
+      (f) => f.type === 'run_status' && f.data.runId === runId && f.data.status !== 'running',
+    );
     expect(end.data).toMatchObject({ status: 'succeeded', output: 'echo: Warmly: world' });
-    const types = sse.frames.filter((f) => f.type === 'run_event').map((f) => (f.data as any).event.type);
+    const types = sse.frames.filter((f) => f.type === 'run_event').map((f) => f.data.event.type);
     expect(types).toEqual(expect.arrayContaining(['node_start', 'model_call', 'node_end']));
     const live = await ended(open, runId, 'succeeded');
     const model = live.tree.children[0].children[0];
@@ -170,24 +197,48 @@ describe('studio live updates', () => {
     const stored = await open.runtime.store!.read(runId);
     const { tree } = treeOf(stored!, []);
     expect(tree.root.status).toBe('done');
-    expect(tree.root.children.map((c) => [c.label, c.status, c.output])).toEqual([['Answer', 'done', 'echo: Warmly: world']]);
+    expect(tree.root.children.map((c) => [c.label, c.status, c.output])).toEqual([
+      ['Answer', 'done', 'echo: Warmly: world'],
+    ]);
     sse.close();
+  });
+
+  it('reads a past run whose journal has a damaged line: the rest of the run is shown', async () => {
+    open = await openStudio({ 'hello.json': hello });
+    const body = { hatchery: 'hello', input: 'a', vars: { tone: 'b' } };
+    const { runId } = (await (await open.post('/api/runs', body)).json()) as Frame['data'];
+    await ended(open, runId, 'succeeded');
+    await open.close();
+    appendFileSync(`${open.state}/${runId}.jsonl`, '{"v":1,"type":"node_end","output":\n');
+    // A fresh studio on the same journal: the run comes from the journal alone, without its prompts.
+    open = await openStudio({ 'hello.json': hello }, { state: open.state });
+    const d = await open.json(`/api/runs/${runId}`);
+    expect(d.summary.corruptLines).toBe(1);
+    expect(d.tree.children[0]).toMatchObject({ label: 'Answer', status: 'done', output: 'echo: b: a' });
+    expect(d.promptsKept).toBe(false);
+    expect((await open.json('/api/runs')).runs.map((r: { id: string }) => r.id)).toEqual([runId]);
   });
 
   it('cancels a running run, and answers a suspended ask by resuming it', async () => {
     open = await openStudio({ 'hello.json': hello, 'pick.json': pick }, { latencyMs: 5_000 });
-    const { runId } = await (await open.post('/api/runs', { hatchery: 'hello', input: 'slow', vars: { tone: 'Slowly' } })).json();
-    for (let i = 0; i < 100 && open.fake.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await (await open.post(`/api/runs/${runId}/cancel`, {})).json()).toEqual({ cancelled: true });
+    const slow = { hatchery: 'hello', input: 'slow', vars: { tone: 'Slowly' } };
+    const { runId } = (await (await open.post('/api/runs', slow)).json()) as Frame['data'];
+    for (let i = 0; i < 100 && open.fake.requests.length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(
+      (await (await open.post(`/api/runs/${runId}/cancel`, {})).json()) as Frame['data'] as Frame['data'],
+    ).toEqual({ cancelled: true });
     await ended(open, runId, 'cancelled');
 
-    const asked = (await (await open.post('/api/runs', { hatchery: 'pick', input: 'the door' })).json()).runId;
+    const asked = (
+      (await (await open.post('/api/runs', { hatchery: 'pick', input: 'the door' })).json()) as Frame['data']
+    ).runId;
     const waiting = await ended(open, asked, 'input_required');
     expect(waiting.summary.question).toMatchObject({ node: 'Pick', question: 'Which colour for the door?' });
     expect((await open.post(`/api/runs/${asked}/resume`, { answer: 'green' })).status).toBe(202);
     let second: { status: string; summary: { attempts: number; error: string } } | undefined;
     for (let i = 0; i < 100 && !second; i++) {
-      const d = await (await open.get(`/api/runs/${asked}`)).json();
+      const d = await open.json(`/api/runs/${asked}`);
       if (d.status !== 'running' && d.summary.attempts === 2) {
         second = d;
         // An answer that is not one of the choices leaves the run waiting, saying why.
@@ -208,15 +259,28 @@ describe('studio secrets', () => {
     const leaky = {
       name: 'leaky',
       desc: `uses ${SECRET_KEY} for nothing`,
-      nodes: [{ name: 'Leak', sys_prompt: `The key is ${SECRET_KEY}.`, usr_prompt: `{{ ctx.input }} ${SECRET_KEY}` }],
+      nodes: [
+        {
+          name: 'Leak',
+          sys_prompt: `The key is ${SECRET_KEY}.`,
+          usr_prompt: `{{ ctx.input }} ${SECRET_KEY}`,
+        },
+      ],
     };
-    open = await openStudio({ 'leaky.json': leaky, 'broken.json': `{"name": "broken", "desc": "${SECRET_KEY}", "nodes": 3}` });
+    open = await openStudio({
+      'leaky.json': leaky,
+      'broken.json': `{"name": "broken", "desc": "${SECRET_KEY}", "nodes": 3}`,
+    });
     open.fake.enqueue({ text: `here it is: ${SECRET_KEY}` });
     const sse = events(open.studio);
     await sse.open;
     const bodies: string[] = [];
-    const { runId } = await (await open.post('/api/runs', { hatchery: 'leaky', input: SECRET_KEY })).json();
-    await sse.waitFor((f) => f.type === 'run_status' && f.data.runId === runId && f.data.status !== 'running');
+    const { runId } = (await (
+      await open.post('/api/runs', { hatchery: 'leaky', input: SECRET_KEY })
+    ).json()) as Frame['data'];
+    await sse.waitFor(
+      (f) => f.type === 'run_status' && f.data.runId === runId && f.data.status !== 'running',
+    );
     const detail = await ended(open, runId, 'succeeded');
     // The model did get the prompt (a run works as `run` does); the page never sees the key.
     expect(JSON.stringify(open.fake.requests[0]?.body)).toContain(SECRET_KEY);

@@ -24,7 +24,8 @@ export async function startStudioCli(latencyMs = 150) {
       HATCHERY_STATE: path.join(tempDir('studio-browser-state-'), 'runs'),
     },
   });
-  for (let i = 0; i < 200 && !/studio: http/.test(cli.out()); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 200 && !/studio: http/.test(cli.out()); i++)
+    await new Promise((r) => setTimeout(r, 50));
   const url = /studio: (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32})/.exec(cli.out())?.[1];
   if (!url) throw new Error(`studio did not start: ${cli.err()}`);
   return {

@@ -9,14 +9,17 @@ import { tempDir } from '../helpers.js';
 export const SECRET_KEY = 'sk-studio-test-7f3a9c1e5b2d4f6a8c0e';
 
 /** A studio on a temporary folder, a fake OpenAI server and a journal; `close` stops all three. */
-export async function openStudio(files: Record<string, unknown>, opts: { latencyMs?: number } = {}) {
+export async function openStudio(
+  files: Record<string, unknown>,
+  opts: { latencyMs?: number; state?: string } = {},
+) {
   const dir = tempDir('studio-');
   const { writeFileSync } = await import('node:fs');
   for (const [name, def] of Object.entries(files))
     writeFileSync(`${dir}/${name}`, typeof def === 'string' ? def : JSON.stringify(def, null, 2));
   const fake = new FakeOpenAI({ latencyMs: opts.latencyMs });
   await fake.start();
-  const state = tempDir('studio-state-');
+  const state = opts.state ?? tempDir('studio-state-');
   const runtime = new Runtime({
     env: { OPENAI_API_KEY: SECRET_KEY, OPENAI_BASE_URL: fake.baseURL, HATCHERY_MODEL: 'openai:gpt-4o-mini' },
     cwd: state,
@@ -41,6 +44,13 @@ export async function openStudio(files: Record<string, unknown>, opts: { latency
         headers: { cookie: `hatchery_studio=${studio.token}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       }),
+    /** GET, the JSON body. */
+    json: async (path: string): Promise<Frame['data']> =>
+      (
+        await fetch(`http://127.0.0.1:${studio.port}${path}`, {
+          headers: { cookie: `hatchery_studio=${studio.token}` },
+        })
+      ).json(),
     close: async () => {
       await studio.close();
       await runtime.close();
@@ -71,9 +81,13 @@ export function raw(
   });
 }
 
+/** One server-sent event: its type and its JSON data, read loosely (tests look at a few fields). */
+// biome-ignore lint/suspicious/noExplicitAny: payloads of several shapes, checked by the assertions
+export type Frame = { type: string; data: any };
+
 /** The studio's event stream: every frame read so far, and a wait for one that matches. */
 export function events(studio: Studio) {
-  const frames: { type: string; data: unknown }[] = [];
+  const frames: Frame[] = [];
   let text = '';
   let wake: (() => void) | undefined;
   const req = request({
@@ -108,12 +122,13 @@ export function events(studio: Studio) {
     /** Everything received, as text (for the secret check). */
     all: () => JSON.stringify(frames),
     open,
-    async waitFor(pred: (f: { type: string; data: any }) => boolean, ms = 10_000) {
+    async waitFor(pred: (f: Frame) => boolean, ms = 10_000): Promise<Frame> {
       const end = Date.now() + ms;
       for (;;) {
         const hit = frames.find(pred);
         if (hit) return hit;
-        if (Date.now() > end) throw new Error(`no matching event in ${JSON.stringify(frames).slice(0, 2000)}`);
+        if (Date.now() > end)
+          throw new Error(`no matching event in ${JSON.stringify(frames).slice(0, 2000)}`);
         await new Promise<void>((r) => {
           wake = r;
           setTimeout(r, 100);

@@ -22,7 +22,11 @@ describe('studio in a real browser', () => {
 
   it('runs an example, draws its nodes done on the graph, and shows a past run with its output', async () => {
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox'],
+    });
     const errors: string[] = [];
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -47,8 +51,7 @@ describe('studio in a real browser', () => {
       await page.click('.row[data-entry="s5"]');
       await page.screenshot({ path: path.join(OUT, '2-run-done.png'), fullPage: true });
       // scripts/screenshots.mjs: the README's picture, a run drawn on its graph with its timeline.
-      if (process.env.HATCHERY_README_SHOT)
-        await page.screenshot({ path: process.env.HATCHERY_README_SHOT });
+      if (process.env.HATCHERY_README_SHOT) await page.screenshot({ path: process.env.HATCHERY_README_SHOT });
       expect(await page.textContent('#r-output')).toContain('echo: Our product is the best');
 
       // A past run, opened again from a fresh page load: timeline, a node's prompt and output.
