@@ -242,8 +242,10 @@ export class StudioRuns {
       )
       .then(async () => {
         run.endedAt = Date.now();
-        // The journal's end record says what the page shows next (the question a run waits on).
-        await this.runtime.store?.read(run.id).catch(() => undefined);
+        // A store's read waits for the run's last record: the page, told now, reads the question a
+        // run waits on; and the journal's status is the one every other view shows.
+        const stored = await this.runtime.store?.read(run.id).catch(() => undefined);
+        if (stored) run.status = stored.summary.status;
         this.send('run_status', {
           runId: run.id,
           hatchery: run.hatchery,

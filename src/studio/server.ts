@@ -15,8 +15,8 @@ import type { Runtime } from '../runtime/runtime.js';
 import { type FolderChange, StudioFolder } from './folder.js';
 import { StudioRuns } from './runs.js';
 
-/** The cookie that carries the token after the first page load. */
-const COOKIE = 'hatchery_studio';
+/** The cookie that carries the token after the first page load (one per port: cookies ignore ports). */
+const COOKIE = 'hatchery_studio_';
 /** Largest request body accepted. */
 const MAX_BODY = 1024 * 1024;
 /** Comment lines on the event stream keep proxies and the browser from closing an idle one. */
@@ -70,10 +70,10 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-function cookieToken(req: IncomingMessage): string | undefined {
+function cookieToken(req: IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === COOKIE) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
 }
@@ -208,14 +208,14 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     if (origin !== undefined && origin !== `http://${host}`)
       throw new HttpError(403, 'requests from other origins are refused');
     const fromQuery = url.searchParams.get('token');
-    const given = fromQuery ?? cookieToken(req);
+    const given = fromQuery ?? cookieToken(req, `${COOKIE}${port}`);
     if (given === undefined || !same(given, token))
       throw new HttpError(401, 'open the URL that "hatchery-mcp studio" printed (it holds the token)');
     if (fromQuery !== null && req.method === 'GET' && url.pathname === '/') {
       // The token moves to a cookie the page's script cannot read, and leaves the address bar.
       res.writeHead(303, {
         location: '/',
-        'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${COOKIE}${port}=${token}; HttpOnly; SameSite=Strict; Path=/`,
       });
       res.end();
       return;

@@ -36,19 +36,25 @@ export async function openStudio(
     get: (path: string, init: RequestInit = {}) =>
       fetch(`http://127.0.0.1:${studio.port}${path}`, {
         ...init,
-        headers: { cookie: `hatchery_studio=${studio.token}`, ...(init.headers as Record<string, string>) },
+        headers: {
+          cookie: `hatchery_studio_${studio.port}=${studio.token}`,
+          ...(init.headers as Record<string, string>),
+        },
       }),
     post: (path: string, body: unknown) =>
       fetch(`http://127.0.0.1:${studio.port}${path}`, {
         method: 'POST',
-        headers: { cookie: `hatchery_studio=${studio.token}`, 'content-type': 'application/json' },
+        headers: {
+          cookie: `hatchery_studio_${studio.port}=${studio.token}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify(body),
       }),
     /** GET, the JSON body. */
     json: async (path: string): Promise<Frame['data']> =>
       (
         await fetch(`http://127.0.0.1:${studio.port}${path}`, {
-          headers: { cookie: `hatchery_studio=${studio.token}` },
+          headers: { cookie: `hatchery_studio_${studio.port}=${studio.token}` },
         })
       ).json(),
     close: async () => {
@@ -94,7 +100,7 @@ export function events(studio: Studio) {
     host: '127.0.0.1',
     port: studio.port,
     path: '/api/events',
-    headers: { cookie: `hatchery_studio=${studio.token}`, host: `127.0.0.1:${studio.port}` },
+    headers: { cookie: `hatchery_studio_${studio.port}=${studio.token}`, host: `127.0.0.1:${studio.port}` },
   });
   const open = new Promise<void>((resolve, reject) => {
     req.on('response', (res) => {
