@@ -139,6 +139,10 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   // No run may plant a file the studio would then show and run.
   options.runtime.protectServed(folder.registry.dir, () => folder.registry.dependencies());
   await folder.start(options.debounceMs);
+  // Runs whose process is gone (a crash, a kill) are marked interrupted, as `serve` does: resumable here.
+  await options.runtime.store
+    ?.claimInterrupted()
+    .catch((err: unknown) => log(`studio: run journal: ${formatError(err)}`));
   const runs = new StudioRuns(options.runtime, folder, send, secrets);
   const assets = new URL('./assets/', import.meta.url);
   let port = 0;

@@ -223,6 +223,29 @@ describe('studio live updates', () => {
     expect((await open.json('/api/runs')).runs.map((r: { id: string }) => r.id)).toEqual([runId]);
   });
 
+  it('marks a run whose process died as interrupted when it starts, so it can be resumed', async () => {
+    const state = (await import('../helpers.js')).tempDir('studio-dead-');
+    const { FileRunStore } = await import('../../src/runtime/journal/file-store.js');
+    const { hostname } = await import('node:os');
+    const store = new FileRunStore(state);
+    const id = '0b0e3d9e-6a57-4c1e-9d39-3f1f5a0c2a11';
+    const journal = store.create({
+      id,
+      hatchery: 'hello',
+      file: '/nowhere/hello.json',
+      hash: '0'.repeat(16),
+      nodes: {},
+      source: 'cli',
+      startedAt: Date.now(),
+      // A process that is gone: no live process has this pid.
+      owner: { pid: 2 ** 22 + 17, host: hostname(), since: 1 },
+    });
+    await journal.flush();
+    open = await openStudio({ 'hello.json': hello }, { state });
+    const runs = (await open.json('/api/runs')).runs;
+    expect(runs.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([[id, 'interrupted']]);
+  });
+
   it('cancels a running run, and answers a suspended ask by resuming it', async () => {
     open = await openStudio({ 'hello.json': hello, 'pick.json': pick }, { latencyMs: 5_000 });
     const slow = { hatchery: 'hello', input: 'slow', vars: { tone: 'Slowly' } };

@@ -12,7 +12,7 @@ import { REPO_ROOT, startCli, tempDir } from '../helpers.js';
 export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 
 /** Starts `hatchery-mcp studio` on a copy of the examples; resolves with its URL once it printed it. */
-export async function startStudioCli(latencyMs = 150) {
+export async function startStudioCli(latencyMs = 600) {
   const fake = new FakeOpenAI({ latencyMs });
   await fake.start();
   const dir = path.join(tempDir('studio-browser-'), 'hatchery');

@@ -45,6 +45,9 @@ describe('studio in a real browser', () => {
 
       await page.fill('#run-input', 'Our product is the best, everybody know it.');
       await page.click('#run-start');
+      // Model calls take 600 ms here: the branches are seen running before they are done.
+      await page.waitForSelector('#graph g.node[data-id="n_Correctness"][data-state="running"]');
+      expect(await page.textContent('#r-status')).toBe('running');
       for (const node of ['n_Reviews', 'n_Correctness', 'n_Clarity', 'n_Tone', 'n_Summary'])
         await page.waitForSelector(`#graph g.node[data-id="${node}"][data-state="done"]`);
       await page.waitForSelector('#r-status.succeeded');
