@@ -1,16 +1,17 @@
 /**
  * Runs the studio starts, watches, resumes and cancels, and past runs read back from the journal. A
  * run started here keeps its tree (with each model call's rendered prompt) in memory while the
- * studio runs; a past run's tree is rebuilt from its journal records.
+ * studio runs, and adds the prompts to its journal; a past run's tree is rebuilt from its records.
  */
 import { randomUUID } from 'node:crypto';
 import { HatcheryError } from '../core/errors.js';
 import type { RunEvent } from '../engine/contracts.js';
 import { chatRequestShape, redactDeep } from '../runtime/cassette/canonical.js';
 import { isRunId } from '../runtime/journal/run-files.js';
-import type { RunStatus, RunSummary, StoredRun } from '../runtime/journal/store.js';
+import { runMeta } from '../runtime/journal/run-meta.js';
+import type { RunJournal, RunStatus, RunSummary, StoredRun } from '../runtime/journal/store.js';
 import { RunTree, type TreeEntry, type TreeEvent } from '../runtime/run-tree.js';
-import type { Runtime } from '../runtime/runtime.js';
+import type { RunOptions, Runtime } from '../runtime/runtime.js';
 import type { StudioFolder } from './folder.js';
 
 /** Runs kept in memory after they ended (the newest), besides the journal. */
@@ -45,7 +46,7 @@ export interface RunDetail {
   summary?: RunSummary;
   tree: TreeEntry;
   prompts: Record<string, unknown>;
-  /** True when the prompts come from this studio's memory (the journal keeps no request). */
+  /** False when no model call's request was kept (a run started outside the studio: the journal has a hash). */
   promptsKept: boolean;
   live: boolean;
 }
@@ -56,6 +57,12 @@ export interface StartBody {
   input?: unknown;
   vars?: unknown;
 }
+
+/**
+ * The journal record the studio adds after each model call of the runs it starts: the request as sent
+ * (redacted), which the journal's own model_call record keeps only as a hash. Other readers skip it.
+ */
+const PROMPT_RECORD = 'studio_prompt';
 
 /** Journal record types that are run events (the others are the store's own: run_start, resumed...). */
 const TREE_RECORDS = new Set([
@@ -110,17 +117,19 @@ export class StudioRuns {
     }
     const run = this.track(randomUUID(), h.name, entry.file);
     const input = body.input === '' ? undefined : (body.input as string | undefined);
-    this.finish(
-      run,
-      this.runtime.run(h, {
-        input,
-        vars,
-        runId: run.id,
-        source: 'studio',
-        signal: run.controller.signal,
-        onEvent: (e) => this.event(run, e),
-      }),
-    );
+    const options: RunOptions = {
+      input,
+      vars,
+      runId: run.id,
+      source: 'studio',
+      signal: run.controller.signal,
+    };
+    // The studio opens the journal itself, to add each model call's request to it: the journal keeps
+    // only a hash of it, and the page shows the prompts of past runs too.
+    const journal = this.runtime.store?.create(runMeta(h, run.id, options));
+    options.journal = journal;
+    options.onEvent = (e) => this.event(run, e, journal);
+    this.finish(run, this.runtime.run(h, options));
     return { runId: run.id };
   }
 
@@ -257,10 +266,13 @@ export class StudioRuns {
       });
   }
 
-  private event(run: LiveRun, e: RunEvent): void {
+  private event(run: LiveRun, e: RunEvent, journal?: RunJournal): void {
     const entry = run.tree.apply(e as TreeEvent);
     if (e.type === 'model_call' && entry) {
-      run.prompts[entry.id] = redactDeep(chatRequestShape(e.vendor, e.request), this.secrets);
+      const request = redactDeep(chatRequestShape(e.vendor, e.request), this.secrets);
+      run.prompts[entry.id] = request;
+      // Right after its model_call record (the journal's own listener ran first); redacted again there.
+      journal?.append(PROMPT_RECORD, { step: e.step, call: e.call, request });
     }
     this.send('run_event', { runId: run.id, event: slim(e), entry: entry?.id });
   }
@@ -306,11 +318,17 @@ export function treeOf(
   const { meta, summary, records } = stored;
   const tree = new RunTree(meta.hatchery, meta.startedAt, true);
   const prompts: Record<string, unknown> = {};
+  let lastModel: string | undefined;
   for (const rec of records) {
+    if (rec.type === PROMPT_RECORD && lastModel !== undefined && rec.request !== undefined) {
+      prompts[lastModel] = redactDeep(rec.request, secrets);
+      continue;
+    }
     if (!TREE_RECORDS.has(rec.type)) continue;
     const entry = tree.apply(rec as unknown as TreeEvent, rec.at);
-    if (rec.type === 'model_call' && entry && rec.request !== undefined) {
-      prompts[entry.id] = redactDeep(rec.request, secrets);
+    if (rec.type === 'model_call' && entry) {
+      lastModel = entry.id;
+      if (rec.request !== undefined) prompts[entry.id] = redactDeep(rec.request, secrets);
     }
   }
   const root = tree.root;

@@ -1,4 +1,4 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pick } from '../ask/fixtures.js';
 import { events, type Frame, openStudio, raw, SECRET_KEY } from './helpers.js';
@@ -196,14 +196,16 @@ describe('studio live updates', () => {
     const model = live.tree.children[0].children[0];
     expect(model.kind).toBe('model');
     expect(live.prompts[model.id].messages[0].content).toBe('Warmly: world');
-    // A fresh studio on the same journal rebuilds the tree (the journal keeps no prompts).
+    // The same tree, rebuilt from the journal alone (what a restarted studio shows).
     const { treeOf } = await import('../../src/studio/runs.js');
     const stored = await open.runtime.store!.read(runId);
-    const { tree } = treeOf(stored!, []);
+    const { tree, prompts } = treeOf(stored!, []);
     expect(tree.root.status).toBe('done');
     expect(tree.root.children.map((c) => [c.label, c.status, c.output])).toEqual([
       ['Answer', 'done', 'echo: Warmly: world'],
     ]);
+    expect(tree.root.children[0]?.children.map((c) => [c.id, c.kind])).toEqual([[model.id, 'model']]);
+    expect(prompts).toEqual(live.prompts);
     sse.close();
   });
 
@@ -214,12 +216,16 @@ describe('studio live updates', () => {
     await ended(open, runId, 'succeeded');
     await open.close();
     appendFileSync(`${open.state}/${runId}.jsonl`, '{"v":1,"type":"node_end","output":\n');
-    // A fresh studio on the same journal: the run comes from the journal alone, without its prompts.
+    // A fresh studio on the same journal: the run comes from the journal alone, prompts included.
     open = await openStudio({ 'hello.json': hello }, { state: open.state });
     const d = await open.json(`/api/runs/${runId}`);
     expect(d.summary.corruptLines).toBe(1);
     expect(d.tree.children[0]).toMatchObject({ label: 'Answer', status: 'done', output: 'echo: b: a' });
-    expect(d.promptsKept).toBe(false);
+    const model = d.tree.children[0].children[0];
+    expect(d.prompts[model.id]).toMatchObject({
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'b: a' }],
+    });
     expect((await open.json('/api/runs')).runs.map((r: { id: string }) => r.id)).toEqual([runId]);
   });
 
@@ -315,6 +321,8 @@ describe('studio secrets', () => {
     for (const p of ['/api/hatcheries', '/api/runs', `/api/runs/${runId}`, '/', '/app.js'])
       bodies.push(await (await open.get(p)).text());
     bodies.push(sse.all());
+    // The journal too: the prompts the studio adds to it are redacted like the rest.
+    bodies.push(readFileSync(`${open.state}/${runId}.jsonl`, 'utf8'));
     for (const b of bodies) expect(b).not.toContain(SECRET_KEY);
     expect(bodies.join('')).toContain('[redacted]');
     expect(JSON.stringify(detail.prompts)).toContain('The key is [redacted]');

@@ -305,7 +305,11 @@ function showDetail(e) {
   }
   if (models.length > 0 && !models.some((m) => prompts[m.id]))
     box.append(
-      el('p', 'muted small', 'The journal keeps no prompts: they are shown for runs started in this studio.'),
+      el(
+        'p',
+        'muted small',
+        'No prompt kept: runs started outside the studio journal only a hash of each request.',
+      ),
     );
   if (e.args) box.append(section('arguments', JSON.stringify(e.args, null, 2)));
   for (const t of e.children.filter((c) => c.kind === 'tool'))
