@@ -248,10 +248,21 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
       reply(res, status, { error: err instanceof Error ? err.message : String(err) });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+    });
+  } catch (err) {
+    await folder.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES')
+      throw new HatcheryError(
+        'USAGE',
+        `cannot listen on 127.0.0.1:${options.port} (${code === 'EADDRINUSE' ? 'the port is in use' : 'permission denied'}); pick another --port, or leave it out for a free one`,
+      );
+    throw err;
+  }
   port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,

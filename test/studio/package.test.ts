@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli, tempDir } from '../helpers.js';
 import { packedFiles } from '../install/docs.js';
@@ -15,6 +17,20 @@ describe('studio packaging and command line', () => {
     const dir = await runCli(['studio', '--dir', '/nonexistent-studio-dir']);
     expect(dir.code).toBe(2);
     expect(dir.stderr).toContain('no such folder');
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
+    const taken = (busy.address() as AddressInfo).port;
+    const inUse = await runCli([
+      'studio',
+      '--dir',
+      tempDir('studio-busy-'),
+      '--port',
+      String(taken),
+      '--no-journal',
+    ]);
+    busy.close();
+    expect(inUse.code).toBe(2);
+    expect(inUse.stderr).toContain(`cannot listen on 127.0.0.1:${taken} (the port is in use)`);
     const stray = await runCli(['studio', 'hatchery']);
     expect(stray.code).toBe(2);
     const help = await runCli(['studio', '--help']);
