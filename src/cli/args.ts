@@ -44,6 +44,7 @@ export const COMMANDS = [
   'init',
   'doctor',
   'runs',
+  'studio',
   'help',
 ] as const;
 

@@ -18,6 +18,7 @@ Usage:
   hatchery-mcp init [DIR] [--force]                   create a first hatchery folder, print client config
   hatchery-mcp doctor [--dir DIR]                     check Node, API keys, the folder and MCP servers
   hatchery-mcp runs list|show|resume|cancel [ID]      list, inspect, resume or cancel past runs
+  hatchery-mcp studio [--dir hatchery] [--port N]     a local web page: graphs, runs, timelines
 
 Run "hatchery-mcp <command> --help" for the options of a command.
 Global: -h, --help; -v, --version.
@@ -73,6 +74,10 @@ const MODULES = {
   doctor: async () => {
     const m = await import('./doctor.js');
     return { run: m.doctorCommand, help: m.DOCTOR_HELP };
+  },
+  studio: async () => {
+    const m = await import('./studio.js');
+    return { run: m.studioCommand, help: m.STUDIO_HELP };
   },
 } satisfies Record<Exclude<(typeof COMMANDS)[number], 'schema' | 'help'>, () => Promise<CommandModule>>;
 

@@ -1,0 +1,121 @@
+import { HatcheryError } from '../core/errors.js';
+import { Runtime } from '../runtime/runtime.js';
+import { startStudio } from '../studio/server.js';
+import { EXIT, parseArgs } from './args.js';
+import { readMcpConfig } from './config.js';
+import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+
+/** Help text of `hatchery-mcp studio`. */
+export const STUDIO_HELP = `Usage: hatchery-mcp studio [--dir DIR] [options]
+
+Serves a local web page to look at and run the hatcheries of DIR: their graphs (redrawn when a file
+changes) and validation problems, a form to run one with the run drawn live on its graph, and past
+runs from the run journal (timeline, prompts, outputs, tool calls) with resume, cancel and answer.
+It listens on 127.0.0.1 only and prints the page's URL with a random token; keep it to yourself.
+Runs started on the page run like "hatchery-mcp run" runs them, with the options below.
+
+Options:
+  --dir DIR           folder of hatchery files (default ./hatchery)
+  --port PORT         port on 127.0.0.1 (default 0: a free port)
+  --state DIR         keep run journals in DIR (default: $HATCHERY_STATE, else
+                      .hatchery/runs beside the folder)
+  --no-journal        keep no journal (no past runs, no resume)
+  --keep-runs N       keep the newest N runs in the state folder (default 1000)
+  --keep-days N       delete finished runs older than N days (default 30)
+  --allow-root DIR    let files, fread and file tools use DIR too (repeatable)
+  --allow-write DIR   let runs write in DIR (repeatable)
+  --allow-shell       enable the shell_exec tool
+  --allow-host HOST   let http_request reach HOST although it is local or private (repeatable)
+  --allow-private-network
+                      let http_request reach every address
+  --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
+  --max-steps N       maximum node executions per run
+${BUDGET_HELP}
+  -h, --help          show this help
+
+Stop it with Ctrl-C: runs still going are cancelled (resume them later from the journal).
+See docs/studio.md.`;
+
+/** Parses `--port`: 0 to 65535. */
+function portOption(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const n = Number(value);
+  if (!/^\d{1,5}$/.test(value) || n > 65535)
+    throw new HatcheryError('USAGE', `--port must be a port number from 0 to 65535, got "${value}"`);
+  return n;
+}
+
+/** Resolves on SIGINT or SIGTERM; a second signal exits at once. */
+function stopSignal(): { done: Promise<string>; dispose: () => void } {
+  let resolve!: (why: string) => void;
+  const done = new Promise<string>((r) => {
+    resolve = r;
+  });
+  let signalled = false;
+  const on = (sig: NodeJS.Signals) => {
+    if (signalled) process.exit(EXIT.CANCELLED);
+    signalled = true;
+    resolve(sig);
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    done,
+    dispose: () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
+
+/** `hatchery-mcp studio`: serves the page until SIGINT/SIGTERM; returns the exit code. */
+export async function studioCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs(
+    argv,
+    {
+      dir: { type: 'string', short: 'd' },
+      port: { type: 'string' },
+      ...RUNTIME_FLAGS,
+      ...JOURNAL_FLAGS,
+      help: { type: 'boolean', short: 'h' },
+    },
+    'studio',
+  );
+  if (values.help) {
+    process.stdout.write(`${STUDIO_HELP}\n`);
+    return EXIT.OK;
+  }
+  if (positionals.length > 0)
+    throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
+  const port = portOption(values.port);
+  const dir = values.dir ?? 'hatchery';
+  const { stat } = await import('node:fs/promises');
+  const isDir = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!isDir)
+    throw new HatcheryError(
+      'USAGE',
+      `--dir ${dir}: no such folder; create one with: hatchery-mcp init ${dir}, or point --dir at your hatchery files`,
+    );
+  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
+  const runtime = new Runtime({
+    ...runtimeOptions(values, mcpServers),
+    store: await journalStore(values, dir),
+  });
+  const stop = stopSignal();
+  try {
+    const studio = await startStudio({ dir, runtime, port });
+    process.stdout.write(`studio: ${studio.url}\n`);
+    const why = await stop.done;
+    process.stderr.write(`studio: stopping (${why})\n`);
+    await studio.close();
+  } finally {
+    stop.dispose();
+    await runtime.close();
+  }
+  // Whatever a tool left open (a child process, a socket) must not keep a stopped studio alive.
+  setTimeout(() => process.exit(process.exitCode ?? EXIT.OK), 3_000).unref();
+  return EXIT.OK;
+}

@@ -1,0 +1,177 @@
+/**
+ * The studio's view of a hatchery folder: the MCP server's registry and watcher (one loader, one hot
+ * reload, the last good version kept), plus what the page needs on top: each file's validation
+ * problems with their lines, and each hatchery's graph as SVG with its nodes' ids in the picture.
+ */
+import { readFile } from 'node:fs/promises';
+import type { ValidationProblem } from '../core/errors.js';
+import type { Hatchery, LoadOptions } from '../engine/contracts.js';
+import { ignoreRulesOf } from '../loader/ignore.js';
+import { listHatcheryFileNames, loadHatcheryText } from '../loader/load.js';
+import { hatcheryToMermaid, mermaidId } from '../loader/mermaid.js';
+import { HatcheryRegistry } from '../mcp/registry.js';
+import { HatcheryWatcher } from '../mcp/watcher.js';
+
+/** One hatchery as the page lists it. */
+export interface HatcheryView {
+  name: string;
+  file: string;
+  desc: string;
+  /** Declared inputs: name -> the prompt shown for it. */
+  inputs: Record<string, string>;
+  inputRequired: boolean;
+  /** The graph as SVG (rendered on the server: the page loads no drawing library). */
+  svg: string;
+  /** Node name -> the `data-id` of its `<g class="node">` in `svg`. */
+  nodeIds: Record<string, string>;
+  /** Node name -> node kind. */
+  kinds: Record<string, string>;
+}
+
+/** The validation problems of one file that does not load (a served older version may still run). */
+export interface FileProblems {
+  file: string;
+  problems: ValidationProblem[];
+}
+
+/** What a change of the folder sends to the page: changed entries, removed names, every current problem. */
+export interface FolderChange {
+  changed: HatcheryView[];
+  removed: string[];
+  problems: FileProblems[];
+  /** Problems that belong to no single file's validation (a name used by two files). */
+  messages: string[];
+}
+
+type Renderer = (mermaid: string) => string;
+
+/** The SVG without its web-font `@import`s: the page must work offline and fetch nothing outside. */
+function withoutFontImports(svg: string): string {
+  return svg.replace(/^[ \t]*@import url\([^)]*\);[ \t]*\r?\n/gm, '');
+}
+
+/** The hatchery folder the studio shows, kept current by the MCP server's watcher. */
+export class StudioFolder {
+  readonly registry: HatcheryRegistry;
+  private watcher: HatcheryWatcher | undefined;
+  private readonly svgs = new WeakMap<Hatchery, HatcheryView>();
+  private readonly problemFiles = new Map<string, ValidationProblem[]>();
+  private render: Renderer | undefined;
+
+  constructor(
+    dir: string,
+    private readonly load: LoadOptions,
+    private readonly onChange: (change: FolderChange) => void,
+    private readonly onError: (message: string) => void = () => undefined,
+  ) {
+    this.registry = new HatcheryRegistry(dir, { load });
+  }
+
+  /** Loads the folder and starts watching it. */
+  async start(debounceMs?: number): Promise<void> {
+    // Loaded when the studio starts: no other command pays for the renderer.
+    const bm = await import('beautiful-mermaid');
+    this.render = (m) => withoutFontImports(bm.renderMermaidSVG(m));
+    await this.registry.loadAll();
+    if (this.registry.problems().length > 0) {
+      const files = await listHatcheryFileNames(this.registry.dir, await ignoreRulesOf(this.registry.dir));
+      await this.checkFiles(files);
+    }
+    const watcher = new HatcheryWatcher(this.registry.dir, {
+      debounceMs,
+      onChange: (paths) => this.refresh(paths),
+      onError: (err) => this.onError(`file watcher: ${err.message}`),
+    });
+    await watcher.start();
+    watcher.watchFiles(this.registry.dependencies());
+    this.watcher = watcher;
+  }
+
+  /** Every hatchery, sorted by name. */
+  views(): HatcheryView[] {
+    return this.registry.entries().map((e) => this.view(e.hatchery, e.file));
+  }
+
+  /** Current problems of files that do not load. */
+  problems(): FileProblems[] {
+    return [...this.problemFiles].map(([file, problems]) => ({ file, problems })).sort(byFile);
+  }
+
+  /** Registry messages no file's problems explain (duplicate names). */
+  messages(): string[] {
+    const files = [...this.problemFiles.keys()];
+    return this.registry.problems().filter((m) => !files.some((f) => m.startsWith(`${f}:`)));
+  }
+
+  /** Resolves once pending file changes are handled (tests). */
+  async idle(): Promise<void> {
+    await this.watcher?.idle();
+  }
+
+  /** Stops watching. */
+  async close(): Promise<void> {
+    await this.watcher?.close();
+  }
+
+  private async refresh(paths: string[]): Promise<void> {
+    const change = await this.registry.refresh(paths);
+    this.watcher?.watchFiles(this.registry.dependencies());
+    // Files that failed before, and those just changed, are checked again for their problem list.
+    const check = new Set([...paths, ...this.problemFiles.keys()]);
+    for (const e of this.registry.entries()) if (change.updated.includes(e.name)) check.add(e.file);
+    if (change.problems.length > 0 && this.registry.problems().length > this.problemFiles.size) {
+      const all = await listHatcheryFileNames(this.registry.dir, await ignoreRulesOf(this.registry.dir));
+      for (const f of all) check.add(f);
+    }
+    await this.checkFiles([...check]);
+    const names = new Set([...change.added, ...change.updated]);
+    this.onChange({
+      changed: this.views().filter((v) => names.has(v.name)),
+      removed: change.removed,
+      problems: this.problems(),
+      messages: this.messages(),
+    });
+  }
+
+  /** Loads each file again for its problems (only files that changed or failed: a cheap, rare check). */
+  private async checkFiles(files: Iterable<string>): Promise<void> {
+    for (const file of files) {
+      if (!this.registry.isHatcheryFile(file)) {
+        this.problemFiles.delete(file);
+        continue;
+      }
+      const text = await readFile(file, 'utf8').catch(() => undefined);
+      const res = text === undefined ? undefined : loadHatcheryText(text, file, this.load);
+      if (res && !res.ok && !res.notHatchery) this.problemFiles.set(file, res.error.problems);
+      else this.problemFiles.delete(file);
+    }
+  }
+
+  private view(h: Hatchery, file: string): HatcheryView {
+    let v = this.svgs.get(h);
+    if (!v) {
+      const nodeIds: Record<string, string> = {};
+      const kinds: Record<string, string> = {};
+      for (const [name, node] of h.nodes) {
+        nodeIds[name] = mermaidId(name);
+        kinds[name] = node.kind;
+      }
+      v = {
+        name: h.name,
+        file,
+        desc: h.desc,
+        inputs: { ...h.inputs },
+        inputRequired: h.inputRequired,
+        svg: this.render ? this.render(hatcheryToMermaid(h)) : '',
+        nodeIds,
+        kinds,
+      };
+      this.svgs.set(h, v);
+    }
+    return v;
+  }
+}
+
+function byFile(a: FileProblems, b: FileProblems): number {
+  return a.file < b.file ? -1 : a.file > b.file ? 1 : 0;
+}

@@ -1,0 +1,349 @@
+/**
+ * Runs the studio starts, watches, resumes and cancels, and past runs read back from the journal. A
+ * run started here keeps its tree (with each model call's rendered prompt) in memory while the
+ * studio runs, and adds the prompts to its journal; a past run's tree is rebuilt from its records.
+ */
+import { randomUUID } from 'node:crypto';
+import { HatcheryError } from '../core/errors.js';
+import type { RunEvent } from '../engine/contracts.js';
+import { chatRequestShape, redactDeep } from '../runtime/cassette/canonical.js';
+import { isRunId } from '../runtime/journal/run-files.js';
+import { runMeta } from '../runtime/journal/run-meta.js';
+import type { RunJournal, RunStatus, RunSummary, StoredRun } from '../runtime/journal/store.js';
+import { RunTree, type TreeEntry, type TreeEvent } from '../runtime/run-tree.js';
+import type { RunOptions, Runtime } from '../runtime/runtime.js';
+import type { StudioFolder } from './folder.js';
+
+/** Runs kept in memory after they ended (the newest), besides the journal. */
+const KEEP_ENDED = 50;
+/** Longest text field of an event sent live; the whole text is in the run's detail. */
+const EVENT_TEXT = 2000;
+
+/** A run this studio started or resumed. */
+interface LiveRun {
+  id: string;
+  hatchery: string;
+  file: string;
+  tree: RunTree;
+  /** Model call entry id -> the request it sent (redacted). */
+  prompts: Record<string, unknown>;
+  controller: AbortController;
+  status: RunStatus;
+  startedAt: number;
+  endedAt?: number;
+  output?: string;
+  error?: string;
+  code?: string;
+  /** Settles when the attempt ended and the page was told. */
+  done?: Promise<void>;
+}
+
+/** What the page gets for one run. */
+export interface RunDetail {
+  id: string;
+  hatchery: string;
+  status: RunStatus;
+  summary?: RunSummary;
+  tree: TreeEntry;
+  prompts: Record<string, unknown>;
+  /** False when no model call's request was kept (a run started outside the studio: the journal has a hash). */
+  promptsKept: boolean;
+  live: boolean;
+}
+
+/** The body of a start request. */
+export interface StartBody {
+  hatchery?: unknown;
+  input?: unknown;
+  vars?: unknown;
+}
+
+/**
+ * The journal record the studio adds after each model call of the runs it starts: the request as sent
+ * (redacted), which the journal's own model_call record keeps only as a hash. Other readers skip it.
+ */
+const PROMPT_RECORD = 'studio_prompt';
+
+/** Journal record types that are run events (the others are the store's own: run_start, resumed...). */
+const TREE_RECORDS = new Set([
+  'node_start',
+  'node_end',
+  'node_error',
+  'tool_call',
+  'model_call',
+  'model_retry',
+  'nested_start',
+  'nested_end',
+]);
+
+/** A USAGE error: the page sent something this studio cannot do. */
+function bad(message: string): HatcheryError {
+  return new HatcheryError('USAGE', message);
+}
+
+/** Starts, tracks and reads runs for the studio; `send` broadcasts to every open page. */
+export class StudioRuns {
+  private readonly live = new Map<string, LiveRun>();
+  private readonly secrets: readonly string[];
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly folder: StudioFolder,
+    private readonly send: (type: string, data: unknown) => void,
+    secrets: readonly string[],
+  ) {
+    this.secrets = secrets;
+  }
+
+  /** Starts a run of a served hatchery with its input and declared inputs; returns its id at once. */
+  start(body: StartBody): { runId: string } {
+    const name = body.hatchery;
+    const entry = typeof name === 'string' ? this.folder.registry.get(name) : undefined;
+    if (!entry) throw bad(`no hatchery named ${JSON.stringify(String(name))} in ${this.folder.registry.dir}`);
+    const h = entry.hatchery;
+    if (body.input !== undefined && typeof body.input !== 'string') throw bad('"input" must be a string');
+    const vars: Record<string, string> = {};
+    if (body.vars !== undefined) {
+      if (body.vars === null || typeof body.vars !== 'object' || Array.isArray(body.vars))
+        throw bad('"vars" must be an object of strings');
+      for (const [k, v] of Object.entries(body.vars)) {
+        if (!Object.hasOwn(h.inputs, k))
+          throw bad(
+            `${h.name} declares no input "${k}" (declared: ${Object.keys(h.inputs).join(', ') || 'none'})`,
+          );
+        if (typeof v !== 'string') throw bad(`input "${k}" must be a string`);
+        if (v !== '') vars[k] = v;
+      }
+    }
+    const run = this.track(randomUUID(), h.name, entry.file);
+    const input = body.input === '' ? undefined : (body.input as string | undefined);
+    const options: RunOptions = {
+      input,
+      vars,
+      runId: run.id,
+      source: 'studio',
+      signal: run.controller.signal,
+    };
+    // The studio opens the journal itself, to add each model call's request to it: the journal keeps
+    // only a hash of it, and the page shows the prompts of past runs too.
+    const journal = this.runtime.store?.create(runMeta(h, run.id, options));
+    options.journal = journal;
+    options.onEvent = (e) => this.event(run, e, journal);
+    this.finish(run, this.runtime.run(h, options));
+    return { runId: run.id };
+  }
+
+  /** Resumes a journaled run (answering the question it waits on, when `answer` is given). */
+  async resume(id: string, body: { answer?: unknown; force?: unknown }): Promise<{ runId: string }> {
+    this.checkId(id);
+    if (this.live.get(id)?.status === 'running') throw bad(`run ${id} is running already`);
+    if (body.answer !== undefined && typeof body.answer !== 'string') throw bad('"answer" must be a string');
+    const attempt = await this.runtime.prepareResume(id, {
+      answer: body.answer as string | undefined,
+      force: body.force === true,
+    });
+    const stored = await this.runtime.store?.read(id);
+    const run = this.track(id, stored?.meta.hatchery ?? '', stored?.meta.file ?? '');
+    this.finish(run, attempt({ signal: run.controller.signal, onEvent: (e) => this.event(run, e) }));
+    return { runId: id };
+  }
+
+  /** Cancels a run: one running here is aborted, one the journal holds is cancelled through the store. */
+  async cancel(id: string): Promise<{ cancelled: boolean }> {
+    this.checkId(id);
+    const run = this.live.get(id);
+    if (run?.status === 'running') {
+      run.controller.abort(new HatcheryError('ABORTED', `run ${id} was cancelled from the studio`));
+      return { cancelled: true };
+    }
+    const store = this.runtime.store;
+    if (!store) throw bad(`run ${id} is not running here and this studio keeps no journal`);
+    const s = await store.cancel(id);
+    if (!s) throw new HatcheryError('NOT_FOUND', `no run ${id} in ${store.location}`);
+    return { cancelled: s.status === 'cancelled' };
+  }
+
+  /** Past and current runs, newest first: the journal's, plus those running here without one. */
+  async list(): Promise<RunSummary[]> {
+    const stored = (await this.runtime.store?.list({ limit: 100 })) ?? [];
+    const ids = new Set(stored.map((s) => s.id));
+    const mine = [...this.live.values()].filter((r) => !ids.has(r.id)).map((r) => this.summaryOf(r));
+    return [...mine, ...stored].sort((a, b) => b.startedAt - a.startedAt);
+  }
+
+  /** One run: its tree, each model call's prompt when kept, its summary. */
+  async detail(id: string): Promise<RunDetail> {
+    this.checkId(id);
+    const run = this.live.get(id);
+    const stored = await this.runtime.store?.read(id);
+    if (run) {
+      return {
+        id,
+        hatchery: run.hatchery,
+        status: run.status,
+        summary: stored?.summary ?? this.summaryOf(run),
+        tree: run.tree.root,
+        prompts: run.prompts,
+        promptsKept: true,
+        live: run.status === 'running',
+      };
+    }
+    if (!stored) throw new HatcheryError('NOT_FOUND', `no run ${id}`);
+    const { tree, prompts } = treeOf(stored, this.secrets);
+    return {
+      id,
+      hatchery: stored.meta.hatchery,
+      status: stored.summary.status,
+      summary: stored.summary,
+      tree: tree.root,
+      prompts,
+      promptsKept: Object.keys(prompts).length > 0,
+      live: false,
+    };
+  }
+
+  /** Cancels every run still going and waits for them to end (shutdown). */
+  async close(): Promise<void> {
+    const going = [...this.live.values()].filter((r) => r.status === 'running');
+    for (const r of going) r.controller.abort(new HatcheryError('ABORTED', 'the studio is shutting down'));
+    await Promise.all(going.map((r) => r.done));
+  }
+
+  private checkId(id: string): void {
+    // Checked before the store is touched: an id is never a path.
+    if (!isRunId(id))
+      throw new HatcheryError('NOT_FOUND', `not a run id: ${JSON.stringify(String(id).slice(0, 80))}`);
+  }
+
+  private track(id: string, hatchery: string, file: string): LiveRun {
+    const run: LiveRun = {
+      id,
+      hatchery,
+      file,
+      tree: new RunTree(hatchery, Date.now(), true),
+      prompts: {},
+      controller: new AbortController(),
+      status: 'running',
+      startedAt: Date.now(),
+    };
+    this.live.delete(id);
+    this.live.set(id, run);
+    const ended = [...this.live.values()].filter((r) => r.status !== 'running');
+    for (const r of ended.slice(0, Math.max(0, ended.length - KEEP_ENDED))) this.live.delete(r.id);
+    this.send('run_status', { runId: id, hatchery, status: 'running' });
+    return run;
+  }
+
+  private finish(run: LiveRun, result: Promise<{ output: string }>): void {
+    run.done = result
+      .then(
+        (r) => {
+          run.status = 'succeeded';
+          run.output = r.output;
+        },
+        (err: unknown) => {
+          const e = err instanceof HatcheryError ? err : undefined;
+          run.code = e?.code;
+          run.error = err instanceof Error ? err.message : String(err);
+          run.status =
+            e?.code === 'INPUT_REQUIRED' ? 'input_required' : e?.code === 'ABORTED' ? 'cancelled' : 'failed';
+        },
+      )
+      .then(async () => {
+        run.endedAt = Date.now();
+        // A store's read waits for the run's last record: the page, told now, reads the question a
+        // run waits on; and the journal's status is the one every other view shows.
+        const stored = await this.runtime.store?.read(run.id).catch(() => undefined);
+        if (stored) run.status = stored.summary.status;
+        this.send('run_status', {
+          runId: run.id,
+          hatchery: run.hatchery,
+          status: run.status,
+          output: clip(run.output),
+          error: run.error,
+          code: run.code,
+        });
+      });
+  }
+
+  private event(run: LiveRun, e: RunEvent, journal?: RunJournal): void {
+    const entry = run.tree.apply(e as TreeEvent);
+    if (e.type === 'model_call' && entry) {
+      const request = redactDeep(chatRequestShape(e.vendor, e.request), this.secrets);
+      run.prompts[entry.id] = request;
+      // Right after its model_call record (the journal's own listener ran first); redacted again there.
+      journal?.append(PROMPT_RECORD, { step: e.step, call: e.call, request });
+    }
+    this.send('run_event', { runId: run.id, event: slim(e), entry: entry?.id });
+  }
+
+  private summaryOf(run: LiveRun): RunSummary {
+    return {
+      id: run.id,
+      hatchery: run.hatchery,
+      file: run.file,
+      status: run.status,
+      source: 'studio',
+      startedAt: run.startedAt,
+      endedAt: run.endedAt,
+      steps: 0,
+      usage: run.tree.usage(),
+      output: run.output,
+      error: run.error,
+      code: run.code,
+      attempts: 1,
+    };
+  }
+}
+
+/** A run event for the page: no request (the detail has it), long texts cut. */
+function slim(e: RunEvent): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e)) {
+    if (k === 'request' || k === 'value' || v === undefined) continue;
+    out[k] = typeof v === 'string' ? clip(v) : v;
+  }
+  return out;
+}
+
+function clip(s: string | undefined): string | undefined {
+  return s !== undefined && s.length > EVENT_TEXT ? `${s.slice(0, EVENT_TEXT)}…` : s;
+}
+
+/** The tree of a journaled run, rebuilt from its records at their times, and the prompts they kept. */
+export function treeOf(
+  stored: StoredRun,
+  secrets: readonly string[],
+): { tree: RunTree; prompts: Record<string, unknown> } {
+  const { meta, summary, records } = stored;
+  const tree = new RunTree(meta.hatchery, meta.startedAt, true);
+  const prompts: Record<string, unknown> = {};
+  let lastModel: string | undefined;
+  for (const rec of records) {
+    if (rec.type === PROMPT_RECORD && lastModel !== undefined && rec.request !== undefined) {
+      prompts[lastModel] = redactDeep(rec.request, secrets);
+      continue;
+    }
+    if (!TREE_RECORDS.has(rec.type)) continue;
+    const entry = tree.apply(rec as unknown as TreeEvent, rec.at);
+    if (rec.type === 'model_call' && entry) {
+      lastModel = entry.id;
+      if (rec.request !== undefined) prompts[entry.id] = redactDeep(rec.request, secrets);
+    }
+  }
+  const root = tree.root;
+  root.status =
+    summary.status === 'succeeded'
+      ? 'done'
+      : summary.status === 'input_required'
+        ? 'waiting'
+        : summary.status === 'running'
+          ? 'running'
+          : 'failed';
+  if (summary.endedAt !== undefined) root.ms = summary.endedAt - meta.startedAt;
+  root.usage = summary.usage;
+  if (summary.error !== undefined) root.error = summary.error;
+  if (summary.code !== undefined) root.code = summary.code;
+  if (summary.output !== undefined) root.output = summary.output;
+  return { tree, prompts };
+}
