@@ -1,15 +1,14 @@
 /**
  * Runs the studio starts, watches, resumes and cancels, and past runs read back from the journal. A
  * run started here keeps its tree (with each model call's rendered prompt) in memory while the
- * studio runs, and adds the prompts to its journal; a past run's tree is rebuilt from its records.
+ * studio runs; a past run's tree and prompts are rebuilt from its journal records.
  */
 import { randomUUID } from 'node:crypto';
 import { HatcheryError } from '../core/errors.js';
 import type { RunEvent } from '../engine/contracts.js';
-import { chatRequestShape, redactDeep } from '../runtime/cassette/canonical.js';
+import { redactDeep } from '../runtime/cassette/canonical.js';
 import { isRunId } from '../runtime/journal/run-files.js';
-import { runMeta } from '../runtime/journal/run-meta.js';
-import type { RunJournal, RunStatus, RunSummary, StoredRun } from '../runtime/journal/store.js';
+import type { RunStatus, RunSummary, StoredRun } from '../runtime/journal/store.js';
 import { RunTree, type TreeEntry, type TreeEvent } from '../runtime/run-tree.js';
 import type { RunOptions, Runtime } from '../runtime/runtime.js';
 import type { StudioFolder } from './folder.js';
@@ -57,12 +56,6 @@ export interface StartBody {
   input?: unknown;
   vars?: unknown;
 }
-
-/**
- * The journal record the studio adds after each model call of the runs it starts: the request as sent
- * (redacted), which the journal's own model_call record keeps only as a hash. Other readers skip it.
- */
-const PROMPT_RECORD = 'studio_prompt';
 
 /** Journal record types that are run events (the others are the store's own: run_start, resumed...). */
 const TREE_RECORDS = new Set([
@@ -124,11 +117,7 @@ export class StudioRuns {
       source: 'studio',
       signal: run.controller.signal,
     };
-    // The studio opens the journal itself, to add each model call's request to it: the journal keeps
-    // only a hash of it, and the page shows the prompts of past runs too.
-    const journal = this.runtime.store?.create(runMeta(h, run.id, options));
-    options.journal = journal;
-    options.onEvent = (e) => this.event(run, e, journal);
+    options.onEvent = (e) => this.event(run, e);
     this.finish(run, this.runtime.run(h, options));
     return { runId: run.id };
   }
@@ -266,13 +255,11 @@ export class StudioRuns {
       });
   }
 
-  private event(run: LiveRun, e: RunEvent, journal?: RunJournal): void {
+  private event(run: LiveRun, e: RunEvent): void {
     const entry = run.tree.apply(e as TreeEvent);
     if (e.type === 'model_call' && entry) {
-      const request = redactDeep(chatRequestShape(e.vendor, e.request), this.secrets);
-      run.prompts[entry.id] = request;
-      // Right after its model_call record (the journal's own listener ran first); redacted again there.
-      journal?.append(PROMPT_RECORD, { step: e.step, call: e.call, request });
+      const { system, messages } = e.request;
+      run.prompts[entry.id] = redactDeep({ system, messages }, this.secrets);
     }
     this.send('run_event', { runId: run.id, event: slim(e), entry: entry?.id });
   }
@@ -318,17 +305,21 @@ export function treeOf(
   const { meta, summary, records } = stored;
   const tree = new RunTree(meta.hatchery, meta.startedAt, true);
   const prompts: Record<string, unknown> = {};
-  let lastModel: string | undefined;
+  // The journal writes a node's system prompt and messages with its first call, then only the messages
+  // each later call added: the conversation is put together again here, call by call.
+  const conversations = new Map<string, { system: unknown; messages: unknown[] }>();
   for (const rec of records) {
-    if (rec.type === PROMPT_RECORD && lastModel !== undefined && rec.request !== undefined) {
-      prompts[lastModel] = redactDeep(rec.request, secrets);
-      continue;
-    }
     if (!TREE_RECORDS.has(rec.type)) continue;
     const entry = tree.apply(rec as unknown as TreeEvent, rec.at);
-    if (rec.type === 'model_call' && entry) {
-      lastModel = entry.id;
-      if (rec.request !== undefined) prompts[entry.id] = redactDeep(rec.request, secrets);
+    if (rec.type === 'model_call' && entry && Array.isArray(rec.messages)) {
+      const key = `${String(rec.step)}|${String(rec.call ?? '')}`;
+      let c = conversations.get(key);
+      if (rec.from === undefined || !c) {
+        c = { system: rec.system ?? '', messages: [] };
+        conversations.set(key, c);
+      }
+      c.messages = [...c.messages.slice(0, typeof rec.from === 'number' ? rec.from : 0), ...rec.messages];
+      prompts[entry.id] = redactDeep({ system: c.system, messages: c.messages }, secrets);
     }
   }
   const root = tree.root;

@@ -40,6 +40,8 @@ export class FileJournal implements RunJournal {
   private writing: Promise<void> = Promise.resolve();
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
+  /** Messages already written per conversation (node execution, agent, system prompt). */
+  private readonly sent = new Map<string, number>();
   /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
   private readonly jsonSecrets: string[];
   /** The last write error (a full disk): runs go on, the store reports it. */
@@ -221,6 +223,7 @@ export class FileJournal implements RunJournal {
         };
       case 'model_call': {
         const key = this.key(chatRequestShape(e.vendor, e.request));
+        const prompt = this.prompt(e);
         return {
           v,
           at,
@@ -234,11 +237,13 @@ export class FileJournal implements RunJournal {
           call: e.call,
           retries: e.retries,
           standIn: e.standIn,
+          ...prompt,
           text: this.str(e.text),
           toolCalls: this.clean(e.toolCalls, 0),
           stopReason: e.stopReason,
           usage: e.usage,
           error: this.str(e.error),
+          code: e.code,
           ms: round(e.ms),
         };
       }
@@ -322,6 +327,21 @@ export class FileJournal implements RunJournal {
     if (this.seen.has(h)) return { $same: h };
     this.seen.add(h);
     return s;
+  }
+
+  /**
+   * What a model call sent, for people reading the run (the studio, `runs show`): the system prompt
+   * and messages of a node's first call, then only the messages added since its previous call (the
+   * reply and tool results of a tool loop), so a long loop is not written again on every turn.
+   */
+  private prompt(e: Extract<RunEvent, { type: 'model_call' }>): Record<string, unknown> {
+    const { system, messages } = e.request;
+    const conversation = `${e.step}|${e.call ?? ''}|${system}`;
+    let from = this.sent.get(conversation) ?? 0;
+    if (from > messages.length) from = 0;
+    this.sent.set(conversation, messages.length);
+    const added = this.clean(from === 0 ? messages : messages.slice(from), 0);
+    return from === 0 ? { system: this.str(system), messages: added } : { from, messages: added };
   }
 
   /** A copy of a JSON-like value: strings redacted, credential fields dropped, repeated large strings referenced. */

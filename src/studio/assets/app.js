@@ -308,7 +308,7 @@ function showDetail(e) {
       el(
         'p',
         'muted small',
-        'No prompt kept: runs started outside the studio journal only a hash of each request.',
+        'No prompt kept for this call (journals written before prompts were kept have only a hash of it).',
       ),
     );
   if (e.args) box.append(section('arguments', JSON.stringify(e.args, null, 2)));
