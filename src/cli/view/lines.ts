@@ -47,6 +47,7 @@ export function plainLine(e: RunEvent, entry: TreeEntry | undefined, p: Paint): 
       return `${at}[${e.step}] ${label(e.node)} (${seconds(e.ms)}${tokens(e.usage)})`;
     case 'node_error':
       if (e.code === 'INPUT_REQUIRED') return `${at}[${e.step}] ${label(e.node)} waits for an answer`;
+      if (e.code === 'ABORTED') return `${at}[${e.step}] ${label(e.node)} cancelled (${seconds(e.ms)})`;
       return p.red(`${at}[${e.step}] ${label(e.node)} failed (${seconds(e.ms)}): ${oneLine(e.error)}`);
     case 'tool_start':
       return `${at}- tool ${label(e.tool)} started`;
