@@ -40,13 +40,16 @@ export function summaryLine(e: Extract<RunEvent, { type: 'run_end' }>): string {
   return `${outcome(e)}: ${e.steps} step${e.steps === 1 ? '' : 's'}, ${seconds(e.ms)}${tokens(e.usage)}`;
 }
 
+/** Whole escape sequences (CSI `ESC [ ... m`, OSC `ESC ] ... BEL`), removed before stray control characters. */
+const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]/g;
+
 /**
  * The first line of a text (an error, a retry reason), without terminal control characters, cut to
  * `max` characters: what fits on one line of progress.
  */
 export function oneLine(text: string, max = 160): string {
   const nl = text.indexOf('\n');
-  const first = terminalSafe(nl >= 0 ? text.slice(0, nl) : text).trim();
+  const first = terminalSafe((nl >= 0 ? text.slice(0, nl) : text).replace(ESCAPES, '')).trim();
   const more = nl >= 0 && text.slice(nl + 1).trim() !== '';
   if (first.length > max) return `${first.slice(0, max - 1)}…`;
   return more ? `${first} …` : first;
@@ -55,4 +58,12 @@ export function oneLine(text: string, max = 160): string {
 /** A name from a file or a model (node, tool, hatchery), safe to print on a terminal. */
 export function label(text: string): string {
   return oneLine(text, 80);
+}
+
+/**
+ * An error as a progress line shows it: without the `<file>: node "<name>": ` its message starts with
+ * (the line already names the node; the full message follows the run), on one line.
+ */
+export function shortError(error: string, max = 160): string {
+  return oneLine(error.replace(/^\S*: node "[^"]*": /, ''), max);
 }

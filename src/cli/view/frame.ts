@@ -5,7 +5,7 @@
  * redraw of a run with thousands of entries stays linear.
  */
 import type { RunTree, TreeEntry } from '../../runtime/run-tree.js';
-import { label, oneLine, seconds, usageText } from './format.js';
+import { label, seconds, shortError, usageText } from './format.js';
 import { retryText } from './lines.js';
 import type { Paint } from './style.js';
 
@@ -137,7 +137,7 @@ function facts(e: TreeEntry, now: number, p: Paint, folded: number): string {
     parts.push(p.yellow(what));
   } else if (e.retries) parts.push(p.yellow(`${e.retries} retr${e.retries === 1 ? 'y' : 'ies'}`));
   if (folded > 0) parts.push(p.dim(`(${folded} inside)`));
-  if (e.status === 'failed' && e.error) parts.push(p.red(oneLine(e.error, 200)));
+  if (e.status === 'failed' && e.error) parts.push(p.red(shortError(e.error, 200)));
   if (e.status === 'waiting') parts.push(p.yellow('waits for an answer'));
   return parts.join('  ');
 }
@@ -193,7 +193,6 @@ export function renderFrame(tree: RunTree, size: FrameSize, p: Paint): string {
   ];
   const usage = usageText(tree.usage());
   if (usage) head.push(usage);
-  if (root.status === 'failed' && root.error) head.push(p.red(oneLine(root.error, 200)));
   const lines = [fitWidth(head.join('  '), width)];
   for (const r of fitRows(root, height)) {
     const indent = '  '.repeat(r.depth);

@@ -5,7 +5,7 @@
  */
 import type { RunEvent } from '../../engine/contracts.js';
 import type { TreeEntry } from '../../runtime/run-tree.js';
-import { label, oneLine, seconds, summaryLine, tokens } from './format.js';
+import { label, oneLine, seconds, shortError, summaryLine, tokens } from './format.js';
 import type { Paint } from './style.js';
 
 /** Two spaces per level below the run's top-level nodes. */
@@ -48,7 +48,7 @@ export function plainLine(e: RunEvent, entry: TreeEntry | undefined, p: Paint): 
     case 'node_error':
       if (e.code === 'INPUT_REQUIRED') return `${at}[${e.step}] ${label(e.node)} waits for an answer`;
       if (e.code === 'ABORTED') return `${at}[${e.step}] ${label(e.node)} cancelled (${seconds(e.ms)})`;
-      return p.red(`${at}[${e.step}] ${label(e.node)} failed (${seconds(e.ms)}): ${oneLine(e.error)}`);
+      return p.red(`${at}[${e.step}] ${label(e.node)} failed (${seconds(e.ms)}): ${shortError(e.error)}`);
     case 'tool_start':
       return `${at}- tool ${label(e.tool)} started`;
     case 'tool_call':
@@ -64,7 +64,7 @@ export function plainLine(e: RunEvent, entry: TreeEntry | undefined, p: Paint): 
     case 'model_call':
       if (e.error !== undefined) {
         return p.red(
-          `${at}x model ${label(e.model)}${modelNotes(e)} failed (${seconds(e.ms)}): ${oneLine(e.error)}`,
+          `${at}x model ${label(e.model)}${modelNotes(e)} failed (${seconds(e.ms)}): ${shortError(e.error)}`,
         );
       }
       return `${at}~ model ${label(e.model)}${modelNotes(e)} (${seconds(e.ms)}${tokens(e.usage)})`;

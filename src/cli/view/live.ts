@@ -12,7 +12,12 @@ import type { Paint } from './style.js';
 export const REDRAW_MS = 100;
 
 /** The stream the view draws on: a terminal, with its size. */
-export type TerminalStream = NodeJS.WritableStream & { columns?: number; rows?: number; isTTY?: boolean };
+export interface TerminalStream {
+  write(chunk: string): unknown;
+  columns?: number;
+  rows?: number;
+  isTTY?: boolean;
+}
 
 type LogUpdate = ((...text: string[]) => void) & { clear(): void; done(): void };
 
@@ -43,7 +48,25 @@ export class LiveView {
     clock: () => number = Date.now,
   ): Promise<LiveView> {
     const { createLogUpdate } = await import('log-update');
-    return new LiveView(createLogUpdate(stream) as LogUpdate, stream, tree, p, clock);
+    // A terminal that reports no size (0 x 0, as some pseudo-terminals do) gets a common one: with 0
+    // rows log-update would cut every line of the frame away.
+    const sized = {
+      write: (chunk: string) => stream.write(chunk),
+      get columns() {
+        return stream.columns || 80;
+      },
+      get rows() {
+        return stream.rows || 24;
+      },
+      isTTY: true,
+    };
+    return new LiveView(
+      createLogUpdate(sized as unknown as NodeJS.WriteStream) as LogUpdate,
+      stream,
+      tree,
+      p,
+      clock,
+    );
   }
 
   /** Something changed: redraw now, unless the last redraw was under REDRAW_MS ago (the timer will). */
@@ -92,7 +115,7 @@ export class LiveView {
   private draw(): void {
     if (this.paused || this.ended) return;
     this.last = this.clock();
-    const size = { columns: this.stream.columns ?? 80, rows: this.stream.rows ?? 24, now: this.last };
+    const size = { columns: this.stream.columns || 80, rows: this.stream.rows || 24, now: this.last };
     this.log(renderFrame(this.tree, size, this.p));
   }
 }
