@@ -28,16 +28,19 @@ interface Row {
   folded?: number;
 }
 
-/** Model calls are drawn only when there is something to say: a wait, a retry, a stand-in, a failure. */
-function shown(e: TreeEntry): boolean {
-  if (e.kind !== 'model') return true;
+/**
+ * Model calls are drawn when there is something to say (a wait, a retry, a stand-in, a failure) or when
+ * they are a spawned agent's (under its spawn call): a node's own calls are summed on its line.
+ */
+function shown(e: TreeEntry, parent: TreeEntry): boolean {
+  if (e.kind !== 'model' || parent.kind === 'tool') return true;
   return e.status !== 'done' || e.retries !== undefined || e.standIn !== undefined;
 }
 
 /** Entries below `e` that would be drawn, counted (a folded node says how many it holds). */
 function countShown(e: TreeEntry): number {
   let n = 0;
-  for (const c of e.children) if (shown(c)) n += 1 + countShown(c);
+  for (const c of e.children) if (shown(c, e)) n += 1 + countShown(c);
   return n;
 }
 
@@ -46,7 +49,7 @@ function rowsOf(root: TreeEntry, fold: boolean): Row[] {
   const rows: Row[] = [];
   const visit = (e: TreeEntry): void => {
     for (const c of e.children) {
-      if (!shown(c)) continue;
+      if (!shown(c, e)) continue;
       if (fold && c.status === 'done' && c.children.length > 0) {
         rows.push({ entry: c, depth: c.depth, folded: countShown(c) });
         continue;
