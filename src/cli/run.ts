@@ -172,9 +172,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted) {
       return suspended(err, values.json === true);
     }
-    process.stderr.write(`error: ${formatError(err)}\n`);
+    // With --events the run_end event holds the error: stderr stays JSON lines only.
+    const told = flags.events === true && view.totals().ms !== undefined;
+    if (!told) process.stderr.write(`error: ${formatError(err)}\n`);
     const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
-    if (partial && !values.json) process.stderr.write(partialText(partial));
+    if (partial && !values.json && !told) process.stderr.write(partialText(partial));
     if (values.json) process.stdout.write(`${JSON.stringify(failureJson(err, view.totals()))}\n`);
     // Ctrl-C, or `runs cancel` from another process (through the journal): 130; a budget: 5.
     return failureExit(err, controller.signal.aborted);

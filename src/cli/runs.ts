@@ -290,7 +290,9 @@ async function resumeCommand(
     view.close();
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted)
       return suspended(err, values.json === true);
-    process.stderr.write(`error: ${formatError(err)}\n`);
+    // With --events the run_end event holds the error: stderr stays JSON lines only.
+    if (!(flags.events && view.totals().ms !== undefined))
+      process.stderr.write(`error: ${formatError(err)}\n`);
     if (values.json)
       process.stdout.write(`${JSON.stringify(failureJson(err, { runId: id, ...view.totals() }))}\n`);
     // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).

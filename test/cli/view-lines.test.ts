@@ -241,6 +241,20 @@ describe('run --events', () => {
     expect(r.stderr).not.toContain('done:');
   });
 
+  it('on failure stderr stays JSON lines: the run_end event holds the error', async () => {
+    openai.enqueue({ status: 400, message: `refused ${KEY}` });
+    const file = write('fail.json', hatch([{ name: 'One', usr_prompt: 'x' }]));
+    const r = await run([file, '--events']);
+    expect(r.code).toBe(1);
+    const events = r.stderr
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.at(-1)).toMatchObject({ type: 'run_end', ok: false, code: 'PROVIDER' });
+    expect(String(events.at(-1)!.error)).toContain('OpenAI API error 400: refused');
+    expect(r.stderr).not.toContain(KEY);
+  });
+
   it('--events with --quiet or --verbose is a usage error (exit 2)', async () => {
     const file = write('one.json', hatch([echo('A', 'a')]));
     const both = await run([file, '--events', '--quiet']);
