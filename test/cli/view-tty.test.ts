@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pick } from '../ask/fixtures.js';
 import { fakeVendors } from '../fakes/vendors.js';
 import { CLI_PATH, echo, hatch, REPO_ROOT, tempDir } from '../helpers.js';
 
@@ -16,12 +17,17 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 
-/** Runs the built CLI on a pseudo-terminal of 100 x 30 (stdout to a file: the terminal shows stderr). */
+/**
+ * Runs the built CLI on a pseudo-terminal of 100 x 30 (stdout to /dev/null unless there is an `answer`:
+ * the terminal shows stderr); `answer` is typed at the first prompt ("> ") that appears.
+ */
 function onTerminal(
   args: string[],
   env: Record<string, string> = {},
+  answer?: string,
 ): Promise<{ screen: string; code: number | null }> {
-  const cmd = `stty cols 100 rows 30; ${[process.execPath, CLI_PATH, ...args].map(quote).join(' ')} > /dev/null`;
+  const cli = [process.execPath, CLI_PATH, ...args].map(quote).join(' ');
+  const cmd = `stty cols 100 rows 30; ${cli}${answer === undefined ? ' > /dev/null' : ''}`;
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
     cwd: REPO_ROOT,
     env: {
@@ -35,14 +41,21 @@ function onTerminal(
     },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  child.stdin.end();
+  if (answer === undefined) child.stdin.end();
   let screen = '';
   child.stdout.on('data', (b) => {
     screen += String(b);
+    if (answer !== undefined && strip(screen).includes('\n> ')) {
+      child.stdin.write(answer);
+      answer = undefined;
+    }
   });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => resolve({ screen, code }));
+    child.on('close', (code) => {
+      child.stdin.destroy();
+      resolve({ screen, code });
+    });
   });
 }
 
@@ -123,5 +136,25 @@ describe.skipIf(!hasScript)('the live view on a terminal', () => {
     expect(screen).toContain('\x1b[31m✖');
     expect(strip(screen)).toMatch(/✖ Bad {2}drone {2}.*no such model here/);
     expect(strip(screen)).toMatch(/failed: 1 step, /);
+  });
+
+  it('steps aside for a question on the terminal and draws again after the answer', async () => {
+    const file = path.join(tempDir('hatchery-tty-'), 'pick.json');
+    writeFileSync(file, JSON.stringify(pick));
+    const { screen, code } = await onTerminal(
+      ['run', file, '--input', 'the shed', '--no-journal'],
+      {},
+      '2\r',
+    );
+    expect(code, screen).toBe(0);
+    const text = strip(screen);
+    expect(text).toMatch(/\? Which colour for the shed\?\r?\n {2}1\) red\r?\n {2}2\) blue\r?\n> /);
+    // The frame is cleared before the question (no frame line between the question and its prompt) ...
+    const question = text.indexOf('? Which colour');
+    expect(text.slice(question, text.indexOf('> ', question))).not.toMatch(SPINNER);
+    // ... and drawn again after it, to its final frame.
+    const after = text.slice(question);
+    expect(after).toMatch(/✔ pick {2}2 steps[^\n]*\r?\n {2}✔ Pick {2}ask[^\n]*\r?\n {2}✔ Say {2}baneling/);
+    expect(after).toContain('painted blue');
   });
 });
