@@ -301,6 +301,32 @@ describe('run --json', () => {
   });
 });
 
+describe('runs resume', () => {
+  it('shows the resumed run as run does, and --json on failure names the run and its totals', async () => {
+    const state = path.join(tempDir('hatchery-view-state-'), 'runs');
+    const file = write(
+      'two.json',
+      hatch([
+        { name: 'One', usr_prompt: 'a', next: 'Two' },
+        { name: 'Two', usr_prompt: 'b' },
+      ]),
+    );
+    openai.enqueue(
+      { text: 'one', usage: { input: 10, output: 1 } },
+      { status: 400, message: 'first refusal' },
+    );
+    const first = await runCli(['run', file, '--json', '-q', '--state', state], { env: env(), cwd: dir });
+    expect(first.code).toBe(1);
+    const id = JSON.parse(first.stdout).run_id as string;
+    openai.enqueue({ status: 400, message: 'second refusal' });
+    const again = await runCli(['runs', 'resume', id, '--json', '--state', state], { env: env(), cwd: dir });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^\[1\] One \(from the journal\)\n\[2\] Two started \(drone\)\n/);
+    expect(JSON.parse(again.stdout)).toMatchObject({ run_id: id, code: 'PROVIDER', steps: 2 });
+    expect(JSON.parse(again.stdout).error).toContain('second refusal');
+  });
+});
+
 describe('exit codes', () => {
   it('2 for a bad command line, 3 for an invalid file, 4 for a question without a terminal', async () => {
     const file = write('one.json', hatch([echo('A', 'a')]));
