@@ -116,6 +116,13 @@ export class LiveView {
     if (this.paused || this.ended) return;
     this.last = this.clock();
     const size = { columns: this.stream.columns || 80, rows: this.stream.rows || 24, now: this.last };
-    this.log(renderFrame(this.tree, size, this.p));
+    try {
+      this.log(renderFrame(this.tree, size, this.p));
+    } catch {
+      // A view that cannot draw (a closed terminal) stops drawing; it never fails the run or the timer.
+      this.ended = true;
+      if (this.timer) clearInterval(this.timer);
+      this.timer = undefined;
+    }
   }
 }
