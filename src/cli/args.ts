@@ -14,7 +14,7 @@ export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = {
       : string;
 };
 
-/** Exit codes of the CLI (documented in the README). */
+/** Exit codes of the CLI (documented in the help texts and docs/terminal.md). */
 export const EXIT = {
   OK: 0,
   /** The run failed: model, tool, template or file error. */
@@ -25,7 +25,9 @@ export const EXIT = {
   INVALID: 3,
   /** The run waits for an answer (an ask node or approve: true, no terminal to ask on): resume it with the answer. */
   INPUT_REQUIRED: 4,
-  /** Cancelled with Ctrl-C or SIGTERM. */
+  /** The run's budget (--budget-* or the file's) ran out: BUDGET_EXHAUSTED. */
+  BUDGET: 5,
+  /** Cancelled with Ctrl-C or SIGTERM, or by `runs cancel` from another process. */
   CANCELLED: 130,
 } as const;
 

@@ -23,7 +23,8 @@ Usage:
 Run "hatchery-mcp <command> --help" for the options of a command.
 Global: -h, --help; -v, --version.
 
-Exit codes: 0 success, 1 run failed, 2 bad command line, 3 invalid hatchery file, 130 cancelled.`;
+Exit codes: 0 success, 1 run failed, 2 bad command line, 3 invalid hatchery file,
+4 waiting for input (answer with runs resume), 5 budget exhausted, 130 interrupted or cancelled.`;
 
 /** Help text of `schema`, the one command without a module of its own. */
 const SCHEMA_HELP = 'Usage: hatchery-mcp schema   prints the JSON Schema of hatchery files';

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -7,13 +7,16 @@ import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { progressListener } from './progress.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { failureExit, failureJson } from './view/outcome.js';
+import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
 
 /** Help text of `hatchery-mcp run`. */
 export const RUN_HELP = `Usage: hatchery-mcp run <file> [options]
 
-Runs one hatchery and prints its final output on stdout; one line per node goes to stderr.
+Runs one hatchery and prints its final output on stdout. Progress goes to stderr: on a
+terminal a live tree of the run (nodes, branches, tool and model calls, times, tokens, cost,
+retries); elsewhere one line per event.
 
 Options:
   --input TEXT        the run's input ({{ ctx.input }}); "-" reads it from stdin
@@ -46,10 +49,11 @@ ${BUDGET_HELP}
   --keep-runs N       keep the newest N runs in the state folder (default 1000)
   --keep-days N       delete finished runs older than N days (default 30); pruning
                       happens when a command opens the state folder
-  --quiet, -q         no progress lines on stderr
-  --json              print {"output", "usage", "cost_usd", "steps"} as JSON instead of the
-                      text; a failure prints {"error", "code", ...} (BUDGET_EXHAUSTED: with
-                      "limit", "spent" and the "partial" outputs of the nodes that finished)
+${VIEW_HELP}
+  --json              print {"output", "value", "usage", "cost_usd", "steps"} as JSON instead of
+                      the text; a failure prints {"error", "code", "run_id", "usage", "cost_usd",
+                      "steps"} (BUDGET_EXHAUSTED: with "limit", "spent" and the "partial" outputs
+                      of the nodes that finished)
   -h, --help          show this help
 
 Questions: an ask node (or approve: true on a tool or script node) prompts on the terminal
@@ -58,7 +62,8 @@ waiting for input: the question is printed with the command that answers it,
 hatchery-mcp runs resume <run id> --answer TEXT.
 
 Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery file,
-4 waiting for input (answer with runs resume), 130 cancelled.`;
+4 waiting for input (answer with runs resume), 5 budget exhausted (BUDGET_EXHAUSTED),
+130 interrupted (Ctrl-C, SIGTERM) or cancelled (runs cancel).`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -92,7 +97,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       set: { type: 'string', multiple: true },
       ...RUNTIME_FLAGS,
       ...JOURNAL_FLAGS,
-      quiet: { type: 'boolean', short: 'q' },
+      ...VIEW_FLAGS,
       json: { type: 'boolean' },
       record: { type: 'string' },
       replay: { type: 'string' },
@@ -110,6 +115,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!file || positionals.length > 1) {
     throw new HatcheryError('USAGE', `run takes one hatchery file\n\n${RUN_HELP}`);
   }
+  const flags = viewFlags(values);
   const vars = keyValues(values.set, 'set');
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const options = runtimeOptions(values, mcpServers);
@@ -140,6 +146,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     Object.assign(vars, await askMissing(hatchery.inputs, missing));
   }
 
+  const view = await openRunView({ ...flags, totals: values.json === true }, { name: hatchery.name });
   const { controller, dispose } = cancelOnInterrupt();
   try {
     const result = await runtime.run(hatchery, {
@@ -148,9 +155,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       signal: controller.signal,
       source: 'cli',
       // Without a terminal nobody can answer now: the run suspends at the question (exit 4).
-      ask: stdinIsTty && values.input !== '-' ? ttyAsk() : undefined,
-      onEvent: progressListener(values.quiet),
+      ask: view.ask(stdinIsTty && values.input !== '-' ? ttyAsk() : undefined),
+      onEvent: view.onEvent,
     });
+    view.close();
     if (values.json) {
       process.stdout.write(
         `${JSON.stringify({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
@@ -160,20 +168,18 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     return EXIT.OK;
   } catch (err) {
+    view.close();
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted) {
       return suspended(err, values.json === true);
     }
-    process.stderr.write(`error: ${formatError(err)}\n`);
+    // With --events the run_end event holds the error: stderr stays JSON lines only.
+    const told = flags.events === true && view.totals().ms !== undefined;
+    if (!told) process.stderr.write(`error: ${formatError(err)}\n`);
     const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
-    if (partial && !values.json) process.stderr.write(partialText(partial));
-    if (values.json) process.stdout.write(`${JSON.stringify(failureJson(err))}\n`);
-    // Ctrl-C, or `runs cancel` from another process (through the journal).
-    if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED')) {
-      return EXIT.CANCELLED;
-    }
-    // Checks made as the run starts (js: tool arguments) are the file's problems, like the loader's.
-    if (err instanceof ValidationError) return EXIT.INVALID;
-    return EXIT.RUN_FAILED;
+    if (partial && !values.json && !told) process.stderr.write(partialText(partial));
+    if (values.json) process.stdout.write(`${JSON.stringify(failureJson(err, view.totals()))}\n`);
+    // Ctrl-C, or `runs cancel` from another process (through the journal): 130; a budget: 5.
+    return failureExit(err, controller.signal.aborted);
   } finally {
     // Still listening while MCP servers close: a signal now must not kill us before their trees.
     await runtime.close();
@@ -191,19 +197,6 @@ function partialText(partial: Record<string, unknown>): string {
     return `--- ${k}\n${text.endsWith('\n') ? text : `${text}\n`}`;
   });
   return `partial outputs (${keys.length} node${keys.length === 1 ? '' : 's'} finished):\n${blocks.join('')}`;
-}
-
-/** The --json form of a failure; BUDGET_EXHAUSTED adds the limit, the spend and the partial outputs. */
-function failureJson(err: unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = { error: formatError(err) };
-  if (err instanceof HatcheryError) out.code = err.code;
-  if (err instanceof BudgetExhaustedError) {
-    out.limit = err.context.limit;
-    out.limit_value = err.context.limitValue;
-    out.spent = err.context.spent;
-    out.partial = err.partial;
-  }
-  return out;
 }
 
 /** The cassette of --record / --replay (--record-missing), or undefined; wrong combinations are USAGE errors. */

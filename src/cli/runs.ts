@@ -1,4 +1,4 @@
-import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
+import { formatError, HatcheryError } from '../core/errors.js';
 import type { Usage } from '../providers/types.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { journalEntries } from '../runtime/journal/replay.js';
@@ -14,8 +14,10 @@ import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { progressListener, seconds, usageText } from './progress.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { seconds, usageText } from './view/format.js';
+import { failureExit, failureJson } from './view/outcome.js';
+import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
 
 /** Help text of `hatchery-mcp runs`. */
 export const RUNS_HELP = `Usage: hatchery-mcp runs <list|show|resume|cancel> [ID] [options]
@@ -42,14 +44,16 @@ ID may be a unique prefix of a run id (at least 6 characters).
 
 Options:
   --state DIR         the state folder (default $HATCHERY_STATE, else .hatchery/runs)
-  --json              print JSON instead of text
-  --quiet, -q         resume: no progress lines on stderr
+  --json              print JSON instead of text (resume: a failure too, with the run's totals)
+  resume shows the run's progress as run does:
+${VIEW_HELP}
   resume also takes run's --allow-root, --allow-write, --allow-shell, --allow-host,
   --allow-private-network, --mcp-config and --max-steps.
   -h, --help          show this help
 
 Exit codes: as "run": 0 success, 1 failed (or refused), 2 bad command line,
-3 invalid hatchery file, 130 cancelled.`;
+3 invalid hatchery file, 4 waiting for input again, 5 budget exhausted, 130 interrupted
+or cancelled.`;
 
 /** What a run id may look like: the store's ids are UUIDs; nothing that could name another path. */
 const ID_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -177,7 +181,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
       from: { type: 'string' },
       force: { type: 'boolean' },
       answer: { type: 'string' },
-      quiet: { type: 'boolean', short: 'q' },
+      ...VIEW_FLAGS,
       ...RUNTIME_FLAGS,
       help: { type: 'boolean', short: 'h' },
     },
@@ -252,12 +256,16 @@ async function resumeCommand(
     force?: boolean;
     answer?: string;
     quiet?: boolean;
+    verbose?: boolean;
+    events?: boolean;
     json?: boolean;
   },
 ): Promise<number> {
+  const flags = viewFlags(values);
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const runtime = new Runtime({ ...runtimeOptions(values, mcpServers), store });
   // As in "run": the first Ctrl-C cancels (the journal records it), a second one kills at once.
+  const view = await openRunView({ ...flags, totals: values.json === true });
   const { controller, dispose } = cancelOnInterrupt();
   try {
     const result: RunResult = await runtime.resume(id, {
@@ -265,10 +273,11 @@ async function resumeCommand(
       force: values.force === true,
       answer: values.answer,
       // Questions after the answered one are asked on a terminal; without one the run waits again.
-      ask: process.stdin.isTTY === true ? ttyAsk() : undefined,
+      ask: view.ask(process.stdin.isTTY === true ? ttyAsk() : undefined),
       signal: controller.signal,
-      onEvent: progressListener(values.quiet),
+      onEvent: view.onEvent,
     });
+    view.close();
     if (values.json) {
       process.stdout.write(
         `${JSON.stringify({ runId: result.runId, output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
@@ -278,15 +287,16 @@ async function resumeCommand(
     }
     return EXIT.OK;
   } catch (err) {
+    view.close();
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted)
       return suspended(err, values.json === true);
-    process.stderr.write(`error: ${formatError(err)}\n`);
+    // With --events the run_end event holds the error: stderr stays JSON lines only.
+    if (!(flags.events && view.totals().ms !== undefined))
+      process.stderr.write(`error: ${formatError(err)}\n`);
+    if (values.json)
+      process.stdout.write(`${JSON.stringify(failureJson(err, { runId: id, ...view.totals() }))}\n`);
     // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
-    if (controller.signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED'))
-      return EXIT.CANCELLED;
-    if (err instanceof ValidationError) return EXIT.INVALID;
-    if (err instanceof HatcheryError && err.code === 'USAGE') return EXIT.USAGE;
-    return EXIT.RUN_FAILED;
+    return failureExit(err, controller.signal.aborted);
   } finally {
     await runtime.close();
     dispose();

@@ -22,6 +22,8 @@ export interface TreeEntry {
   /** The node kind (drone, parallel...) of node entries. */
   nodeKind?: string;
   status: TreeStatus;
+  /** Nesting below the root (0 for the run itself, 1 for its top-level nodes). */
+  depth: number;
   /** Start time in milliseconds (the clock the caller passes, Date.now() by default). */
   start: number;
   /** Duration in milliseconds, once it ended. */
@@ -74,7 +76,7 @@ export class RunTree {
     start: number,
     private readonly keep = false,
   ) {
-    this.root = { id: 'run', kind: 'run', label: name, status: 'running', start, children: [] };
+    this.root = { id: 'run', kind: 'run', label: name, status: 'running', depth: 0, start, children: [] };
   }
 
   /** Applies one event at time `at`; returns the entry it created or changed, if any. */
@@ -224,7 +226,7 @@ export class RunTree {
     parent: TreeEntry,
     fields: Pick<TreeEntry, 'id' | 'kind' | 'label' | 'start'> & Partial<TreeEntry>,
   ): TreeEntry {
-    const entry: TreeEntry = { status: 'running', children: [], ...fields };
+    const entry: TreeEntry = { status: 'running', depth: parent.depth + 1, children: [], ...fields };
     parent.children.push(entry);
     return entry;
   }

@@ -79,14 +79,14 @@ describe('a budget stops a parallel fan-out of spawned agents', () => {
     await expect.poll(() => fakes.openai.disconnects).toBe(s.helpers);
   });
 
-  it('from the CLI: exit 1, the limit and the partial outputs on stderr; --json has them too', async () => {
+  it('from the CLI: exit 5, the limit and the partial outputs on stderr; --json has them too', async () => {
     script();
     const dir = tempDir();
     const file = path.join(dir, 'fan.json');
     writeFileSync(file, JSON.stringify(def()));
     const env = envOf(fakes);
     const r = await runCli(['run', file, '--input', 'go', '--budget-model-calls', '4'], { env });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(5);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/error: .*budget exhausted: model_calls 4 of 4 spent/);
     expect(r.stderr).toContain('raise budget.model_calls or --budget-model-calls');
@@ -100,7 +100,7 @@ describe('a budget stops a parallel fan-out of spawned agents', () => {
     const j = await runCli(['run', file, '--input', 'go', '--budget-model-calls', '4', '--json', '-q'], {
       env,
     });
-    expect(j.code).toBe(1);
+    expect(j.code).toBe(5);
     const out = JSON.parse(j.stdout);
     expect(out).toMatchObject({ code: 'BUDGET_EXHAUSTED', limit: 'model_calls', limit_value: 4 });
     expect(out.spent.model_calls).toBe(4);

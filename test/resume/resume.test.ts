@@ -150,7 +150,10 @@ describe('runs resume', () => {
     const res = await cli(['runs', 'resume', id, '--from', 'C']);
     expect(res).toMatchObject({ code: 0, stdout: 'd-new\n' });
     // Progress says which nodes came from the journal.
-    expect(res.stderr).toContain('[1] A (from the journal)\n[2] B (from the journal)\n[3] C (');
+    expect(res.stderr).toContain(
+      '[1] A (from the journal)\n[2] B (from the journal)\n[3] C started (drone)\n',
+    );
+    expect(res.stderr).toMatch(/\n\[3\] C \(\d+ ms/);
     expect(asked()).toEqual(['C after b-out', 'D after c-new']);
 
     const bad = await cli(['runs', 'resume', id, '--from', 'Nope', '-q']);

@@ -1,0 +1,22 @@
+/**
+ * --events: the run's event stream as JSON lines, one object per event with the time it was seen
+ * (`at`, milliseconds since the epoch, as in the journal). Redacted like the journal: every string is
+ * cleaned of the run's secrets and key shapes, credential fields are dropped, and a model call's
+ * request is its content (system, messages, tools, settings), never its signal or callbacks.
+ */
+import type { RunEvent } from '../../engine/contracts.js';
+import { chatRequestShape, redactDeep } from '../../runtime/cassette/canonical.js';
+
+/** The JSON line of one event (no newline). */
+export function eventLine(e: RunEvent, at: number, secrets: readonly string[]): string {
+  const { type, ...rest } = e as RunEvent & Record<string, unknown>;
+  const fields: Record<string, unknown> = { at, type, ...rest };
+  if (e.type === 'model_call') fields.request = chatRequestShape(e.vendor, e.request);
+  const clean = redactDeep(fields, secrets);
+  try {
+    return JSON.stringify(clean);
+  } catch (err) {
+    // A value JSON cannot hold (a BigInt in a structured output) loses the event's content, not the stream.
+    return JSON.stringify({ at, type, runId: e.runId, unwritable: String(err) });
+  }
+}
