@@ -479,6 +479,8 @@ export interface RunContext {
   seq: number;
   /** Step of the node executing in this scope (a child starts with its parent's), for event places. */
   step: number;
+  /** Step of the loop node whose body this scope is walking, if any: its nodes' events sit under it. */
+  bodyOf: number | undefined;
   /** Step of the node execution that made this scope (branches, nested runs); undefined at the top. */
   readonly parentStep: number | undefined;
   /** Tool call this scope runs under (hatch:, node:, spawn_agent), when someone listens. */

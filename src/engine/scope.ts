@@ -78,6 +78,8 @@ export class Scope implements RunContext {
   seq = 0;
   /** Step of the node executing here; a child starts with its parent's. */
   step = 0;
+  /** Step of the loop node whose body this scope is walking (see RunContext.bodyOf). */
+  bodyOf: number | undefined = undefined;
   /** State shared by the scopes of one hatchery run. */
   readonly local: RunLocal;
   /** Cancellation of this scope: the run's signal, or a fan-out's that also fires when a sibling fails. */

@@ -161,6 +161,12 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
 
 /** Sets an event's place in the run tree (see EventPlace) from the scope it happens in. */
 export function placeOf(scope: RunContext, event: EventPlace): void {
+  // A loop's body sits under the loop, which itself sits where its scope does.
+  const bodyOf = scope.bodyOf;
+  if (bodyOf !== undefined) {
+    event.parent = bodyOf;
+    return;
+  }
   if (scope.parentStep !== undefined) event.parent = scope.parentStep;
   if (scope.parentCall !== undefined) event.call = scope.parentCall;
 }

@@ -50,11 +50,18 @@ export const loopImpl: NodeKindImpl<LoopDef> = {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
         let last: NodeResult = { text: '' };
-        for (let i = 1; i <= max; i++) {
-          scope.ctx.iteration = i;
-          last = await walk(scope, body);
-          // The body's usage is already counted by its own nodes, and its own `next` choice is not ours.
-          if (until(scope, last.text)) return { text: last.text, value: last.value };
+        // The body walks this scope, but its nodes belong under this loop in a run's tree (events).
+        const outer = scope.bodyOf;
+        scope.bodyOf = scope.step;
+        try {
+          for (let i = 1; i <= max; i++) {
+            scope.ctx.iteration = i;
+            last = await walk(scope, body);
+            // The body's usage is already counted by its own nodes, and its own `next` choice is not ours.
+            if (until(scope, last.text)) return { text: last.text, value: last.value };
+          }
+        } finally {
+          scope.bodyOf = outer;
         }
         if (onLimit !== undefined) return { text: last.text, value: last.value, next: onLimit };
         throw new HatcheryError(

@@ -80,6 +80,28 @@ describe('the run tree', () => {
     expect(leaf.output).toBe('leaf got x');
   });
 
+  it("puts a loop's body under the loop, each iteration, and what follows the loop beside it", async () => {
+    const h = load(
+      hatch([
+        { name: 'L', type: 'loop', body: 'B', until: '{{ ctx.iteration == 2 }}', max_iterations: 3, next: 'After' },
+        echo('B', 'round {{ ctx.iteration }}', { next: 'B2' }),
+        echo('B2', 'checked'),
+        echo('After', 'after'),
+      ]),
+    );
+    const { tree, failure } = await treeOf(new Runtime({ env: {} }), h);
+    expect(failure).toBeUndefined();
+    expect(shape(tree.root)).toEqual([
+      'run test done',
+      '  node L done',
+      '    node B done',
+      '    node B2 done',
+      '    node B done',
+      '    node B2 done',
+      '  node After done',
+    ]);
+  });
+
   it('marks the failing node and the run failed, with the error', async () => {
     const h = load(hatch([echo('A', 'ok', { next: 'B' }), { name: 'B', type: 'script', cmd: ['false'] }]));
     const { tree, events, failure } = await treeOf(new Runtime({ env: {} }), h);
