@@ -83,7 +83,14 @@ describe('the run tree', () => {
   it("puts a loop's body under the loop, each iteration, and what follows the loop beside it", async () => {
     const h = load(
       hatch([
-        { name: 'L', type: 'loop', body: 'B', until: '{{ ctx.iteration == 2 }}', max_iterations: 3, next: 'After' },
+        {
+          name: 'L',
+          type: 'loop',
+          body: 'B',
+          until: '{{ ctx.iteration == 2 }}',
+          max_iterations: 3,
+          next: 'After',
+        },
         echo('B', 'round {{ ctx.iteration }}', { next: 'B2' }),
         echo('B2', 'checked'),
         echo('After', 'after'),
