@@ -86,6 +86,8 @@ export interface EventPlace {
   parent?: number;
   /** Id of the enclosing tool call (see tool_start). */
   call?: number;
+  /** The map item (0-based) whose branch this runs in, for nodes of a map item's chain. */
+  item?: number;
 }
 
 /** Events of a run, for the CLI, traces, MCP progress and the run journal. `depth` > 0 marks nested runs. */
@@ -452,6 +454,8 @@ export interface ChildOptions {
   call?: number;
   /** A spawned agent's scope (see RunContext.agent). */
   agent?: boolean;
+  /** The map item this child runs (see RunContext.item). */
+  item?: number;
 }
 
 /** The context a node executes in: its variables, cancellation, file access and run-wide state. */
@@ -487,6 +491,8 @@ export interface RunContext {
   readonly parentCall: number | undefined;
   /** True in a spawned agent's scope: its model and tool calls belong under parentCall. */
   readonly agent: boolean;
+  /** The map item (0-based) this scope runs, in a map branch's scope. */
+  readonly item: number | undefined;
   /** Output of the node that ran last here (a script's default stdin). */
   last: string;
   /** Renders a compiled template with this context's variables. */

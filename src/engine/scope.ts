@@ -103,6 +103,8 @@ export class Scope implements RunContext {
     readonly parentCall: number | undefined = undefined,
     /** A spawned agent's scope. */
     readonly agent = false,
+    /** The map item this scope runs (see RunContext.item). */
+    readonly item: number | undefined = undefined,
   ) {
     this.local = local ?? new RunLocal();
     this.signal = signal ?? shared.signal;
@@ -166,6 +168,7 @@ export class Scope implements RunContext {
       // Not inherited: a branch's nodes sit under the node that made it, not under its run's call.
       opts.call,
       opts.agent === true,
+      opts.item,
     );
     s.last = this.last;
     s.step = this.step;

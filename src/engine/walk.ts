@@ -169,4 +169,5 @@ export function placeOf(scope: RunContext, event: EventPlace): void {
   }
   if (scope.parentStep !== undefined) event.parent = scope.parentStep;
   if (scope.parentCall !== undefined) event.call = scope.parentCall;
+  if (scope.item !== undefined) event.item = scope.item;
 }

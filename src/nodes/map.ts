@@ -58,7 +58,7 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           start: () => start,
           run: (i, signal) =>
             walk(
-              scope.child({ item: items[i], index: i }, { signal, path: branchPath(scope, seq, i) }),
+              scope.child({ item: items[i], index: i }, { signal, path: branchPath(scope, seq, i), item: i }),
               start,
             ),
         });

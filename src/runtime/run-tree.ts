@@ -21,6 +21,8 @@ export interface TreeEntry {
   label: string;
   /** The node kind (drone, parallel...) of node entries. */
   nodeKind?: string;
+  /** The map item (0-based) a node entry runs for. */
+  item?: number;
   status: TreeStatus;
   /** Nesting below the root (0 for the run itself, 1 for its top-level nodes). */
   depth: number;
@@ -56,6 +58,7 @@ export type TreeEvent =
 
 /** Optional loose fields every event shape may carry, read without narrowing each case. */
 interface Loose {
+  item?: number;
   step?: number;
   parent?: number;
   call?: number;
@@ -112,6 +115,7 @@ export class RunTree {
           nodeKind: e.kind,
           start: at,
         });
+        if (place.item !== undefined) entry.item = place.item;
         this.steps.set(e.step, entry);
         return entry;
       }

@@ -39,7 +39,7 @@ describe('prompts in the journal', () => {
     const res = await runtime.run(h, { input: 'owls' });
     expect(res.output).toBe('finished');
     await runtime.close();
-    const stored = await store.read(res.runId);
+    const stored = (await store.read(res.runId))!;
     const calls = stored.records.filter((r) => r.type === 'model_call');
     expect(calls).toHaveLength(4);
     // The first call carries the system prompt and the user message; each later one only what it added.

@@ -147,7 +147,7 @@ function facts(e: TreeEntry, now: number, p: Paint, folded: number): string {
 
 /** The name of an entry as drawn: nodes bare, tools and models named so, failures in red. */
 function title(e: TreeEntry, p: Paint): string {
-  const name = label(e.label);
+  const name = e.item === undefined ? label(e.label) : `${label(e.label)} #${e.item + 1}`;
   const text = e.kind === 'tool' ? `tool ${name}` : e.kind === 'model' ? `model ${name}` : name;
   return e.status === 'failed' ? p.red(text) : e.kind === 'node' || e.kind === 'run' ? p.bold(text) : text;
 }

@@ -40,7 +40,7 @@ export function plainLine(e: RunEvent, entry: TreeEntry | undefined, p: Paint): 
       if (e.depth > 0) return undefined;
       return e.ok ? summaryLine(e) : p.red(summaryLine(e));
     case 'node_start':
-      return `${at}[${e.step}] ${label(e.node)} started ${p.dim(`(${e.kind})`)}`;
+      return `${at}[${e.step}] ${label(e.node)}${e.item === undefined ? '' : ` #${e.item + 1}`} started ${p.dim(`(${e.kind})`)}`;
     case 'node_end':
       // A resumed run's node taken from the journal cost nothing this time.
       if (e.replayed) return `${at}[${e.step}] ${label(e.node)} (from the journal)`;

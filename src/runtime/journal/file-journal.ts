@@ -153,7 +153,7 @@ export class FileJournal implements RunJournal {
     const v = JOURNAL_VERSION;
     switch (e.type) {
       case 'node_start':
-        return e.depth === 0 && e.parent === undefined
+        return e.depth === 0 && e.parent === undefined && e.item === undefined
           ? { v, at, type: e.type, node: e.node, kind: e.kind, step: e.step, depth: 0 }
           : {
               v,
@@ -166,6 +166,7 @@ export class FileJournal implements RunJournal {
               hatchery: e.depth === 0 ? undefined : e.hatchery,
               parent: e.parent,
               call: e.call,
+              item: e.item,
             };
       case 'node_error':
         return {

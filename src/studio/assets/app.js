@@ -261,7 +261,8 @@ function renderTimeline() {
   for (const [e, depth] of rows) {
     const row = el('div', `row${state.pick === e.id ? ' selected' : ''}`);
     row.dataset.entry = e.id;
-    const label = el('span', 'label', `${e.kind === 'node' ? '' : `${e.kind}: `}${e.label}`);
+    const item = e.item === undefined ? '' : ` #${e.item + 1}`;
+    const label = el('span', 'label', `${e.kind === 'node' ? '' : `${e.kind}: `}${e.label}${item}`);
     label.style.paddingLeft = `${depth * 14}px`;
     const track = el('span', 'track');
     const bar = el('span', `bar k-${e.kind} st-${e.status}`);
