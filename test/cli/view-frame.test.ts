@@ -15,6 +15,7 @@ import type { ChatRequest } from '../../src/providers/types.js';
 import { RunTree } from '../../src/runtime/run-tree.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { echo, hatch, load, tempDir } from '../helpers.js';
+import { FINAL_TREE } from './view-shapes.js';
 
 const plain = paint(false);
 const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
@@ -97,18 +98,7 @@ describe('the live frame', () => {
     const done = renderFrame(tree, { columns: 80, rows: 24, now: 2000 }, plain).split('\n');
     expect(done[0]).toMatch(/^✔ test {2}5 steps {2}.+ {2}\d+\+\d+ tokens, \$[\d.]+$/);
     const shape = done.slice(1).map((l) => l.replace(/(\S) {2}.*$/, '$1'));
-    expect(shape).toEqual([
-      '  ✔ P',
-      expect.stringMatching(/^ {4}✔ [AB]$/),
-      '      ✔ tool echo',
-      expect.stringMatching(/^ {4}✔ [AB]$/),
-      '      ✔ tool echo',
-      '  ✔ Ask',
-      '    ✔ tool leaf',
-      '      ✔ leaf',
-      '        ✔ Leaf',
-      '          ✔ tool echo',
-    ]);
+    expect(shape).toEqual(FINAL_TREE);
     expect(done.find((l) => l.includes('✔ Ask'))).toMatch(/drone {2}\d+ ms {2}\d+\+\d+ tokens/);
   });
 

@@ -15,6 +15,7 @@ import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/ser
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
+import { fixtureJs } from '../fixtures/paths.js';
 import { CLI_PATH, echo, REPO_ROOT, TEST_STATE, tempDir } from '../helpers.js';
 
 /** The built CLI (see test/helpers.ts). */
@@ -228,4 +229,23 @@ export function gatedProvider() {
     return `done: ${last && last.role === 'user' ? last.content : ''}`;
   });
   return { provider, started, abortedAt, release: () => release() };
+}
+
+/**
+ * Writes `relay.json` in `dir`: one baneling calling the echo tool of a downstream MCP server (the v2
+ * fixture) that logs the `_meta` trace context of every call it receives to the returned file.
+ */
+export function writeRelay(dir: string, logDir = tempDir('trace-')): string {
+  const log = path.join(logDir, 'seen.jsonl');
+  writeHatchery(dir, 'relay.json', {
+    name: 'relay',
+    desc: 'calls a downstream MCP server',
+    mcpServers: {
+      down: { command: process.execPath, args: [fixtureJs('mcp-v2-server'), '--trace-log', log] },
+    },
+    nodes: [
+      { name: 'Call', type: 'tool', tool_name: 'mcp:down/echo', tool_args: { text: '{{ ctx.input }}' } },
+    ],
+  });
+  return log;
 }

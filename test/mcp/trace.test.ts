@@ -11,9 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HatcheryMcpServer } from '../../src/mcp/server.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { fixtureJs } from '../fixtures/paths.js';
 import { tempDir } from '../helpers.js';
-import { hatcheryDir, textOf, waitFor, writeHatchery } from './helpers.js';
+import { hatcheryDir, textOf, waitFor, writeRelay } from './helpers.js';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const TRACESTATE = 'vendor=opaque';
@@ -24,17 +23,7 @@ afterEach(async () => {
 
 async function setup() {
   const dir = hatcheryDir();
-  const log = path.join(tempDir('trace-'), 'seen.jsonl');
-  writeHatchery(dir, 'relay.json', {
-    name: 'relay',
-    desc: 'calls a downstream MCP server',
-    mcpServers: {
-      down: { command: process.execPath, args: [fixtureJs('mcp-v2-server'), '--trace-log', log] },
-    },
-    nodes: [
-      { name: 'Call', type: 'tool', tool_name: 'mcp:down/echo', tool_args: { text: '{{ ctx.input }}' } },
-    ],
-  });
+  const log = writeRelay(dir, tempDir('trace-'));
   const state = tempDir('state-');
   const runtime = new Runtime({ env: {}, store: new FileRunStore(state, { env: {} }) });
   const core = await HatcheryMcpServer.start({ dir, runtime, watch: false, log: () => {} });

@@ -11,9 +11,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HatcheryMcpServer } from '../../src/mcp/server.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { fixtureJs } from '../fixtures/paths.js';
 import { tempDir } from '../helpers.js';
-import { hatcheryDir, textOf, writeHatchery } from '../mcp/helpers.js';
+import { hatcheryDir, textOf, writeRelay } from '../mcp/helpers.js';
 import { OtlpReceiver } from './otlp-receiver.js';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
@@ -26,17 +25,7 @@ afterEach(async () => {
 async function setup(headers?: string) {
   const receiver = await new OtlpReceiver().start();
   const dir = hatcheryDir();
-  const log = path.join(tempDir('otel-trace-'), 'seen.jsonl');
-  writeHatchery(dir, 'relay.json', {
-    name: 'relay',
-    desc: 'calls a downstream MCP server',
-    mcpServers: {
-      down: { command: process.execPath, args: [fixtureJs('mcp-v2-server'), '--trace-log', log] },
-    },
-    nodes: [
-      { name: 'Call', type: 'tool', tool_name: 'mcp:down/echo', tool_args: { text: '{{ ctx.input }}' } },
-    ],
-  });
+  const log = writeRelay(dir, tempDir('otel-trace-'));
   const env: Record<string, string> = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
   if (headers) env.OTEL_EXPORTER_OTLP_HEADERS = headers;
   const runtime = new Runtime({ env });
