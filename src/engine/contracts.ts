@@ -90,6 +90,20 @@ export interface EventPlace {
   item?: number;
 }
 
+/** Where a model call happens and to which model: the fields model_call and model_retry share. */
+export interface ModelEventBase {
+  runId: string;
+  hatchery: string;
+  node: string;
+  /** Step of the node making the call. */
+  step: number;
+  /** The spawn_agent tool call whose agent made it, for spawned agents. */
+  call?: number;
+  depth: number;
+  vendor: string;
+  model: string;
+}
+
 /** Events of a run, for the CLI, traces, MCP progress and the run journal. `depth` > 0 marks nested runs. */
 export type RunEvent =
   | ({
@@ -149,18 +163,8 @@ export type RunEvent =
       code?: string;
       ms: number;
     } & EventPlace)
-  | {
+  | ({
       type: 'model_call';
-      runId: string;
-      hatchery: string;
-      node: string;
-      /** Step of the node making the call. */
-      step: number;
-      /** The spawn_agent tool call whose agent made it, for spawned agents. */
-      call?: number;
-      depth: number;
-      vendor: string;
-      model: string;
       /**
        * The request as sent (its message list copied, never redacted here): a journal hashes it into
        * the cassette key, so it can answer the same call again. Listeners must not change it.
@@ -179,18 +183,10 @@ export type RunEvent =
       /** What this model stands in for (`client_fallback`: the MCP client's model was unavailable). */
       standIn?: string;
       ms: number;
-    }
-  | {
+    } & ModelEventBase)
+  | ({
       /** A model call failed and is retried after `waitMs` (rate limit, overload, connection). */
       type: 'model_retry';
-      runId: string;
-      hatchery: string;
-      node: string;
-      step: number;
-      call?: number;
-      depth: number;
-      vendor: string;
-      model: string;
       /** 1 for the first retry. */
       attempt: number;
       waitMs: number;
@@ -198,7 +194,7 @@ export type RunEvent =
       reason: string;
       /** True when the server asked for the wait (429, retry-after). */
       rateLimited: boolean;
-    }
+    } & ModelEventBase)
   | {
       /** A tool call begins (emitted only while someone listens). */
       type: 'tool_start';
