@@ -45,11 +45,11 @@ if (which === undefined || which === 'terminal') {
 /** The ANSI frame as an HTML page in a dark terminal's colours (only the SGR codes the view uses). */
 function terminalPage(ansi) {
   const colours = { 31: '#ff6b6b', 32: '#5fd068', 33: '#e5c07b', 36: '#56b6c2' };
-  const escape = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const html = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   let bold = false;
   let dim = false;
   let colour;
-  let html = '';
+  let out = '';
   for (const part of ansi.split(/(\x1b\[[0-9;]*m)/)) {
     const sgr = /^\x1b\[([0-9;]*)m$/.exec(part);
     if (!sgr) {
@@ -58,7 +58,7 @@ function terminalPage(ansi) {
         dim ? 'opacity:.6' : '',
         colour ? `color:${colour}` : '',
       ].filter(Boolean);
-      html += style.length ? `<span style="${style.join(';')}">${escape(part)}</span>` : escape(part);
+      out += style.length ? `<span style="${style.join(';')}">${html(part)}</span>` : html(part);
       continue;
     }
     for (const code of (sgr[1] || '0').split(';').map(Number)) {
@@ -73,5 +73,5 @@ function terminalPage(ansi) {
   const prompt =
     '<span style="color:#8be9fd">$</span> hatchery-mcp run hatchery/outline-expand.json --input "tide pools"\n';
   return `<!doctype html><meta charset="utf-8"><body style="margin:0;background:#fff">
-<pre style="display:inline-block;margin:0;padding:18px 22px;background:#1e1f29;color:#e6e6e6;border-radius:8px;font:14px/1.45 'DejaVu Sans Mono',monospace">${prompt}${html}</pre>`;
+<pre style="display:inline-block;margin:0;padding:18px 22px;background:#1e1f29;color:#e6e6e6;border-radius:8px;font:14px/1.45 'DejaVu Sans Mono',monospace">${prompt}${out}</pre>`;
 }

@@ -4,7 +4,6 @@
  * and for a run started with hatchery_start; a malformed one is dropped without failing the call.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';

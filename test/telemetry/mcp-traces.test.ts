@@ -5,7 +5,6 @@
  * The runtime here gets its environment as an option (not process.env), as an embedding host would.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
