@@ -8,7 +8,7 @@ import {
   type RetryInfo,
   type Usage,
 } from '../providers/types.js';
-import type { ModelEventBase, RunContext, RunEvent, RunMeter } from './contracts.js';
+import type { RunContext, RunEvent, RunMeter } from './contracts.js';
 
 type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
 
@@ -52,40 +52,52 @@ async function reported(
   const shared = scope.shared;
   const vendor = resolved.vendor;
   const t0 = performance.now();
-  // What both events of the call say about where it happens (a spawned agent's calls sit under the
-  // spawn_agent call that started it).
-  const where: ModelEventBase = {
-    runId: shared.runId,
-    hatchery: scope.hatchery.name,
-    node,
-    step: scope.step,
-    depth: scope.depth,
-    vendor,
-    model: req.model,
-  };
-  if (scope.agent && scope.parentCall !== undefined) where.call = scope.parentCall;
+  const step = scope.step;
+  // A spawned agent's calls sit under the spawn_agent call that started it.
+  const call = scope.agent ? scope.parentCall : undefined;
   // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
   const request = { ...req, messages: req.messages.slice() };
   let retries = 0;
   const report = (outcome: Partial<ModelCallEvent>) => {
     const event: ModelCallEvent = {
       type: 'model_call',
-      ...where,
+      runId: shared.runId,
+      hatchery: scope.hatchery.name,
+      node,
+      step,
+      depth: scope.depth,
+      vendor,
+      model: req.model,
       request,
       ms: performance.now() - t0,
       ...outcome,
     };
+    if (call !== undefined) event.call = call;
     if (retries > 0) event.retries = retries;
     if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
     emit(event);
   };
-  const onRetry = (r: RetryInfo) => {
+  // Set on the request itself (a tool loop sends the same object each turn, so each call sets its own):
+  // a copy of the request per call would cost every call what only a retry needs.
+  req.onRetry = (r: RetryInfo) => {
     retries = r.attempt;
-    emit({ type: 'model_retry', ...where, ...r });
+    const event: Extract<RunEvent, { type: 'model_retry' }> = {
+      type: 'model_retry',
+      runId: shared.runId,
+      hatchery: scope.hatchery.name,
+      node,
+      step,
+      depth: scope.depth,
+      vendor,
+      model: req.model,
+      ...r,
+    };
+    if (call !== undefined) event.call = call;
+    emit(event);
   };
   let res: ChatResponse;
   try {
-    res = await inner.chat(req.onRetry ? req : { ...req, onRetry });
+    res = await inner.chat(req);
   } catch (err) {
     report(
       err instanceof HatcheryError

@@ -41,7 +41,7 @@ export class FileJournal implements RunJournal {
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
   /** Messages already written per conversation (node execution, agent, system prompt). */
-  private readonly sent = new Map<string, number>();
+  private readonly sent = new Map<number | string, { system: string; count: number }>();
   /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
   private readonly jsonSecrets: string[];
   /** The last write error (a full disk): runs go on, the store reports it. */
@@ -337,10 +337,12 @@ export class FileJournal implements RunJournal {
    */
   private prompt(e: Extract<RunEvent, { type: 'model_call' }>): Record<string, unknown> {
     const { system, messages } = e.request;
-    const conversation = `${e.step}|${e.call ?? ''}|${system}`;
-    let from = this.sent.get(conversation) ?? 0;
-    if (from > messages.length) from = 0;
-    this.sent.set(conversation, messages.length);
+    const conversation = e.call === undefined ? e.step : `${e.step}|${e.call}`;
+    const before = this.sent.get(conversation);
+    // Another conversation of the same node (a spawned agent beside another) starts from its beginning.
+    const from =
+      before !== undefined && before.system === system && before.count <= messages.length ? before.count : 0;
+    this.sent.set(conversation, { system, count: messages.length });
     const added = this.clean(from === 0 ? messages : messages.slice(from), 0);
     return from === 0 ? { system: this.str(system), messages: added } : { from, messages: added };
   }
