@@ -207,6 +207,8 @@ export type RunEvent =
       call: number;
       /** The enclosing spawn_agent call, when a spawned agent makes this call. */
       parentCall?: number;
+      /** The model's id of the call, when a drone's model asked for it. */
+      toolCallId?: string;
       tool: string;
       ref?: string;
       depth: number;

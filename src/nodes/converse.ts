@@ -95,7 +95,7 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
         }
         if (call.argsError) return reply(`invalid arguments for ${call.name}: ${call.argsError}`, true);
         try {
-          const r = await callTool(scope, node, tool, call.args);
+          const r = await callTool(scope, node, tool, call.args, undefined, call.id);
           return reply(r.text, r.isError === true);
         } catch (err) {
           // Cancellation of the run ends the loop; every other failure is the model's to handle.

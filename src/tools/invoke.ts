@@ -25,6 +25,8 @@ export async function callTool(
   tool: Tool,
   args: Record<string, unknown>,
   timeoutMs?: number,
+  /** The model's id of this call (a drone's tool loop), for the tool_start event. */
+  toolCallId?: string,
 ): Promise<ToolResult> {
   const shared = scope.shared;
   const ms = timeoutMs ?? shared.services.toolTimeoutMs;
@@ -51,6 +53,7 @@ export async function callTool(
       args,
     };
     if (scope.agent && scope.parentCall !== undefined) start.parentCall = scope.parentCall;
+    if (toolCallId !== undefined) start.toolCallId = toolCallId;
     emit(start);
     trace = start.trace;
   }

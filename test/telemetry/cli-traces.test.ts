@@ -73,7 +73,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
 /** The tool loop: echo, then the hatch: tool, then the answer. */
 function scriptAgent(): void {
   openai.enqueue(
-    { toolCalls: [{ name: 'echo', args: { text: 'ping' } }] },
+    { toolCalls: [{ id: 'call_echo_1', name: 'echo', args: { text: 'ping' } }] },
     { toolCalls: [{ name: 'sub', args: { input: 'deep' } }] },
     { text: 'all done' },
   );
@@ -144,7 +144,8 @@ describe('run exports GenAI spans over OTLP/HTTP', () => {
       'gen_ai.tool.name': 'echo',
       'gen_ai.tool.type': 'function',
     });
-    expect(tool.attributes['gen_ai.tool.call.id']).toMatch(/^\d+$/);
+    // The id the model gave the call, as the conventions ask.
+    expect(tool.attributes['gen_ai.tool.call.id']).toBe('call_echo_1');
     expect(tool.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
 
     // The nested run hangs under the hatch: tool call that started it.

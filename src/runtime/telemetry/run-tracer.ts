@@ -196,7 +196,8 @@ export class RunTracer {
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': e.tool,
-      'gen_ai.tool.call.id': String(e.call),
+      // The model's id when a model asked for the call; a baneling's call has only ours.
+      'gen_ai.tool.call.id': e.toolCallId ?? String(e.call),
       'gen_ai.tool.type': e.ref?.startsWith('mcp:') ? 'extension' : 'function',
       'hatchery.node': e.node,
     };
