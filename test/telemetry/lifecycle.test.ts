@@ -136,6 +136,10 @@ describe('telemetry on never costs the run', () => {
       },
     });
     expect(out).toMatchObject({ code: 0, stdout: 'said x\n' });
+    // Said once, so a user whose traces never arrive (or whose run waits at exit) learns why.
+    const warnings = out.stderr.split('\n').filter((l) => l.includes('could not be exported'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/HATCHERY_OTEL.*check OTEL_EXPORTER_OTLP_ENDPOINT/);
   });
 
   it('an endpoint that never answers: the run succeeds and the CLI exits after the exporter timeout', async () => {

@@ -5,11 +5,11 @@
  * headers, timeout, compression, certificates) from process.env; a runtime given another environment
  * passes its endpoint and headers explicitly.
  */
-import { parseKeyPairsIntoRecord, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ExportResultCode, parseKeyPairsIntoRecord, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { secretValues } from '../../core/secrets.js';
+import { redactText, secretValues } from '../../core/secrets.js';
 import { packageVersion } from '../../core/version.js';
 import { RunTracer } from './run-tracer.js';
 import type { Env, Telemetry } from './types.js';
@@ -28,6 +28,7 @@ export function createTelemetry(env: Env): Telemetry {
     resource = resource.merge(resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME }));
   }
   const exporter = new OTLPTraceExporter(env === process.env ? {} : exporterConfig(env));
+  warnOnFailure(exporter, secretValues(env));
   const provider = new BasicTracerProvider({
     resource,
     spanProcessors: [new BatchSpanProcessor(exporter)],
@@ -48,6 +49,28 @@ export function createTelemetry(env: Env): Telemetry {
       return closed;
     },
   };
+}
+
+/**
+ * Says once, on stderr, that traces could not be exported (a collector that is down or refuses the
+ * token), so a user whose spans never arrive, or whose `run` waits for the exporter's timeout at exit,
+ * learns why. The exporter itself keeps silent unless the process-wide diagnostic logger is set.
+ */
+function warnOnFailure(exporter: OTLPTraceExporter, secrets: readonly string[]): void {
+  const send = exporter.export.bind(exporter);
+  let warned = false;
+  exporter.export = (spans, done) =>
+    send(spans, (result) => {
+      if (result.code !== ExportResultCode.SUCCESS && !warned) {
+        warned = true;
+        const why = redactText(result.error?.message ?? 'unknown error', secrets, { authHeaders: true });
+        process.emitWarning(
+          `OpenTelemetry traces could not be exported (${why}); check OTEL_EXPORTER_OTLP_ENDPOINT and its headers, or lower OTEL_EXPORTER_OTLP_TIMEOUT where no collector runs`,
+          { code: 'HATCHERY_OTEL' },
+        );
+      }
+      done(result);
+    });
 }
 
 /**
