@@ -6,6 +6,7 @@ import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
 import { readMcpConfig } from './config.js';
+import { shutdownRequested } from './interrupt.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of the MCP server command. */
@@ -89,36 +90,6 @@ export function parseHttpAddress(value: string): { host: string; port: number } 
     );
   }
   return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
-}
-
-/** Resolves on SIGINT, SIGTERM or (stdio) the client closing stdin; a second signal exits at once. */
-function shutdownRequested(watchStdin: boolean): { done: Promise<string>; dispose: () => void } {
-  let resolve!: (why: string) => void;
-  const done = new Promise<string>((r) => {
-    resolve = r;
-  });
-  let signalled = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) process.exit(EXIT.CANCELLED);
-    signalled = true;
-    resolve(sig);
-  };
-  const onEnd = () => resolve('stdin closed');
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  if (watchStdin) {
-    process.stdin.on('end', onEnd);
-    process.stdin.on('close', onEnd);
-  }
-  return {
-    done,
-    dispose: () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      process.stdin.off('end', onEnd);
-      process.stdin.off('close', onEnd);
-    },
-  };
 }
 
 /**

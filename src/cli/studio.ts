@@ -3,6 +3,7 @@ import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
+import { shutdownRequested } from './interrupt.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp studio`. */
@@ -45,29 +46,6 @@ function portOption(value: string | undefined): number {
   return n;
 }
 
-/** Resolves on SIGINT or SIGTERM; a second signal exits at once. */
-function stopSignal(): { done: Promise<string>; dispose: () => void } {
-  let resolve!: (why: string) => void;
-  const done = new Promise<string>((r) => {
-    resolve = r;
-  });
-  let signalled = false;
-  const on = (sig: NodeJS.Signals) => {
-    if (signalled) process.exit(EXIT.CANCELLED);
-    signalled = true;
-    resolve(sig);
-  };
-  process.on('SIGINT', on);
-  process.on('SIGTERM', on);
-  return {
-    done,
-    dispose: () => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-    },
-  };
-}
-
 /** `hatchery-mcp studio`: serves the page until SIGINT/SIGTERM; returns the exit code. */
 export async function studioCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs(
@@ -104,7 +82,7 @@ export async function studioCommand(argv: string[]): Promise<number> {
     ...runtimeOptions(values, mcpServers),
     store: await journalStore(values, dir),
   });
-  const stop = stopSignal();
+  const stop = shutdownRequested(false);
   try {
     const studio = await startStudio({ dir, runtime, port });
     process.stdout.write(`studio: ${studio.url}\n`);
