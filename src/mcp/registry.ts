@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
-import { ValidationError } from '../core/errors.js';
+import { ValidationError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
 import {
@@ -45,6 +45,8 @@ export interface RegistryChange {
 interface FileState {
   served?: string;
   error?: string;
+  /** The problems of a file that fails validation (for pages that show them by line). */
+  problems?: ValidationProblem[];
 }
 
 /** URI of a hatchery's definition as an MCP resource. */
@@ -118,6 +120,13 @@ export class HatcheryRegistry {
   /** Current load errors, one message per failing file. */
   problems(): string[] {
     return [...this.files.values()].flatMap((s) => (s.error ? [s.error] : []));
+  }
+
+  /** The files that currently fail validation, each with its problems (path, line, message), by file. */
+  fileProblems(): { file: string; problems: ValidationProblem[] }[] {
+    return [...this.files]
+      .flatMap(([file, s]) => (s.problems ? [{ file, problems: s.problems }] : []))
+      .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   }
 
   /** Every file the served hatcheries depend on (hatch: targets, files entries, js: modules). */
@@ -258,10 +267,11 @@ export class HatcheryRegistry {
   private load(file: string, text: string, res: LoadResult, direct: boolean, change: RegistryChange): void {
     const state = this.files.get(file) ?? {};
     this.files.set(file, state);
-    const fail = (message: string) => {
+    const fail = (message: string, problems?: ValidationProblem[]) => {
       // Retried files report an error again only when it changed, so the log is not flooded.
       if (direct || state.error !== message) change.problems.push(message);
       state.error = message;
+      state.problems = problems;
     };
     if (!res.ok && res.notHatchery) {
       // Another JSON or YAML file (package.json, a test file): not a hatchery, so nothing to report.
@@ -269,7 +279,7 @@ export class HatcheryRegistry {
       return;
     }
     if (!res.ok) {
-      fail(res.error.message);
+      fail(res.error.message, res.error.problems);
       return;
     }
     const h = res.hatchery;
@@ -287,6 +297,7 @@ export class HatcheryRegistry {
       return;
     }
     state.error = undefined;
+    state.problems = undefined;
     if (state.served && state.served !== h.name && this.byName.get(state.served)?.file === file) {
       this.byName.delete(state.served);
       change.removed.push(state.served);

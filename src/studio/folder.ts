@@ -1,13 +1,10 @@
 /**
  * The studio's view of a hatchery folder: the MCP server's registry and watcher (one loader, one hot
- * reload, the last good version kept), plus what the page needs on top: each file's validation
- * problems with their lines, and each hatchery's graph as SVG with its nodes' ids in the picture.
+ * reload, the last good version kept, each failing file's problems with their lines), plus what the
+ * page needs on top: each hatchery's graph as SVG with its nodes' ids in the picture.
  */
-import { readFile } from 'node:fs/promises';
 import type { ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { ignoreRulesOf } from '../loader/ignore.js';
-import { listHatcheryFileNames, loadHatcheryText } from '../loader/load.js';
 import { hatcheryToMermaid, mermaidId } from '../loader/mermaid.js';
 import { HatcheryRegistry } from '../mcp/registry.js';
 import { HatcheryWatcher } from '../mcp/watcher.js';
@@ -55,12 +52,11 @@ export class StudioFolder {
   readonly registry: HatcheryRegistry;
   private watcher: HatcheryWatcher | undefined;
   private readonly svgs = new WeakMap<Hatchery, HatcheryView>();
-  private readonly problemFiles = new Map<string, ValidationProblem[]>();
   private render: Renderer | undefined;
 
   constructor(
     dir: string,
-    private readonly load: LoadOptions,
+    load: LoadOptions,
     private readonly onChange: (change: FolderChange) => void,
     private readonly onError: (message: string) => void = () => undefined,
   ) {
@@ -73,10 +69,6 @@ export class StudioFolder {
     const bm = await import('beautiful-mermaid');
     this.render = (m) => withoutFontImports(bm.renderMermaidSVG(m));
     await this.registry.loadAll();
-    if (this.registry.problems().length > 0) {
-      const files = await listHatcheryFileNames(this.registry.dir, await ignoreRulesOf(this.registry.dir));
-      await this.checkFiles(files);
-    }
     const watcher = new HatcheryWatcher(this.registry.dir, {
       debounceMs,
       onChange: (paths) => this.refresh(paths),
@@ -94,12 +86,12 @@ export class StudioFolder {
 
   /** Current problems of files that do not load. */
   problems(): FileProblems[] {
-    return [...this.problemFiles].map(([file, problems]) => ({ file, problems })).sort(byFile);
+    return this.registry.fileProblems();
   }
 
   /** Registry messages no file's problems explain (duplicate names). */
   messages(): string[] {
-    const files = [...this.problemFiles.keys()];
+    const files = this.registry.fileProblems().map((p) => p.file);
     return this.registry.problems().filter((m) => !files.some((f) => m.startsWith(`${f}:`)));
   }
 
@@ -116,14 +108,6 @@ export class StudioFolder {
   private async refresh(paths: string[]): Promise<void> {
     const change = await this.registry.refresh(paths);
     this.watcher?.watchFiles(this.registry.dependencies());
-    // Files that failed before, and those just changed, are checked again for their problem list.
-    const check = new Set([...paths, ...this.problemFiles.keys()]);
-    for (const e of this.registry.entries()) if (change.updated.includes(e.name)) check.add(e.file);
-    if (change.problems.length > 0 && this.registry.problems().length > this.problemFiles.size) {
-      const all = await listHatcheryFileNames(this.registry.dir, await ignoreRulesOf(this.registry.dir));
-      for (const f of all) check.add(f);
-    }
-    await this.checkFiles([...check]);
     const names = new Set([...change.added, ...change.updated]);
     this.onChange({
       changed: this.views().filter((v) => names.has(v.name)),
@@ -131,20 +115,6 @@ export class StudioFolder {
       problems: this.problems(),
       messages: this.messages(),
     });
-  }
-
-  /** Loads each file again for its problems (only files that changed or failed: a cheap, rare check). */
-  private async checkFiles(files: Iterable<string>): Promise<void> {
-    for (const file of files) {
-      if (!this.registry.isHatcheryFile(file)) {
-        this.problemFiles.delete(file);
-        continue;
-      }
-      const text = await readFile(file, 'utf8').catch(() => undefined);
-      const res = text === undefined ? undefined : loadHatcheryText(text, file, this.load);
-      if (res && !res.ok && !res.notHatchery) this.problemFiles.set(file, res.error.problems);
-      else this.problemFiles.delete(file);
-    }
   }
 
   private view(h: Hatchery, file: string): HatcheryView {
@@ -170,8 +140,4 @@ export class StudioFolder {
     }
     return v;
   }
-}
-
-function byFile(a: FileProblems, b: FileProblems): number {
-  return a.file < b.file ? -1 : a.file > b.file ? 1 : 0;
 }
