@@ -8,6 +8,7 @@
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent } from '../../engine/contracts.js';
 import type { ChatMessage } from '../../providers/types.js';
+import { ConversationCursor } from '../../runtime/conversations.js';
 import { terminalSafe } from '../ask-tty.js';
 import { label } from './format.js';
 import type { Paint } from './style.js';
@@ -18,7 +19,7 @@ export const VERBOSE_MAX_CHARS = 2000;
 /** Turns events into verbose blocks; remembers how much of each conversation it showed already. */
 export class VerboseText {
   /** Messages already shown, per conversation (node execution, or spawned agent). */
-  private readonly seen = new Map<string, number>();
+  private readonly seen = new ConversationCursor();
 
   constructor(
     private readonly secrets: readonly string[],
@@ -31,14 +32,13 @@ export class VerboseText {
     const at = '  '.repeat(Math.max(0, depth));
     switch (e.type) {
       case 'model_call': {
-        const key = `${e.runId}/${e.step}/${e.call ?? ''}`;
-        const from = this.seen.get(key) ?? 0;
+        // The reply is shown below, so the assistant message that repeats it next turn is not shown again.
+        const from = this.seen.next(e, 1);
         const msgs = e.request.messages;
         const parts: [string, string][] = [];
         if (from === 0 && e.request.system) parts.push(['system', e.request.system]);
         if (from > 0) parts.push(['...', `${from} earlier message${from === 1 ? '' : 's'}`]);
         for (let i = from; i < msgs.length; i++) parts.push(this.message(msgs[i]!));
-        this.seen.set(key, msgs.length + 1);
         const reply: [string, string][] = [];
         if (e.text) reply.push(['text', e.text]);
         for (const c of e.toolCalls ?? []) reply.push([`call ${c.name}`, JSON.stringify(c.args)]);

@@ -3,6 +3,7 @@ import { appendFile } from 'node:fs/promises';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { canonicalJson, chatRequestShape, redactDeep, requestKey } from '../cassette/canonical.js';
+import { ConversationCursor } from '../conversations.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
@@ -40,8 +41,8 @@ export class FileJournal implements RunJournal {
   private writing: Promise<void> = Promise.resolve();
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
-  /** Messages already written per conversation (node execution, agent, system prompt). */
-  private readonly sent = new Map<number | string, { system: string; count: number }>();
+  /** Messages already written per conversation. */
+  private readonly sent = new ConversationCursor();
   /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
   private readonly jsonSecrets: string[];
   /** The last write error (a full disk): runs go on, the store reports it. */
@@ -337,12 +338,7 @@ export class FileJournal implements RunJournal {
    */
   private prompt(e: Extract<RunEvent, { type: 'model_call' }>): Record<string, unknown> {
     const { system, messages } = e.request;
-    const conversation = e.call === undefined ? e.step : `${e.step}|${e.call}`;
-    const before = this.sent.get(conversation);
-    // Another conversation of the same node (a spawned agent beside another) starts from its beginning.
-    const from =
-      before !== undefined && before.system === system && before.count <= messages.length ? before.count : 0;
-    this.sent.set(conversation, { system, count: messages.length });
+    const from = this.sent.next(e);
     const added = this.clean(from === 0 ? messages : messages.slice(from), 0);
     return from === 0 ? { system: this.str(system), messages: added } : { from, messages: added };
   }

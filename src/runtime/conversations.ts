@@ -1,0 +1,25 @@
+/**
+ * Which messages of each model conversation a reader of a run has already taken, so a tool loop's
+ * conversation, sent whole on every turn, is written (journal) or shown (--verbose) once.
+ */
+import type { RunEvent } from '../engine/contracts.js';
+
+/** Remembers, per conversation (a node execution, or a spawned agent's), how many messages were taken. */
+export class ConversationCursor {
+  private readonly taken = new Map<number | string, { system: string; count: number }>();
+
+  /**
+   * The index of the first message of `call`'s request not taken yet (0 for a new conversation: another
+   * system prompt, or fewer messages than before, as when a spawned agent runs beside another), and
+   * marks them taken; `plus` more are marked too (the reply, which a reader shows with the call).
+   */
+  next(call: Extract<RunEvent, { type: 'model_call' }>, plus = 0): number {
+    const { system, messages } = call.request;
+    const key = call.call === undefined ? call.step : `${call.step}|${call.call}`;
+    const before = this.taken.get(key);
+    const from =
+      before !== undefined && before.system === system && before.count <= messages.length ? before.count : 0;
+    this.taken.set(key, { system, count: messages.length + plus });
+    return from;
+  }
+}
