@@ -45,8 +45,6 @@ export interface RunDetail {
   summary?: RunSummary;
   tree: TreeEntry;
   prompts: Record<string, unknown>;
-  /** False when no model call's request was kept (a run started outside the studio: the journal has a hash). */
-  promptsKept: boolean;
   live: boolean;
 }
 
@@ -173,7 +171,6 @@ export class StudioRuns {
         summary: stored?.summary ?? this.summaryOf(run),
         tree: run.tree.root,
         prompts: run.prompts,
-        promptsKept: true,
         live: run.status === 'running',
       };
     }
@@ -186,7 +183,6 @@ export class StudioRuns {
       summary: stored.summary,
       tree: tree.root,
       prompts,
-      promptsKept: Object.keys(prompts).length > 0,
       live: false,
     };
   }

@@ -196,7 +196,6 @@ async function openRun(id) {
     tree: d.tree,
     prompts: d.prompts,
     summary: d.summary,
-    promptsKept: d.promptsKept,
   };
   if (state.hatcheries.has(d.hatchery) && state.selected !== d.hatchery) {
     state.selected = d.hatchery;
