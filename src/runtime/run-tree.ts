@@ -203,6 +203,11 @@ export class RunTree {
     }
   }
 
+  /** Node executions in the tree so far, nested runs' included. */
+  get stepCount(): number {
+    return this.steps.size;
+  }
+
   /** The entry of node execution `step`, if the tree has it. */
   step(step: number): TreeEntry | undefined {
     return this.steps.get(step);

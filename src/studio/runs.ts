@@ -269,7 +269,7 @@ export class StudioRuns {
       source: 'studio',
       startedAt: run.startedAt,
       endedAt: run.endedAt,
-      steps: 0,
+      steps: run.tree.stepCount,
       usage: run.tree.usage(),
       output: run.output,
       error: run.error,

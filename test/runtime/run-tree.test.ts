@@ -107,6 +107,8 @@ describe('the run tree', () => {
       '    node B2 done',
       '  node After done',
     ]);
+    // Every node execution counts, the loop's body included (the view's header and the studio's list).
+    expect(tree.stepCount).toBe(6);
   });
 
   it('marks the failing node and the run failed, with the error', async () => {

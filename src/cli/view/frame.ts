@@ -152,19 +152,6 @@ function title(e: TreeEntry, p: Paint): string {
   return e.status === 'failed' ? p.red(text) : e.kind === 'node' || e.kind === 'run' ? p.bold(text) : text;
 }
 
-/** Counts the node executions of the tree, nested runs' included. */
-function stepsOf(root: TreeEntry): number {
-  let n = 0;
-  const visit = (e: TreeEntry): void => {
-    for (const c of e.children) {
-      if (c.kind === 'node') n++;
-      visit(c);
-    }
-  };
-  visit(root);
-  return n;
-}
-
 /** Cuts a styled line to `width` visible characters (escape codes do not count), closing the styles. */
 export function fitWidth(line: string, width: number): string {
   let visible = 0;
@@ -188,7 +175,7 @@ export function renderFrame(tree: RunTree, size: FrameSize, p: Paint): string {
   const width = Math.max(20, size.columns - 1);
   // One line for the header, one kept free so the terminal never scrolls the frame's first line away.
   const height = Math.max(1, size.rows - 2);
-  const steps = stepsOf(root);
+  const steps = tree.stepCount;
   const head = [
     `${glyph(root, size.now, p)} ${title(root, p)}`,
     p.dim(`${steps} step${steps === 1 ? '' : 's'}`),
