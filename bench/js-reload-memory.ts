@@ -12,7 +12,8 @@ import { JsTools } from '../src/tools/js.js';
 import { parseToolRef } from '../src/tools/refs.js';
 
 const argEdits = process.argv.indexOf('--edits');
-const EDITS = argEdits > 0 ? Number(process.argv[argEdits + 1]) : 1500;
+// BENCH_SMOKE=1 (CI's smoke step): 30 edits.
+const EDITS = argEdits > 0 ? Number(process.argv[argEdits + 1]) : process.env.BENCH_SMOKE === '1' ? 30 : 1500;
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
 

@@ -6,6 +6,9 @@
 import { loadHatcheryText } from '../src/loader/load.js';
 import { median } from './lib/stats.js';
 
+// BENCH_SMOKE=1 (CI's smoke step): the smallest size, two runs, every code path still taken.
+const smoke = process.env.BENCH_SMOKE === '1';
+
 function chainText(n: number): string {
   const nodes = Array.from({ length: n }, (_, i) => ({
     name: `N${i}`,
@@ -37,11 +40,14 @@ function measure(n: number, runs: number): number {
 }
 
 console.log('load (parse + validate + compile + checks), median µs per node');
-for (const [n, runs] of [
-  [100, 30],
-  [1000, 15],
-  [5000, 5],
-] as const) {
+const sizes: readonly (readonly [number, number])[] = smoke
+  ? [[100, 2]]
+  : [
+      [100, 30],
+      [1000, 15],
+      [5000, 5],
+    ];
+for (const [n, runs] of sizes) {
   const us = measure(n, runs);
   console.log(
     `  ${String(n).padStart(5)} nodes: ${us.toFixed(1)} µs/node (${((us * n) / 1000).toFixed(1)} ms per load)`,

@@ -17,6 +17,8 @@ import { ScriptedProvider } from '../src/providers/scripted.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { median } from './lib/stats.js';
 
+// BENCH_SMOKE=1 (CI's smoke step): 10 and 100 nodes, two rounds each, two start-ups per CLI.
+const smoke = process.env.BENCH_SMOKE === '1';
 const at = process.argv.indexOf('--baseline');
 const baseline = at > 0 ? path.resolve(process.argv[at + 1] ?? '') : undefined;
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -99,10 +101,10 @@ console.log(
   '(a) per-node overhead (median µs/node, scripted provider; spans exported to a loopback receiver)',
 );
 console.log(['nodes', ...modes.map((m) => m.label)].join('\t'));
-for (const n of [10, 100, 1000]) {
+for (const n of smoke ? [10, 100] : [10, 100, 1000]) {
   const hs = modes.map((m) => m.load(n));
   const per = modes.map(() => [] as number[]);
-  const runs = n >= 1000 ? 15 : 31;
+  const runs = smoke ? 2 : n >= 1000 ? 15 : 31;
   // Modes take turns in every round, so a noisy neighbour slows them alike; 3 warm-up rounds.
   for (let i = -3; i < runs; i++) {
     for (let m = 0; m < modes.length; m++) {
@@ -144,7 +146,7 @@ const clis: { label: string; cli: string; env: Record<string, string> }[] = [
 ];
 if (baseline) clis.unshift({ label: 'baseline', cli: path.join(baseline, 'dist/cli.js'), env: cliEnv });
 const times = clis.map(() => [] as number[]);
-for (let i = -2; i < 15; i++) {
+for (let i = smoke ? -1 : -2; i < (smoke ? 2 : 15); i++) {
   for (let c = 0; c < clis.length; c++) {
     const t0 = performance.now();
     // Asynchronous spawn: the receiver in this process must answer the CLI's export.

@@ -12,7 +12,8 @@ import { median } from './lib/stats.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const argSaves = process.argv.indexOf('--saves');
-const SAVES = argSaves > 0 ? Number(process.argv[argSaves + 1]) : 30;
+// BENCH_SMOKE=1 (CI's smoke step): three saves.
+const SAVES = argSaves > 0 ? Number(process.argv[argSaves + 1]) : process.env.BENCH_SMOKE === '1' ? 3 : 30;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-reload-'));
 const file = path.join(dir, 'edited.json');
