@@ -103,6 +103,10 @@ export class RunRegistry {
   private readonly runs = new Map<string, BackgroundRun>();
   private readonly maxKept: number;
   private readonly maxAgeMs: number;
+  /** When prune last walked the runs, how many finished ones it kept, and how many ended since. */
+  private prunedAt = 0;
+  private keptAtPrune = 0;
+  private endedSincePrune = 0;
 
   constructor(options: RunRegistryOptions = {}) {
     this.maxKept = options.maxKept ?? DEFAULT_MAX_KEPT_RUNS;
@@ -186,6 +190,7 @@ export class RunRegistry {
         },
       )
       .finally(() => {
+        this.endedSincePrune++;
         run.endedAt = Date.now();
         run.updatedAt = run.endedAt;
         run.node = undefined;
@@ -254,9 +259,21 @@ export class RunRegistry {
     };
   }
 
-  /** Drops finished runs that are too old, then the oldest finished ones beyond the count limit. */
+  /**
+   * Drops finished runs that are too old, then the oldest finished ones beyond the count limit.
+   * Every call start, poll and list prunes: the walk over every run happens only when the count may be
+   * over its limit or a second (at most the age limit) has passed, else 1,000 calls in flight would
+   * each walk the 1,000 others.
+   */
   private prune(): void {
     const now = Date.now();
+    if (
+      this.keptAtPrune + this.endedSincePrune <= this.maxKept &&
+      now - this.prunedAt < Math.min(1000, this.maxAgeMs)
+    )
+      return;
+    this.prunedAt = now;
+    this.endedSincePrune = 0;
     const finished: BackgroundRun[] = [];
     for (const r of this.runs.values()) {
       if (r.endedAt === undefined) continue;
@@ -267,6 +284,7 @@ export class RunRegistry {
       finished.sort((a, b) => a.endedAt! - b.endedAt!);
       for (const r of finished.slice(0, finished.length - this.maxKept)) this.runs.delete(r.id);
     }
+    this.keptAtPrune = Math.min(finished.length, this.maxKept);
   }
 }
 
