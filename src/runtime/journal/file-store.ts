@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { appendFile, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { HatcheryError } from '../../core/errors.js';
@@ -22,6 +22,10 @@ import {
 /** Folders pruned by this process already (prune on open runs once per process). */
 const prunedOnOpen = new Set<string>();
 const DAY_MS = 86_400_000;
+/** The file another process writes to ask this one to cancel a run it owns: `<id>.cancel`. */
+const CANCEL_SUFFIX = '.cancel';
+/** Up to this many runs in flight, a tick stats each one's cancel marker; beyond, it lists the folder once. */
+const FEW_RUNS = 8;
 
 /** How a FileRunStore keeps and prunes runs. */
 export interface FileRunStoreOptions {
@@ -58,6 +62,8 @@ export class FileRunStore implements RunStore {
   private readonly cancelListeners: ((id: string) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
+  /** A listing of the folder for cancel markers is under way (see tick). */
+  private listing = false;
   private made = false;
   private lastPrune = 0;
 
@@ -230,7 +236,7 @@ export class FileRunStore implements RunStore {
       }
       if (await this.ownerAlive(id, ownerOf(run.meta, run.records))) {
         // The owner notices the marker within its poll interval and aborts the run.
-        await writeFile(path.join(this.location, `${id}.cancel`), `${JSON.stringify(processOwner)}\n`);
+        await writeFile(this.markerOf(id), `${JSON.stringify(processOwner)}\n`);
         return s;
       }
     } else if (s.status !== 'interrupted' && s.status !== 'input_required') {
@@ -283,7 +289,7 @@ export class FileRunStore implements RunStore {
       // Running runs (and suspended ones, waiting for an answer) are never pruned.
       if (run && (run.summary.status === 'running' || run.summary.status === 'input_required')) continue;
       await rm(this.fileOf(id), { force: true });
-      await rm(path.join(this.location, `${id}.cancel`), { force: true });
+      await rm(this.markerOf(id), { force: true });
       deleted++;
     }
     return deleted;
@@ -348,17 +354,40 @@ export class FileRunStore implements RunStore {
   private tick(): void {
     this.ticks++;
     const heartbeat = this.ticks % Math.max(1, Math.round(this.staleMs / 4 / this.pollMs)) === 0;
-    for (const id of this.live.keys()) {
-      const marker = path.join(this.location, `${id}.cancel`);
-      if (existsSync(marker)) {
-        void rm(marker, { force: true });
-        this.fireCancel(id);
-      }
-      if (heartbeat) {
-        const now = new Date();
-        void utimes(this.fileOf(id), now, now).catch(() => {});
-      }
+    if (this.live.size <= FEW_RUNS) {
+      for (const id of this.live.keys()) if (existsSync(this.markerOf(id))) this.cancelMarked(id);
+    } else if (!this.listing) {
+      // Many runs in flight: one listing of the folder instead of a stat per run every tick.
+      this.listing = true;
+      readdir(this.location)
+        .then((names) => {
+          for (const name of names) {
+            if (!name.endsWith(CANCEL_SUFFIX)) continue;
+            const id = name.slice(0, -CANCEL_SUFFIX.length);
+            if (this.live.has(id)) this.cancelMarked(id);
+          }
+        })
+        .catch(() => {
+          // A folder that cannot be listed now is listed again at the next tick.
+        })
+        .finally(() => {
+          this.listing = false;
+        });
     }
+    if (heartbeat) {
+      const now = new Date();
+      for (const id of this.live.keys()) void utimes(this.fileOf(id), now, now).catch(() => {});
+    }
+  }
+
+  private markerOf(id: string): string {
+    return path.join(this.location, `${id}${CANCEL_SUFFIX}`);
+  }
+
+  /** A marker found for a run this process owns: remove it and cancel the run. */
+  private cancelMarked(id: string): void {
+    void rm(this.markerOf(id), { force: true });
+    this.fireCancel(id);
   }
 
   private fireCancel(id: string): void {
