@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { close, open, write } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
@@ -9,6 +10,12 @@ import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } 
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
 const MAX_BUFFERED = 8192;
+/**
+ * Journals that keep their file open, at most: beyond, a journal opens and closes its file at each
+ * flush, so thousands of runs in flight never use up the process's descriptors (often 1,024).
+ */
+const MAX_OPEN_FILES = 256;
+let openFiles = 0;
 /** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
 const MAX_DEPTH = 64;
 /** Fields dropped whole, as redactDeep does: their values are credentials whatever they look like. */
@@ -39,6 +46,8 @@ export class FileJournal implements RunJournal {
   private scheduled = false;
   private closed = false;
   private writing: Promise<void> = Promise.resolve();
+  /** The file, open for appending from the first flush to the end of the run. */
+  private fd: Promise<number> | undefined;
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
   /** Messages already written per conversation. */
@@ -102,7 +111,7 @@ export class FileJournal implements RunJournal {
     this.closed = true;
     // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
     const done = new Promise<void>((resolve) => {
-      setImmediate(() => resolve(this.flush()));
+      setImmediate(() => resolve(this.flush().then(() => this.closeFile())));
     });
     this.onEnd(this, done);
     return done;
@@ -125,13 +134,50 @@ export class FileJournal implements RunJournal {
       const line = this.line(queue[i]!, times[i]!);
       if (line !== undefined) text += `${line}\n`;
     }
-    const file = this.file;
     // Appends stay in order: each waits for the one before.
     this.writing = this.writing.then(() =>
-      appendFile(file, text, { mode: 0o600 }).catch((err: unknown) => {
+      this.appendText(Buffer.from(text, 'utf8')).catch((err: unknown) => {
         this.error = err;
       }),
     );
+    return this.writing;
+  }
+
+  /**
+   * Appends to the file through one descriptor kept open for the run: an appendFile per flush would
+   * open and close the file every time (two more system calls, and the promise API's FileHandle).
+   */
+  private async appendText(buf: Buffer): Promise<void> {
+    if (!this.fd) {
+      if (openFiles >= MAX_OPEN_FILES) return appendFile(this.file, buf, { mode: 0o600 });
+      openFiles++;
+      this.fd = new Promise<number>((resolve, reject) =>
+        open(this.file, 'a', 0o600, (err, fd) => (err ? reject(err) : resolve(fd))),
+      );
+      // A failed open (the folder gone) is tried again at the next flush.
+      this.fd.catch(() => {
+        openFiles--;
+        this.fd = undefined;
+      });
+    }
+    const fd = await this.fd;
+    for (let off = 0; off < buf.length; ) {
+      off += await new Promise<number>((resolve, reject) =>
+        write(fd, buf, off, buf.length - off, null, (err, n) => (err ? reject(err) : resolve(n))),
+      );
+    }
+  }
+
+  /** Closes the file after the last write. */
+  private closeFile(): Promise<void> {
+    this.writing = this.writing.then(async () => {
+      const opened = this.fd;
+      this.fd = undefined;
+      const fd = await opened?.catch(() => undefined);
+      if (fd === undefined) return;
+      openFiles--;
+      await new Promise<void>((resolve) => close(fd, () => resolve()));
+    });
     return this.writing;
   }
 

@@ -1,0 +1,46 @@
+/**
+ * A journal keeps its file open while its run goes on (one append per flush, no open and close each
+ * time), up to a cap: beyond it, journals open and close their file per flush. With more runs in flight
+ * than the cap, every journal is still complete, and no descriptor is left open after the runs.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
+import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { hatch, load, tempDir } from '../helpers.js';
+
+const openFds = () => readdirSync('/proc/self/fd').length;
+
+describe.runIf(process.platform === 'linux')('journal files kept open', () => {
+  it('300 runs at once (over the 256 cap) are all journaled whole, and every file is closed after', async () => {
+    const dir = tempDir('hatchery-journal-fds-');
+    const state = path.join(dir, 'runs');
+    const store = new FileRunStore(state, { env: {} });
+    const model = new ScriptedProvider(() => 'done', { delayMs: 50 });
+    const runtime = new Runtime({ providers: { openai: model }, env: {}, store, cwd: dir });
+    const h = load(
+      hatch([
+        { name: 'A', model: 'openai:gpt-test', usr_prompt: 'first {{ ctx.input }}', next: 'B' },
+        { name: 'B', model: 'openai:gpt-test', usr_prompt: 'then {{ out.A }}' },
+      ]),
+      dir,
+    );
+    const before = openFds();
+    const results = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => runtime.run(h, { input: `n${i}` })),
+    );
+    await store.idle();
+    expect(results.every((r) => r.output === 'done')).toBe(true);
+    const runs = await store.list({ limit: 1000 });
+    expect(runs).toHaveLength(300);
+    for (const s of runs) expect(s).toMatchObject({ status: 'succeeded', steps: 2 });
+    // Each journal holds both nodes' ends, in order, after its start.
+    const one = await store.read(runs[123]!.id);
+    expect(one?.records.filter((r) => r.type === 'node_end').map((r) => r.node)).toEqual(['A', 'B']);
+    expect(openFds()).toBeLessThanOrEqual(before + 2);
+    await runtime.close();
+    await store.close();
+  });
+});
