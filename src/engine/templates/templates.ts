@@ -21,31 +21,75 @@ export function hasTemplateTags(source: string): boolean {
   return TAG.test(source);
 }
 
-/** A template compiled once at load time; `render` is cheap and never re-parses. */
+/** The parts of nunjucks a load-time parse needs (its typings do not declare them). */
+const nj = nunjucks as unknown as {
+  parser: { parse(src: string, extensions: unknown, opts: unknown): unknown };
+  lib: { _prettifyError(path: string, withInternals: boolean, err: unknown): Error };
+};
+const envParts = templateEnv as unknown as { extensionsList: unknown; opts: unknown };
+
+/**
+ * A template parsed at load time (so a syntax error is a load problem) and compiled to JavaScript on
+ * its first render: compiling every template of every served file up front was a fifth of start-up.
+ * `render` is cheap after the first call and never re-parses.
+ */
 export class Template {
   readonly source: string;
   readonly where: ErrorContext;
-  private readonly compiled: nunjucks.Template | undefined;
+  /** Parse tree kept for the load-time analysis until it takes it (see takeTree). */
+  private tree: unknown;
+  private program: nunjucks.Template | undefined;
+  private readonly constant: boolean;
 
   constructor(source: string, where: ErrorContext) {
     this.source = source;
     this.where = where;
     // Text without any tag is returned as is; this skips nunjucks entirely for constant prompts.
-    if (!TAG.test(source)) {
-      this.compiled = undefined;
-      return;
-    }
+    this.constant = !TAG.test(source);
+    if (this.constant) return;
     try {
-      this.compiled = new nunjucks.Template(source, templateEnv, where.field ?? 'template', true);
+      // The parse nunjucks' own compile starts with (same extensions and options), so it fails alike.
+      this.tree = nj.parser.parse(source, envParts.extensionsList, envParts.opts);
     } catch (err) {
-      const at = syntaxPosition(source, err);
-      throw new HatcheryError(
-        'TEMPLATE',
-        `template syntax error at line ${at.line}, column ${at.column} of the template: ${cleanMessage(err, true)}`,
-        { ...where, line: at.line, column: at.column },
-        { cause: err },
-      );
+      throw this.syntaxError(nj.lib._prettifyError(this.path, false, err));
     }
+  }
+
+  /**
+   * The parse tree of the constructor's parse, handed over once (later calls get undefined): the
+   * load-time analysis reads it instead of parsing the template a second time.
+   */
+  takeTree(): unknown {
+    const tree = this.tree;
+    this.tree = undefined;
+    return tree;
+  }
+
+  /** The compiled template (compiled now on first use); undefined for text without tags. */
+  private get compiled(): nunjucks.Template | undefined {
+    if (this.program !== undefined || this.constant) return this.program;
+    this.tree = undefined;
+    try {
+      this.program = new nunjucks.Template(this.source, templateEnv, this.path, true);
+    } catch (err) {
+      // Nunjucks rejects a few parsed constructs only when it compiles them (e.g. a number as a dict key).
+      throw this.syntaxError(err);
+    }
+    return this.program;
+  }
+
+  private get path(): string {
+    return this.where.field ?? 'template';
+  }
+
+  private syntaxError(err: unknown): HatcheryError {
+    const at = syntaxPosition(this.source, err);
+    return new HatcheryError(
+      'TEMPLATE',
+      `template syntax error at line ${at.line}, column ${at.column} of the template: ${cleanMessage(err, true)}`,
+      { ...this.where, line: at.line, column: at.column },
+      { cause: err },
+    );
   }
 
   /** Renders with the given variables; errors name the node, the field and the variable. */

@@ -11,13 +11,15 @@ import { graphChecks } from './graph-checks.js';
 import { type TemplateRef, templateRefs } from './template-refs.js';
 import { VarChecks } from './var-checks.js';
 
-/** One template field of one node, as compiled (its source is parsed again here, once). */
+/** One template field of one node, as compiled (with the parse tree of its compile step). */
 export interface TemplateUse {
   /** Position of the node in the validated node list. */
   readonly node: number;
   /** JSON path below the node: `usr_prompt`, `tool_args/query`, `spawn/templates/0/sys_prompt`. */
   readonly field: string;
   readonly source: string;
+  /** Its parse tree when the compile step parsed it already (then it is not parsed again here). */
+  readonly tree?: unknown;
 }
 
 /** What the analysis of a file found besides its problems. */
@@ -60,7 +62,7 @@ export function analyzeHatchery(
   const vars: string[] = [];
   for (const use of templates) {
     if (!hasTemplateTags(use.source)) continue;
-    const refs = templateRefs(use.source, renderPoint(use.field).extras);
+    const refs = templateRefs(use.source, renderPoint(use.field).extras, use.tree);
     // A syntax error was already reported when the template compiled.
     if (!Array.isArray(refs)) continue;
     if (refs.length === 0) continue;

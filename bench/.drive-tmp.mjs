@@ -1,0 +1,10 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+const [,, cli, dir, profdir] = process.argv;
+const args = profdir ? ['--cpu-prof', '--cpu-prof-dir', profdir] : [];
+const c = new Client({ name: 'p', version: '1' });
+const t0 = performance.now();
+await c.connect(new StdioClientTransport({ command: process.execPath, args: [...args, cli, 'serve', '--dir', dir], env: { ...process.env, HATCHERY_STATE: '/tmp/load-files/state' }, stderr: 'inherit' }));
+const l = await c.listTools();
+console.log((performance.now() - t0).toFixed(0), 'ms', l.tools.length);
+await c.close();
