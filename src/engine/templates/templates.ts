@@ -24,8 +24,69 @@ export function hasTemplateTags(source: string): boolean {
 /** The parts of nunjucks a load-time parse needs (its typings do not declare them). */
 const nj = nunjucks as unknown as {
   parser: { parse(src: string, extensions: unknown, opts: unknown): unknown };
-  lib: { _prettifyError(path: string, withInternals: boolean, err: unknown): Error };
+  lib: {
+    _prettifyError(path: string, withInternals: boolean, err: unknown): Error;
+    TemplateError: new (message: string, lineno: number, colno: number) => Error;
+  };
 };
+
+/** A node of nunjucks' parse tree, as far as the check below reads it. */
+interface TreeNode {
+  typename: string;
+  lineno: number;
+  colno: number;
+  value?: unknown;
+  children?: unknown[];
+  fields?: string[];
+  [field: string]: unknown;
+}
+
+function isTreeNode(v: unknown): v is TreeNode {
+  return v !== null && typeof v === 'object' && typeof (v as TreeNode).typename === 'string';
+}
+
+/**
+ * What nunjucks' compiler would reject in a template that parses: a dict key that is neither a name
+ * nor a string, a `set` target or macro argument that is not a plain name. Checked on the load parse,
+ * so these stay load problems although templates are compiled only when first rendered.
+ */
+function compileOnlyError(tree: unknown): { message: string; node: TreeNode } | undefined {
+  const stack: unknown[] = [tree];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (Array.isArray(n)) {
+      for (const x of n) stack.push(x);
+      continue;
+    }
+    if (!isTreeNode(n)) continue;
+    if (n.typename === 'Pair') {
+      const key = n.key;
+      if (
+        isTreeNode(key) &&
+        key.typename !== 'Symbol' &&
+        !(key.typename === 'Literal' && typeof key.value === 'string')
+      )
+        return { message: 'compilePair: Dict keys must be strings or names', node: key };
+    } else if (n.typename === 'Set') {
+      for (const t of (n.targets as unknown[]) ?? [])
+        if (isTreeNode(t) && t.typename !== 'Symbol')
+          return { message: 'set: only a plain name can be assigned, not an attribute or an item', node: t };
+    } else if (n.typename === 'Macro' || n.typename === 'Caller') {
+      const args = (isTreeNode(n.args) ? n.args.children : undefined) ?? [];
+      args.forEach((a, i) => {
+        if (
+          isTreeNode(a) &&
+          a.typename !== 'Symbol' &&
+          !(i === args.length - 1 && (a.typename === 'Dict' || a.typename === 'KeywordArgs'))
+        )
+          throw new nj.lib.TemplateError('macro arguments must be names', a.lineno + 1, a.colno + 1);
+      });
+    }
+    if (Array.isArray(n.children)) stack.push(n.children);
+    for (const f of n.fields ?? []) stack.push(n[f]);
+  }
+  return undefined;
+}
 const envParts = templateEnv as unknown as { extensionsList: unknown; opts: unknown };
 
 /**
@@ -50,6 +111,9 @@ export class Template {
     try {
       // The parse nunjucks' own compile starts with (same extensions and options), so it fails alike.
       this.tree = nj.parser.parse(source, envParts.extensionsList, envParts.opts);
+      const bad = compileOnlyError(this.tree);
+      // 1-based, as nunjucks' compiler gives its own positions.
+      if (bad) throw new nj.lib.TemplateError(bad.message, bad.node.lineno + 1, bad.node.colno + 1);
     } catch (err) {
       throw this.syntaxError(nj.lib._prettifyError(this.path, false, err));
     }
