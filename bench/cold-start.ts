@@ -29,7 +29,7 @@ function option(name: string): string | undefined {
 const ROUNDS = Number(option('--rounds') ?? (smoke ? 1 : 7));
 const CLI = path.resolve(option('--cli') ?? path.join(root, 'dist/cli.js'));
 const SIZES = smoke ? [1, 100] : [1, 100, 1_000];
-const TARGETS: Record<number, number> = { 100: 1.2, 1_000: 2 };
+const TARGETS: Record<number, number> = { 100: 1.2, 1000: 2 };
 
 /** Hatchery file number `i`: one of four shapes taken from hatchery/*.json, named uniquely. */
 function hatcheryFile(i: number): object {
@@ -55,7 +55,8 @@ function hatcheryFile(i: number): object {
           },
           {
             name: 'Polish',
-            usr_prompt: '{% if ctx.tone %}Keep the {{ ctx.tone }} tone. {% endif %}Polish:\n\n{{ out.Titler }}',
+            usr_prompt:
+              '{% if ctx.tone %}Keep the {{ ctx.tone }} tone. {% endif %}Polish:\n\n{{ out.Titler }}',
           },
         ],
       };
@@ -107,7 +108,10 @@ function hatcheryFile(i: number): object {
             usr_prompt: 'Plan a short article about {{ ctx.input }}: a title and section headings.',
             output_schema: {
               type: 'object',
-              properties: { title: { type: 'string' }, sections: { type: 'array', items: { type: 'string' } } },
+              properties: {
+                title: { type: 'string' },
+                sections: { type: 'array', items: { type: 'string' } },
+              },
               required: ['title', 'sections'],
             },
             next: 'Sections',
@@ -122,7 +126,8 @@ function hatcheryFile(i: number): object {
           },
           {
             name: 'WriteSection',
-            usr_prompt: 'Write the section "{{ ctx.item }}" (number {{ ctx.index + 1 }}) of "{{ out.Plan.title }}".',
+            usr_prompt:
+              'Write the section "{{ ctx.item }}" (number {{ ctx.index + 1 }}) of "{{ out.Plan.title }}".',
           },
           {
             name: 'Assemble',
@@ -163,7 +168,8 @@ const dirs = new Map<number, string>();
 for (const n of SIZES) {
   const dir = path.join(work, `files-${n}`);
   mkdirSync(dir);
-  for (let i = 0; i < n; i++) writeFileSync(path.join(dir, `h_${i}.json`), JSON.stringify(hatcheryFile(i), null, 2));
+  for (let i = 0; i < n; i++)
+    writeFileSync(path.join(dir, `h_${i}.json`), JSON.stringify(hatcheryFile(i), null, 2));
   dirs.set(n, dir);
 }
 // Journals go to a folder of their own, outside the served folders.
@@ -175,7 +181,9 @@ env.HATCHERY_STATE = path.join(work, 'state');
 async function coldStart(args: string[], expect: number): Promise<number> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   const t0 = performance.now();
-  await client.connect(new StdioClientTransport({ command: process.execPath, args, cwd: work, env, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args, cwd: work, env, stderr: 'ignore' }),
+  );
   const list = await client.listTools();
   const ms = performance.now() - t0;
   await client.close();
@@ -210,13 +218,16 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-console.log(`cold start to the first tools/list (${ROUNDS} rounds, medians; CLI ${path.relative(root, CLI) || CLI})`);
+console.log(
+  `cold start to the first tools/list (${ROUNDS} rounds, medians; CLI ${path.relative(root, CLI) || CLI})`,
+);
 for (const n of SIZES) {
   const h = median(times.get(`hatchery ${n}`)!);
   const b = median(times.get(`bare ${n}`)!);
   const ratio = h / b;
   const target = TARGETS[n];
-  const verdict = target === undefined ? '' : `   (target <= ${target}x: ${ratio <= target ? 'met' : 'NOT met'})`;
+  const verdict =
+    target === undefined ? '' : `   (target <= ${target}x: ${ratio <= target ? 'met' : 'NOT met'})`;
   console.log(
     `  ${String(n).padStart(5)} files: hatchery ${h.toFixed(0).padStart(5)} ms   bare ${b.toFixed(0).padStart(5)} ms   ratio ${ratio.toFixed(2)}x${verdict}`,
   );
