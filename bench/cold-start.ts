@@ -10,8 +10,9 @@
 // The bare server is plain JavaScript written to a temporary file (no tsx in the measured process:
 // the CLI runs from dist/ too). The client is the real SDK Client with StdioClientTransport: its own
 // import happens once, in this process, before any timing, so it weighs on neither side.
-// `--cli PATH` measures another build (e.g. /work/wt/base/dist/cli.js for the "before" figures).
-// Usage: npm run build && node --import tsx bench/cold-start.ts [--rounds R] [--cli path/to/dist/cli.js]
+// `--cli PATH` measures another build (e.g. /work/wt/base/dist/cli.js for the "before" figures);
+// `--base PATH` adds a second build to the same interleaved rounds, for before/after in one run.
+// Usage: npm run build && node --import tsx bench/cold-start.ts [--rounds R] [--cli dist/cli.js] [--base other/dist/cli.js]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,8 @@ function option(name: string): string | undefined {
 }
 const ROUNDS = Number(option('--rounds') ?? (smoke ? 1 : 7));
 const CLI = path.resolve(option('--cli') ?? path.join(root, 'dist/cli.js'));
+const baseOption = option('--base');
+const BASE = baseOption === undefined ? undefined : path.resolve(baseOption);
 const SIZES = smoke ? [1, 100] : [1, 100, 1_000];
 const TARGETS: Record<number, number> = { 100: 1.2, 1000: 2 };
 
@@ -203,24 +206,24 @@ try {
   // Warm-up: the OS file cache and node's own code cache for both sides.
   await coldStart([bare, '1'], 1);
   await coldStart([CLI, 'serve', '--dir', dirs.get(1)!], 1);
+  if (BASE) await coldStart([BASE, 'serve', '--dir', dirs.get(1)!], 1);
   for (let r = 0; r < ROUNDS; r++) {
     for (const n of SIZES) {
-      const pair: [string, () => Promise<number>][] = [
+      const sides: [string, () => Promise<number>][] = [
         ['bare', () => coldStart([bare, String(n)], n)],
         ['hatchery', () => coldStart([CLI, 'serve', '--dir', dirs.get(n)!], n)],
       ];
-      // Alternate which side goes first, so neither always follows the other's page-cache misses.
-      if (r % 2 === 1) pair.reverse();
-      for (const [side, run] of pair) push(`${side} ${n}`, await run());
+      if (BASE) sides.push(['base', () => coldStart([BASE, 'serve', '--dir', dirs.get(n)!], n)]);
+      // Alternate which side goes first, so none always follows another's page-cache misses.
+      if (r % 2 === 1) sides.reverse();
+      for (const [side, run] of sides) push(`${side} ${n}`, await run());
     }
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
 
-console.log(
-  `cold start to the first tools/list (${ROUNDS} rounds, medians; CLI ${path.relative(root, CLI) || CLI})`,
-);
+console.log(`cold start to the first tools/list (${ROUNDS} rounds, medians; CLI ${CLI})`);
 for (const n of SIZES) {
   const h = median(times.get(`hatchery ${n}`)!);
   const b = median(times.get(`bare ${n}`)!);
@@ -228,7 +231,11 @@ for (const n of SIZES) {
   const target = TARGETS[n];
   const verdict =
     target === undefined ? '' : `   (target <= ${target}x: ${ratio <= target ? 'met' : 'NOT met'})`;
+  const base = BASE ? median(times.get(`base ${n}`)!) : undefined;
+  const before =
+    base === undefined ? '' : `   base ${base.toFixed(0).padStart(5)} ms (${(base / b).toFixed(2)}x)`;
   console.log(
-    `  ${String(n).padStart(5)} files: hatchery ${h.toFixed(0).padStart(5)} ms   bare ${b.toFixed(0).padStart(5)} ms   ratio ${ratio.toFixed(2)}x${verdict}`,
+    `  ${String(n).padStart(5)} files: hatchery ${h.toFixed(0).padStart(5)} ms   bare ${b.toFixed(0).padStart(5)} ms   ratio ${ratio.toFixed(2)}x${verdict}${before}`,
   );
 }
+if (BASE) console.log(`  base: ${BASE}`);
