@@ -46,6 +46,14 @@ function isTreeNode(v: unknown): v is TreeNode {
 }
 
 /**
+ * False when the checks below cannot fail: no statement tag (set, macro, call) and no `{` other than
+ * tag delimiters (a dict literal needs one). Most prompts are then spared the walk.
+ */
+function mayHaveCompileOnlyError(source: string): boolean {
+  return source.includes('{%') || source.replace(/\{\{|\{#/g, '').includes('{');
+}
+
+/**
  * What nunjucks' compiler would reject in a template that parses: a dict key that is neither a name
  * nor a string, a `set` target or macro argument that is not a plain name. Checked on the load parse,
  * so these stay load problems although templates are compiled only when first rendered.
@@ -111,7 +119,7 @@ export class Template {
     try {
       // The parse nunjucks' own compile starts with (same extensions and options), so it fails alike.
       this.tree = nj.parser.parse(source, envParts.extensionsList, envParts.opts);
-      const bad = compileOnlyError(this.tree);
+      const bad = mayHaveCompileOnlyError(source) ? compileOnlyError(this.tree) : undefined;
       // 1-based, as nunjucks' compiler gives its own positions.
       if (bad) throw new nj.lib.TemplateError(bad.message, bad.node.lineno + 1, bad.node.colno + 1);
     } catch (err) {
