@@ -37,6 +37,7 @@ const SPAWN_SYS = /^spawn\/templates\/\d+\/sys_prompt$/;
 const BRANCHES: ReadonlySet<string> = new Set(['branches']);
 const TASK: ReadonlySet<string> = new Set(['task']);
 const NO_EXTRAS: ReadonlySet<string> = new Set();
+const NO_REFS: readonly TemplateRef[] = [];
 
 /** Where a field renders and which extra names the node kind gives it. */
 function renderPoint(field: string): { point: RenderPoint; extras: ReadonlySet<string> } {
@@ -93,6 +94,20 @@ export function analyzeHatchery(
   vars.forEach((v, k) => {
     slice.set(v, Math.floor(k / per));
   });
+  // Each template's refs by slice, split once: filtering every template's refs in every slice made
+  // huge files quadratic (and most templates read variables of one slice only).
+  const split: (TemplateRef[] | undefined)[][] = [];
+  if (slices > 1)
+    for (const { refs } of parsed) {
+      const by: (TemplateRef[] | undefined)[] = [];
+      for (const r of refs) {
+        const si = slice.get(`${r.kind}:${r.name}`) ?? 0;
+        const list = by[si];
+        if (list) list.push(r);
+        else by[si] = [r];
+      }
+      split.push(by);
+    }
   const always = { inputs: Object.keys(file.inputs ?? {}), files: Object.keys(file.files ?? {}) };
   const declaredInput = Object.hasOwn(file.inputs ?? {}, 'input');
   let inputRequired = false;
@@ -117,12 +132,15 @@ export function analyzeHatchery(
         fix: `route ${quote(c.target)} before ${quote(n.name)}`,
       });
     }
-    for (const { use, refs } of parsed) {
+    for (let k = 0; k < parsed.length; k++) {
+      const { use, refs } = parsed[k]!;
+      const mine = slices === 1 ? refs : (split[k]![si] ?? NO_REFS);
+      const inputOpen = si === 0 && !inputRequired && !declaredInput;
+      if (mine.length === 0 && !inputOpen) continue;
       const state = df.stateAt(use.node, renderPoint(use.field).point);
       if (!state) continue;
-      const mine = slices === 1 ? refs : refs.filter((r) => (slice.get(`${r.kind}:${r.name}`) ?? 0) === si);
       if (mine.length > 0) checks.check(use.node, use.field, mine, state);
-      if (si === 0 && !inputRequired && !declaredInput)
+      if (inputOpen)
         inputRequired = refs.some(
           (r) =>
             r.kind === 'ctx' && r.name === 'input' && !r.soft && Dataflow.presence(state, inputBit) !== 'all',
