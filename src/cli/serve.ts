@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { serveHttp } from '../mcp/http.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
@@ -202,6 +201,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   let closeHttp: (() => Promise<void>) | undefined;
   try {
     if (http) {
+      // Imported only for --http: the HTTP stack (hono, the node adapter) is not on the stdio path.
+      const { serveHttp } = await import('../mcp/http.js');
       const handle = await serveHttp(core, {
         host: http.host,
         port: http.port,

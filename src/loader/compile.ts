@@ -66,7 +66,7 @@ export function compileHatchery(
       template(source, field) {
         try {
           const t = new Template(source, { file, node: n.name, field });
-          templates.push({ node: position, field, source });
+          templates.push({ node: position, field, source, tree: t.takeTree() });
           return t;
         } catch (err) {
           // The message says where in the template; the problem's line and column are the field's place

@@ -1,8 +1,8 @@
-import { type Document, isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import type { Document, LineCounter, Node } from 'yaml';
 import type { ValidationProblem } from '../core/errors.js';
 import { hatcheryAliases } from '../schema/hatchery.js';
 import { NODE_KINDS } from '../schema/nodes.js';
-import { tooDeepOffset } from './yaml.js';
+import { tooDeepOffset, yamlLib } from './yaml.js';
 
 /** Canonical key -> the other spellings a file may use for it (`usr_prompt` <- `user_message`...). */
 const SPELLINGS: ReadonlyMap<string, string[]> = (() => {
@@ -22,13 +22,13 @@ interface Located {
 
 /** The key of a map pair as text (`1` and `"1"` are the same key once loaded). */
 function keyText(key: unknown): string | undefined {
-  if (isScalar(key)) return String(key.value);
+  if (yamlLib().isScalar(key)) return String(key.value);
   return typeof key === 'string' ? key : undefined;
 }
 
 /** Follows an alias to its anchored node. */
 function deref(node: unknown, doc: Document.Parsed): unknown {
-  return isAlias(node) ? node.resolve(doc) : node;
+  return yamlLib().isAlias(node) ? node.resolve(doc) : node;
 }
 
 /** The pair of `map` whose key is `key`, looking through `<<` merge keys as the loader does. */
@@ -38,7 +38,7 @@ function findPair(
   doc: Document.Parsed,
   depth = 0,
 ): { key: unknown; value: unknown } | undefined {
-  if (!isMap(map) || depth > 8) return undefined;
+  if (!yamlLib().isMap(map) || depth > 8) return undefined;
   for (const p of map.items) if (keyText(p.key) === key) return p;
   // Compile problems name the canonical key; the file may spell it another way.
   for (const alias of SPELLINGS.get(key) ?? [])
@@ -51,7 +51,7 @@ function findPair(
   for (const p of map.items) {
     if (keyText(p.key) !== '<<') continue;
     const v = deref(p.value, doc);
-    const sources = isSeq(v) ? v.items.map((i) => deref(i, doc)) : [v];
+    const sources = yamlLib().isSeq(v) ? v.items.map((i) => deref(i, doc)) : [v];
     for (const s of sources) {
       const found = findPair(s, key, doc, depth + 1);
       if (found) return found;
@@ -67,7 +67,7 @@ function offsetOf(path: string, { doc }: Located): number | undefined {
   if (path === '') return at;
   const segs = path.split('/');
   for (let i = 0; i < segs.length; i++) {
-    if (isSeq(node)) {
+    if (yamlLib().isSeq(node)) {
       const item = node.items[Number(segs[i])];
       if (!/^\d+$/.test(segs[i]!) || item === undefined) return at;
       at = (item as Node).range?.[0] ?? at;
@@ -101,8 +101,9 @@ export function locateProblems(text: string, problems: readonly ValidationProble
   if (tooDeepOffset(text) >= 0) return;
   let located: Located;
   try {
-    const lines = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lines, logLevel: 'silent', uniqueKeys: false });
+    const yaml = yamlLib();
+    const lines = new yaml.LineCounter();
+    const doc = yaml.parseDocument(text, { lineCounter: lines, logLevel: 'silent', uniqueKeys: false });
     located = { doc, lines };
   } catch {
     return;

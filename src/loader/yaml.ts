@@ -1,6 +1,18 @@
-import { parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { ValidationProblem } from '../core/errors.js';
 import { syntaxProblem } from './parse.js';
+
+let yamlModule: typeof Yaml | undefined;
+
+/**
+ * The yaml package, loaded on first use (synchronously: loading is synchronous): a server of JSON
+ * files without problems never needs it, and it was a sixth of the start-up imports.
+ */
+export function yamlLib(): typeof Yaml {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yamlModule;
+}
 
 /**
  * Most alias expansions one file may make. An alias bomb (a few lines whose aliases nest into
@@ -81,7 +93,7 @@ export function parseYaml(text: string): { value?: unknown; problem?: Validation
         'objects and arrays are nested too deeply here; a hatchery file needs far fewer levels, so flatten this value',
       ),
     };
-  const doc = parseDocument(text, {
+  const doc = yamlLib().parseDocument(text, {
     prettyErrors: false,
     merge: true,
     uniqueKeys: true,

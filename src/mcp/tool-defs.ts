@@ -50,8 +50,11 @@ function toolRefsOf(node: Record<string, unknown>): string[] {
 export function annotationsFor(h: Hatchery): ToolAnnotations {
   let openWorld = false;
   let readOnly = true;
+  // Node kinds by their index in the file, read once: a lookup per node would be quadratic.
+  const kinds: (string | undefined)[] = [];
+  for (const n of h.nodes.values()) kinds[n.index] = n.kind;
   for (const [i, node] of (h.def.nodes as Record<string, unknown>[]).entries()) {
-    const kind = [...h.nodes.values()].find((n) => n.index === i)?.kind;
+    const kind = kinds[i];
     if (kind === 'drone') openWorld = true;
     if (kind === 'script') {
       openWorld = true;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type FSWatcher, watch } from 'chokidar-v5';
+import type { FSWatcher } from 'chokidar-v5';
 import { IGNORE_FILE } from '../loader/ignore.js';
 
 /** Default quiet time after the last file event before a reload, in milliseconds. */
@@ -45,6 +45,9 @@ export class HatcheryWatcher {
   /** Starts watching; resolves once the initial scan is done, so later edits are never missed. */
   async start(): Promise<void> {
     const dir = this.dir;
+    // Imported here, not at the top: a module graph the server does not need to start answering.
+    const { watch } = await import('chokidar-v5');
+    if (this.closed) return;
     const w = watch(dir, {
       ignoreInitial: true,
       // Matches listHatcheryFileNames: dot-folders and node_modules inside the folder are not served;

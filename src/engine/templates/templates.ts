@@ -21,31 +21,147 @@ export function hasTemplateTags(source: string): boolean {
   return TAG.test(source);
 }
 
-/** A template compiled once at load time; `render` is cheap and never re-parses. */
+/** The parts of nunjucks a load-time parse needs (its typings do not declare them). */
+const nj = nunjucks as unknown as {
+  parser: { parse(src: string, extensions: unknown, opts: unknown): unknown };
+  lib: {
+    _prettifyError(path: string, withInternals: boolean, err: unknown): Error;
+    TemplateError: new (message: string, lineno: number, colno: number) => Error;
+  };
+};
+
+/** A node of nunjucks' parse tree, as far as the check below reads it. */
+interface TreeNode {
+  typename: string;
+  lineno: number;
+  colno: number;
+  value?: unknown;
+  children?: unknown[];
+  fields?: string[];
+  [field: string]: unknown;
+}
+
+function isTreeNode(v: unknown): v is TreeNode {
+  return v !== null && typeof v === 'object' && typeof (v as TreeNode).typename === 'string';
+}
+
+/**
+ * False when the checks below cannot fail: no statement tag (set, macro, call) and no `{` other than
+ * tag delimiters (a dict literal needs one). Most prompts are then spared the walk.
+ */
+function mayHaveCompileOnlyError(source: string): boolean {
+  return source.includes('{%') || source.replace(/\{\{|\{#/g, '').includes('{');
+}
+
+/**
+ * What nunjucks' compiler would reject in a template that parses: a dict key that is neither a name
+ * nor a string, a `set` target or macro argument that is not a plain name. Checked on the load parse,
+ * so these stay load problems although templates are compiled only when first rendered.
+ */
+function compileOnlyError(tree: unknown): { message: string; node: TreeNode } | undefined {
+  const stack: unknown[] = [tree];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (Array.isArray(n)) {
+      for (const x of n) stack.push(x);
+      continue;
+    }
+    if (!isTreeNode(n)) continue;
+    if (n.typename === 'Pair') {
+      const key = n.key;
+      if (
+        isTreeNode(key) &&
+        key.typename !== 'Symbol' &&
+        !(key.typename === 'Literal' && typeof key.value === 'string')
+      )
+        return { message: 'compilePair: Dict keys must be strings or names', node: key };
+    } else if (n.typename === 'Set') {
+      for (const t of (n.targets as unknown[]) ?? [])
+        if (isTreeNode(t) && t.typename !== 'Symbol')
+          return { message: 'set: only a plain name can be assigned, not an attribute or an item', node: t };
+    } else if (n.typename === 'Macro' || n.typename === 'Caller') {
+      const args = (isTreeNode(n.args) ? n.args.children : undefined) ?? [];
+      args.forEach((a, i) => {
+        if (
+          isTreeNode(a) &&
+          a.typename !== 'Symbol' &&
+          !(i === args.length - 1 && (a.typename === 'Dict' || a.typename === 'KeywordArgs'))
+        )
+          throw new nj.lib.TemplateError('macro arguments must be names', a.lineno + 1, a.colno + 1);
+      });
+    }
+    if (Array.isArray(n.children)) stack.push(n.children);
+    for (const f of n.fields ?? []) stack.push(n[f]);
+  }
+  return undefined;
+}
+const envParts = templateEnv as unknown as { extensionsList: unknown; opts: unknown };
+
+/**
+ * A template parsed at load time (so a syntax error is a load problem) and compiled to JavaScript on
+ * its first render: compiling every template of every served file up front was a fifth of start-up.
+ * `render` is cheap after the first call and never re-parses.
+ */
 export class Template {
   readonly source: string;
   readonly where: ErrorContext;
-  private readonly compiled: nunjucks.Template | undefined;
+  /** Parse tree kept for the load-time analysis until it takes it (see takeTree). */
+  private tree: unknown;
+  private program: nunjucks.Template | undefined;
+  private readonly constant: boolean;
 
   constructor(source: string, where: ErrorContext) {
     this.source = source;
     this.where = where;
     // Text without any tag is returned as is; this skips nunjucks entirely for constant prompts.
-    if (!TAG.test(source)) {
-      this.compiled = undefined;
-      return;
-    }
+    this.constant = !TAG.test(source);
+    if (this.constant) return;
     try {
-      this.compiled = new nunjucks.Template(source, templateEnv, where.field ?? 'template', true);
+      // The parse nunjucks' own compile starts with (same extensions and options), so it fails alike.
+      this.tree = nj.parser.parse(source, envParts.extensionsList, envParts.opts);
+      const bad = mayHaveCompileOnlyError(source) ? compileOnlyError(this.tree) : undefined;
+      // 1-based, as nunjucks' compiler gives its own positions.
+      if (bad) throw new nj.lib.TemplateError(bad.message, bad.node.lineno + 1, bad.node.colno + 1);
     } catch (err) {
-      const at = syntaxPosition(source, err);
-      throw new HatcheryError(
-        'TEMPLATE',
-        `template syntax error at line ${at.line}, column ${at.column} of the template: ${cleanMessage(err, true)}`,
-        { ...where, line: at.line, column: at.column },
-        { cause: err },
-      );
+      throw this.syntaxError(nj.lib._prettifyError(this.path, false, err));
     }
+  }
+
+  /**
+   * The parse tree of the constructor's parse, handed over once (later calls get undefined): the
+   * load-time analysis reads it instead of parsing the template a second time.
+   */
+  takeTree(): unknown {
+    const tree = this.tree;
+    this.tree = undefined;
+    return tree;
+  }
+
+  /** The compiled template (compiled now on first use); undefined for text without tags. */
+  private get compiled(): nunjucks.Template | undefined {
+    if (this.program !== undefined || this.constant) return this.program;
+    this.tree = undefined;
+    try {
+      this.program = new nunjucks.Template(this.source, templateEnv, this.path, true);
+    } catch (err) {
+      // Nunjucks rejects a few parsed constructs only when it compiles them (e.g. a number as a dict key).
+      throw this.syntaxError(err);
+    }
+    return this.program;
+  }
+
+  private get path(): string {
+    return this.where.field ?? 'template';
+  }
+
+  private syntaxError(err: unknown): HatcheryError {
+    const at = syntaxPosition(this.source, err);
+    return new HatcheryError(
+      'TEMPLATE',
+      `template syntax error at line ${at.line}, column ${at.column} of the template: ${cleanMessage(err, true)}`,
+      { ...this.where, line: at.line, column: at.column },
+      { cause: err },
+    );
   }
 
   /** Renders with the given variables; errors name the node, the field and the variable. */

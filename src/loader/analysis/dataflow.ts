@@ -29,6 +29,8 @@ export class Dataflow {
   private readonly bits = new Map<string, number>();
   /** The names some node saves: the only ctx writes that leave a child scope (scope.save). */
   private readonly saveMask: Uint32Array;
+  /** Scratch state of chainEnd. */
+  private readonly endState: FlowState;
   /** Per node: its out.<node> bit and its save_output bit (-1 when not analysed). */
   private readonly gen: Int32Array;
   private readonly entries: readonly (readonly Entry[])[];
@@ -53,6 +55,7 @@ export class Dataflow {
     for (const o of outNames) if (!this.bits.has(`out:${o}`)) this.bits.set(`out:${o}`, this.bits.size);
     this.words = Math.max(1, Math.ceil(this.bits.size / 32));
     this.saveMask = new Uint32Array(this.words);
+    this.endState = { must: new Uint32Array(this.words), may: new Uint32Array(this.words) };
     for (const node of flow.nodes) {
       const b =
         typeof node.def.save_output === 'string' ? this.bits.get(`ctx:${node.def.save_output}`) : undefined;
@@ -252,17 +255,23 @@ export class Dataflow {
     return any;
   }
 
-  /** The state where a walk from `from` ends: met over the chain's reached end nodes. */
+  /**
+   * The state where a walk from `from` ends: met over the chain's reached end nodes. Written into
+   * one scratch pair (an allocation per call was most of the garbage of huge files): callers use it
+   * at once, before the next call.
+   */
   private chainEnd(from: number): FlowState | undefined {
     const w = this.words;
-    let must: Uint32Array | undefined;
-    let may: Uint32Array | undefined;
+    const must = this.endState.must;
+    const may = this.endState.may;
+    let found = false;
     for (const e of this.flow.chainEnds(from)) {
       if (!this.outReached[e]) continue;
       const at = e * w;
-      if (!must || !may) {
-        must = this.outMust.slice(at, at + w);
-        may = this.outMay.slice(at, at + w);
+      if (!found) {
+        must.set(this.outMust.subarray(at, at + w));
+        may.set(this.outMay.subarray(at, at + w));
+        found = true;
         continue;
       }
       for (let k = 0; k < w; k++) {
@@ -270,7 +279,7 @@ export class Dataflow {
         may[k]! |= this.outMay[at + k]!;
       }
     }
-    return must && may ? { must, may } : undefined;
+    return found ? this.endState : undefined;
   }
 
   /** The state after `i` ran (from its stored IN); false when `i` never completes. */

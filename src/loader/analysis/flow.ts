@@ -68,6 +68,8 @@ export class Flow {
   readonly ends: boolean[] = [];
   readonly start: number;
   private readonly endMemo = new Map<number, readonly number[]>();
+  private stamps: Uint32Array | undefined;
+  private stamp = 0;
 
   constructor(nodes: readonly FlowNode[], start: string | undefined) {
     this.nodes = nodes;
@@ -109,16 +111,20 @@ export class Flow {
   chainEnds(from: number): readonly number[] {
     const memo = this.endMemo.get(from);
     if (memo) return memo;
-    const seen = new Uint8Array(this.nodes.length);
+    // One stamp array for every search (a fresh array per chain start cost O(nodes) each: quadratic
+    // in files with thousands of parallel branches); the stamp says which search saw a node.
+    this.stamps ??= new Uint32Array(this.nodes.length);
+    const seen = this.stamps;
+    const stamp = ++this.stamp;
     const queue = [from];
-    seen[from] = 1;
+    seen[from] = stamp;
     const found: number[] = [];
     for (let q = 0; q < queue.length; q++) {
       const i = queue[q]!;
       if (this.ends[i]) found.push(i);
       for (const j of this.succ[i]!) {
-        if (seen[j]) continue;
-        seen[j] = 1;
+        if (seen[j] === stamp) continue;
+        seen[j] = stamp;
         queue.push(j);
       }
     }

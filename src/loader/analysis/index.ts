@@ -11,13 +11,15 @@ import { graphChecks } from './graph-checks.js';
 import { type TemplateRef, templateRefs } from './template-refs.js';
 import { VarChecks } from './var-checks.js';
 
-/** One template field of one node, as compiled (its source is parsed again here, once). */
+/** One template field of one node, as compiled (with the parse tree of its compile step). */
 export interface TemplateUse {
   /** Position of the node in the validated node list. */
   readonly node: number;
   /** JSON path below the node: `usr_prompt`, `tool_args/query`, `spawn/templates/0/sys_prompt`. */
   readonly field: string;
   readonly source: string;
+  /** Its parse tree when the compile step parsed it already (then it is not parsed again here). */
+  readonly tree?: unknown;
 }
 
 /** What the analysis of a file found besides its problems. */
@@ -35,6 +37,7 @@ const SPAWN_SYS = /^spawn\/templates\/\d+\/sys_prompt$/;
 const BRANCHES: ReadonlySet<string> = new Set(['branches']);
 const TASK: ReadonlySet<string> = new Set(['task']);
 const NO_EXTRAS: ReadonlySet<string> = new Set();
+const NO_REFS: readonly TemplateRef[] = [];
 
 /** Where a field renders and which extra names the node kind gives it. */
 function renderPoint(field: string): { point: RenderPoint; extras: ReadonlySet<string> } {
@@ -60,7 +63,7 @@ export function analyzeHatchery(
   const vars: string[] = [];
   for (const use of templates) {
     if (!hasTemplateTags(use.source)) continue;
-    const refs = templateRefs(use.source, renderPoint(use.field).extras);
+    const refs = templateRefs(use.source, renderPoint(use.field).extras, use.tree);
     // A syntax error was already reported when the template compiled.
     if (!Array.isArray(refs)) continue;
     if (refs.length === 0) continue;
@@ -91,6 +94,20 @@ export function analyzeHatchery(
   vars.forEach((v, k) => {
     slice.set(v, Math.floor(k / per));
   });
+  // Each template's refs by slice, split once: filtering every template's refs in every slice made
+  // huge files quadratic (and most templates read variables of one slice only).
+  const split: (TemplateRef[] | undefined)[][] = [];
+  if (slices > 1)
+    for (const { refs } of parsed) {
+      const by: (TemplateRef[] | undefined)[] = [];
+      for (const r of refs) {
+        const si = slice.get(`${r.kind}:${r.name}`) ?? 0;
+        const list = by[si];
+        if (list) list.push(r);
+        else by[si] = [r];
+      }
+      split.push(by);
+    }
   const always = { inputs: Object.keys(file.inputs ?? {}), files: Object.keys(file.files ?? {}) };
   const declaredInput = Object.hasOwn(file.inputs ?? {}, 'input');
   let inputRequired = false;
@@ -115,12 +132,15 @@ export function analyzeHatchery(
         fix: `route ${quote(c.target)} before ${quote(n.name)}`,
       });
     }
-    for (const { use, refs } of parsed) {
+    for (let k = 0; k < parsed.length; k++) {
+      const { use, refs } = parsed[k]!;
+      const mine = slices === 1 ? refs : (split[k]![si] ?? NO_REFS);
+      const inputOpen = si === 0 && !inputRequired && !declaredInput;
+      if (mine.length === 0 && !inputOpen) continue;
       const state = df.stateAt(use.node, renderPoint(use.field).point);
       if (!state) continue;
-      const mine = slices === 1 ? refs : refs.filter((r) => (slice.get(`${r.kind}:${r.name}`) ?? 0) === si);
       if (mine.length > 0) checks.check(use.node, use.field, mine, state);
-      if (si === 0 && !inputRequired && !declaredInput)
+      if (inputOpen)
         inputRequired = refs.some(
           (r) =>
             r.kind === 'ctx' && r.name === 'input' && !r.soft && Dataflow.presence(state, inputBit) !== 'all',

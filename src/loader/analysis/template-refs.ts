@@ -270,19 +270,23 @@ export interface TemplateSyntax {
 
 /**
  * The variables `source` reads; `extras` are names the node kind adds to the render (e.g. `branches`
- * in a parallel's join). Returns a syntax problem instead when the template does not parse.
+ * in a parallel's join); `tree` is its parse tree when the caller parsed it already (see
+ * Template.takeTree). Returns a syntax problem instead when the template does not parse.
  */
 export function templateRefs(
   source: string,
   extras: ReadonlySet<string> = new Set(),
+  tree?: unknown,
 ): TemplateRef[] | TemplateSyntax {
   let root: AstNode;
-  try {
-    root = (nunjucks as unknown as { parser: { parse(s: string): AstNode } }).parser.parse(source);
-  } catch (err) {
-    const e = err as { message?: string; lineno?: number; colno?: number };
-    return { message: String(e.message ?? err), line: e.lineno, column: e.colno };
-  }
+  if (isNode(tree)) root = tree;
+  else
+    try {
+      root = (nunjucks as unknown as { parser: { parse(s: string): AstNode } }).parser.parse(source);
+    } catch (err) {
+      const e = err as { message?: string; lineno?: number; colno?: number };
+      return { message: String(e.message ?? err), line: e.lineno, column: e.colno };
+    }
   const c = new Collector(root, extras);
   c.visit(root, false, new Set());
   return c.refs;

@@ -57,9 +57,10 @@ export class VarChecks {
     // time with its own, more precise message; they are never a variable of the file.
     if (r.name in Object.prototype || r.name === '__proto__') return undefined;
     const node = this.flow.nodes[i]!.name;
-    const at = `(line ${r.line}, column ${r.column} of the template)`;
-    const dflt = `{{ ${r.expr} | default("") }}`;
-    if (r.kind === 'bare') return this.bare(r, at);
+    // Messages are built only for a problem: most refs of a clean file return before them.
+    const at = () => `(line ${r.line}, column ${r.column} of the template)`;
+    const dflt = () => `{{ ${r.expr} | default("") }}`;
+    if (r.kind === 'bare') return this.bare(r, at());
     if (r.kind === 'ctx') {
       if (this.always.has(r.name)) return undefined;
       const has = Dataflow.presence(state, this.df.bit('ctx', r.name));
@@ -69,8 +70,8 @@ export class VarChecks {
       if (has === 'some') {
         return {
           severity: 'warning',
-          message: `${r.expr} ${at} may be undefined when ${quote(node)} runs: it is set on some paths to this node but not on all${savers.length ? ` (saved by ${named})` : ''}`,
-          fix: `give a default, ${dflt}, or test it first: {% if ${r.expr} is defined %}...{% endif %}`,
+          message: `${r.expr} ${at()} may be undefined when ${quote(node)} runs: it is set on some paths to this node but not on all${savers.length ? ` (saved by ${named})` : ''}`,
+          fix: `give a default, ${dflt()}, or test it first: {% if ${r.expr} is defined %}...{% endif %}`,
         };
       }
       const own = savers.length === 1 && savers[0] === node;
@@ -85,8 +86,7 @@ export class VarChecks {
               : savers.length > 0
                 ? `only ${named} ${savers.length > 1 ? 'save' : 'saves'} it (save_output), and never before ${quote(node)} runs`
                 : 'no declared input, files entry or save_output has that name';
-      const hint = didYouMean(
-        r.name,
+      const hint = this.hint(r.name, () =>
         [...this.always, ...this.savers.keys()].filter((n) => n !== r.name),
       );
       const fix = loopVar
@@ -99,30 +99,30 @@ export class VarChecks {
       if (r.soft)
         return {
           severity: 'warning',
-          message: `${r.expr} ${at} is never defined when ${quote(node)} runs, so the template always takes its default or guard: ${why}${hint}`,
+          message: `${r.expr} ${at()} is never defined when ${quote(node)} runs, so the template always takes its default or guard: ${why}${hint}`,
           fix,
         };
       return {
-        message: `${r.expr} ${at} is not defined when ${quote(node)} runs: ${why}${hint}`,
-        fix: `${fix}, or give a default: ${dflt}`,
+        message: `${r.expr} ${at()} is not defined when ${quote(node)} runs: ${why}${hint}`,
+        fix: `${fix}, or give a default: ${dflt()}`,
       };
     }
     const has = Dataflow.presence(state, this.df.bit('out', r.name));
     if (has === 'all' || (has === 'some' && r.soft)) return undefined;
     const target = this.flow.index.get(r.name);
     if (target === undefined) {
-      const names = this.flow.index.keys();
+      this.nodeNames ??= [...this.flow.index.keys()];
       return {
         severity: r.soft ? 'warning' : undefined,
-        message: `${r.expr} ${at} names no node: this file has no node named ${quote(r.name)}${didYouMean(r.name, this.flow.index.keys())}; nodes: ${listNames([...names])}`,
+        message: `${r.expr} ${at()} names no node: this file has no node named ${quote(r.name)}${this.hint(r.name, () => this.flow.index.keys())}; nodes: ${listNames(this.nodeNames)}`,
         fix: 'out.<name> reads the output of the node with that name',
       };
     }
     if (has === 'some')
       return {
         severity: 'warning',
-        message: `${r.expr} ${at} may be unset when ${quote(node)} runs: node ${quote(r.name)} runs before it on some paths but not on all`,
-        fix: `give a default, ${dflt}, or test it first: {% if ${r.expr} is defined %}...{% endif %}`,
+        message: `${r.expr} ${at()} may be unset when ${quote(node)} runs: node ${quote(r.name)} runs before it on some paths but not on all`,
+        fix: `give a default, ${dflt()}, or test it first: {% if ${r.expr} is defined %}...{% endif %}`,
       };
     const when =
       target === i
@@ -135,11 +135,11 @@ export class VarChecks {
     if (r.soft)
       return {
         severity: 'warning',
-        message: `${r.expr} ${at} is never set when ${quote(node)} runs, so the template always takes its default or guard: ${when}`,
+        message: `${r.expr} ${at()} is never set when ${quote(node)} runs, so the template always takes its default or guard: ${when}`,
         fix: `read the output of a node that runs before ${quote(node)}`,
       };
     return {
-      message: `${r.expr} ${at} is not set when ${quote(node)} runs: ${when}`,
+      message: `${r.expr} ${at()} is not set when ${quote(node)} runs: ${when}`,
       fix: `read the output of a node that runs before ${quote(node)}, or route ${quote(r.name)} before it`,
     };
   }
@@ -160,12 +160,20 @@ export class VarChecks {
         message: `${quote(r.name)} ${at} is not a template variable: node outputs are read as out.${r.name}`,
         fix: `write {{ out.${r.name} }}`,
       };
-    const hint = didYouMean(r.name, [...this.always, ...this.savers.keys()]);
+    const hint = this.hint(r.name, () => [...this.always, ...this.savers.keys()]);
     return {
       severity,
       message: `${quote(r.name)} ${at} is not a template variable${hint ? `${hint.replace('did you mean "', 'did you mean "ctx.')}` : ''}: templates read ctx.<name> (inputs, files, save_output, input), out.<node> and fread(path)`,
       fix: 'set it with {% set %} first, or read it from ctx or out',
     };
+  }
+
+  /** "Did you mean" searches left: each scans every name, so a file with thousands of problems gets a few. */
+  private hintsLeft = 50;
+  /** Every node name, listed once for all "names no node" problems. */
+  private nodeNames: string[] | undefined;
+  private hint(word: string, names: () => Iterable<string>): string {
+    return this.hintsLeft-- > 0 ? didYouMean(word, [...names()]) : '';
   }
 
   private reached: Uint8Array | undefined;
