@@ -12,7 +12,7 @@
 // `serve` runs at most --max-concurrent runs at once; its default is no limit, so 1,000 calls all run.
 //
 // Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
-//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS]
+//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR]
 // (`--cli /work/wt/base/dist/cli.js` measures another build, e.g. the one before a change.)
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,6 +80,8 @@ async function main(): Promise<void> {
   const cli = path.resolve(option('--cli') ?? path.join(root, 'dist/cli.js'));
   const journal = !process.argv.includes('--no-journal');
   const maxConcurrent = option('--max-concurrent');
+  // A CPU profile of each hatchery server, written to this folder when the server exits.
+  const prof = option('--prof');
 
   // The fake model server, in its own process so that neither side pays for it.
   const fake = spawn(
@@ -128,6 +130,7 @@ async function main(): Promise<void> {
   let state = 0;
   const startHatchery = () =>
     connect(process.execPath, [
+      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
       cli,
       'serve',
       '--dir',
