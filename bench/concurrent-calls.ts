@@ -1,7 +1,7 @@
 // Concurrent one-drone calls over stdio: `hatchery-mcp serve` with a one-drone hatchery (journal on, as
 // served by default) against its floor, a bare MCP SDK v2 server whose one tool makes the same `openai`
 // SDK chat.completions.create call, both against one fake OpenAI-compatible server on loopback that
-// answers after 100 ms (test/fakes/serve.ts, in its own process). Targets of issue 15: 1,000 calls sent
+// answers after 100 ms (--fake-server below, in its own process). Targets of issue 15: 1,000 calls sent
 // at once take at most 1.1x the bare server's time; with 50 calls in flight the hatchery server reaches
 // at least 0.95x the bare server's throughput.
 //
@@ -12,8 +12,9 @@
 // `serve` runs at most --max-concurrent runs at once; its default is no limit, so 1,000 calls all run.
 //
 // Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
-//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR]
-// (`--cli /work/wt/base/dist/cli.js` measures another build, e.g. the one before a change.)
+//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR] [--base-cli PATH]
+// (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
+// `--base-cli` measures it beside this one in the same rounds.)
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,8 +31,50 @@ function option(name: string): string | undefined {
 }
 const num = (name: string, fallback: number) => Number(option(name) ?? fallback);
 
-// ---- The bare server (this file, run with --bare-server): SDK v2 + the openai SDK, nothing else. ----
-if (process.argv.includes('--bare-server')) {
+// ---- The fake model (this file, run with --fake-server MS): OpenAI chat completions answered after
+// MS ms with "echo: <last message>". As small as can be, so that it is nobody's bottleneck (the
+// richer test/fakes server records and hashes every request). Ends when its stdin closes. ----
+if (process.argv.includes('--fake-server')) {
+  const { createServer } = await import('node:http');
+  const latency = Number(process.argv[process.argv.indexOf('--fake-server') + 1]);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        model: string;
+        messages: { content: string }[];
+      };
+      const text = `echo: ${body.messages[body.messages.length - 1]?.content ?? ''}`;
+      const reply = JSON.stringify({
+        id: 'chatcmpl-bench',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: text, refusal: null },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+      });
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(reply);
+      }, latency);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    process.stdout.write(`http://127.0.0.1:${port}/v1\n`);
+  });
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
+} else if (process.argv.includes('--bare-server')) {
   const { McpServer } = await import('@modelcontextprotocol/server');
   const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
   const { z } = await import('zod');
@@ -82,18 +125,14 @@ async function main(): Promise<void> {
   const maxConcurrent = option('--max-concurrent');
   // A CPU profile of each hatchery server, written to this folder when the server exits.
   const prof = option('--prof');
+  // Another build measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
+  const baseOption = option('--base-cli');
+  const baseCli = baseOption === undefined ? undefined : path.resolve(baseOption);
 
   // The fake model server, in its own process so that neither side pays for it.
   const fake = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(root, 'test/fakes/serve.ts'),
-      '--latency-ms',
-      String(LATENCY_MS),
-      '--exit-on-stdin-close',
-    ],
+    ['--import', 'tsx', path.join(root, 'bench/concurrent-calls.ts'), '--fake-server', String(LATENCY_MS)],
     { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const line = await new Promise<string>((resolve, reject) => {
@@ -101,7 +140,7 @@ async function main(): Promise<void> {
     fake.once('exit', (code) => reject(new Error(`the fake server exited (${code})`)));
     createInterface({ input: fake.stdout! }).once('line', resolve);
   });
-  const baseURL = (JSON.parse(line) as { openai: string }).openai;
+  const baseURL = line.trim();
   const apiKey = 'sk-bench-not-a-real-key';
 
   const tmp = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-calls-'));
@@ -128,10 +167,10 @@ async function main(): Promise<void> {
   }
 
   let state = 0;
-  const startHatchery = () =>
+  const startHatchery = (bin: string) =>
     connect(process.execPath, [
       ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
-      cli,
+      bin,
       'serve',
       '--dir',
       served,
@@ -202,63 +241,68 @@ async function main(): Promise<void> {
   const fakeTimes: number[] = [];
   for (let i = 0; i < (smoke ? 1 : 3); i++) fakeTimes.push(await burst(sdkCall, BURST));
 
-  const bH: number[] = [];
-  const bB: number[] = [];
-  const tH: number[] = [];
-  const tB: number[] = [];
+  /** One server measured each round: how to start it and call it, and its figures. */
+  interface Side {
+    name: string;
+    start: () => Promise<Caller>;
+    call: (c: Caller) => Call;
+    bursts: number[];
+    rates: number[];
+  }
+  const side = (name: string, start: () => Promise<Caller>, call: (c: Caller) => Call): Side => ({
+    name,
+    start,
+    call,
+    bursts: [],
+    rates: [],
+  });
+  const bare = side('bare SDK + openai', startBare, bareCall);
+  const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
+  const sides = [bare, hatch];
+  if (baseCli) sides.push(side(`hatchery (${baseCli})`, () => startHatchery(baseCli), hatcheryCall));
   for (let round = 0; round < ROUNDS; round++) {
-    const hatchery = await startHatchery();
-    const bare = await startBare();
-    const h = hatcheryCall(hatchery);
-    const b = bareCall(bare);
-    await inflight(h, WARMUP, INFLIGHT);
-    await inflight(b, WARMUP, INFLIGHT);
-    await burst(h, Math.min(BURST, 200));
-    await burst(b, Math.min(BURST, 200));
-    // Alternate which server goes first from round to round.
-    const pairs: [Call, number[], number[]][] =
-      round % 2
-        ? [
-            [h, bH, tH],
-            [b, bB, tB],
-          ]
-        : [
-            [b, bB, tB],
-            [h, bH, tH],
-          ];
-    for (const [call, bursts] of pairs) bursts.push(await burst(call, BURST));
-    for (const [call, , rates] of pairs) rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
-    await hatchery.close();
-    await bare.close();
+    const open = await Promise.all(sides.map(async (s) => ({ s, client: await s.start() })));
+    const calls = open.map(({ s, client }) => ({ s, call: s.call(client) }));
+    for (const { call } of calls) await inflight(call, WARMUP, INFLIGHT);
+    for (const { call } of calls) await burst(call, Math.min(BURST, 200));
+    // A different server goes first from round to round, so drift hits them alike.
+    const order = calls.map((_, k) => calls[(k + round) % calls.length]!);
+    for (const { s, call } of order) s.bursts.push(await burst(call, BURST));
+    for (const { s, call } of order) s.rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
+    await Promise.all(open.map(({ client }) => client.close()));
   }
   fake.stdin?.end();
   await new Promise((r) => fake.once('exit', r));
   rmSync(tmp, { recursive: true, force: true });
 
   const ms = (x: number) => `${x.toFixed(0)} ms`;
-  const burstRatio = median(bH) / median(bB);
-  const rateRatio = median(tH) / median(tB);
-  console.log(
-    `concurrent one-drone calls over stdio (SDK v1 client), model answers after ${LATENCY_MS} ms, journal ${journal ? 'on' : 'off'}, --max-concurrent ${maxConcurrent ?? 'unset (serve default: no limit)'}; ${ROUNDS} rounds of fresh processes; ${path.relative(root, cli) || cli}`,
-  );
-  console.log(
-    `  fake server check: openai SDK alone, ${BURST} calls at once   median ${ms(median(fakeTimes))} (floor ${LATENCY_MS} ms)`,
-  );
-  console.log(
-    `  ${BURST} calls at once   hatchery median ${ms(median(bH))}   bare SDK + openai median ${ms(median(bB))}`,
-  );
-  console.log(`    per round          hatchery ${bH.map(ms).join(' ')}   bare ${bB.map(ms).join(' ')}`);
-  console.log(
-    `    ratio hatchery / bare ${burstRatio.toFixed(2)}x   (target <= 1.1x: ${burstRatio <= 1.1 ? 'met' : 'NOT met'})`,
-  );
   const rate = (x: number) => `${x.toFixed(0)} calls/s`;
+  const ratios = (of: Side, key: 'bursts' | 'rates') => of[key].map((x, r) => x / bare[key][r]!);
   console.log(
-    `  ${INFLIGHT} in flight (${INFLIGHT_CALLS} calls)   hatchery median ${rate(median(tH))}   bare median ${rate(median(tB))} (ideal ${((INFLIGHT * 1000) / LATENCY_MS).toFixed(0)})`,
+    `concurrent one-drone calls over stdio (SDK v1 client), model answers after ${LATENCY_MS} ms, journal ${journal ? 'on' : 'off'}, --max-concurrent ${maxConcurrent ?? 'unset (serve default: no limit)'}; ${ROUNDS} rounds of fresh processes`,
   );
   console.log(
-    `    per round          hatchery ${tH.map((x) => x.toFixed(0)).join(' ')}   bare ${tB.map((x) => x.toFixed(0)).join(' ')}`,
+    `  fake server check: the openai SDK alone, ${BURST} calls at once from this process: median ${ms(median(fakeTimes))} (latency ${LATENCY_MS} ms)`,
   );
+  console.log(`  ${BURST} calls at once (median; per round):`);
+  for (const s of sides)
+    console.log(`    ${s.name.padEnd(44)} ${ms(median(s.bursts))}   (${s.bursts.map(ms).join(', ')})`);
   console.log(
-    `    ratio hatchery / bare ${rateRatio.toFixed(2)}x   (target >= 0.95x: ${rateRatio >= 0.95 ? 'met' : 'NOT met'})`,
+    `  ${INFLIGHT} in flight, ${INFLIGHT_CALLS} calls (median; per round; ideal ${(INFLIGHT * 1000) / LATENCY_MS}):`,
   );
+  for (const s of sides)
+    console.log(
+      `    ${s.name.padEnd(44)} ${rate(median(s.rates))}   (${s.rates.map((x) => x.toFixed(0)).join(', ')})`,
+    );
+  for (const s of sides.slice(1)) {
+    const b = median(s.bursts) / median(bare.bursts);
+    const t = median(s.rates) / median(bare.rates);
+    console.log(`  ${s.name}:`);
+    console.log(
+      `    ${BURST} at once: ${b.toFixed(2)}x the bare server (median of per-round ratios ${median(ratios(s, 'bursts')).toFixed(2)}x)   (target <= 1.1x: ${b <= 1.1 ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `    ${INFLIGHT} in flight: ${t.toFixed(2)}x its throughput (median of per-round ratios ${median(ratios(s, 'rates')).toFixed(2)}x)   (target >= 0.95x: ${t >= 0.95 ? 'met' : 'NOT met'})`,
+    );
+  }
 }
