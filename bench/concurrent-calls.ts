@@ -12,11 +12,11 @@
 // `serve` runs at most --max-concurrent runs at once; its default is no limit, so 1,000 calls all run.
 //
 // Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
-//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR] [--base-cli PATH]
+//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR] [--base-cli PATH]...
 // (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
 // `--base-cli` measures it beside this one in the same rounds.)
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -109,6 +109,23 @@ interface Caller {
   close(): Promise<void>;
 }
 
+/**
+ * CPU time (user + system) a process used so far, in ms, from /proc (Linux); undefined elsewhere.
+ * Unlike wall time it hardly depends on what else the machine runs, so it is the steadier figure on
+ * a loaded machine.
+ */
+function cpuMs(pid: number | null | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; in clock ticks (100 Hz).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 async function main(): Promise<void> {
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
@@ -125,9 +142,10 @@ async function main(): Promise<void> {
   const maxConcurrent = option('--max-concurrent');
   // A CPU profile of each hatchery server, written to this folder when the server exits.
   const prof = option('--prof');
-  // Another build measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
-  const baseOption = option('--base-cli');
-  const baseCli = baseOption === undefined ? undefined : path.resolve(baseOption);
+  // Other builds measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
+  const baseClis = process.argv.flatMap((a, i) =>
+    a === '--base-cli' && process.argv[i + 1] ? [path.resolve(process.argv[i + 1]!)] : [],
+  );
 
   // The fake model server, in its own process so that neither side pays for it.
   const fake = spawn(
@@ -160,10 +178,14 @@ async function main(): Promise<void> {
   delete env.HATCHERY_STATE;
   Object.assign(env, { OPENAI_API_KEY: apiKey, OPENAI_BASE_URL: baseURL, HOME: tmp });
 
-  async function connect(command: string, args: string[]): Promise<Caller> {
+  async function connect(
+    command: string,
+    args: string[],
+  ): Promise<{ client: Caller; cpu: () => number | undefined }> {
     const client = new Client({ name: 'bench', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command, args, cwd: root, env, stderr: 'ignore' }));
-    return client as unknown as Caller;
+    const transport = new StdioClientTransport({ command, args, cwd: root, env, stderr: 'ignore' });
+    await client.connect(transport);
+    return { client: client as unknown as Caller, cpu: () => cpuMs(transport.pid) };
   }
 
   let state = 0;
@@ -244,32 +266,42 @@ async function main(): Promise<void> {
   /** One server measured each round: how to start it and call it, and its figures. */
   interface Side {
     name: string;
-    start: () => Promise<Caller>;
+    start: () => Promise<{ client: Caller; cpu: () => number | undefined }>;
     call: (c: Caller) => Call;
     bursts: number[];
     rates: number[];
+    /** The server's CPU time per call over the measured calls of each round, in µs. */
+    cpu: number[];
   }
-  const side = (name: string, start: () => Promise<Caller>, call: (c: Caller) => Call): Side => ({
+  const side = (name: string, start: Side['start'], call: (c: Caller) => Call): Side => ({
     name,
     start,
     call,
     bursts: [],
     rates: [],
+    cpu: [],
   });
   const bare = side('bare SDK + openai', startBare, bareCall);
   const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
   const sides = [bare, hatch];
-  if (baseCli) sides.push(side(`hatchery (${baseCli})`, () => startHatchery(baseCli), hatcheryCall));
+  for (const b of baseClis) sides.push(side(`hatchery (${b})`, () => startHatchery(b), hatcheryCall));
   for (let round = 0; round < ROUNDS; round++) {
-    const open = await Promise.all(sides.map(async (s) => ({ s, client: await s.start() })));
-    const calls = open.map(({ s, client }) => ({ s, call: s.call(client) }));
+    const open = await Promise.all(sides.map(async (s) => ({ s, server: await s.start() })));
+    const calls = open.map(({ s, server }) => ({ s, server, call: s.call(server.client) }));
     for (const { call } of calls) await inflight(call, WARMUP, INFLIGHT);
     for (const { call } of calls) await burst(call, Math.min(BURST, 200));
+    const cpu0 = calls.map(({ server }) => server.cpu());
     // A different server goes first from round to round, so drift hits them alike.
     const order = calls.map((_, k) => calls[(k + round) % calls.length]!);
     for (const { s, call } of order) s.bursts.push(await burst(call, BURST));
     for (const { s, call } of order) s.rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
-    await Promise.all(open.map(({ client }) => client.close()));
+    calls.forEach(({ s, server }, k) => {
+      const used = server.cpu();
+      const before = cpu0[k];
+      if (used !== undefined && before !== undefined)
+        s.cpu.push(((used - before) * 1000) / (BURST + INFLIGHT_CALLS));
+    });
+    await Promise.all(open.map(({ server }) => server.client.close()));
   }
   fake.stdin?.end();
   await new Promise((r) => fake.once('exit', r));
@@ -294,7 +326,20 @@ async function main(): Promise<void> {
     console.log(
       `    ${s.name.padEnd(44)} ${rate(median(s.rates))}   (${s.rates.map((x) => x.toFixed(0)).join(', ')})`,
     );
+  if (bare.cpu.length > 0) {
+    console.log(
+      '  server CPU time per measured call (user + system; hardly moved by the load of the machine):',
+    );
+    for (const s of sides)
+      console.log(
+        `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')})`,
+      );
+  }
   for (const s of sides.slice(1)) {
+    if (s.cpu.length > 0)
+      console.log(
+        `  ${s.name}: ${(median(s.cpu) / median(bare.cpu)).toFixed(2)}x the bare server's CPU per call`,
+      );
     const b = median(s.bursts) / median(bare.bursts);
     const t = median(s.rates) / median(bare.rates);
     console.log(`  ${s.name}:`);
