@@ -16,6 +16,7 @@
 // (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
 // `--base-cli` measures it beside this one in the same rounds.)
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -127,6 +128,8 @@ function cpuMs(pid: number | null | undefined): number | undefined {
 }
 
 async function main(): Promise<void> {
+  // The client's stdio socket waits for 'drain' once per call written while it is full: 1,000 at once is the point.
+  EventEmitter.defaultMaxListeners = 4 * 1_000;
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   const { default: OpenAI } = await import('openai');

@@ -103,7 +103,8 @@ for (const [k, [name]] of sides.entries()) {
     `  ${name.padEnd(40)} ${m.toFixed(1)} ms per loop   ${((m * 1000) / TURNS).toFixed(0)} µs per turn`,
   );
 }
-if (base) {
+if (!base) console.log('  (pass --base DIR, a checkout of an earlier commit, for a before/after ratio)');
+else {
   const ratio = median(times[0]!) / median(times[1]!);
   console.log(
     `  this tree / base ${ratio.toFixed(2)}x   (target: no slower, ${ratio <= 1 ? 'met' : 'NOT met'})`,
