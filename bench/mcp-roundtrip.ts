@@ -8,9 +8,10 @@
 // from 0.6x to 3x between runs on a 2-core machine). Then several rounds, each with a fresh pair of
 // server processes, a long warm-up (the JIT must settle: the hatchery server runs more code than
 // the bare one), and alternating blocks of sequential calls so that drift hits both alike.
-// Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--era 2025|2026] [--no-journal] [--no-pin] [--strict]
+// Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--era 2025|2026] [--no-journal] [--no-pin] [--strict] [--cli PATH]
+// (`--cli /work/wt/base/dist/cli.js` measures another build, e.g. the one before a change.)
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client as ModernClient } from '@modelcontextprotocol/client';
@@ -39,11 +40,17 @@ function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 }
-const CALLS = flag('--calls', 1_000);
-const ROUNDS = flag('--rounds', 5);
-const WARMUP = 2_000;
+const smoke = process.env.BENCH_SMOKE === '1';
+const CALLS = flag('--calls', smoke ? 50 : 1_000);
+const ROUNDS = flag('--rounds', smoke ? 1 : 5);
+const WARMUP = smoke ? 50 : 2_000;
 const BLOCK = 50;
 const TARGET = 1.1;
+const CLI = path.resolve(
+  process.argv.includes('--cli')
+    ? process.argv[process.argv.indexOf('--cli') + 1]!
+    : path.join(root, 'dist/cli.js'),
+);
 const ERA = process.argv.includes('--era') ? process.argv[process.argv.indexOf('--era') + 1] : '2025';
 if (ERA !== '2025' && ERA !== '2026') throw new Error(`--era must be 2025 or 2026, got ${ERA}`);
 
@@ -84,7 +91,10 @@ async function block(
   }
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-'));
+const tmp = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-'));
+// The served folder inside the temp folder: the journal's default state folder is beside it.
+const dir = path.join(tmp, 'served');
+mkdirSync(dir);
 writeFileSync(
   path.join(dir, 'echo.json'),
   JSON.stringify({
@@ -100,7 +110,7 @@ const roundRatios: number[] = [];
 const perRound = Math.ceil(CALLS / ROUNDS);
 for (let round = 0; round < ROUNDS; round++) {
   const hatchery = await connect(process.execPath, [
-    path.join(root, 'dist/cli.js'),
+    CLI,
     '--dir',
     dir,
     '--no-generic-tools',
@@ -139,7 +149,7 @@ for (let round = 0; round < ROUNDS; round++) {
   tB.push(...rB);
   roundRatios.push(median(rH) / median(rB));
 }
-rmSync(dir, { recursive: true, force: true });
+rmSync(tmp, { recursive: true, force: true });
 
 const mH = median(tH);
 const mB = median(tB);

@@ -1,5 +1,4 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
-import { linkedController } from '../core/cancel.js';
 import { type CallEnv, runHatcheryCall } from './calls.js';
 import type { ServerHost } from './host.js';
 import type { RegistryEntry } from './registry.js';
@@ -46,10 +45,15 @@ export async function callWithHandoff(
   env: CallEnv,
   options: HandoffOptions,
 ): Promise<CallToolResult | InputRequiredResult> {
-  const { controller, unlink } = linkedController(core.signal);
+  // Until the handoff the request's signal is the run's (closing the session at shutdown fires it,
+  // and shutdown cancels every run of core.runs anyway): no listener per call on the one shutdown
+  // signal, which hundreds of calls in flight would share. A run handed off is linked to it then.
+  const controller = new AbortController();
   const request = env.signal;
   const onAbort = () => controller.abort(request.reason);
-  if (request.aborted) onAbort();
+  // A call that arrives while the server shuts down is cancelled at once, as before.
+  if (core.signal.aborted) controller.abort(core.signal.reason);
+  else if (request.aborted) onAbort();
   else request.addEventListener('abort', onAbort, { once: true });
   let handedOff = false;
   const progress = env.progress;
@@ -83,15 +87,26 @@ export async function callWithHandoff(
   clearTimeout(timer);
   if (ended && !(options.suspended && run.state === 'input_required')) {
     request.removeEventListener('abort', onAbort);
-    unlink();
     core.runs.forget(run.id);
     return answer(run);
   }
   handedOff = true;
   request.removeEventListener('abort', onAbort);
+  const { unlink } = linkTo(core.signal, controller);
   run.note = `handed off after ${Math.round(waitMs / 1000)} s: the tool call returned its run id`;
   run.done.then(unlink, unlink);
   return handoff(run, entry);
+}
+
+/** Aborts `controller` when `signal` fires (at once if it has); `unlink` stops listening. */
+function linkTo(signal: AbortSignal, controller: AbortController): { unlink: () => void } {
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return { unlink: () => {} };
+  }
+  const onAbort = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return { unlink: () => signal.removeEventListener('abort', onAbort) };
 }
 
 /** The answer of a call handed off: the run id, where it is, and how to get the result. */

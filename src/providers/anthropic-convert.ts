@@ -37,36 +37,64 @@ export interface AnthropicParams {
 // Anthropic ids must match ^[a-zA-Z0-9_-]+$; ids from other vendors' histories may not.
 const safeId = (id: string): string => id.replace(/[^A-Za-z0-9_-]/g, '_') || 'call';
 
-const onlyToolResults = (m: MessageParam | undefined): m is MessageParam & { content: ContentBlockParam[] } =>
-  m !== undefined &&
-  m.role === 'user' &&
-  Array.isArray(m.content) &&
-  m.content.length > 0 &&
-  m.content.every((b) => b.type === 'tool_result');
+/**
+ * The blocks of each assistant message and the result block of each tool message already converted:
+ * a tool loop sends the whole conversation on every turn, and each message is converted once. The
+ * cached blocks and arrays are never changed (merging pushes onto fresh arrays; the cache breakpoint
+ * replaces the last message's array with a copy).
+ */
+const assistantBlocks = new WeakMap<ChatMessage, ContentBlockParam[]>();
+const resultBlocks = new WeakMap<ChatMessage, ToolResultBlockParam>();
+
+function blocksOf(m: ChatMessage & { role: 'assistant' }): ContentBlockParam[] {
+  let blocks = assistantBlocks.get(m);
+  if (blocks === undefined) {
+    blocks = [];
+    if (m.content) blocks.push({ type: 'text', text: m.content });
+    for (const c of m.toolCalls ?? []) {
+      blocks.push({ type: 'tool_use', id: safeId(c.id), name: c.name, input: c.args ?? {} });
+    }
+    assistantBlocks.set(m, blocks);
+  }
+  return blocks;
+}
+
+function resultOf(m: ChatMessage & { role: 'tool' }): ToolResultBlockParam {
+  let block = resultBlocks.get(m);
+  if (block === undefined) {
+    block = { type: 'tool_result', tool_use_id: safeId(m.toolCallId) };
+    if (m.content) block.content = m.content;
+    if (m.isError) block.is_error = true;
+    resultBlocks.set(m, block);
+  }
+  return block;
+}
 
 /** Converts the conversation; the results of one assistant turn go into ONE user message. */
 export function toAnthropicMessages(messages: readonly ChatMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
+  // Arrays of merged tool results made here (never a cached one), which later messages may join.
+  let open: ContentBlockParam[] | undefined;
   for (const m of messages) {
-    const prev = out[out.length - 1];
     if (m.role === 'user') {
       // A user turn right after tool results joins them (results first, as the API requires).
-      if (onlyToolResults(prev)) prev.content.push({ type: 'text', text: m.content });
+      if (open) open.push({ type: 'text', text: m.content });
       else out.push({ role: 'user', content: m.content });
+      open = undefined;
     } else if (m.role === 'assistant') {
-      const blocks: ContentBlockParam[] = [];
-      if (m.content) blocks.push({ type: 'text', text: m.content });
-      for (const c of m.toolCalls ?? []) {
-        blocks.push({ type: 'tool_use', id: safeId(c.id), name: c.name, input: c.args ?? {} });
-      }
+      const blocks = blocksOf(m);
       // The API rejects empty assistant turns; skipping one leaves two user turns, which it merges.
-      if (blocks.length > 0) out.push({ role: 'assistant', content: blocks });
+      if (blocks.length > 0) {
+        out.push({ role: 'assistant', content: blocks });
+        open = undefined;
+      }
     } else {
-      const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: safeId(m.toolCallId) };
-      if (m.content) block.content = m.content;
-      if (m.isError) block.is_error = true;
-      if (onlyToolResults(prev)) prev.content.push(block);
-      else out.push({ role: 'user', content: [block] });
+      const block = resultOf(m);
+      if (open) open.push(block);
+      else {
+        open = [block];
+        out.push({ role: 'user', content: open });
+      }
     }
   }
   return out;
@@ -161,7 +189,8 @@ function addCacheBreakpoints(params: MessageCreateParamsNonStreaming): void {
     block.type === 'redacted_thinking'
   )
     return;
-  blocks[blocks.length - 1] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
+  // A copy: the array may be an assistant message's cached blocks, shared by every turn.
+  last.content = [...blocks.slice(0, -1), { ...block, cache_control: EPHEMERAL } as ContentBlockParam];
 }
 
 /**

@@ -215,12 +215,15 @@ export class CallGuard {
     if (this.controller.signal.aborted) throw this.controller.signal.reason;
   }
 
-  /** Detaches from the caller's signal and stops anything the SDK still has in flight (a pending retry). */
-  dispose(): void {
+  /**
+   * Detaches from the caller's signal and, unless the call `finished` with its whole reply read, stops
+   * anything the SDK still has in flight (a pending retry, a request or stream left behind by an error).
+   */
+  dispose(finished = false): void {
     if (this.idle) clearTimeout(this.idle);
     this.endDeadline();
     this.outer?.removeEventListener('abort', this.onAbort);
     this.rejectAbort = undefined;
-    if (!this.controller.signal.aborted) this.controller.abort();
+    if (!finished && !this.controller.signal.aborted) this.controller.abort();
   }
 }

@@ -30,6 +30,31 @@ export function safeName(name: string): string {
   return s || 'output';
 }
 
+/**
+ * The wire form of each message already converted. A tool loop sends the whole conversation again
+ * on every turn: each message is converted once (its tool calls' argument JSON included) and the
+ * same wire object goes out again. Messages are never changed once in a conversation, and the wire
+ * objects are never changed after conversion (the SDK and the journal only read them).
+ */
+const converted = new WeakMap<ChatMessage, ChatCompletionMessageParam>();
+
+function toOpenAIMessage(m: ChatMessage): ChatCompletionMessageParam {
+  if (m.role === 'user') return { role: 'user', content: m.content };
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+  const calls = m.toolCalls ?? [];
+  if (calls.length === 0) return { role: 'assistant', content: m.content };
+  return {
+    role: 'assistant',
+    // Some compatible servers reject '' next to tool_calls; null is what OpenAI itself sends.
+    content: m.content || null,
+    tool_calls: calls.map((c) => ({
+      id: c.id,
+      type: 'function' as const,
+      function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) },
+    })),
+  };
+}
+
 /** Converts the conversation, with the system prompt as the first system message. */
 export function toOpenAIMessages(
   system: string,
@@ -38,27 +63,12 @@ export function toOpenAIMessages(
   const out: ChatCompletionMessageParam[] = [];
   if (system) out.push({ role: 'system', content: system });
   for (const m of messages) {
-    if (m.role === 'user') {
-      out.push({ role: 'user', content: m.content });
-    } else if (m.role === 'assistant') {
-      const calls = m.toolCalls ?? [];
-      if (calls.length === 0) {
-        out.push({ role: 'assistant', content: m.content });
-      } else {
-        out.push({
-          role: 'assistant',
-          // Some compatible servers reject '' next to tool_calls; null is what OpenAI itself sends.
-          content: m.content || null,
-          tool_calls: calls.map((c) => ({
-            id: c.id,
-            type: 'function' as const,
-            function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) },
-          })),
-        });
-      }
-    } else {
-      out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+    let wire = converted.get(m);
+    if (wire === undefined) {
+      wire = toOpenAIMessage(m);
+      converted.set(m, wire);
     }
+    out.push(wire);
   }
   return out;
 }

@@ -73,6 +73,9 @@ export async function sdkChat<Reply, Event>(
   // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
   guard.startDeadline(timeoutMs, () => timedOut(vendor, timeoutMs));
   const opts = (timeout: number): AttemptOptions => ({ signal: guard.signal, timeout, maxRetries: 0 });
+  // A call that ended with its reply has nothing left in flight: aborting it then only makes the SDK
+  // and fetch run their abort handlers (an AbortError with its stack each) for nothing.
+  let finished = false;
   try {
     if (!request.stream) {
       const { data, response } = await withRetries((timeout) => spec.reply(opts(timeout)), ctx);
@@ -86,12 +89,14 @@ export async function sdkChat<Reply, Event>(
           apiKey: ctx.apiKey,
         });
       }
-      return spec.fromReply(data);
+      const reply = spec.fromReply(data);
+      finished = true;
+      return reply;
     }
     const { data: stream, response } = await withRetries((timeout) => spec.stream(opts(timeout)), ctx);
     // From here on data must keep coming (idle timeout), however long the whole reply takes.
     guard.endDeadline();
-    return await drainStream(stream, spec.accumulator(), guard, {
+    const reply = await drainStream(stream, spec.accumulator(), guard, {
       vendor,
       idleMs: timeoutMs,
       onDelta: request.onDelta,
@@ -99,9 +104,11 @@ export async function sdkChat<Reply, Event>(
       response,
       what: spec.streamWhat,
     });
+    finished = true;
+    return reply;
   } catch (err) {
     throw toProviderError(err, ctx);
   } finally {
-    guard.dispose();
+    guard.dispose(finished);
   }
 }

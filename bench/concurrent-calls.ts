@@ -1,0 +1,356 @@
+// Concurrent one-drone calls over stdio: `hatchery-mcp serve` with a one-drone hatchery (journal on, as
+// served by default) against its floor, a bare MCP SDK v2 server whose one tool makes the same `openai`
+// SDK chat.completions.create call, both against one fake OpenAI-compatible server on loopback that
+// answers after 100 ms (--fake-server below, in its own process). Targets of issue 15: 1,000 calls sent
+// at once take at most 1.1x the bare server's time; with 50 calls in flight the hatchery server reaches
+// at least 0.95x the bare server's throughput.
+//
+// Method: several rounds, each with fresh server processes and a warm-up; inside a round the two
+// servers alternate (burst of N calls at once, then a fixed count with 50 in flight), so drift hits
+// both alike. The fake's own speed is checked first: the openai SDK alone, N calls at once from this
+// process, must take little more than the 100 ms latency (else the fake would be the bottleneck).
+// `serve` runs at most --max-concurrent runs at once; its default is no limit, so 1,000 calls all run.
+//
+// Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
+//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR] [--base-cli PATH]...
+// (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
+// `--base-cli` measures it beside this one in the same rounds.)
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { median } from './lib/stats.js';
+
+const root = new URL('..', import.meta.url).pathname;
+const smoke = process.env.BENCH_SMOKE === '1';
+
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+const num = (name: string, fallback: number) => Number(option(name) ?? fallback);
+
+// ---- The fake model (this file, run with --fake-server MS): OpenAI chat completions answered after
+// MS ms with "echo: <last message>". As small as can be, so that it is nobody's bottleneck (the
+// richer test/fakes server records and hashes every request). Ends when its stdin closes. ----
+if (process.argv.includes('--fake-server')) {
+  const { createServer } = await import('node:http');
+  const latency = Number(process.argv[process.argv.indexOf('--fake-server') + 1]);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        model: string;
+        messages: { content: string }[];
+      };
+      const text = `echo: ${body.messages[body.messages.length - 1]?.content ?? ''}`;
+      const reply = JSON.stringify({
+        id: 'chatcmpl-bench',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: text, refusal: null },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+      });
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(reply);
+      }, latency);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    process.stdout.write(`http://127.0.0.1:${port}/v1\n`);
+  });
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
+} else if (process.argv.includes('--bare-server')) {
+  const { McpServer } = await import('@modelcontextprotocol/server');
+  const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+  const { z } = await import('zod');
+  const { default: OpenAI } = await import('openai');
+  const openai = new OpenAI({ apiKey: process.env.OPENAI_API_KEY, baseURL: process.env.OPENAI_BASE_URL });
+  serveStdio(() => {
+    const server = new McpServer({ name: 'bare-ask', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.registerTool(
+      'ask',
+      { description: 'Asks the model', inputSchema: z.object({ input: z.string() }) },
+      async ({ input }, ctx) => {
+        const r = await openai.chat.completions.create(
+          { model: 'gpt-4o-mini', messages: [{ role: 'user', content: input }] },
+          { signal: ctx.mcpReq.signal },
+        );
+        return { content: [{ type: 'text', text: r.choices[0]?.message.content ?? '' }] };
+      },
+    );
+    return server;
+  });
+} else {
+  await main();
+}
+
+/** The part of the SDK client the bench uses. */
+interface Caller {
+  callTool(
+    params: { name: string; arguments: Record<string, unknown> },
+    schema?: undefined,
+    options?: { timeout: number },
+  ): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * CPU time (user + system) a process used so far, in ms, from /proc (Linux); undefined elsewhere.
+ * Unlike wall time it hardly depends on what else the machine runs, so it is the steadier figure on
+ * a loaded machine.
+ */
+function cpuMs(pid: number | null | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; in clock ticks (100 Hz).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  // The client's stdio socket waits for 'drain' once per call written while it is full: 1,000 at once is the point.
+  EventEmitter.defaultMaxListeners = 4 * 1_000;
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const { default: OpenAI } = await import('openai');
+
+  const ROUNDS = num('--rounds', smoke ? 1 : 5);
+  const BURST = num('--burst', smoke ? 50 : 1_000);
+  const INFLIGHT = 50;
+  const INFLIGHT_CALLS = num('--inflight-calls', smoke ? 50 : 1_000);
+  const WARMUP = smoke ? 20 : 500;
+  const LATENCY_MS = num('--latency-ms', 100);
+  const cli = path.resolve(option('--cli') ?? path.join(root, 'dist/cli.js'));
+  const journal = !process.argv.includes('--no-journal');
+  const maxConcurrent = option('--max-concurrent');
+  // A CPU profile of each hatchery server, written to this folder when the server exits.
+  const prof = option('--prof');
+  // Other builds measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
+  const baseClis = process.argv.flatMap((a, i) =>
+    a === '--base-cli' && process.argv[i + 1] ? [path.resolve(process.argv[i + 1]!)] : [],
+  );
+
+  // The fake model server, in its own process so that neither side pays for it.
+  const fake = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'bench/concurrent-calls.ts'), '--fake-server', String(LATENCY_MS)],
+    { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    fake.once('error', reject);
+    fake.once('exit', (code) => reject(new Error(`the fake server exited (${code})`)));
+    createInterface({ input: fake.stdout! }).once('line', resolve);
+  });
+  const baseURL = line.trim();
+  const apiKey = 'sk-bench-not-a-real-key';
+
+  const tmp = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-calls-'));
+  const served = path.join(tmp, 'served');
+  mkdirSync(served);
+  writeFileSync(
+    path.join(served, 'ask.json'),
+    JSON.stringify({
+      name: 'ask_hatch',
+      desc: 'one drone that asks the model',
+      model: 'openai:gpt-4o-mini',
+      nodes: [{ name: 'Ask', usr_prompt: '{{ ctx.input }}' }],
+    }),
+  );
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  delete env.HATCHERY_STATE;
+  Object.assign(env, { OPENAI_API_KEY: apiKey, OPENAI_BASE_URL: baseURL, HOME: tmp });
+
+  async function connect(
+    command: string,
+    args: string[],
+  ): Promise<{ client: Caller; cpu: () => number | undefined }> {
+    const client = new Client({ name: 'bench', version: '1.0.0' });
+    const transport = new StdioClientTransport({ command, args, cwd: root, env, stderr: 'ignore' });
+    await client.connect(transport);
+    return { client: client as unknown as Caller, cpu: () => cpuMs(transport.pid) };
+  }
+
+  let state = 0;
+  const startHatchery = (bin: string) =>
+    connect(process.execPath, [
+      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
+      bin,
+      'serve',
+      '--dir',
+      served,
+      '--no-generic-tools',
+      ...(journal ? ['--state', path.join(tmp, `state-${state++}`)] : ['--no-journal']),
+      ...(maxConcurrent ? ['--max-concurrent', maxConcurrent] : []),
+    ]);
+  const startBare = () =>
+    connect(process.execPath, [
+      '--import',
+      'tsx',
+      path.join(root, 'bench/concurrent-calls.ts'),
+      '--bare-server',
+    ]);
+
+  type Call = (i: number) => Promise<void>;
+  const expect = (i: number, got: unknown) => {
+    if (got !== `echo: m${i}`) throw new Error(`wrong result for call ${i}: ${JSON.stringify(got)}`);
+  };
+  // Long enough for a burst queued behind a slow server.
+  const opts = { timeout: 600_000 };
+  const hatcheryCall =
+    (c: Caller): Call =>
+    async (i) => {
+      const r = (await c.callTool({ name: 'ask_hatch', arguments: { input: `m${i}` } }, undefined, opts)) as {
+        structuredContent?: { output?: unknown };
+        content: { text: string }[];
+      };
+      expect(i, r.structuredContent?.output ?? r.content[0]?.text);
+    };
+  const bareCall =
+    (c: Caller): Call =>
+    async (i) => {
+      const r = (await c.callTool({ name: 'ask', arguments: { input: `m${i}` } }, undefined, opts)) as {
+        content: { text: string }[];
+      };
+      expect(i, r.content[0]?.text);
+    };
+
+  /** ms for `n` calls sent at once. */
+  async function burst(call: Call, n: number): Promise<number> {
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: n }, (_, i) => call(i)));
+    return performance.now() - t0;
+  }
+  /** Calls per second for `n` calls with `width` in flight at all times. */
+  async function inflight(call: Call, n: number, width: number): Promise<number> {
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: width }, async () => {
+        while (next < n) await call(next++);
+      }),
+    );
+    return n / ((performance.now() - t0) / 1000);
+  }
+
+  // The fake must not be the bottleneck: the openai SDK alone, a burst from this process.
+  const sdk = new OpenAI({ apiKey, baseURL });
+  const sdkCall: Call = async (i) => {
+    const r = await sdk.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: `m${i}` }],
+    });
+    expect(i, r.choices[0]?.message.content);
+  };
+  await burst(sdkCall, Math.min(BURST, 200));
+  const fakeTimes: number[] = [];
+  for (let i = 0; i < (smoke ? 1 : 3); i++) fakeTimes.push(await burst(sdkCall, BURST));
+
+  /** One server measured each round: how to start it and call it, and its figures. */
+  interface Side {
+    name: string;
+    start: () => Promise<{ client: Caller; cpu: () => number | undefined }>;
+    call: (c: Caller) => Call;
+    bursts: number[];
+    rates: number[];
+    /** The server's CPU time per call over the measured calls of each round, in µs. */
+    cpu: number[];
+  }
+  const side = (name: string, start: Side['start'], call: (c: Caller) => Call): Side => ({
+    name,
+    start,
+    call,
+    bursts: [],
+    rates: [],
+    cpu: [],
+  });
+  const bare = side('bare SDK + openai', startBare, bareCall);
+  const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
+  const sides = [bare, hatch];
+  for (const b of baseClis) sides.push(side(`hatchery (${b})`, () => startHatchery(b), hatcheryCall));
+  for (let round = 0; round < ROUNDS; round++) {
+    const open = await Promise.all(sides.map(async (s) => ({ s, server: await s.start() })));
+    const calls = open.map(({ s, server }) => ({ s, server, call: s.call(server.client) }));
+    for (const { call } of calls) await inflight(call, WARMUP, INFLIGHT);
+    for (const { call } of calls) await burst(call, Math.min(BURST, 200));
+    const cpu0 = calls.map(({ server }) => server.cpu());
+    // A different server goes first from round to round, so drift hits them alike.
+    const order = calls.map((_, k) => calls[(k + round) % calls.length]!);
+    for (const { s, call } of order) s.bursts.push(await burst(call, BURST));
+    for (const { s, call } of order) s.rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
+    calls.forEach(({ s, server }, k) => {
+      const used = server.cpu();
+      const before = cpu0[k];
+      if (used !== undefined && before !== undefined)
+        s.cpu.push(((used - before) * 1000) / (BURST + INFLIGHT_CALLS));
+    });
+    await Promise.all(open.map(({ server }) => server.client.close()));
+  }
+  fake.stdin?.end();
+  await new Promise((r) => fake.once('exit', r));
+  rmSync(tmp, { recursive: true, force: true });
+
+  const ms = (x: number) => `${x.toFixed(0)} ms`;
+  const rate = (x: number) => `${x.toFixed(0)} calls/s`;
+  const ratios = (of: Side, key: 'bursts' | 'rates') => of[key].map((x, r) => x / bare[key][r]!);
+  console.log(
+    `concurrent one-drone calls over stdio (SDK v1 client), model answers after ${LATENCY_MS} ms, journal ${journal ? 'on' : 'off'}, --max-concurrent ${maxConcurrent ?? 'unset (serve default: no limit)'}; ${ROUNDS} rounds of fresh processes`,
+  );
+  console.log(
+    `  fake server check: the openai SDK alone, ${BURST} calls at once from this process: median ${ms(median(fakeTimes))} (latency ${LATENCY_MS} ms)`,
+  );
+  console.log(`  ${BURST} calls at once (median; per round):`);
+  for (const s of sides)
+    console.log(`    ${s.name.padEnd(44)} ${ms(median(s.bursts))}   (${s.bursts.map(ms).join(', ')})`);
+  console.log(
+    `  ${INFLIGHT} in flight, ${INFLIGHT_CALLS} calls (median; per round; ideal ${(INFLIGHT * 1000) / LATENCY_MS}):`,
+  );
+  for (const s of sides)
+    console.log(
+      `    ${s.name.padEnd(44)} ${rate(median(s.rates))}   (${s.rates.map((x) => x.toFixed(0)).join(', ')})`,
+    );
+  if (bare.cpu.length > 0) {
+    console.log(
+      '  server CPU time per measured call (user + system; hardly moved by the load of the machine):',
+    );
+    for (const s of sides)
+      console.log(
+        `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')})`,
+      );
+  }
+  for (const s of sides.slice(1)) {
+    if (s.cpu.length > 0)
+      console.log(
+        `  ${s.name}: ${(median(s.cpu) / median(bare.cpu)).toFixed(2)}x the bare server's CPU per call`,
+      );
+    const b = median(s.bursts) / median(bare.bursts);
+    const t = median(s.rates) / median(bare.rates);
+    console.log(`  ${s.name}:`);
+    console.log(
+      `    ${BURST} at once: ${b.toFixed(2)}x the bare server (median of per-round ratios ${median(ratios(s, 'bursts')).toFixed(2)}x)   (target <= 1.1x: ${b <= 1.1 ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `    ${INFLIGHT} in flight: ${t.toFixed(2)}x its throughput (median of per-round ratios ${median(ratios(s, 'rates')).toFixed(2)}x)   (target >= 0.95x: ${t >= 0.95 ? 'met' : 'NOT met'})`,
+    );
+  }
+}
