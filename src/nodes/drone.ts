@@ -6,10 +6,11 @@ import type {
   NodeKindImpl,
   NodeResult,
   RunContext,
+  RunServices,
 } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
-import type { ChatMessage, ChatRequest } from '../providers/types.js';
+import type { ChatMessage, ChatRequest, Provider } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { converse } from './converse.js';
@@ -63,14 +64,17 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const modelSpec = def.model ?? cc.def.model;
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
     const clientFallback = def.client_fallback ?? cc.def.client_fallback;
-    const resolve = (scope: RunContext): ResolvedModel =>
-      scope.shared.services.resolveModel(
-        modelSpec,
-        def.base_url,
-        scope.shared.sampling,
-        where,
-        clientFallback,
-      );
+    // Resolved once per runtime and sampling client instead of on every execution (see
+    // RunServices.resolveModel); failures are not kept, so a missing key is reported every time.
+    let last: { services: RunServices; sampling: Provider | undefined; resolved: ResolvedModel } | undefined;
+    const resolve = (scope: RunContext): ResolvedModel => {
+      const { services, sampling } = scope.shared;
+      if (last !== undefined && last.services === services && last.sampling === sampling)
+        return last.resolved;
+      const resolved = services.resolveModel(modelSpec, def.base_url, sampling, where, clientFallback);
+      last = { services, sampling, resolved };
+      return resolved;
+    };
     const name = base.name;
     // Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were.
     const noCache = (def.cache ?? cc.def.cache) === false;

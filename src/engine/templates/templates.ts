@@ -1,6 +1,7 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { templateEnv } from './env.js';
+import { fastRender } from './fast.js';
 import { renderState } from './sandbox.js';
 
 /** What every template sees: the run's ctx, node outputs by name, and `fread`. */
@@ -50,6 +51,9 @@ export class Template {
 
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
+    // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
+    const fast = fastRender(this, this.source, vars);
+    if (fast !== undefined) return fast;
     if (this.compiled === undefined) return this.source;
     const state = renderState;
     state.pending = undefined;
