@@ -19,7 +19,7 @@ interface Lookup {
 }
 
 /** Text parts (strings) and lookups, in template order. */
-type Plan = readonly (string | Lookup)[];
+export type Plan = readonly (string | Lookup)[];
 
 /** A nunjucks symbol that is a plain name (not a literal like `true`, not an operator word). */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -74,23 +74,14 @@ const lookupContext = {
 /** The top-level frame of a render holds no variables: names go to the context. */
 const topFrame = { lookup: (_name: string): unknown => undefined };
 
-const plans = new WeakMap<object, Plan | null>();
-
 /**
- * Renders `source` (the template `key`'s) through its plan with `vars`; undefined when the plan does
- * not apply (the caller renders with nunjucks). Never throws.
+ * Renders a plan with `vars`; undefined when it cannot give nunjucks' text itself (the caller renders
+ * with nunjucks then). Never throws.
  */
-export function fastRender(
-  key: object,
-  source: string,
+export function renderPlan(
+  plan: Plan,
   vars: { ctx: unknown; out: unknown; fread: unknown },
 ): string | undefined {
-  let plan = plans.get(key);
-  if (plan === undefined) {
-    plan = planOf(source);
-    plans.set(key, plan);
-  }
-  if (plan === null) return undefined;
   const state = renderState;
   state.fread = vars.fread;
   state.ctx = vars.ctx;
