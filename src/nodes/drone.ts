@@ -7,6 +7,7 @@ import type {
   NodeResult,
   RunContext,
   RunServices,
+  Tool,
 } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
@@ -17,6 +18,9 @@ import { converse } from './converse.js';
 import { compileOutputSchema, structuredReply } from './drone-output.js';
 import { chooseNext, compileChoice } from './drone-route.js';
 import { compileSpawn, spawnTools } from './drone-spawn.js';
+
+/** The extra tools of a drone without spawn templates (shared: nothing adds to it). */
+const NO_TOOLS: readonly Tool[] = Object.freeze([]);
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
 const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
@@ -121,7 +125,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
               { system, modelSpec, baseURL: def.base_url, clientFallback, refs, request, node: base.name },
               1,
             )
-          : [];
+          : NO_TOOLS;
         const conv = await converse(scope, {
           node: base.name,
           provider,
