@@ -312,6 +312,8 @@ export interface RunServices {
   /**
    * Turns a node's `model` into a provider; throws a HatcheryError naming `where` when it cannot.
    * `fallback` (client_fallback) stands in for the client's model when `sampling` is undefined.
+   * The answer depends only on the arguments and the runtime (its environment is read as fixed), so
+   * a node may keep it for as long as the services and the sampling client are the same objects.
    */
   resolveModel(
     spec: string | undefined,

@@ -149,9 +149,9 @@ export class Scope implements RunContext {
    * A child scope: sees this scope's variables, keeps its own writes (node: tools, branches).
    * `signal` replaces the run's signal for the child (fan-outs cancel their siblings with it).
    */
-  child(own: Record<string, unknown> = {}, opts: ChildOptions = {}): Scope {
+  child(own?: Record<string, unknown>, opts: ChildOptions = {}): Scope {
     const ctx = Object.create(this.ctx) as Record<string, unknown>;
-    Object.assign(ctx, own);
+    if (own !== undefined) Object.assign(ctx, own);
     const out = Object.create(this.out) as Record<string, unknown>;
     const s = new Scope(
       this.hatchery,

@@ -68,7 +68,8 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
     // Instant nodes settle in microtasks only, which starve timers, I/O and cancellation; every
     // YIELD_EVERY steps the loop gets a turn (one allocation per 1024 steps, none in between).
     if ((shared.steps & (YIELD_EVERY - 1)) === YIELD_EVERY - 1) await yieldToLoop();
-    throwIfAborted(scope.signal, { file: hatchery.file, node: name });
+    // The error's context object is built only when there is an error.
+    if (scope.signal.aborted) throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     const step = ++shared.steps;
     if (step > shared.maxSteps) {
       throw new HatcheryError(

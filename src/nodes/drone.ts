@@ -6,16 +6,21 @@ import type {
   NodeKindImpl,
   NodeResult,
   RunContext,
+  RunServices,
+  Tool,
 } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
-import type { ChatMessage, ChatRequest } from '../providers/types.js';
+import type { ChatMessage, ChatRequest, Provider } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { converse } from './converse.js';
 import { compileOutputSchema, structuredReply } from './drone-output.js';
 import { chooseNext, compileChoice } from './drone-route.js';
 import { compileSpawn, spawnTools } from './drone-spawn.js';
+
+/** The extra tools of a drone without spawn templates (shared: nothing adds to it). */
+const NO_TOOLS: readonly Tool[] = Object.freeze([]);
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
 const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
@@ -63,14 +68,17 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const modelSpec = def.model ?? cc.def.model;
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
     const clientFallback = def.client_fallback ?? cc.def.client_fallback;
-    const resolve = (scope: RunContext): ResolvedModel =>
-      scope.shared.services.resolveModel(
-        modelSpec,
-        def.base_url,
-        scope.shared.sampling,
-        where,
-        clientFallback,
-      );
+    // Resolved once per runtime and sampling client instead of on every execution (see
+    // RunServices.resolveModel); failures are not kept, so a missing key is reported every time.
+    let last: { services: RunServices; sampling: Provider | undefined; resolved: ResolvedModel } | undefined;
+    const resolve = (scope: RunContext): ResolvedModel => {
+      const { services, sampling } = scope.shared;
+      if (last !== undefined && last.services === services && last.sampling === sampling)
+        return last.resolved;
+      const resolved = services.resolveModel(modelSpec, def.base_url, sampling, where, clientFallback);
+      last = { services, sampling, resolved };
+      return resolved;
+    };
     const name = base.name;
     // Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were.
     const noCache = (def.cache ?? cc.def.cache) === false;
@@ -117,7 +125,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
               { system, modelSpec, baseURL: def.base_url, clientFallback, refs, request, node: base.name },
               1,
             )
-          : [];
+          : NO_TOOLS;
         const conv = await converse(scope, {
           node: base.name,
           provider,

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
+import { watchAbort } from '../engine/abort-watch.js';
 import type { CompileContext, NodeResult, RunContext } from '../engine/contracts.js';
 import { didYouMean } from '../schema/suggest.js';
 
@@ -42,8 +43,8 @@ export async function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeR
   // Each in-flight branch may listen to this signal (provider timers, tool calls); that is expected,
   // not a leak, so Node's 10-listener warning would only be noise for wide fan-outs.
   setMaxListeners(0, signal);
-  const onParentAbort = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', onParentAbort, { once: true });
+  // Through watchAbort: the branches of an outer fan-out each start one of these on its signal.
+  const unwatch = watchAbort(parent, () => controller.abort(parent.reason));
   let failure: { index: number; error: unknown } | undefined;
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -69,7 +70,7 @@ export async function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeR
     for (let w = 0; w < workers; w++) running[w] = worker();
     await Promise.all(running);
   } finally {
-    parent.removeEventListener('abort', onParentAbort);
+    unwatch();
   }
   throwIfAborted(parent);
   if (failure) throw branchError(scope, spec, failure.index, failure.error);

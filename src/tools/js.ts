@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { RunContext, Tool, ToolRef, ToolResult } from '../engine/contracts.js';
+import type { RunContext, RunState, Tool, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
 
 /** A `js:<module>#<export>` reference. */
@@ -158,7 +158,14 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
         input = parsed.data as Record<string, unknown>;
       }
       try {
-        return jsResult(await fn(input, { signal: tc.signal }));
+        // The call's AbortController is built only when the function reads `signal` (see callTool).
+        return jsResult(
+          await fn(input, {
+            get signal() {
+              return tc.signal;
+            },
+          }),
+        );
       } catch (err) {
         if (isAbortError(err) || err instanceof HatcheryError) throw err;
         throw new HatcheryError(
@@ -173,6 +180,9 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     },
   };
 }
+
+/** How long a run reuses what it found of a js: module before it checks the path and stats the file again. */
+export const JS_RECHECK_MS = 1000;
 
 /**
  * Distinct contents of one js: module imported per process. Node never unloads an ES module, so each
@@ -200,11 +210,41 @@ export class JsTools {
   onNotice: ((message: string) => void) | undefined;
   private readonly modules = new Map<string, ModuleVersions>();
   private readonly tools = new Map<string, { version: string; tool: Tool }>();
+  /** What each run found of each module lately (see resolve), kept as long as the run's state lives. */
+  private readonly seen = new WeakMap<RunState, Map<string, { at: number; tool: Promise<Tool> }>>();
 
   constructor(readonly maxVersions = MAX_JS_MODULE_VERSIONS) {}
 
-  /** The tool a js: reference names, from the module below the scope's allowed roots. */
-  async resolve(ref: JsRef, scope: RunContext): Promise<Tool> {
+  /**
+   * The tool a js: reference names, from the module below the scope's allowed roots. A run looks at
+   * a module (its path against the roots, its file's stamp) once per JS_RECHECK_MS: the branches of a
+   * fan-out, or a loop, calling one tool share that look instead of each checking the path and
+   * stat'ing the file. A new run always looks again, so an edit (or a symlink swapped to point
+   * outside the roots) is seen by the next run, and by a long run within JS_RECHECK_MS.
+   */
+  resolve(ref: JsRef, scope: RunContext): Promise<Tool> {
+    const run = scope.shared;
+    let seen = this.seen.get(run);
+    if (seen === undefined) {
+      seen = new Map();
+      this.seen.set(run, seen);
+    }
+    // The folder stands for the guard too: a runtime's guard of a folder always has the same roots.
+    const key = `${scope.hatchery.dir}\0${ref.module}\0${ref.export}`;
+    const now = performance.now();
+    const hit = seen.get(key);
+    if (hit !== undefined && now - hit.at < JS_RECHECK_MS) return hit.tool;
+    const tool = this.look(ref, scope);
+    const entry = { at: now, tool };
+    seen.set(key, entry);
+    // A failure is not kept: the next call looks again (the file may have been fixed).
+    tool.catch(() => {
+      if (seen.get(key) === entry) seen.delete(key);
+    });
+    return tool;
+  }
+
+  private async look(ref: JsRef, scope: RunContext): Promise<Tool> {
     const abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
     let stamp: string;
     try {

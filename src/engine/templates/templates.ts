@@ -1,6 +1,7 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { templateEnv } from './env.js';
+import { type Plan, planOf, renderPlan } from './fast.js';
 import { renderState } from './sandbox.js';
 
 /** What every template sees: the run's ctx, node outputs by name, and `fread`. */
@@ -109,6 +110,8 @@ export class Template {
   private tree: unknown;
   private program: nunjucks.Template | undefined;
   private readonly constant: boolean;
+  /** The fast path's plan (fast.ts): made on the first render, null when the template needs nunjucks. */
+  private plan: Plan | null | undefined;
 
   constructor(source: string, where: ErrorContext) {
     this.source = source;
@@ -166,6 +169,12 @@ export class Template {
 
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
+    // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
+    if (this.plan === undefined) this.plan = planOf(this.source);
+    if (this.plan !== null) {
+      const fast = renderPlan(this.plan, vars);
+      if (fast !== undefined) return fast;
+    }
     if (this.compiled === undefined) return this.source;
     const state = renderState;
     state.pending = undefined;

@@ -7,7 +7,69 @@ import type { ChatRequest } from '../../providers/types.js';
  * always gives the same text (and hash) whatever order its fields were built in.
  */
 export function canonicalJson(value: unknown, indent?: number): string {
-  return JSON.stringify(sortKeys(value), null, indent) ?? 'null';
+  if (indent !== undefined) return JSON.stringify(sortKeys(value), null, indent) ?? 'null';
+  // Written directly, without the sorted copy: the journal keys every model call with this.
+  return canonical(value, 0) ?? 'null';
+}
+
+const INDEX = /^(?:0|[1-9]\d*)$/;
+const isIndex = (k: string) => {
+  const c = k.charCodeAt(0);
+  return c >= 48 && c <= 57 && INDEX.test(k) && Number(k) < 4294967295;
+};
+
+/**
+ * The keys in the order of the sorted copy: a new object lists integer keys first, ascending, then
+ * the others in the order they were added (sorted).
+ */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value).sort();
+  if (!keys.some(isIndex)) return keys;
+  const ints = keys.filter(isIndex).sort((a, b) => Number(a) - Number(b));
+  for (const k of keys) if (!isIndex(k)) ints.push(k);
+  return ints;
+}
+
+/** Nesting past which the copying path takes over (it throws on a cycle as JSON.stringify does). */
+const MAX_DIRECT_DEPTH = 200;
+
+/**
+ * The text `JSON.stringify(sortKeys(value))` gives, built without the copy: undefined, a function or
+ * a symbol is left out of an object (undefined for the caller), null in an array (sortKeys made
+ * undefined null, and JSON.stringify makes functions and symbols null).
+ */
+function canonical(value: unknown, depth: number): string | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'object':
+      break;
+    default:
+      // undefined, functions and symbols; a bigint throws as JSON.stringify does.
+      return typeof value === 'bigint' ? JSON.stringify(value) : undefined;
+  }
+  if (value === null) return 'null';
+  if (depth > MAX_DIRECT_DEPTH) return JSON.stringify(sortKeys(value));
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) text += ',';
+      text += canonical(value[i], depth + 1) ?? 'null';
+    }
+    return `${text}]`;
+  }
+  const keys = sortedKeys(value);
+  let text = '{';
+  let first = true;
+  for (const k of keys) {
+    const v = canonical((value as Record<string, unknown>)[k], depth + 1);
+    if (v === undefined) continue;
+    text += first ? `${JSON.stringify(k)}:${v}` : `,${JSON.stringify(k)}:${v}`;
+    first = false;
+  }
+  return `${text}}`;
 }
 
 function sortKeys(value: unknown): unknown {

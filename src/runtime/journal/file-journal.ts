@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
@@ -351,7 +351,7 @@ export class FileJournal implements RunJournal {
   private key(request: Record<string, unknown>): string {
     const text = canonicalJson(request);
     if (!this.mayHold(text) && !CREDENTIAL_FIELD.test(text)) {
-      return createHash('sha256').update(text).digest('hex').slice(0, 16);
+      return hash('sha256', text, 'hex').slice(0, 16);
     }
     return requestKey(redactDeep(request, this.secrets));
   }
