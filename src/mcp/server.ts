@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server, Tool, Transport } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -88,6 +88,9 @@ export const DEFAULT_TASK_WAIT_MS = 10_000;
 
 /** Log levels used by the server (MCP logging levels). */
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+/** Margin under the load's start time from which a file's modification time counts as an edit. */
+const MTIME_MARGIN_MS = 50;
 
 /** Longest tool description quoted in the server instructions. */
 const INSTRUCTION_DESC_LIMIT = 200;
@@ -182,6 +185,8 @@ export class HatcheryMcpServer implements ServerHost {
       );
     }
     const server = new HatcheryMcpServer({ ...options, dir });
+    // Kernel file times lag Date.now() by up to a clock tick: a margin, since a write after it is caught.
+    const since = Date.now() - MTIME_MARGIN_MS;
     const change = await server.registry.loadAll();
     for (const p of change.problems) server.log('error', p);
     const names = server.registry.entries().map((e) => e.name);
@@ -198,8 +203,20 @@ export class HatcheryMcpServer implements ServerHost {
         },
         onError: (err) => server.log('warning', `file watcher: ${err.message}`),
       });
-      await watcher.start();
-      watcher.watchFiles(server.registry.dependencies());
+      // Not awaited: chokidar's scan (about 140 ms at 1,000 files) runs while clients are answered;
+      // what changed between the load and the scan is queued once it is done (CatchUp).
+      const registry = server.registry;
+      watcher
+        .start({
+          since,
+          known: () => [...registry.loadedFiles(), ...registry.dependencies()],
+          unchanged: async (file) => {
+            const text = registry.loadedText(file);
+            return text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === text;
+          },
+        })
+        .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
+      watcher.watchFiles(registry.dependencies());
       server.watcher = watcher;
     }
     return server;
