@@ -20,6 +20,42 @@ export interface FlowState {
   readonly may: Uint32Array;
 }
 
+/**
+ * A part of the nodes to run the dataflow over, for variables whose bits are zero everywhere else or
+ * read nowhere else: the nodes outside it keep a zero state and the reached flags of a full run.
+ */
+export interface Region {
+  /** 1 for the nodes to compute. */
+  readonly inside: Uint8Array;
+  /** The nodes to compute, in file order (the worklist's seeds). */
+  readonly nodes: readonly number[];
+  /** Reached flags of a full run over every node (they do not depend on the variables). */
+  readonly inReached: Uint8Array;
+  readonly outReached: Uint8Array;
+}
+
+/** Per file: the nodes that set each variable (`out:<name>`, `ctx:<save_output>`), built once. */
+const settersOf = new WeakMap<Flow, Map<string, number[]>>();
+
+/** The nodes that set each variable of `flow`: its out.<name>, and the ctx name it saves. */
+export function setters(flow: Flow): Map<string, number[]> {
+  let map = settersOf.get(flow);
+  if (map) return map;
+  map = new Map();
+  const add = (key: string, i: number) => {
+    const list = map!.get(key);
+    if (list) list.push(i);
+    else map!.set(key, [i]);
+  };
+  flow.nodes.forEach((node, i) => {
+    add(`out:${node.name}`, i);
+    const save = node.def.save_output;
+    if (typeof save === 'string') add(`ctx:${save}`, i);
+  });
+  settersOf.set(flow, map);
+  return map;
+}
+
 /** Where in a node a template is rendered. */
 export type RenderPoint = 'in' | 'out' | 'after-chains';
 
@@ -45,21 +81,31 @@ export class Dataflow {
   private readonly mapAdds: Uint32Array;
   private readonly toolAdds: Uint32Array;
   private readonly bodyAdds: Uint32Array;
+  private readonly region: Region | undefined;
 
   constructor(
     private readonly flow: Flow,
     ctxNames: Iterable<string>,
     outNames: Iterable<string>,
+    region?: Region,
   ) {
+    this.region = region;
     for (const c of ctxNames) if (!this.bits.has(`ctx:${c}`)) this.bits.set(`ctx:${c}`, this.bits.size);
     for (const o of outNames) if (!this.bits.has(`out:${o}`)) this.bits.set(`out:${o}`, this.bits.size);
     this.words = Math.max(1, Math.ceil(this.bits.size / 32));
     this.saveMask = new Uint32Array(this.words);
     this.endState = { must: new Uint32Array(this.words), may: new Uint32Array(this.words) };
-    for (const node of flow.nodes) {
-      const b =
-        typeof node.def.save_output === 'string' ? this.bits.get(`ctx:${node.def.save_output}`) : undefined;
-      if (b !== undefined) setBit(this.saveMask, 0, b);
+    const n = flow.nodes.length;
+    // Per node: its out.<node> bit and its save_output bit, from the setters of each analysed variable
+    // (a loop over the variables, not the nodes: a slice of a huge file touches its own setters only).
+    this.gen = new Int32Array(2 * n).fill(-1);
+    const byKey = setters(flow);
+    for (const [key, b] of this.bits) {
+      const isCtx = key.startsWith('ctx:');
+      for (const i of byKey.get(key) ?? []) {
+        this.gen[2 * i + (isCtx ? 1 : 0)] = b;
+        if (isCtx) setBit(this.saveMask, 0, b);
+      }
     }
     const mask = (...names: string[]) => {
       const m = new Uint32Array(this.words);
@@ -72,7 +118,6 @@ export class Dataflow {
     this.mapAdds = mask('item', 'index');
     this.toolAdds = mask('input');
     this.bodyAdds = mask('iteration');
-    const n = flow.nodes.length;
     const size = n * this.words;
     this.inMust = new Uint32Array(size);
     this.inMay = new Uint32Array(size);
@@ -80,13 +125,16 @@ export class Dataflow {
     this.outMay = new Uint32Array(size);
     this.inReached = new Uint8Array(n);
     this.outReached = new Uint8Array(n);
+    if (region) {
+      // Outside the region: zero states, reached as in a full run; inside: computed from scratch.
+      this.inReached.set(region.inReached);
+      this.outReached.set(region.outReached);
+      for (const i of region.nodes) {
+        this.inReached[i] = 0;
+        this.outReached[i] = 0;
+      }
+    }
     ({ entries: this.entries, dependents: this.dependents } = flow.wiring());
-    this.gen = new Int32Array(2 * n).fill(-1);
-    flow.nodes.forEach((node, i) => {
-      this.gen[2 * i] = this.bits.get(`out:${node.name}`) ?? -1;
-      const save = node.def.save_output;
-      this.gen[2 * i + 1] = (typeof save === 'string' ? this.bits.get(`ctx:${save}`) : undefined) ?? -1;
-    });
   }
 
   /** Adds the output and save_output bits of node `i`. */
@@ -110,8 +158,10 @@ export class Dataflow {
     const n = flow.nodes.length;
     if (flow.start < 0) return;
     const queued = new Uint8Array(n);
-    const queue: number[] = [flow.start];
-    queued[flow.start] = 1;
+    const region = this.region;
+    const inside = region?.inside;
+    const queue: number[] = region ? [...region.nodes] : [flow.start];
+    for (const i of queue) queued[i] = 1;
     const must = new Uint32Array(this.words);
     const may = new Uint32Array(this.words);
     for (let q = 0; q < queue.length; q++) {
@@ -123,7 +173,7 @@ export class Dataflow {
         changed = this.store(i, must, may, this.outMust, this.outMay, this.outReached) || changed;
       if (!changed) continue;
       for (const d of this.dependents[i]!) {
-        if (queued[d]) continue;
+        if (queued[d] || (inside && !inside[d])) continue;
         queued[d] = 1;
         queue.push(d);
       }
@@ -148,6 +198,11 @@ export class Dataflow {
     const must = new Uint32Array(w);
     const may = new Uint32Array(w);
     return this.computeOut(i, must, may, false) ? { must, may } : undefined;
+  }
+
+  /** Reached flags after run(): the region of a slice run needs those of a full run. */
+  reached(): { inReached: Uint8Array; outReached: Uint8Array } {
+    return { inReached: this.inReached, outReached: this.outReached };
   }
 
   /** Whether `bit` is set on every, some or no path at `state`. */
