@@ -151,7 +151,7 @@ export function analyzeHatchery(
     else talkers[si] = [k];
   });
   let inputRequired = false;
-  let full: Region | undefined;
+  let full: { inReached: Uint8Array; outReached: Uint8Array } | undefined;
   const wiring = regions ? regionWiring(flow) : undefined;
   for (let si = 0; si < slices; si++) {
     const names = si === 0 ? vars.slice(0, first0) : vars.slice(first0 + (si - 1) * per, first0 + si * per);
@@ -167,7 +167,7 @@ export function analyzeHatchery(
     }
     const df = new Dataflow(flow, ctxNames, outNames, region);
     df.run();
-    if (si === 0 && regions) full = { inside: new Uint8Array(0), nodes: [], ...df.reached() };
+    if (si === 0 && regions) full = df.reached();
     const inputBit = df.bit('ctx', 'input');
     for (const k of talkers[si] ?? NO_INDEXES) {
       const c = conversations[k]!;

@@ -18,6 +18,9 @@ export interface RegionWiring {
   readonly back: Uint32Array;
   readonly fwd: Uint32Array;
   stamp: number;
+  /** The slots of the current region (reset for the next: one region is in use at a time). */
+  readonly slot: Int32Array;
+  last: readonly number[];
 }
 
 /** Reverses the dataflow's dependents and lists the parallels of each branch. */
@@ -39,12 +42,20 @@ export function regionWiring(flow: Flow): RegionWiring {
       else branchParents.set(name, [p]);
     }
   });
-  return { sources, branchParents, back: new Uint32Array(n), fwd: new Uint32Array(n), stamp: 0 };
+  return {
+    sources,
+    branchParents,
+    back: new Uint32Array(n),
+    fwd: new Uint32Array(n),
+    stamp: 0,
+    slot: new Int32Array(n),
+    last: [],
+  };
 }
 
 /**
  * The region of the variables `names` (`ctx:x`, `out:y`) read at the nodes `readers`, with the
- * reached flags of a full run.
+ * reached flags of a full run. It shares its slots with the wiring: valid until the next call.
  */
 export function regionOf(
   flow: Flow,
@@ -72,12 +83,10 @@ export function regionOf(
   // Of those, the ones a setter reaches: a node a setter reaches but no reader needs is left out,
   // and so is everything after it (it reaches no reader either).
   const byKey = setters(flow);
-  const inside = new Uint8Array(flow.nodes.length);
   const nodes: number[] = [];
   const enter = (i: number) => {
     if (back[i] !== stamp || fwd[i] === stamp) return;
     fwd[i] = stamp;
-    inside[i] = 1;
     nodes.push(i);
   };
   for (const key of names) {
@@ -87,5 +96,11 @@ export function regionOf(
   const { dependents } = flow.wiring();
   for (let q = 0; q < nodes.length; q++) for (const d of dependents[nodes[q]!]!) enter(d);
   nodes.sort((a, b) => a - b);
-  return { inside, nodes, inReached: full.inReached, outReached: full.outReached };
+  const { slot } = w;
+  for (const i of w.last) slot[i] = 0;
+  nodes.forEach((i, k) => {
+    slot[i] = k + 1;
+  });
+  w.last = nodes;
+  return { slot, nodes, inReached: full.inReached, outReached: full.outReached };
 }
