@@ -210,13 +210,7 @@ export function analyzeHatchery(
   const checks = new VarChecks(flow, always, found);
   parsed.forEach(({ use, refs }, k) => {
     if (!reached[k]) return;
-    const has = presence[k]!;
-    const index = new Map<TemplateRef, Presence>();
-    refs.forEach((r, j) => {
-      const p = has[j];
-      if (p !== undefined) index.set(r, p);
-    });
-    checks.check(use.node, use.field, refs, (r) => index.get(r) ?? 'none');
+    checks.check(use.node, use.field, refs, presence[k]!);
   });
   // A script node that starts the run with no stdin of its own reads the run's input.
   const first = flow.nodes[flow.start];

@@ -38,23 +38,24 @@ export class VarChecks {
   }
 
   /**
-   * Reports the refs of one template of node `i`; `presence` says whether each ref's variable is set
-   * where the template renders (on every path, some or none).
+   * Reports the refs of one template of node `i`; `has[j]` says whether the variable of `refs[j]` is
+   * set where the template renders (on every path, some or none).
    */
   check(
     i: number,
     field: string,
     refs: readonly TemplateRef[],
-    presence: (r: TemplateRef) => Presence,
+    has: readonly (Presence | undefined)[],
   ): void {
     const node = this.flow.nodes[i]!;
     const path = `nodes/${node.index}/${field}`;
     const seen = new Set<string>();
-    for (const r of refs) {
+    for (let j = 0; j < refs.length; j++) {
+      const r = refs[j]!;
       const key = `${r.kind}:${r.name}:${r.soft}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      const p = this.problem(i, r, presence);
+      const p = this.problem(i, r, has[j] ?? 'none');
       if (p) this.problems.push({ path, ...p });
     }
   }
@@ -62,7 +63,7 @@ export class VarChecks {
   private problem(
     i: number,
     r: TemplateRef,
-    presence: (r: TemplateRef) => Presence,
+    presence: Presence,
   ): Omit<ValidationProblem, 'path'> | undefined {
     // Prototype names (`constructor`, `__proto__`...) are refused by the template sandbox at run
     // time with its own, more precise message; they are never a variable of the file.
@@ -74,7 +75,7 @@ export class VarChecks {
     if (r.kind === 'bare') return this.bare(r, at());
     if (r.kind === 'ctx') {
       if (this.always.has(r.name)) return undefined;
-      const has = presence(r);
+      const has = presence;
       if (has === 'all' || (has === 'some' && r.soft)) return undefined;
       const savers = this.savers.get(r.name) ?? [];
       const named = savers.map((s) => quote(s)).join(', ');
@@ -118,7 +119,7 @@ export class VarChecks {
         fix: `${fix}, or give a default: ${dflt()}`,
       };
     }
-    const has = presence(r);
+    const has = presence;
     if (has === 'all' || (has === 'some' && r.soft)) return undefined;
     const target = this.flow.index.get(r.name);
     if (target === undefined) {
