@@ -47,6 +47,8 @@ interface FileState {
   error?: string;
   /** The problems of a file that fails validation (for pages that show them by line). */
   problems?: ValidationProblem[];
+  /** The text last loaded (the watcher's catch-up tells an edit from a write before the load). */
+  text?: string;
 }
 
 /** URI of a hatchery's definition as an MCP resource. */
@@ -127,6 +129,16 @@ export class HatcheryRegistry {
     return [...this.files]
       .flatMap(([file, s]) => (s.problems ? [{ file, problems: s.problems }] : []))
       .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  }
+
+  /** Every file the registry loaded (served, failing or refused). */
+  loadedFiles(): string[] {
+    return [...this.files.keys()];
+  }
+
+  /** The text a file had when it was last loaded (served or failing), if it was. */
+  loadedText(file: string): string | undefined {
+    return this.files.get(file)?.text;
   }
 
   /** Every file the served hatcheries depend on (hatch: targets, files entries, js: modules). */
@@ -267,6 +279,7 @@ export class HatcheryRegistry {
   private load(file: string, text: string, res: LoadResult, direct: boolean, change: RegistryChange): void {
     const state = this.files.get(file) ?? {};
     this.files.set(file, state);
+    state.text = text;
     const fail = (message: string, problems?: ValidationProblem[]) => {
       // Retried files report an error again only when it changed, so the log is not flooded.
       if (direct || state.error !== message) change.problems.push(message);

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server, Tool, Transport } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -89,6 +89,12 @@ export const DEFAULT_TASK_WAIT_MS = 10_000;
 /** Log levels used by the server (MCP logging levels). */
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 
+/** Margin under the load's start time from which a file's modification time counts as an edit. */
+const MTIME_MARGIN_MS = 50;
+
+/** Longest wait for a first tools/list before the folder is watched anyway, in milliseconds. */
+const WATCH_DELAY_MS = 300;
+
 /** Longest tool description quoted in the server instructions. */
 const INSTRUCTION_DESC_LIMIT = 200;
 /** Most tools listed by name in the server instructions. */
@@ -125,6 +131,8 @@ export class HatcheryMcpServer implements ServerHost {
   private watcher: HatcheryWatcher | undefined;
   private closing: Promise<void> | undefined;
   private listed: { from: Tool[]; tools: Tool[] } | undefined;
+  /** Starts the file watcher, until it is started (see start). */
+  private startWatching: (() => void) | undefined;
 
   private constructor(readonly options: HatcheryServerOptions) {
     this.ownsRuntime = !options.runtime;
@@ -182,6 +190,8 @@ export class HatcheryMcpServer implements ServerHost {
       );
     }
     const server = new HatcheryMcpServer({ ...options, dir });
+    // Kernel file times lag Date.now() by up to a clock tick: a margin, since a write after it is caught.
+    const since = Date.now() - MTIME_MARGIN_MS;
     const change = await server.registry.loadAll();
     for (const p of change.problems) server.log('error', p);
     const names = server.registry.entries().map((e) => e.name);
@@ -198,8 +208,28 @@ export class HatcheryMcpServer implements ServerHost {
         },
         onError: (err) => server.log('warning', `file watcher: ${err.message}`),
       });
-      await watcher.start();
-      watcher.watchFiles(server.registry.dependencies());
+      // Not awaited: chokidar's scan (about 140 ms at 1,000 files) and what follows it start once the
+      // first tools/list is answered (or after a short while without one), so they never delay it;
+      // what changed between the load and the scan is queued once it is done (CatchUp).
+      const registry = server.registry;
+      server.startWatching = () => {
+        server.startWatching = undefined;
+        clearTimeout(timer);
+        watcher
+          .start({
+            since,
+            known: () => [...registry.loadedFiles(), ...registry.dependencies()],
+            unchanged: async (file) => {
+              const text = registry.loadedText(file);
+              return text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === text;
+            },
+          })
+          .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
+      };
+      const timer = setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS);
+      // A server closed before then exits at once: the watcher would not start after close anyway.
+      timer.unref();
+      watcher.watchFiles(registry.dependencies());
       server.watcher = watcher;
     }
     return server;
@@ -303,6 +333,8 @@ export class HatcheryMcpServer implements ServerHost {
 
   /** The hatchery tools as sent: descriptions redacted and capped (computed once per change). */
   tools(): Tool[] {
+    // After this answer is sent: the watcher's start-up work waits for the first list.
+    if (this.startWatching) setImmediate(() => this.startWatching?.());
     const from = this.registry.tools();
     if (this.listed?.from !== from) this.listed = { from, tools: from.map((t) => this.out.tool(t)) };
     return this.listed.tools;
@@ -380,6 +412,7 @@ export class HatcheryMcpServer implements ServerHost {
 
   /** Resolves once pending file changes have been handled (tests, benchmarks). */
   async idle(): Promise<void> {
+    this.startWatching?.();
     await this.watcher?.idle();
   }
 
@@ -389,6 +422,7 @@ export class HatcheryMcpServer implements ServerHost {
    */
   close(graceMs = 2_000): Promise<void> {
     this.closing ??= (async () => {
+      // A watcher not started yet never starts (start() after close() does nothing).
       await this.watcher?.close();
       this.shutdown.abort(new HatcheryError('ABORTED', 'the server is shutting down'));
       await this.runs.cancelAll(this.shutdown.signal.reason, graceMs);

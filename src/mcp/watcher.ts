@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar-v5';
 import { IGNORE_FILE } from '../loader/ignore.js';
@@ -21,6 +22,20 @@ export interface WatcherOptions {
 }
 
 /**
+ * What a watcher started after the folder was loaded checks once its initial scan is done: an edit made
+ * between the load and the moment chokidar watched that file's folder raises no event, so every file
+ * modified since the load began is queued as if it had changed (unless its text is what was loaded).
+ */
+export interface CatchUp {
+  /** `Date.now()` when the load began reading files, minus the file system clock's coarseness. */
+  since: number;
+  /** The files the load read (served, failing, dependencies): one gone since is queued as deleted. */
+  known: () => Iterable<string>;
+  /** True when the file's text is still the one that was loaded (a write before the load, not after). */
+  unchanged?: (file: string) => Promise<boolean>;
+}
+
+/**
  * Watches the hatchery folder (recursively) and the files outside it that hatcheries depend on,
  * and reports debounced batches of changed paths, one batch at a time.
  */
@@ -33,6 +48,8 @@ export class HatcheryWatcher {
   private readonly extra = new Set<string>();
   private closed = false;
   private readonly debounceMs: number;
+  private ready: Promise<void> | undefined;
+  private stopWaiting: (() => void) | undefined;
 
   constructor(
     dir: string,
@@ -42,8 +59,17 @@ export class HatcheryWatcher {
     this.debounceMs = Math.max(options.debounceMs ?? DEFAULT_DEBOUNCE_MS, MIN_DEBOUNCE_MS);
   }
 
-  /** Starts watching; resolves once the initial scan is done, so later edits are never missed. */
-  async start(): Promise<void> {
+  /**
+   * Starts watching; resolves once the initial scan is done, so later edits are never missed. With
+   * `catchUp`, files modified since the folder was loaded are queued then too, so the caller need not
+   * wait for the scan (the server answers clients meanwhile).
+   */
+  start(catchUp?: CatchUp): Promise<void> {
+    this.ready ??= this.begin(catchUp);
+    return this.ready;
+  }
+
+  private async begin(catchUp: CatchUp | undefined): Promise<void> {
     const dir = this.dir;
     // Imported here, not at the top: a module graph the server does not need to start answering.
     const { watch } = await import('chokidar-v5');
@@ -59,15 +85,44 @@ export class HatcheryWatcher {
       },
     });
     this.watcher = w;
+    // Dependencies given before chokidar was loaded.
+    if (this.extra.size > 0) w.add([...this.extra]);
     const on = (p: string) => this.queue(p);
     w.on('add', on).on('change', on).on('unlink', on);
     w.on('error', (err) => this.options.onError?.(err as Error));
-    await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+    await new Promise<void>((resolve) => {
+      // close() during the scan: chokidar never says ready then.
+      this.stopWaiting = resolve;
+      w.once('ready', () => resolve());
+    });
+    this.stopWaiting = undefined;
+    if (catchUp && !this.closed) await this.catchUp(w, catchUp);
+  }
+
+  /** Queues the files modified (or deleted) since the load began: see CatchUp. */
+  private async catchUp(w: FSWatcher, c: CatchUp): Promise<void> {
+    const known = new Set(c.known());
+    const paths = new Set(known);
+    for (const [folder, names] of Object.entries(w.getWatched())) {
+      for (const name of names) paths.add(path.resolve(folder, name));
+    }
+    await Promise.all(
+      [...paths].map(async (p) => {
+        try {
+          const s = await stat(p);
+          if (s.isDirectory() || s.mtimeMs < c.since) return;
+          if (known.has(p) && (await c.unchanged?.(p))) return;
+        } catch {
+          if (!known.has(p)) return;
+        }
+        this.queue(p);
+      }),
+    );
   }
 
   /** Also watches these files (dependencies outside the folder); already watched paths are skipped. */
   watchFiles(files: Iterable<string>): void {
-    if (!this.watcher || this.closed) return;
+    if (this.closed) return;
     const add: string[] = [];
     for (const f of files) {
       const rel = path.relative(this.dir, f);
@@ -76,11 +131,13 @@ export class HatcheryWatcher {
       this.extra.add(f);
       add.push(f);
     }
-    if (add.length > 0) this.watcher.add(add);
+    // Before chokidar is loaded, begin() adds every path of `extra`.
+    if (add.length > 0) this.watcher?.add(add);
   }
 
   /** Resolves when every batch queued so far has been handled (tests, shutdown). */
   async idle(): Promise<void> {
+    await this.ready?.catch(() => undefined);
     while (this.timer || this.pending.size > 0) {
       await new Promise((r) => setTimeout(r, this.debounceMs));
     }
@@ -93,6 +150,7 @@ export class HatcheryWatcher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.pending.clear();
+    this.stopWaiting?.();
     await this.watcher?.close();
     await this.running;
   }

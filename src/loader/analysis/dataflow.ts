@@ -20,6 +20,42 @@ export interface FlowState {
   readonly may: Uint32Array;
 }
 
+/**
+ * A part of the nodes to run the dataflow over, for variables whose bits are zero everywhere else or
+ * read nowhere else: the nodes outside it keep a zero state and the reached flags of a full run.
+ */
+export interface Region {
+  /** Per node: 1 + its position in `nodes` for the nodes to compute, 0 for the others. */
+  readonly slot: Int32Array;
+  /** The nodes to compute, in file order (the worklist's seeds). */
+  readonly nodes: readonly number[];
+  /** Reached flags of a full run over every node (they do not depend on the variables). */
+  readonly inReached: Uint8Array;
+  readonly outReached: Uint8Array;
+}
+
+/** Per file: the nodes that set each variable (`out:<name>`, `ctx:<save_output>`), built once. */
+const settersOf = new WeakMap<Flow, Map<string, number[]>>();
+
+/** The nodes that set each variable of `flow`: its out.<name>, and the ctx name it saves. */
+export function setters(flow: Flow): Map<string, number[]> {
+  let map = settersOf.get(flow);
+  if (map) return map;
+  map = new Map();
+  const add = (key: string, i: number) => {
+    const list = map!.get(key);
+    if (list) list.push(i);
+    else map!.set(key, [i]);
+  };
+  flow.nodes.forEach((node, i) => {
+    add(`out:${node.name}`, i);
+    const save = node.def.save_output;
+    if (typeof save === 'string') add(`ctx:${save}`, i);
+  });
+  settersOf.set(flow, map);
+  return map;
+}
+
 /** Where in a node a template is rendered. */
 export type RenderPoint = 'in' | 'out' | 'after-chains';
 
@@ -39,27 +75,45 @@ export class Dataflow {
   private readonly inMay: Uint32Array;
   private readonly outMust: Uint32Array;
   private readonly outMay: Uint32Array;
+  /** Reached flags by slot (see pos). */
   private readonly inReached: Uint8Array;
   private readonly outReached: Uint8Array;
+  /** Region runs: node -> slot (0: outside, a zero state and the full run's reached flags). */
+  private readonly slot: Int32Array | undefined;
   /** What entering a chain adds: ctx.item and ctx.index (map), ctx.input (node: tool), ctx.iteration (loop). */
   private readonly mapAdds: Uint32Array;
   private readonly toolAdds: Uint32Array;
   private readonly bodyAdds: Uint32Array;
+  private readonly region: Region | undefined;
 
   constructor(
     private readonly flow: Flow,
     ctxNames: Iterable<string>,
     outNames: Iterable<string>,
+    region?: Region,
   ) {
+    this.region = region;
     for (const c of ctxNames) if (!this.bits.has(`ctx:${c}`)) this.bits.set(`ctx:${c}`, this.bits.size);
     for (const o of outNames) if (!this.bits.has(`out:${o}`)) this.bits.set(`out:${o}`, this.bits.size);
     this.words = Math.max(1, Math.ceil(this.bits.size / 32));
     this.saveMask = new Uint32Array(this.words);
     this.endState = { must: new Uint32Array(this.words), may: new Uint32Array(this.words) };
-    for (const node of flow.nodes) {
-      const b =
-        typeof node.def.save_output === 'string' ? this.bits.get(`ctx:${node.def.save_output}`) : undefined;
-      if (b !== undefined) setBit(this.saveMask, 0, b);
+    this.slot = region?.slot;
+    // State arrays hold the region's nodes only (after slot 0, the zeros of every node outside it),
+    // so a slice of a huge file costs its region, not the file.
+    const slots = region ? region.nodes.length + 1 : flow.nodes.length;
+    // Per slot: its out.<node> bit and its save_output bit, from the setters of each analysed variable
+    // (a loop over the variables, not the nodes: a slice of a huge file touches its own setters only).
+    this.gen = new Int32Array(2 * slots).fill(-1);
+    const byKey = setters(flow);
+    for (const [key, b] of this.bits) {
+      const isCtx = key.startsWith('ctx:');
+      for (const i of byKey.get(key) ?? []) {
+        if (isCtx) setBit(this.saveMask, 0, b);
+        const at = this.pos(i);
+        if (region && at === 0) continue;
+        this.gen[2 * at + (isCtx ? 1 : 0)] = b;
+      }
     }
     const mask = (...names: string[]) => {
       const m = new Uint32Array(this.words);
@@ -72,26 +126,39 @@ export class Dataflow {
     this.mapAdds = mask('item', 'index');
     this.toolAdds = mask('input');
     this.bodyAdds = mask('iteration');
-    const n = flow.nodes.length;
-    const size = n * this.words;
+    const size = slots * this.words;
     this.inMust = new Uint32Array(size);
     this.inMay = new Uint32Array(size);
     this.outMust = new Uint32Array(size);
     this.outMay = new Uint32Array(size);
-    this.inReached = new Uint8Array(n);
-    this.outReached = new Uint8Array(n);
+    this.inReached = new Uint8Array(slots);
+    this.outReached = new Uint8Array(slots);
     ({ entries: this.entries, dependents: this.dependents } = flow.wiring());
-    this.gen = new Int32Array(2 * n).fill(-1);
-    flow.nodes.forEach((node, i) => {
-      this.gen[2 * i] = this.bits.get(`out:${node.name}`) ?? -1;
-      const save = node.def.save_output;
-      this.gen[2 * i + 1] = (typeof save === 'string' ? this.bits.get(`ctx:${save}`) : undefined) ?? -1;
-    });
+  }
+
+  /** Where node `i`'s state is: its slot in a region run (0 outside), else `i`. */
+  private pos(i: number): number {
+    return this.slot ? this.slot[i]! : i;
+  }
+
+  /** Whether node `i` is reached (IN); outside a region, as the full run found. */
+  private inR(i: number): boolean {
+    const at = this.pos(i);
+    if (this.slot && at === 0) return this.region!.inReached[i] === 1;
+    return this.inReached[at] === 1;
+  }
+
+  /** Whether node `i` completes (OUT); outside a region, as the full run found. */
+  private outR(i: number): boolean {
+    const at = this.pos(i);
+    if (this.slot && at === 0) return this.region!.outReached[i] === 1;
+    return this.outReached[at] === 1;
   }
 
   /** Adds the output and save_output bits of node `i`. */
   private addGen(i: number, must: Uint32Array | undefined, may: Uint32Array): void {
-    for (let k = 2 * i; k < 2 * i + 2; k++) {
+    const at = this.pos(i);
+    for (let k = 2 * at; k < 2 * at + 2; k++) {
       const b = this.gen[k]!;
       if (b < 0) continue;
       if (must) setBit(must, 0, b);
@@ -107,24 +174,26 @@ export class Dataflow {
   /** Runs the worklist to its fixed point from the start node. */
   run(): void {
     const { flow } = this;
-    const n = flow.nodes.length;
     if (flow.start < 0) return;
-    const queued = new Uint8Array(n);
-    const queue: number[] = [flow.start];
-    queued[flow.start] = 1;
+    const region = this.region;
+    const slot = this.slot;
+    const queued = new Uint8Array(region ? region.nodes.length + 1 : flow.nodes.length);
+    const queue: number[] = region ? [...region.nodes] : [flow.start];
+    for (const i of queue) queued[this.pos(i)] = 1;
     const must = new Uint32Array(this.words);
     const may = new Uint32Array(this.words);
     for (let q = 0; q < queue.length; q++) {
       const i = queue[q]!;
-      queued[i] = 0;
+      queued[this.pos(i)] = 0;
       if (!this.computeIn(i, must, may)) continue;
       let changed = this.store(i, must, may, this.inMust, this.inMay, this.inReached);
       if (this.computeOut(i, must, may, true))
         changed = this.store(i, must, may, this.outMust, this.outMay, this.outReached) || changed;
       if (!changed) continue;
       for (const d of this.dependents[i]!) {
-        if (queued[d]) continue;
-        queued[d] = 1;
+        if (slot && slot[d] === 0) continue;
+        if (queued[this.pos(d)]) continue;
+        queued[this.pos(d)] = 1;
         queue.push(d);
       }
       // The queue array only grows; drop what was processed now and then so it stays O(n).
@@ -137,17 +206,23 @@ export class Dataflow {
 
   /** The state where a template of node `i` renders, or undefined when no run gets there. */
   stateAt(i: number, point: RenderPoint): FlowState | undefined {
-    if (!this.inReached[i]) return undefined;
+    if (!this.inR(i)) return undefined;
     const w = this.words;
+    const at = this.pos(i) * w;
     if (point === 'in')
-      return { must: this.inMust.subarray(i * w, i * w + w), may: this.inMay.subarray(i * w, i * w + w) };
+      return { must: this.inMust.subarray(at, at + w), may: this.inMay.subarray(at, at + w) };
     if (point === 'out') {
-      if (!this.outReached[i]) return undefined;
-      return { must: this.outMust.subarray(i * w, i * w + w), may: this.outMay.subarray(i * w, i * w + w) };
+      if (!this.outR(i)) return undefined;
+      return { must: this.outMust.subarray(at, at + w), may: this.outMay.subarray(at, at + w) };
     }
     const must = new Uint32Array(w);
     const may = new Uint32Array(w);
     return this.computeOut(i, must, may, false) ? { must, may } : undefined;
+  }
+
+  /** Reached flags after run(): the region of a slice run needs those of a full run. */
+  reached(): { inReached: Uint8Array; outReached: Uint8Array } {
+    return { inReached: this.inReached, outReached: this.outReached };
   }
 
   /** Whether `bit` is set on every, some or no path at `state`. */
@@ -166,9 +241,10 @@ export class Dataflow {
     reached: Uint8Array,
   ): boolean {
     const w = this.words;
-    const at = i * w;
-    let changed = reached[i] === 0;
-    reached[i] = 1;
+    const slot = this.pos(i);
+    const at = slot * w;
+    let changed = reached[slot] === 0;
+    reached[slot] = 1;
     for (let k = 0; k < w; k++) {
       if (toMust[at + k] !== must[k] || toMay[at + k] !== may[k]) changed = true;
       toMust[at + k] = must[k]!;
@@ -190,18 +266,18 @@ export class Dataflow {
     }
     for (const e of this.entries[i]!) {
       const p = e.from;
-      const at = p * w;
+      const at = this.pos(p) * w;
       switch (e.how) {
         case 'next':
-          if (this.outReached[p]) any = meet(must, may, w, this.outMust, at, this.outMay, at);
+          if (this.outR(p)) any = meet(must, may, w, this.outMust, at, this.outMay, at);
           break;
         case 'limit': {
           // Taken instead of a node that already ran (max_visits), or after a loop's last iteration.
           const loopOnly =
             this.flow.nodes[p]!.kind === 'loop' && this.flow.nodes[p]!.def.max_visits === undefined;
           if (loopOnly) {
-            if (this.outReached[p]) any = meet(must, may, w, this.outMust, at, this.outMay, at);
-          } else if (this.inReached[p]) {
+            if (this.outR(p)) any = meet(must, may, w, this.outMust, at, this.outMay, at);
+          } else if (this.inR(p)) {
             // The redirect happens where `p` was about to run (its IN), after `p` ran max_visits
             // times in this run: its save_output went up to this scope (or a parent it reads),
             // its out.<p> may have stayed in a sibling branch's scope.
@@ -215,7 +291,7 @@ export class Dataflow {
               from = 0;
               if (!this.computeIn(p, srcMust, srcMay, true)) break;
             }
-            const save = this.gen[2 * p + 1]!;
+            const save = this.gen[2 * this.pos(p) + 1]!;
             const saveBit = new Uint32Array(w);
             if (save >= 0) setBit(saveBit, 0, save);
             any = meet(must, may, w, srcMust, from, srcMay, from, saveBit);
@@ -224,7 +300,7 @@ export class Dataflow {
           break;
         }
         case 'branch':
-          if (this.inReached[p]) {
+          if (this.inR(p)) {
             any = meet(must, may, w, this.inMust, at, this.inMay, at);
             // Sibling branches run at the same time: what they save may or may not be there yet.
             for (const s of this.flow.starts[p]!) {
@@ -235,15 +311,15 @@ export class Dataflow {
           }
           break;
         case 'map':
-          if (this.inReached[p]) {
+          if (this.inR(p)) {
             any = meet(must, may, w, this.inMust, at, this.inMay, at, this.mapAdds);
           }
           break;
         case 'tool':
-          if (this.inReached[p]) any = meet(must, may, w, this.inMust, at, this.inMay, at, this.toolAdds);
+          if (this.inR(p)) any = meet(must, may, w, this.inMust, at, this.inMay, at, this.toolAdds);
           break;
         case 'body': {
-          if (!this.inReached[p]) break;
+          if (!this.inR(p)) break;
           any = meet(must, may, w, this.inMust, at, this.inMay, at, this.bodyAdds);
           // Later iterations start with what the previous one left.
           const end = this.chainEnd(i);
@@ -266,8 +342,8 @@ export class Dataflow {
     const may = this.endState.may;
     let found = false;
     for (const e of this.flow.chainEnds(from)) {
-      if (!this.outReached[e]) continue;
-      const at = e * w;
+      if (!this.outR(e)) continue;
+      const at = this.pos(e) * w;
       if (!found) {
         must.set(this.outMust.subarray(at, at + w));
         may.set(this.outMay.subarray(at, at + w));
@@ -285,7 +361,7 @@ export class Dataflow {
   /** The state after `i` ran (from its stored IN); false when `i` never completes. */
   private computeOut(i: number, must: Uint32Array, may: Uint32Array, withGen: boolean): boolean {
     const w = this.words;
-    const at = i * w;
+    const at = this.pos(i) * w;
     for (let k = 0; k < w; k++) {
       must[k] = this.inMust[at + k]!;
       may[k] = this.inMay[at + k]!;

@@ -5,9 +5,10 @@
 import type { ValidationProblem } from '../../core/errors.js';
 import { hasTemplateTags } from '../../engine/templates/templates.js';
 import { quote } from '../../schema/suggest.js';
-import { Dataflow, type RenderPoint } from './dataflow.js';
+import { Dataflow, type Presence, type Region, type RenderPoint } from './dataflow.js';
 import { Flow, type FlowNode } from './flow.js';
 import { graphChecks } from './graph-checks.js';
+import { regionOf, regionWiring } from './region.js';
 import { type TemplateRef, templateRefs } from './template-refs.js';
 import { VarChecks } from './var-checks.js';
 
@@ -37,7 +38,14 @@ const SPAWN_SYS = /^spawn\/templates\/\d+\/sys_prompt$/;
 const BRANCHES: ReadonlySet<string> = new Set(['branches']);
 const TASK: ReadonlySet<string> = new Set(['task']);
 const NO_EXTRAS: ReadonlySet<string> = new Set();
-const NO_REFS: readonly TemplateRef[] = [];
+const NO_INDEXES: readonly number[] = [];
+
+/**
+ * From how many nodes a file's variables are analysed in small slices over the nodes that need them
+ * (see region.ts), and how many variables a slice holds. Tests lower them to check that this gives
+ * the same problems as one full run.
+ */
+export const tuning = { regionNodes: 512, sliceVars: 256 };
 
 /** Where a field renders and which extra names the node kind gives it. */
 function renderPoint(field: string): { point: RenderPoint; extras: ReadonlySet<string> } {
@@ -87,59 +95,100 @@ export function analyzeHatchery(
       vars.push(`out:${t}`);
     }
   });
-  // Bitsets cost nodes x variables bits: huge files are analysed a slice of variables at a time,
-  // so memory stays bounded (the time is the same either way).
-  const per = Math.max(256, Math.floor(BIT_BUDGET / Math.max(1, flow.nodes.length)));
-  const slices = Math.max(1, Math.ceil(vars.length / per));
+  const always = { inputs: Object.keys(file.inputs ?? {}), files: Object.keys(file.files ?? {}) };
+  const declaredInput = Object.hasOwn(file.inputs ?? {}, 'input');
+  // What the dataflow says of each ref (by template, by ref) and of each conversation target;
+  // problems are reported afterwards, in file order, however the variables were sliced.
+  const presence: (Presence | undefined)[][] = parsed.map(() => []);
+  const reached = new Uint8Array(parsed.length);
+  const talks: Presence[] = [];
+  const n = flow.nodes.length;
+  const regions = n >= tuning.regionNodes;
+  // Bitsets cost nodes x variables bits. Huge files: the structure's own names over every node, then
+  // small slices of variables, each over the nodes between its setters and its readers only (linear
+  // in a chain, where each variable lives a few nodes). Others: slices over every node that keep
+  // memory bounded (one slice but for files of thousands of nodes).
+  const per = regions ? tuning.sliceVars : Math.max(256, Math.floor(BIT_BUDGET / Math.max(1, n)));
+  const first0 = regions ? 0 : Math.min(per, vars.length);
+  const slices = 1 + Math.ceil((vars.length - first0) / per);
+  const sliceOf = (k: number) => (k < first0 ? 0 : 1 + Math.floor((k - first0) / per));
   vars.forEach((v, k) => {
-    slice.set(v, Math.floor(k / per));
+    slice.set(v, sliceOf(k));
   });
   // Each template's refs by slice, split once: filtering every template's refs in every slice made
   // huge files quadratic (and most templates read variables of one slice only).
-  const split: (TemplateRef[] | undefined)[][] = [];
-  if (slices > 1)
-    for (const { refs } of parsed) {
-      const by: (TemplateRef[] | undefined)[] = [];
-      for (const r of refs) {
-        const si = slice.get(`${r.kind}:${r.name}`) ?? 0;
-        const list = by[si];
-        if (list) list.push(r);
-        else by[si] = [r];
-      }
-      split.push(by);
-    }
-  const always = { inputs: Object.keys(file.inputs ?? {}), files: Object.keys(file.files ?? {}) };
-  const declaredInput = Object.hasOwn(file.inputs ?? {}, 'input');
+  const split: (number[] | undefined)[][] = [];
+  // Per slice: the nodes that read its variables, and the templates (by position in `parsed`).
+  const readers: (number[] | undefined)[] = [];
+  const users: (number[] | undefined)[] = [];
+  parsed.forEach(({ use, refs }, k) => {
+    const by: (number[] | undefined)[] = [];
+    refs.forEach((r, j) => {
+      if (r.kind === 'bare') return;
+      const si = slice.get(`${r.kind}:${r.name}`) ?? 0;
+      const list = by[si];
+      if (list) list.push(j);
+      else by[si] = [j];
+      if (list) return;
+      const rs = readers[si];
+      if (rs) rs.push(use.node);
+      else readers[si] = [use.node];
+      const ts = users[si];
+      if (ts) ts.push(k);
+      else users[si] = [k];
+    });
+    split.push(by);
+  });
+  // Per slice: the conversations whose target's output it holds.
+  const talkers: (number[] | undefined)[] = [];
+  conversations.forEach((c, k) => {
+    const si = slice.get(`out:${c.target}`) ?? 0;
+    const rs = readers[si];
+    if (rs) rs.push(c.node);
+    else readers[si] = [c.node];
+    const ts = talkers[si];
+    if (ts) ts.push(k);
+    else talkers[si] = [k];
+  });
   let inputRequired = false;
+  let full: { inReached: Uint8Array; outReached: Uint8Array } | undefined;
+  const wiring = regions ? regionWiring(flow) : undefined;
   for (let si = 0; si < slices; si++) {
-    const names = vars.slice(si * per, (si + 1) * per);
-    const ctxNames = [...FIXED_CTX, ...names.filter((v) => v.startsWith('ctx:')).map((v) => v.slice(4))];
+    const names = si === 0 ? vars.slice(0, first0) : vars.slice(first0 + (si - 1) * per, first0 + si * per);
+    const ctxNames = [
+      ...(si === 0 ? FIXED_CTX : []),
+      ...names.filter((v) => v.startsWith('ctx:')).map((v) => v.slice(4)),
+    ];
     const outNames = names.filter((v) => v.startsWith('out:')).map((v) => v.slice(4));
-    const df = new Dataflow(flow, ctxNames, outNames);
-    df.run();
-    const checks = new VarChecks(flow, df, always, found);
-    const inputBit = df.bit('ctx', 'input');
-    for (const c of conversations) {
-      if (slice.get(`out:${c.target}`) !== si) continue;
-      const state = df.stateAt(c.node, 'in');
-      const has = state ? Dataflow.presence(state, df.bit('out', c.target)) : 'all';
-      if (has === 'all') continue;
-      const n = flow.nodes[c.node]!;
-      found.push({
-        path: `nodes/${n.index}/conversation`,
-        severity: 'warning',
-        message: `${quote(n.name)} continues the conversation of ${quote(c.target)}, which ${has === 'none' ? 'never runs' : 'does not always run'} before it: the run fails there with "no history yet"`,
-        fix: `route ${quote(c.target)} before ${quote(n.name)}`,
-      });
+    let region: Region | undefined;
+    if (si > 0 && regions) {
+      if (!readers[si]) continue;
+      region = regionOf(flow, full!, wiring!, names, readers[si]!);
     }
-    for (let k = 0; k < parsed.length; k++) {
+    const df = new Dataflow(flow, ctxNames, outNames, region);
+    df.run();
+    if (si === 0 && regions) full = df.reached();
+    const inputBit = df.bit('ctx', 'input');
+    for (const k of talkers[si] ?? NO_INDEXES) {
+      const c = conversations[k]!;
+      const state = df.stateAt(c.node, 'in');
+      talks[k] = state ? Dataflow.presence(state, df.bit('out', c.target)) : 'all';
+    }
+    // Slice 0 looks at every template (which are reached, does the run need `input`); others at their own.
+    const mine0 = si === 0 ? parsed.map((_, k) => k) : (users[si] ?? NO_INDEXES);
+    for (const k of mine0) {
       const { use, refs } = parsed[k]!;
-      const mine = slices === 1 ? refs : (split[k]![si] ?? NO_REFS);
+      const mine = split[k]![si];
       const inputOpen = si === 0 && !inputRequired && !declaredInput;
-      if (mine.length === 0 && !inputOpen) continue;
+      if (!mine && !inputOpen && si > 0) continue;
       const state = df.stateAt(use.node, renderPoint(use.field).point);
       if (!state) continue;
-      if (mine.length > 0) checks.check(use.node, use.field, mine, state);
+      if (si === 0) reached[k] = 1;
+      const has = presence[k]!;
+      for (const j of mine ?? NO_INDEXES) {
+        const r = refs[j]!;
+        has[j] = Dataflow.presence(state, df.bit(r.kind === 'out' ? 'out' : 'ctx', r.name));
+      }
       if (inputOpen)
         inputRequired = refs.some(
           (r) =>
@@ -147,6 +196,22 @@ export function analyzeHatchery(
         );
     }
   }
+  conversations.forEach((c, k) => {
+    const has = talks[k] ?? 'all';
+    if (has === 'all') return;
+    const n = flow.nodes[c.node]!;
+    found.push({
+      path: `nodes/${n.index}/conversation`,
+      severity: 'warning',
+      message: `${quote(n.name)} continues the conversation of ${quote(c.target)}, which ${has === 'none' ? 'never runs' : 'does not always run'} before it: the run fails there with "no history yet"`,
+      fix: `route ${quote(c.target)} before ${quote(n.name)}`,
+    });
+  });
+  const checks = new VarChecks(flow, always, found);
+  parsed.forEach(({ use, refs }, k) => {
+    if (!reached[k]) return;
+    checks.check(use.node, use.field, refs, presence[k]!);
+  });
   // A script node that starts the run with no stdin of its own reads the run's input.
   const first = flow.nodes[flow.start];
   if (first?.kind === 'script' && first.def.stdin === undefined) inputRequired = true;

@@ -5,7 +5,7 @@
  */
 import type { ValidationProblem } from '../../core/errors.js';
 import { didYouMean, listNames, quote } from '../../schema/suggest.js';
-import { Dataflow, type FlowState } from './dataflow.js';
+import type { Presence } from './dataflow.js';
 import type { Flow } from './flow.js';
 import type { TemplateRef } from './template-refs.js';
 
@@ -24,7 +24,6 @@ export class VarChecks {
 
   constructor(
     private readonly flow: Flow,
-    private readonly df: Dataflow,
     private readonly set: AlwaysSet,
     private readonly problems: ValidationProblem[],
   ) {
@@ -38,21 +37,34 @@ export class VarChecks {
     this.always = new Set([...set.inputs, ...set.files, 'input', 'fread']);
   }
 
-  /** Reports the refs of one template of node `i` rendered at `state`. */
-  check(i: number, field: string, refs: readonly TemplateRef[], state: FlowState): void {
+  /**
+   * Reports the refs of one template of node `i`; `has[j]` says whether the variable of `refs[j]` is
+   * set where the template renders (on every path, some or none).
+   */
+  check(
+    i: number,
+    field: string,
+    refs: readonly TemplateRef[],
+    has: readonly (Presence | undefined)[],
+  ): void {
     const node = this.flow.nodes[i]!;
     const path = `nodes/${node.index}/${field}`;
     const seen = new Set<string>();
-    for (const r of refs) {
+    for (let j = 0; j < refs.length; j++) {
+      const r = refs[j]!;
       const key = `${r.kind}:${r.name}:${r.soft}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      const p = this.problem(i, r, state);
+      const p = this.problem(i, r, has[j] ?? 'none');
       if (p) this.problems.push({ path, ...p });
     }
   }
 
-  private problem(i: number, r: TemplateRef, state: FlowState): Omit<ValidationProblem, 'path'> | undefined {
+  private problem(
+    i: number,
+    r: TemplateRef,
+    presence: Presence,
+  ): Omit<ValidationProblem, 'path'> | undefined {
     // Prototype names (`constructor`, `__proto__`...) are refused by the template sandbox at run
     // time with its own, more precise message; they are never a variable of the file.
     if (r.name in Object.prototype || r.name === '__proto__') return undefined;
@@ -63,7 +75,7 @@ export class VarChecks {
     if (r.kind === 'bare') return this.bare(r, at());
     if (r.kind === 'ctx') {
       if (this.always.has(r.name)) return undefined;
-      const has = Dataflow.presence(state, this.df.bit('ctx', r.name));
+      const has = presence;
       if (has === 'all' || (has === 'some' && r.soft)) return undefined;
       const savers = this.savers.get(r.name) ?? [];
       const named = savers.map((s) => quote(s)).join(', ');
@@ -107,7 +119,7 @@ export class VarChecks {
         fix: `${fix}, or give a default: ${dflt()}`,
       };
     }
-    const has = Dataflow.presence(state, this.df.bit('out', r.name));
+    const has = presence;
     if (has === 'all' || (has === 'some' && r.soft)) return undefined;
     const target = this.flow.index.get(r.name);
     if (target === undefined) {

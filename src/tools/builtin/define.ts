@@ -12,12 +12,18 @@ export function defineBuiltin<S extends z.ZodObject>(spec: {
   instant?: boolean;
   run: (args: z.infer<S>, tc: ToolContext) => Promise<string | ToolResult>;
 }): Tool {
-  const inputSchema = z.toJSONSchema(spec.schema, { io: 'input' }) as Record<string, unknown>;
-  delete inputSchema.$schema;
+  // Built on first read, not at import: serving files needs no built-in tool's JSON Schema.
+  let inputSchema: Record<string, unknown> | undefined;
   return {
     name: spec.name,
     description: spec.description,
-    inputSchema,
+    get inputSchema() {
+      if (!inputSchema) {
+        inputSchema = z.toJSONSchema(spec.schema, { io: 'input' }) as Record<string, unknown>;
+        delete inputSchema.$schema;
+      }
+      return inputSchema;
+    },
     ref: spec.name,
     instant: spec.instant,
     async call(args, tc) {
