@@ -19,6 +19,7 @@ export interface Conversation {
 /** Options of one conversation with a model. */
 export interface ConverseOptions {
   node: string;
+  /** A metered provider (engine/metered.ts): each answer's usage is a fresh object the caller may keep. */
   provider: Provider;
   /** The first request (system prompt, user message, sampling options, signal). */
   request: ChatRequest;
@@ -47,8 +48,9 @@ export async function converse(scope: RunContext, opts: ConverseOptions): Promis
     );
     return {
       text: res.text,
-      // Cached tokens and cost (set by the meter) ride along.
-      usage: { ...res.usage },
+      // Not copied: the provider is metered (drone, spawned agent), whose priced() already made this
+      // usage fresh for this call, cached tokens and cost included; callers may add to it in place.
+      usage: res.usage,
       // A copy per call only when someone reads it: most drones never do.
       messages:
         opts.history === false

@@ -1,7 +1,7 @@
-import { abortedError, throwIfAborted } from '../core/cancel.js';
+import { abortedError, throwIfAborted, watchAbort } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { TraceContext } from '../core/trace.js';
-import { watchAbort } from '../engine/abort-watch.js';
+
 import type { RunContext, RunEvent, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
