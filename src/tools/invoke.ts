@@ -3,6 +3,7 @@ import { formatError, HatcheryError } from '../core/errors.js';
 import type { TraceContext } from '../core/trace.js';
 
 import type { RunContext, RunEvent, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
+import { cancelDeadline, startDeadline } from './deadline.js';
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
 export function capResult(text: string, limit: number): string {
@@ -127,21 +128,19 @@ function guarded(
       reject(err);
     };
     const onAbort = () => stop(abortedError(scope.signal)!);
-    const timer = setTimeout(
-      () =>
-        stop(
-          new HatcheryError('TIMEOUT', `tool "${tool.name}" timed out after ${ms} ms`, {
-            node,
-            tool: tool.ref,
-          }),
-        ),
-      ms,
+    // One shared timer per timeout value (deadline.ts), not a Node Timeout per call.
+    const deadline = startDeadline(ms, () =>
+      stop(
+        new HatcheryError('TIMEOUT', `tool "${tool.name}" timed out after ${ms} ms`, {
+          node,
+          tool: tool.ref,
+        }),
+      ),
     );
-    timer.unref?.();
     const unwatch = watchAbort(scope.signal, onAbort);
     function finish() {
       done = true;
-      clearTimeout(timer);
+      cancelDeadline(deadline);
       unwatch();
     }
     const tc: ToolContext = {
