@@ -21,7 +21,7 @@ function withText(res: ToolResult): ToolResult {
  * Calls one tool with a timeout. Exceptions propagate (banelings fail on them); the tool-use loop
  * turns them into error results instead.
  */
-export async function callTool(
+export function callTool(
   scope: RunContext,
   node: string,
   tool: Tool,
@@ -29,6 +29,37 @@ export async function callTool(
   timeoutMs?: number,
   /** The model's id of this call (a drone's tool loop), for the tool_start event. */
   toolCallId?: string,
+): Promise<ToolResult> {
+  const shared = scope.shared;
+  if (shared.emit !== undefined) return reportedCall(scope, node, tool, args, timeoutMs, toolCallId);
+  // Nobody listens: no events, hence no async frame either (its suspended state was most of what a
+  // wide fan-out of tool calls allocated). A synchronous failure (a budget refusal, a cancelled run)
+  // still becomes a rejection, as in an async function.
+  try {
+    shared.meter.beforeToolCall(scope.hatchery.file, node, tool.name);
+    if (tool.instant) {
+      const tc: ToolContext = { scope, signal: scope.signal, node, call: undefined, trace: undefined };
+      return Promise.resolve(tool.call(args, tc)).then(withText);
+    }
+    const ms = timeoutMs ?? shared.services.toolTimeoutMs;
+    const rec = shared.services.recorder;
+    const res = rec?.records(tool)
+      ? rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms, undefined, undefined))
+      : guarded(scope, node, tool, args, ms, undefined, undefined);
+    return res.then(withText);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** callTool while someone listens: the same call between a tool_start and a tool_call event. */
+async function reportedCall(
+  scope: RunContext,
+  node: string,
+  tool: Tool,
+  args: Record<string, unknown>,
+  timeoutMs: number | undefined,
+  toolCallId: string | undefined,
 ): Promise<ToolResult> {
   const shared = scope.shared;
   const ms = timeoutMs ?? shared.services.toolTimeoutMs;
