@@ -133,6 +133,33 @@ async function reportedCall(
 }
 
 /**
+ * The context of a guarded tool call. Its AbortController is built only when the tool reads `signal`,
+ * since most of the cost of a fast call would otherwise be that controller. A class: an object
+ * literal with a getter costs V8 a new hidden class per call (~0.4 µs against ~0.02).
+ */
+class GuardedContext implements ToolContext {
+  #ctrl: AbortController | undefined;
+
+  constructor(
+    readonly scope: RunContext,
+    readonly node: string,
+    readonly call: number | undefined,
+    readonly trace: TraceContext | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    this.#ctrl ??= new AbortController();
+    return this.#ctrl.signal;
+  }
+
+  /** Ends the call: its signal (built now if the tool has not read it yet) aborts with `err`. */
+  end(err: HatcheryError): void {
+    this.#ctrl ??= new AbortController();
+    this.#ctrl.abort(err);
+  }
+}
+
+/**
  * Runs a tool call that may wait on I/O: it ends at the timeout or when the run is cancelled, even
  * if the tool ignores its signal. The tool's own AbortController is only built when the tool reads
  * `signal`, since most of the cost of a fast call would otherwise be that controller.
@@ -148,14 +175,13 @@ function guarded(
 ): Promise<ToolResult> {
   throwIfAborted(scope.signal);
   return new Promise<ToolResult>((resolve, reject) => {
-    let ctrl: AbortController | undefined;
+    const tc = new GuardedContext(scope, node, callId, trace);
     let done = false;
     const stop = (err: HatcheryError) => {
       if (done) return;
       finish();
-      // Built here too: a tool that reads its signal only later must still see the call ended.
-      ctrl ??= new AbortController();
-      ctrl.abort(err);
+      // Aborted here too: a tool that reads its signal only later must still see the call ended.
+      tc.end(err);
       reject(err);
     };
     const onAbort = () => stop(abortedError(scope.signal)!);
@@ -174,16 +200,6 @@ function guarded(
       cancelDeadline(deadline);
       unwatch();
     }
-    const tc: ToolContext = {
-      scope,
-      node,
-      call: callId,
-      trace,
-      get signal() {
-        ctrl ??= new AbortController();
-        return ctrl.signal;
-      },
-    };
     let call: Promise<ToolResult>;
     try {
       call = tool.call(args, tc);

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { RunContext, RunState, Tool, ToolRef, ToolResult } from '../engine/contracts.js';
+import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
 
 /** A `js:<module>#<export>` reference. */
@@ -159,13 +159,7 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
       }
       try {
         // The call's AbortController is built only when the function reads `signal` (see callTool).
-        return jsResult(
-          await fn(input, {
-            get signal() {
-              return tc.signal;
-            },
-          }),
-        );
+        return jsResult(await fn(input, new JsCallContext(tc)));
       } catch (err) {
         if (isAbortError(err) || err instanceof HatcheryError) throw err;
         throw new HatcheryError(
@@ -189,6 +183,24 @@ export const JS_RECHECK_MS = 1000;
  * imported version stays in memory for good: past this many, edits are no longer loaded.
  */
 export const MAX_JS_MODULE_VERSIONS = 100;
+
+/**
+ * What a js: function gets besides its arguments: only the call's signal, read lazily (see callTool).
+ * A class with a private field: the caller's context stays out of reach of module code, and an object
+ * literal with a getter would cost V8 a new hidden class per call.
+ */
+class JsCallContext implements JsToolContext {
+  readonly #tc: ToolContext;
+
+  constructor(tc: ToolContext) {
+    this.#tc = tc;
+  }
+
+  /** Ends when the call ends (timeout, cancellation, a failing sibling). */
+  get signal(): AbortSignal {
+    return this.#tc.signal;
+  }
+}
 
 /** What a run found of one module lately: the tool, and the same as a one-tool list once asked for. */
 interface SeenModule {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
@@ -17,6 +17,17 @@ export const echoSchema = { type: 'object', properties: { text: { type: 'string'
 export function echo(args) { return args.text ?? ''; }
 export const hangSchema = { type: 'object', properties: {} };
 export function hang() { return new Promise(() => {}); }
+export const watchSchema = { type: 'object', properties: { marker: { type: 'string' } } };
+export async function watch(args, ctx) {
+  const { writeFileSync } = await import('node:fs');
+  // Read only after a turn of the event loop: the call's signal is built lazily.
+  await new Promise((r) => setTimeout(r, 20));
+  const seen = { scope: ctx.scope === undefined && ctx.tc === undefined, aborted: ctx.signal.aborted };
+  ctx.signal.addEventListener('abort', () =>
+    writeFileSync(args.marker, JSON.stringify({ ...seen, code: ctx.signal.reason?.code })),
+  );
+  return new Promise(() => {});
+}
 `;
 
 const runtime = () => new Runtime({ providers: { openai: new ScriptedProvider(() => 'ok') }, env: {} });
@@ -84,5 +95,25 @@ describe('tool timeouts through shared timers', () => {
     cancelDeadline(c);
     await new Promise((r) => setTimeout(r, 50));
     expect(fired).toEqual(['short', 'a', 'b']);
+  });
+
+  it("a js: tool's signal, read late, aborts at its timeout, and the tool sees nothing of the run", async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'tool.mjs'), tools);
+    const marker = path.join(dir, 'marker.json');
+    const h = load(
+      hatch([{ type: 'tool', tool_name: 'js:tool.mjs#watch', tool_args: { marker }, timeout_ms: 200 }]),
+      dir,
+    );
+    const err = (await runtime()
+      .run(h, { input: '' })
+      .catch((e) => e)) as HatcheryError;
+    expect(err.code).toBe('TIMEOUT');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(JSON.parse(readFileSync(marker, 'utf8'))).toEqual({
+      scope: true,
+      aborted: false,
+      code: 'TIMEOUT',
+    });
   });
 });
