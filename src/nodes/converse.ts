@@ -1,7 +1,14 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, isAbortError } from '../core/errors.js';
 import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
-import type { ChatMessage, ChatRequest, Provider, ToolSpec, Usage } from '../providers/types.js';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  Provider,
+  ToolSpec,
+  Usage,
+} from '../providers/types.js';
 import { addUsage, fullUsage } from '../providers/types.js';
 import { callTool, capResult, resolveTools } from '../tools/invoke.js';
 
@@ -19,6 +26,7 @@ export interface Conversation {
 /** Options of one conversation with a model. */
 export interface ConverseOptions {
   node: string;
+  /** A metered provider (engine/metered.ts): each answer's usage is a fresh object the caller may keep. */
   provider: Provider;
   /** The first request (system prompt, user message, sampling options, signal). */
   request: ChatRequest;
@@ -39,24 +47,40 @@ export interface ConverseOptions {
  * tool-use loop: call the model, run every tool call it asks for concurrently, feed the results back,
  * until it answers without a tool call. Tool failures become error results the model sees.
  */
-export async function converse(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
-  const { request, provider } = opts;
+export function converse(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
   if (opts.refs.length === 0 && (opts.extraTools === undefined || opts.extraTools.length === 0)) {
-    const res = await provider.chat(
-      opts.responseSchema ? { ...request, responseSchema: opts.responseSchema } : request,
-    );
-    return {
-      text: res.text,
-      // Cached tokens and cost (set by the meter) ride along.
-      usage: { ...res.usage },
-      // A copy per call only when someone reads it: most drones never do.
-      messages:
-        opts.history === false
-          ? request.messages
-          : [...request.messages, { role: 'assistant', content: res.text }],
-    };
+    return singleCall(opts);
   }
   return toolLoop(scope, opts);
+}
+
+/**
+ * A conversation without tools: one model call. Not an async function: a chained `then` on the
+ * provider's promise saves every drone a promise and a resumed frame; a synchronous throw (a budget
+ * refusal by the meter) still becomes a rejection, as in an async function.
+ */
+function singleCall(opts: ConverseOptions): Promise<Conversation> {
+  const { request } = opts;
+  let pending: Promise<ChatResponse>;
+  try {
+    pending = opts.provider.chat(
+      opts.responseSchema ? { ...request, responseSchema: opts.responseSchema } : request,
+    );
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  // Whether the caller reads the message list is known now: the callback builds no copy otherwise.
+  const history = opts.history !== false;
+  return pending.then(
+    (res): Conversation => ({
+      text: res.text,
+      // Not copied: the provider is metered (drone, spawned agent), whose priced() already made this
+      // usage fresh for this call, cached tokens and cost included; callers may add to it in place.
+      usage: res.usage,
+      // A copy per call only when someone reads it: most drones never do.
+      messages: history ? [...request.messages, { role: 'assistant', content: res.text }] : request.messages,
+    }),
+  );
 }
 
 async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import { throwIfAborted } from '../core/cancel.js';
+import { throwIfAborted, watchAbort } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
-import { watchAbort } from '../engine/abort-watch.js';
+
 import type { CompileContext, NodeResult, RunContext } from '../engine/contracts.js';
 import { didYouMean } from '../schema/suggest.js';
 

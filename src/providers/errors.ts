@@ -3,7 +3,7 @@
  * credentials, and links each call to the caller's AbortSignal.
  */
 
-import { abortedError, sleep } from '../core/cancel.js';
+import { abortedError, sleep, watchAbort } from '../core/cancel.js';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import { redactText } from '../core/secrets.js';
 
@@ -139,18 +139,23 @@ function causeDetail(cause: unknown): string | undefined {
  */
 export class CallGuard {
   private readonly controller = new AbortController();
-  private readonly onAbort: () => void;
+  private readonly unwatch: (() => void) | undefined;
   private rejectAbort: ((err: unknown) => void) | undefined;
   private idle: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private deadlineAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly outer: AbortSignal | undefined) {
-    this.onAbort = () => {
-      this.controller.abort(outer?.reason);
-      this.rejectAbort?.(outer?.reason);
-    };
-    outer?.addEventListener('abort', this.onAbort, { once: true });
+    // Through watchAbort: the calls of a run (or of a fan-out's branches) share one listener on its
+    // signal instead of adding and removing one each, which is quadratic in the calls in flight.
+    // An already aborted signal never fires again: race() and check() see it instead.
+    this.unwatch =
+      outer && !outer.aborted
+        ? watchAbort(outer, () => {
+            this.controller.abort(outer.reason);
+            this.rejectAbort?.(outer.reason);
+          })
+        : undefined;
   }
 
   /** The signal to hand the SDK. */
@@ -222,7 +227,7 @@ export class CallGuard {
   dispose(finished = false): void {
     if (this.idle) clearTimeout(this.idle);
     this.endDeadline();
-    this.outer?.removeEventListener('abort', this.onAbort);
+    this.unwatch?.();
     this.rejectAbort = undefined;
     if (!finished && !this.controller.signal.aborted) this.controller.abort();
   }

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { RunContext, RunState, Tool, ToolRef, ToolResult } from '../engine/contracts.js';
+import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
 
 /** A `js:<module>#<export>` reference. */
@@ -159,13 +159,7 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
       }
       try {
         // The call's AbortController is built only when the function reads `signal` (see callTool).
-        return jsResult(
-          await fn(input, {
-            get signal() {
-              return tc.signal;
-            },
-          }),
-        );
+        return jsResult(await fn(input, new JsCallContext(tc)));
       } catch (err) {
         if (isAbortError(err) || err instanceof HatcheryError) throw err;
         throw new HatcheryError(
@@ -190,6 +184,31 @@ export const JS_RECHECK_MS = 1000;
  */
 export const MAX_JS_MODULE_VERSIONS = 100;
 
+/**
+ * What a js: function gets besides its arguments: only the call's signal, read lazily (see callTool).
+ * A class with a private field: the caller's context stays out of reach of module code, and an object
+ * literal with a getter would cost V8 a new hidden class per call.
+ */
+class JsCallContext implements JsToolContext {
+  readonly #tc: ToolContext;
+
+  constructor(tc: ToolContext) {
+    this.#tc = tc;
+  }
+
+  /** Ends when the call ends (timeout, cancellation, a failing sibling). */
+  get signal(): AbortSignal {
+    return this.#tc.signal;
+  }
+}
+
+/** What a run found of one module lately: the tool, and the same as a one-tool list once asked for. */
+interface SeenModule {
+  readonly at: number;
+  readonly tool: Promise<Tool>;
+  list: Promise<Tool[]> | undefined;
+}
+
 /** The versions of one module file imported so far, by content hash, and the one in use. */
 interface ModuleVersions {
   /** Modification time and size of the file when `current` was chosen. */
@@ -211,7 +230,7 @@ export class JsTools {
   private readonly modules = new Map<string, ModuleVersions>();
   private readonly tools = new Map<string, { version: string; tool: Tool }>();
   /** What each run found of each module lately (see resolve), kept as long as the run's state lives. */
-  private readonly seen = new WeakMap<RunState, Map<string, { at: number; tool: Promise<Tool> }>>();
+  private readonly seen = new WeakMap<RunState, Map<string, SeenModule>>();
 
   constructor(readonly maxVersions = MAX_JS_MODULE_VERSIONS) {}
 
@@ -223,6 +242,17 @@ export class JsTools {
    * outside the roots) is seen by the next run, and by a long run within JS_RECHECK_MS.
    */
   resolve(ref: JsRef, scope: RunContext): Promise<Tool> {
+    return this.seenEntry(ref, scope).tool;
+  }
+
+  /** `resolve` as the one-tool list a reference stands for, shared by the run's calls (frozen). */
+  resolveList(ref: JsRef, scope: RunContext): Promise<Tool[]> {
+    const entry = this.seenEntry(ref, scope);
+    entry.list ??= entry.tool.then((t) => Object.freeze([t]) as Tool[]);
+    return entry.list;
+  }
+
+  private seenEntry(ref: JsRef, scope: RunContext): SeenModule {
     const run = scope.shared;
     let seen = this.seen.get(run);
     if (seen === undefined) {
@@ -233,15 +263,15 @@ export class JsTools {
     const key = `${scope.hatchery.dir}\0${ref.module}\0${ref.export}`;
     const now = performance.now();
     const hit = seen.get(key);
-    if (hit !== undefined && now - hit.at < JS_RECHECK_MS) return hit.tool;
+    if (hit !== undefined && now - hit.at < JS_RECHECK_MS) return hit;
     const tool = this.look(ref, scope);
-    const entry = { at: now, tool };
+    const entry: SeenModule = { at: now, tool, list: undefined };
     seen.set(key, entry);
     // A failure is not kept: the next call looks again (the file may have been fixed).
     tool.catch(() => {
       if (seen.get(key) === entry) seen.delete(key);
     });
-    return tool;
+    return entry;
   }
 
   private async look(ref: JsRef, scope: RunContext): Promise<Tool> {
