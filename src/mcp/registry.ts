@@ -80,6 +80,11 @@ export class HatcheryRegistry {
   /** The folder's `.hatcheryignore` patterns, read by loadAll and again when that file changes. */
   private ignore = new IgnoreRules('');
 
+  /** The hatchery files the folder holds now, by name (ignore rules applied), as loadAll lists them. */
+  listFiles(): Promise<string[]> {
+    return listHatcheryFileNames(this.dir, this.ignore);
+  }
+
   constructor(
     dir: string,
     private readonly options: {

@@ -219,6 +219,7 @@ export class HatcheryMcpServer implements ServerHost {
           .start({
             since,
             known: () => [...registry.loadedFiles(), ...registry.dependencies()],
+            list: () => registry.listFiles(),
             unchanged: async (file) => {
               const text = registry.loadedText(file);
               return text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === text;

@@ -31,6 +31,11 @@ export interface CatchUp {
   since: number;
   /** The files the load read (served, failing, dependencies): one gone since is queued as deleted. */
   known: () => Iterable<string>;
+  /**
+   * The hatchery files the folder holds, listed once the scan is done: a file created while chokidar
+   * was reading its folder can be in neither its listing nor its events.
+   */
+  list?: () => Promise<Iterable<string>>;
   /** True when the file's text is still the one that was loaded (a write before the load, not after). */
   unchanged?: (file: string) => Promise<boolean>;
 }
@@ -106,6 +111,7 @@ export class HatcheryWatcher {
     for (const [folder, names] of Object.entries(w.getWatched())) {
       for (const name of names) paths.add(path.resolve(folder, name));
     }
+    for (const p of (await c.list?.().catch(() => undefined)) ?? []) paths.add(path.resolve(p));
     await Promise.all(
       [...paths].map(async (p) => {
         try {
