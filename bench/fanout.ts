@@ -151,7 +151,8 @@ try {
   console.log(
     `  (100 bare setTimeout(20) together: ${floor.toFixed(2)} ms; fan-out above that: ${(m100 - floor).toFixed(2)} ms)`,
   );
-  console.log(`target ≤ 22 ms for 100 × 20 ms: ${m100 <= 22 ? 'met' : 'NOT met'} (${m100.toFixed(2)} ms)`);
+  // The project's target is 21 ms; Node's own 100 timers take 20.3–20.6 ms here, so it leaves under 0.7 ms for the runtime.
+  console.log(`target ≤ 21 ms for 100 × 20 ms: ${m100 <= 21 ? 'met' : 'NOT met'} (${m100.toFixed(2)} ms)`);
 
   const sizes = smoke ? [100] : [100, 1000, 10_000];
   console.log(
