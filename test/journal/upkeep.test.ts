@@ -73,6 +73,33 @@ describe('prune', () => {
 });
 
 describe('claimInterrupted', () => {
+  it('reads only the last line of ended runs, and still claims a run resumed after its end or cut mid-line', async () => {
+    const state = tempDir('hatchery-claim-tail-');
+    const dead = { pid: deadPid(), host: hostname(), since: 1 };
+    const rec = (type: string, extra: Record<string, unknown> = {}) =>
+      `${JSON.stringify({ v: JOURNAL_VERSION, at: Date.now(), type, ...extra })}\n`;
+    // Ended: skipped by their last line, or (a run_end longer than the tail read) by the full read.
+    journal(state, uuid(1), dead, true);
+    const long = journal(state, uuid(2), dead, false);
+    writeFileSync(
+      long,
+      readFileSync(long, 'utf8') + rec('run_end', { status: 'failed', error: 'e'.repeat(40_000) }),
+    );
+    // Resumed after its end by a process that died since: running, so claimed.
+    const resumed = journal(state, uuid(3), dead, true);
+    writeFileSync(resumed, readFileSync(resumed, 'utf8') + rec('resumed', { owner: dead }));
+    // A crash cut its last line after a resume: the tail is not a whole record, so the file is read.
+    const cut = journal(state, uuid(4), dead, true);
+    writeFileSync(cut, `${readFileSync(cut, 'utf8')}${rec('resumed', { owner: dead })}{"v":1,"at":1,"ty`);
+    // Never ended.
+    journal(state, uuid(5), dead, false);
+    const claimed = await new FileRunStore(state, { env: {} }).claimInterrupted();
+    expect(claimed.map((s) => s.id).sort()).toEqual([uuid(3), uuid(4), uuid(5)]);
+    const again = new FileRunStore(state, { env: {} });
+    expect((await again.read(uuid(2)))?.summary.status).toBe('failed');
+    expect(await again.claimInterrupted()).toEqual([]);
+  });
+
   it('gives each interrupted run to exactly one of several processes claiming at once', async () => {
     const state = tempDir('hatchery-claim-');
     const dead = { pid: deadPid(), host: hostname(), since: 1 };

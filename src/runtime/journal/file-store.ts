@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,38 @@ const prunedOnOpen = new Set<string>();
 const DAY_MS = 86_400_000;
 /** The file another process writes to ask this one to cancel a run it owns: `<id>.cancel`. */
 const CANCEL_SUFFIX = '.cancel';
+/** The records after which a run is not running, whatever came before (a resume appends after them). */
+const FINAL_RECORDS: ReadonlySet<unknown> = new Set(['run_end', 'interrupted', 'cancelled']);
+/** How much of a run file's end is read to find its last record (an ended run's last line is short). */
+const TAIL_BYTES = 16 * 1024;
+
+/**
+ * True when the run file's last line is a whole record that ends the run: a server start then skips
+ * the file instead of reading and folding it. False when unsure (a cut line, a long one, no file).
+ */
+function endedByLastLine(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    // Synchronous: a server start checks every run file once, and four awaited calls per file cost
+    // more than the read itself.
+    fd = openSync(file, 'r');
+    const { size } = fstatSync(fd);
+    const length = Math.min(size, TAIL_BYTES);
+    const buf = Buffer.alloc(length);
+    readSync(fd, buf, 0, length, size - length);
+    const text = buf.toString('utf8');
+    if (!text.endsWith('\n')) return false;
+    const start = text.lastIndexOf('\n', text.length - 2);
+    if (start < 0 && length < size) return false;
+    const rec = JSON.parse(text.slice(start + 1)) as { type?: unknown } | null;
+    return rec !== null && typeof rec === 'object' && FINAL_RECORDS.has(rec.type);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 /** Up to this many runs in flight, a tick stats each one's cancel marker; beyond, it lists the folder once. */
 const FEW_RUNS = 8;
 
@@ -202,6 +234,8 @@ export class FileRunStore implements RunStore {
     const claimed: RunSummary[] = [];
     for (const id of await runIds(this.location)) {
       if (this.live.has(id)) continue;
+      // Most runs ended long ago: their last line says so, without reading and folding the whole file.
+      if (endedByLastLine(this.fileOf(id))) continue;
       const run = await this.read(id);
       if (run?.summary.status !== 'running') continue;
       if (await this.ownerAlive(id, ownerOf(run.meta, run.records))) continue;

@@ -1,0 +1,15 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+const dir = mkdtempSync(path.join(tmpdir(), 'cs-'));
+const src = (await import('node:fs')).readFileSync('/work/main/hatchery/parallel-review.json', 'utf8');
+for (let i = 0; i < 100; i++) writeFileSync(path.join(dir, `f${i}.json`), src.replace(/"name":\s*"parallel_review"/, `"name": "pr_${i}"`));
+const t = new StdioClientTransport({ command: process.execPath, args: ['--cpu-prof', '--cpu-prof-dir', '/tmp/prof/cs', '/work/main/dist/cli.js', 'serve', '--dir', dir], stderr: 'ignore' });
+const c = new Client({ name: 'x', version: '1' });
+const t0 = performance.now();
+await c.connect(t);
+const tools = await c.listTools();
+console.log(tools.tools.length, 'tools', (performance.now() - t0).toFixed(0), 'ms');
+await c.close();
