@@ -94,6 +94,8 @@ export class FileRunStore implements RunStore {
   private readonly cancelListeners: ((id: string) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
+  /** The ids of runs started while each prune under way goes on (see prune). */
+  private readonly starting = new Set<Set<string>>();
   /** A listing of the folder for cancel markers is under way (see tick). */
   private listing = false;
   private made = false;
@@ -149,9 +151,11 @@ export class FileRunStore implements RunStore {
       FileJournal.record('run_start', { ...meta }),
     );
     this.own(j);
+    for (const set of this.starting) set.add(meta.id);
     if (!prunedOnOpen.has(this.location)) {
       prunedOnOpen.add(this.location);
-      this.backgroundPrune();
+      // The run that opened the folder is starting, not one of the finished runs to keep.
+      this.backgroundPrune([meta.id]);
     }
     return j;
   }
@@ -300,9 +304,22 @@ export class FileRunStore implements RunStore {
     this.cancelListeners.push(listener);
   }
 
-  async prune(): Promise<number> {
+  /** Drops finished runs beyond the count and age limits; `except` runs are starting, left out. */
+  async prune(except: Iterable<string> = []): Promise<number> {
     this.lastPrune = Date.now();
-    const ids = await runIds(this.location);
+    // Runs this store starts while the prune goes on are neither counted nor pruned: "keep N" means N
+    // finished runs besides the ones starting now (their first write can come before the listing).
+    const starting = new Set<string>(except);
+    this.starting.add(starting);
+    try {
+      return await this.pruneExcept(starting);
+    } finally {
+      this.starting.delete(starting);
+    }
+  }
+
+  private async pruneExcept(starting: ReadonlySet<string>): Promise<number> {
+    const ids = (await runIds(this.location)).filter((id) => !starting.has(id));
     const files = await Promise.all(
       ids.map(async (id) => {
         try {
@@ -377,9 +394,9 @@ export class FileRunStore implements RunStore {
     if (Date.now() - this.lastPrune > 600_000) this.backgroundPrune();
   }
 
-  private backgroundPrune(): void {
+  private backgroundPrune(except: Iterable<string> = []): void {
     this.lastPrune = Date.now();
-    this.prune().catch(() => {
+    this.prune(except).catch(() => {
       // Pruning is upkeep: a folder that cannot be read now is tried again later.
     });
   }
