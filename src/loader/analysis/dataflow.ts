@@ -364,7 +364,7 @@ export class Dataflow {
     const kept = this.branchSaves.get(p);
     if (kept) return kept;
     const saves = this.collectBranchSaves(p, new Uint32Array(this.words));
-    if (!this.slot || this.slot[p] !== 0) this.branchSaves.set(p, saves);
+    if (this.slot?.[p] !== 0) this.branchSaves.set(p, saves);
     return saves;
   }
 
