@@ -119,6 +119,13 @@ export class Template {
     // Text without any tag is returned as is; this skips nunjucks entirely for constant prompts.
     this.constant = !TAG.test(source);
     if (this.constant) return;
+    // Text and plain lookups always parse (fast.ts reads only what nunjucks accepts): no parse tree,
+    // and the load-time analysis reads their variables from the text (loader/analysis/template-refs.ts).
+    const plan = planOf(source);
+    if (plan !== null) {
+      this.plan = plan;
+      return;
+    }
     try {
       // The parse nunjucks' own compile starts with (same extensions and options), so it fails alike.
       this.tree = nj.parser.parse(source, envParts.extensionsList, envParts.opts);
