@@ -4,7 +4,7 @@
  * its absence (a default, an `is defined` test, an enclosing `if` on it, `x or "..."`).
  */
 import nunjucks from 'nunjucks';
-import { planOf } from '../../engine/templates/fast.js';
+import { type SimpleTag, simpleTags } from '../../engine/templates/simple.js';
 
 /** One variable a template reads. */
 export interface TemplateRef {
@@ -280,8 +280,9 @@ export function templateRefs(
   tree?: unknown,
 ): TemplateRef[] | TemplateSyntax {
   let root: AstNode;
+  const tags = tree === undefined ? simpleTags(source) : null;
+  if (tags !== null) return simpleRefs(tags, source, extras);
   if (isNode(tree)) root = tree;
-  else if (tree === undefined && planOf(source) !== null) return plainRefs(source, extras);
   else
     try {
       root = (nunjucks as unknown as { parser: { parse(s: string): AstNode } }).parser.parse(source);
@@ -294,43 +295,32 @@ export function templateRefs(
   return c.refs;
 }
 
-/** Whitespace nunjucks skips inside a tag, before the expression. */
-const LEADING_SPACE = /^[ \t\r\n]*/;
-
 /**
- * The refs of a template of text and plain `{{ name.key[0] }}` lookups (see engine/templates/fast.ts),
- * read from the text: Template does not parse such a template, as it always parses. The same refs,
- * in the same order and at the same positions, as the parse tree gives.
+ * The refs of a template of text and simple tags (engine/templates/simple.ts), read from the text:
+ * Template does not parse such a template, as it always parses. The same refs, in the same order,
+ * at the same positions and equally soft (a `default` filter anywhere in the tag) as the tree gives.
  */
-function plainRefs(source: string, extras: ReadonlySet<string>): TemplateRef[] {
-  const plan = planOf(source) ?? [];
+function simpleRefs(tags: readonly SimpleTag[], source: string, extras: ReadonlySet<string>): TemplateRef[] {
   const refs: TemplateRef[] = [];
-  let at = 0;
   let line = 1;
   let lineStart = 0;
-  for (const part of plan) {
-    if (typeof part === 'string') continue;
-    // The tag of this lookup: planOf read the same `{{ ... }}` pairs in the same order.
-    const open = source.indexOf('{{', at);
-    const close = source.indexOf('}}', open + 2);
-    at = close + 2;
-    const name = part.name;
+  for (const tag of tags) {
+    const name = tag.name;
     const kind = name === 'ctx' || name === 'out' ? name : 'bare';
     if (kind === 'bare' && (ALWAYS.has(name) || extras.has(name))) continue;
-    if (kind !== 'bare' && part.keys.length === 0) continue;
-    const pos = open + 2 + (LEADING_SPACE.exec(source.slice(open + 2, close))?.[0].length ?? 0);
-    for (let i = source.indexOf('\n', lineStart); i >= 0 && i < pos; i = source.indexOf('\n', i + 1)) {
+    if (kind !== 'bare' && tag.keys.length === 0) continue;
+    for (let i = source.indexOf('\n', lineStart); i >= 0 && i < tag.at; i = source.indexOf('\n', i + 1)) {
       line++;
       lineStart = i + 1;
     }
-    const key = kind === 'bare' ? name : String(part.keys[0]);
+    const key = kind === 'bare' ? name : String(tag.keys[0]);
     refs.push({
       kind,
       name: key,
       expr: kind === 'bare' ? key : exprOf(kind, key),
       line,
-      column: pos - lineStart + 1,
-      soft: false,
+      column: tag.at - lineStart + 1,
+      soft: tag.filters.some((f) => f === 'default' || f === 'd'),
     });
   }
   return refs;
