@@ -74,6 +74,16 @@ const PIECES = [
   ')',
   ',',
   '{% if ctx.a %}',
+  '{% if ctx.tone %}',
+  '{% if topic | default("x") %}',
+  '{%if out.A%}',
+  '{% if ctx %}',
+  '{% else %}',
+  '{% endif %}',
+  '{% endif %}',
+  '{% elif ctx.b %}',
+  '{%- if ctx.a %}',
+  '{% for x in ctx.list %}',
   '{# c #}',
   '{{',
   '"',
@@ -83,10 +93,23 @@ const PIECES = [
   '.',
 ];
 
+const CONDS = ['ctx.a', 'ctx.tone', 'out.A.b', 'topic', 'ctx', 'ctx.a | default("x")', 'loop', 'branches'];
+
 function randomTemplate(next: () => number): string {
   const n = 1 + Math.floor(next() * 8);
   let s = '';
-  for (let i = 0; i < n; i++) s += PIECES[Math.floor(next() * PIECES.length)];
+  for (let i = 0; i < n; i++) {
+    s += PIECES[Math.floor(next() * PIECES.length)];
+    // Balanced blocks too, so that if/else/endif nesting is reached often.
+    if (next() < 0.15) {
+      const cond = CONDS[Math.floor(next() * CONDS.length)];
+      const inner = randomTemplate(next);
+      s +=
+        next() < 0.5
+          ? `{% if ${cond} %}${inner}{% endif %}`
+          : `{% if ${cond} %}${inner}{% else %}x{{ ctx.tone }}{% endif %}`;
+    }
+  }
   return s;
 }
 
@@ -96,7 +119,8 @@ describe('plain templates skip the load-time parse', () => {
     const extras = new Set(['branches']);
     let plain = 0;
     let filtered = 0;
-    for (let i = 0; i < 6000; i++) {
+    let blocks = 0;
+    for (let i = 0; i < 12000; i++) {
       const source = randomTemplate(next);
       if (simpleTags(source) === null) {
         expect(planOf(source), source).toBeNull();
@@ -104,6 +128,7 @@ describe('plain templates skip the load-time parse', () => {
       }
       plain++;
       if (source.includes('|')) filtered++;
+      if (source.includes('{%')) blocks++;
       const tree = parse(source);
       expect(() => new nunjucks.Template(source, new nunjucks.Environment(), 'x', true)).not.toThrow();
       expect(templateRefs(source, extras), source).toEqual(templateRefs(source, extras, tree));
@@ -111,6 +136,7 @@ describe('plain templates skip the load-time parse', () => {
     // The generator must reach the plain path often enough for the comparison to mean something.
     expect(plain).toBeGreaterThan(300);
     expect(filtered).toBeGreaterThan(100);
+    expect(blocks).toBeGreaterThan(100);
   });
 
   it('reads the same variables and positions as the parse tree on hand-written prompts', () => {
@@ -123,6 +149,8 @@ describe('plain templates skip the load-time parse', () => {
       '{{ ctx }}{{ out }}{{ fread }}{{ x.y }}',
       'You write in a {{ ctx.tone | default("warm") }} tone about {{ out.Plan.sections | dump }}.',
       '{{ ctx.a | upper | d("x") }} {{ topic|default }}',
+      '{% if ctx.tone %}Keep the {{ ctx.tone }} tone. {% endif %}Polish:\n\n{{ out.Titler }}',
+      '{% if ctx.a %}{% if out.B %}{{ ctx.a }}{{ out.B }}{% else %}{{ out.C }}{{ ctx.a }}{% endif %}{% endif %}{{ ctx.a }}',
     ]) {
       expect(simpleTags(source), source).not.toBeNull();
       expect(templateRefs(source), source).toEqual(templateRefs(source, new Set(), parse(source)));
