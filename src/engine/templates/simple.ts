@@ -1,7 +1,8 @@
 /**
  * Templates of text and simple tags: `{{ }}` holding a lookup (`name.key[0]["k"]`) followed by
- * filters with literal arguments (`| default("x")`, `| dump`, `| upper`), and `{% if %}` on such an
- * expression with its `{% else %}` and `{% endif %}`. Every such template parses in nunjucks, so the
+ * filters with literal arguments (`| default("x")`, `| dump`, `| upper`) or by arithmetic with an
+ * integer (`{{ ctx.index + 1 }}`), and `{% if %}` on a lookup with filters, with its `{% else %}`
+ * and `{% endif %}`. Every such template parses in nunjucks, so the
  * load skips its parse (Template) and the analysis reads its variables from the text
  * (loader/analysis/template-refs.ts): most prompts are of this kind, and nunjucks' parser was the
  * largest part of loading a file. Anything else is parsed at load as before.
@@ -29,6 +30,8 @@ const LITERAL = `(?:"[^"\\\\\\n]*"|'[^'\\\\\\n]*'|[0-9]+)`;
 const FILTER = `\\|${WS}${NAME}${WS}(?:\\(${WS}${LITERAL}(?:${WS},${WS}${LITERAL})*${WS}\\)${WS})?`;
 const EXPR = `(${NAME})(${STEP}*)${WS}((?:${FILTER})*)`;
 const OUTPUT = new RegExp(`^(${WS})${EXPR}$`);
+/** `{{ ctx.index + 1 }}`: a lookup and an integer (no filters: `| f` would bind to the number). */
+const ARITHMETIC = new RegExp(`^(${WS})(${NAME})(${STEP}*)${WS}[-+*/%]${WS}[0-9]+${WS}()$`);
 const IF = new RegExp(`^(${WS}if[ \\t\\r\\n]+)${EXPR}$`);
 const END = new RegExp(`^${WS}(else|endif)${WS}$`);
 const STEPS = /\.([A-Za-z_][A-Za-z0-9_]*)|\[([0-9]+)\]|\["([^"\\\n]*)"\]|\['([^'\\\n]*)'\]/g;
@@ -83,7 +86,7 @@ export function simpleTags(source: string): SimpleTag[] | null {
     const inner = source.slice(open + 2, close);
     at = close + 2;
     if (isOutput) {
-      const m = OUTPUT.exec(inner);
+      const m = OUTPUT.exec(inner) ?? ARITHMETIC.exec(inner);
       const tag = m && expression(m, open + 2, false, guards);
       if (!tag) return null;
       tags.push(tag);
