@@ -10,10 +10,13 @@
 // The bare server is plain JavaScript written to a temporary file (no tsx in the measured process:
 // the CLI runs from dist/ too). The client is the real SDK Client with StdioClientTransport: its own
 // import happens once, in this process, before any timing, so it weighs on neither side.
+// Beside the wall time, each start's CPU time on the server's main thread up to the answer is read
+// from /proc/<pid>/schedstat (Linux; "-" elsewhere): the work itself, which a machine shared with
+// other jobs does not blur as it blurs the wall time (the targets stay on the wall time).
 // `--cli PATH` measures another build (e.g. /work/wt/base/dist/cli.js for the "before" figures);
 // `--base PATH` adds a second build to the same interleaved rounds, for before/after in one run.
 // Usage: npm run build && node --import tsx bench/cold-start.ts [--rounds R] [--cli dist/cli.js] [--base other/dist/cli.js]
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -180,27 +183,46 @@ const env: Record<string, string> = {};
 for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
 env.HATCHERY_STATE = path.join(work, 'state');
 
-/** Milliseconds from spawn to the first tools/list answer; checks that all `expect` tools are listed. */
-async function coldStart(args: string[], expect: number): Promise<number> {
+/** CPU milliseconds the main thread of process `pid` ran so far, when the system tells (Linux). */
+function mainThreadCpu(pid: number | null): number | undefined {
+  if (pid === null) return undefined;
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Milliseconds from spawn to the first tools/list answer, and the server's main-thread CPU time by
+ * then; checks that all `expect` tools are listed.
+ */
+async function coldStart(args: string[], expect: number): Promise<{ ms: number; cpu?: number }> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   const t0 = performance.now();
-  await client.connect(
-    new StdioClientTransport({ command: process.execPath, args, cwd: work, env, stderr: 'ignore' }),
-  );
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    cwd: work,
+    env,
+    stderr: 'ignore',
+  });
+  await client.connect(transport);
   const list = await client.listTools();
   const ms = performance.now() - t0;
+  const cpu = mainThreadCpu(transport.pid);
   await client.close();
   // Generic tools (hatchery_list, ...) aside: every file must be served, none rejected as invalid.
   const served = list.tools.filter((t) => /^(h|echo)_\d+$/.test(t.name)).length;
   if (served !== expect) throw new Error(`expected ${expect} tools from ${args.join(' ')}, got ${served}`);
-  return ms;
+  return { ms, cpu };
 }
 
 const times = new Map<string, number[]>();
-const push = (key: string, ms: number) => {
-  const list = times.get(key) ?? [];
-  list.push(ms);
-  times.set(key, list);
+const cpus = new Map<string, number[]>();
+const push = (key: string, r: { ms: number; cpu?: number }) => {
+  times.set(key, [...(times.get(key) ?? []), r.ms]);
+  if (r.cpu !== undefined) cpus.set(key, [...(cpus.get(key) ?? []), r.cpu]);
 };
 try {
   // Warm-up: the OS file cache and node's own code cache for both sides.
@@ -209,7 +231,7 @@ try {
   if (BASE) await coldStart([BASE, 'serve', '--dir', dirs.get(1)!], 1);
   for (let r = 0; r < ROUNDS; r++) {
     for (const n of SIZES) {
-      const sides: [string, () => Promise<number>][] = [
+      const sides: [string, () => Promise<{ ms: number; cpu?: number }>][] = [
         ['bare', () => coldStart([bare, String(n)], n)],
         ['hatchery', () => coldStart([CLI, 'serve', '--dir', dirs.get(n)!], n)],
       ];
@@ -237,5 +259,17 @@ for (const n of SIZES) {
   console.log(
     `  ${String(n).padStart(5)} files: hatchery ${h.toFixed(0).padStart(5)} ms   bare ${b.toFixed(0).padStart(5)} ms   ratio ${ratio.toFixed(2)}x${verdict}${before}`,
   );
+  const cpu = (side: string) => {
+    const list = cpus.get(`${side} ${n}`);
+    return list?.length ? median(list) : undefined;
+  };
+  const [hc, bc, basec] = [cpu('hatchery'), cpu('bare'), cpu('base')];
+  if (hc !== undefined && bc !== undefined) {
+    const baseCpu =
+      basec === undefined ? '' : `   base ${basec.toFixed(0).padStart(5)} ms (${(basec / bc).toFixed(2)}x)`;
+    console.log(
+      `         main-thread CPU: hatchery ${hc.toFixed(0).padStart(5)} ms   bare ${bc.toFixed(0).padStart(5)} ms   ratio ${(hc / bc).toFixed(2)}x${baseCpu}`,
+    );
+  }
 }
 if (BASE) console.log(`  base: ${BASE}`);

@@ -5,12 +5,18 @@
 //
 // The files are realistic chains: blocks of a parallel (two drone branches), a drone that saves its
 // output and a drone that reads it, with templates reading earlier outputs (out.<node>), saved values
-// (ctx.<name>, guarded and not) and the input. Sizes run interleaved, after a warm-up; medians.
+// (ctx.<name>, guarded and not) and the input.
+// Method: every size is timed in a child process of its own, so no size pays for the garbage of
+// another (with one shared heap, the GC of earlier large loads landed on whichever size ran next and
+// the ratio swung between 9.4x and 13.7x from run to run). Each child warms the loader up on the
+// same 1,000-node file, then times a few loads, each after a full GC (settled heap); its median is
+// one sample. Rounds interleave the sizes (and the builds); the figure is the median over rounds.
 // `--base DIST` also times another build's loader (e.g. /work/wt/base/dist, the start of issue 15),
-// interleaved in the same process, for before/after figures.
+// in the same rounds, for before/after figures.
 // Usage: node --import tsx bench/load-scale.ts [--rounds R] [--base path/to/dist]
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadHatcheryText } from '../src/loader/load.js';
 import { hatcheryTool } from '../src/mcp/tool-defs.js';
 import { median } from './lib/stats.js';
@@ -20,7 +26,7 @@ function option(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
 }
-const ROUNDS = Number(option('--rounds') ?? (smoke ? 1 : 5));
+const ROUNDS = Number(option('--rounds') ?? (smoke ? 1 : 3));
 const BASE = option('--base');
 const SIZES = smoke ? [1_000, 2_000] : [1_000, 2_000, 5_000, 10_000];
 
@@ -55,52 +61,75 @@ export function chainFile(nodes: number): string {
   });
 }
 
-/** A loader under test: this tree's, or another build's. */
-interface Loader {
-  label: string;
-  load: typeof loadHatcheryText;
-  tool: typeof hatcheryTool;
-}
-const loaders: Loader[] = [{ label: 'this tree', load: loadHatcheryText, tool: hatcheryTool }];
-if (BASE) {
-  const dist = path.resolve(BASE);
-  const load = await import(pathToFileURL(path.join(dist, 'loader/load.js')).href);
-  const defs = await import(pathToFileURL(path.join(dist, 'mcp/tool-defs.js')).href);
-  loaders.push({ label: `base ${BASE}`, load: load.loadHatcheryText, tool: defs.hatcheryTool });
+/** A loader under test: this tree's (undefined), or another build's dist folder. */
+type Build = string | undefined;
+
+/** The child's side: warm up, then time `reps` loads of a `nodes`-node file, each on a settled heap. */
+async function child(nodes: number, dist: Build, reps: number): Promise<void> {
+  let load = loadHatcheryText;
+  let tool = hatcheryTool;
+  if (dist) {
+    load = (await import(pathToFileURL(path.join(dist, 'loader/load.js')).href)).loadHatcheryText;
+    tool = (await import(pathToFileURL(path.join(dist, 'mcp/tool-defs.js')).href)).hatcheryTool;
+  }
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('the child needs --expose-gc');
+  const loadOnce = (n: number, text: string): number => {
+    const t0 = performance.now();
+    const res = load(text, `/tmp/chain-${n}.json`);
+    if (!res.ok) throw new Error(res.error.message.slice(0, 500));
+    const def = tool(res.hatchery);
+    const ms = performance.now() - t0;
+    if (def.name !== `chain_${n}` || res.hatchery.nodes.size !== n) throw new Error('unexpected load');
+    return ms;
+  };
+  // Warm-up: the same for every size, so the JIT state each timed load starts from is the same.
+  const warm = chainFile(1_000);
+  for (let w = 0; w < (smoke ? 1 : 3); w++) loadOnce(1_000, warm);
+  const text = chainFile(nodes);
+  const times: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    gc();
+    times.push(loadOnce(nodes, text));
+  }
+  process.stdout.write(`${JSON.stringify({ ms: median(times) })}\n`);
 }
 
-/** Milliseconds to load `text` and build its tool definition; throws when the file does not load. */
-function loadOnce(l: Loader, text: string, nodes: number): number {
-  const t0 = performance.now();
-  const res = l.load(text, `/tmp/chain-${nodes}.json`);
-  if (!res.ok) throw new Error(res.error.message.slice(0, 500));
-  const tool = l.tool(res.hatchery);
-  const ms = performance.now() - t0;
-  if (tool.name !== `chain_${nodes}` || res.hatchery.nodes.size !== nodes) throw new Error('unexpected load');
-  return ms;
+/** Runs one child (a size and a build) and returns its median load in milliseconds. */
+function sample(nodes: number, dist: Build): number {
+  const args = [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), '--child', String(nodes)];
+  if (dist) args.push('--dist', dist);
+  args.push('--reps', String(smoke ? 1 : 3));
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const last = out.trim().split('\n').pop() ?? '';
+  return (JSON.parse(last) as { ms: number }).ms;
 }
 
-const texts = new Map(SIZES.map((n) => [n, chainFile(n)]));
-// Warm-up: the JIT settles on each loader's code before anything is timed.
-for (const l of loaders)
-  for (let w = 0; w < (smoke ? 1 : 3); w++) loadOnce(l, texts.get(SIZES[0]!)!, SIZES[0]!);
+const childSize = option('--child');
+if (childSize !== undefined) {
+  await child(Number(childSize), option('--dist'), Number(option('--reps') ?? 3));
+  process.exit(0);
+}
+
+const builds: { label: string; dist: Build }[] = [{ label: 'this tree', dist: undefined }];
+if (BASE) builds.push({ label: `base ${BASE}`, dist: path.resolve(BASE) });
 const times = new Map<string, number[]>();
 for (let r = 0; r < ROUNDS; r++) {
   const order = r % 2 === 0 ? SIZES : [...SIZES].reverse();
   for (const n of order)
-    for (const l of r % 2 === 0 ? loaders : [...loaders].reverse()) {
-      const key = `${l.label} ${n}`;
-      times.set(key, [...(times.get(key) ?? []), loadOnce(l, texts.get(n)!, n)]);
+    for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
+      const key = `${b.label} ${n}`;
+      times.set(key, [...(times.get(key) ?? []), sample(n, b.dist)]);
     }
 }
 
 const first = SIZES[0]!;
 const last = SIZES[SIZES.length - 1]!;
 const scale = last / first;
-console.log(`load + tool definition of one file (${ROUNDS} rounds, medians)`);
-for (const l of loaders) {
-  console.log(`  ${l.label}`);
-  const med = new Map(SIZES.map((n) => [n, median(times.get(`${l.label} ${n}`)!)]));
+console.log(`load + tool definition of one file (${ROUNDS} rounds of a child process per size, medians)`);
+for (const { label: l } of builds) {
+  console.log(`  ${l}`);
+  const med = new Map(SIZES.map((n) => [n, median(times.get(`${l} ${n}`)!)]));
   for (const n of SIZES) {
     const ms = med.get(n)!;
     console.log(

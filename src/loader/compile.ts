@@ -14,7 +14,7 @@ import { NODE_IMPLS } from '../nodes/index.js';
 import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import { writePathProblem } from '../tools/path-check.js';
-import { analyzeHatchery, type TemplateUse } from './analysis/index.js';
+import { analyzeHatchery, type TemplateUse, usedTemplate } from './analysis/index.js';
 import type { SubFiles } from './sub-files.js';
 import { checkTopLevel } from './top-level.js';
 import type { ValidNode } from './validate.js';
@@ -66,7 +66,7 @@ export function compileHatchery(
       template(source, field) {
         try {
           const t = new Template(source, { file, node: n.name, field });
-          templates.push({ node: position, field, source, tree: t.takeTree() });
+          templates.push(usedTemplate(position, field, source, t.takeTree()));
           return t;
         } catch (err) {
           // The message says where in the template; the problem's line and column are the field's place

@@ -94,6 +94,13 @@ function toProblems(
   }
 }
 
+/**
+ * zod's interpreted object parser, not the one it generates per object schema with `new Function` on
+ * its first parse: at start-up every schema's first parses run cold, and generating and compiling that
+ * code cost more than it saved (loading 100 files took about 15% longer). Only the load's own parses.
+ */
+const LOAD_PARSE = { jitless: true } as const;
+
 /** Problems of one file that get a "did you mean": only the first are shown, and each costs a search. */
 const SUGGESTIONS = 50;
 let suggestionsLeft = SUGGESTIONS;
@@ -119,7 +126,7 @@ export function validateDefinition(raw: unknown): Validated {
   if (tooDeep) return { nodes, problems: [tooDeep] };
   const stripped = stripMeta(raw) as Record<string, unknown>;
   const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
-  const topResult = hatcheryTopSchema.safeParse(top);
+  const topResult = hatcheryTopSchema.safeParse(top, LOAD_PARSE);
   if (!topResult.success)
     toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
 
@@ -145,7 +152,7 @@ export function validateDefinition(raw: unknown): Validated {
     }
     const spec = NODE_KINDS[kind];
     const { obj, renamed } = applyAliases(n, spec.aliases, path, problems);
-    const result = spec.schema.safeParse(obj);
+    const result = spec.schema.safeParse(obj, LOAD_PARSE);
     if (!result.success) {
       // Only for a node that is no drone at all: with a usr_prompt, a foreign key is more likely a typo.
       const other = type === undefined && obj.usr_prompt === undefined ? kindOfKeys(obj) : undefined;

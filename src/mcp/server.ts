@@ -133,6 +133,8 @@ export class HatcheryMcpServer implements ServerHost {
   private listed: { from: Tool[]; tools: Tool[] } | undefined;
   /** Starts the file watcher, until it is started (see start). */
   private startWatching: (() => void) | undefined;
+  /** True once the first tools/list started the warm-up (see warmUp). */
+  private warmed = false;
 
   private constructor(readonly options: HatcheryServerOptions) {
     this.ownsRuntime = !options.runtime;
@@ -336,9 +338,26 @@ export class HatcheryMcpServer implements ServerHost {
   tools(): Tool[] {
     // After this answer is sent: the watcher's start-up work waits for the first list.
     if (this.startWatching) setImmediate(() => this.startWatching?.());
+    if (!this.warmed) {
+      this.warmed = true;
+      setImmediate(() => this.warmUp());
+    }
     const from = this.registry.tools();
     if (this.listed?.from !== from) this.listed = { from, tools: from.map((t) => this.out.tool(t)) };
     return this.listed.tools;
+  }
+
+  /**
+   * Imports, in the background once the first tools/list is answered, what the first call would
+   * otherwise wait for: the vendor SDK of each API key set (40-80 ms of module loading). Start-up
+   * never loads them, so the list comes first; a runtime with its own provider factory needs none.
+   */
+  private warmUp(): void {
+    if (this.closing || !this.ownsRuntime || this.options.runtimeOptions?.providerFactory) return;
+    const env = this.runtime.env;
+    // A broken install fails the call that needs the SDK, with its own error, as before.
+    if (env.OPENAI_API_KEY) import('../providers/openai.js').catch(() => undefined);
+    if (env.ANTHROPIC_API_KEY) import('../providers/anthropic.js').catch(() => undefined);
   }
 
   /** The server instructions: what the tools are, and how to use the generic ones. */

@@ -4,6 +4,7 @@ import type { CompileContext } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import { issuesText } from '../schema/issues.js';
+import { isPlainJsonSchema, lazyOutputSchema } from './plain-schema.js';
 
 /** A drone's output_schema: the JSON Schema sent to the provider and the validator built from it. */
 export interface OutputSchema {
@@ -17,6 +18,7 @@ export function compileOutputSchema(
   cc: CompileContext,
 ): OutputSchema | undefined {
   if (!schema) return undefined;
+  if (isPlainJsonSchema(schema)) return lazyOutputSchema(schema);
   try {
     return { json: schema, validator: z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) };
   } catch (err) {

@@ -3,6 +3,7 @@ import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { templateEnv } from './env.js';
 import { type Plan, planOf, renderPlan } from './fast.js';
 import { renderState } from './sandbox.js';
+import { simpleTags } from './simple.js';
 
 /** What every template sees: the run's ctx, node outputs by name, and `fread`. */
 export interface TemplateVars {
@@ -119,6 +120,13 @@ export class Template {
     // Text without any tag is returned as is; this skips nunjucks entirely for constant prompts.
     this.constant = !TAG.test(source);
     if (this.constant) return;
+    // Text and plain lookups (fast.ts) and simple filtered lookups (simple.ts) always parse: no parse
+    // tree, and the load-time analysis reads their variables from the text (loader/analysis).
+    const plan = planOf(source);
+    if (plan !== null || simpleTags(source) !== null) {
+      this.plan = plan;
+      return;
+    }
     try {
       // The parse nunjucks' own compile starts with (same extensions and options), so it fails alike.
       this.tree = nj.parser.parse(source, envParts.extensionsList, envParts.opts);

@@ -4,6 +4,7 @@
  * its absence (a default, an `is defined` test, an enclosing `if` on it, `x or "..."`).
  */
 import nunjucks from 'nunjucks';
+import { type SimpleTag, simpleTags } from '../../engine/templates/simple.js';
 
 /** One variable a template reads. */
 export interface TemplateRef {
@@ -279,6 +280,8 @@ export function templateRefs(
   tree?: unknown,
 ): TemplateRef[] | TemplateSyntax {
   let root: AstNode;
+  const tags = tree === undefined ? simpleTags(source) : null;
+  if (tags !== null) return simpleRefs(tags, source, extras);
   if (isNode(tree)) root = tree;
   else
     try {
@@ -290,4 +293,48 @@ export function templateRefs(
   const c = new Collector(root, extras);
   c.visit(root, false, new Set());
   return c.refs;
+}
+
+/** The ref a simple tag's expression reads (kind and name), if it reads one. */
+function simpleRef(
+  tag: SimpleTag,
+  extras: ReadonlySet<string>,
+): { kind: TemplateRef['kind']; name: string } | undefined {
+  const name = tag.name;
+  if (name === 'ctx' || name === 'out')
+    return tag.keys.length === 0 ? undefined : { kind: name, name: String(tag.keys[0]) };
+  return ALWAYS.has(name) || extras.has(name) ? undefined : { kind: 'bare', name };
+}
+
+/**
+ * The refs of a template of text and simple tags (engine/templates/simple.ts), read from the text:
+ * Template does not parse such a template, as it always parses. The same refs, in the same order,
+ * at the same positions and equally soft as the tree gives: in an `{% if %}` condition, under a
+ * `default` filter, or inside an `{% if %}` (or its else) on the same variable.
+ */
+function simpleRefs(tags: readonly SimpleTag[], source: string, extras: ReadonlySet<string>): TemplateRef[] {
+  const refs: TemplateRef[] = [];
+  let line = 1;
+  let lineStart = 0;
+  for (const tag of tags) {
+    const ref = simpleRef(tag, extras);
+    if (!ref) continue;
+    for (let i = source.indexOf('\n', lineStart); i >= 0 && i < tag.at; i = source.indexOf('\n', i + 1)) {
+      line++;
+      lineStart = i + 1;
+    }
+    const guarded = tag.guards.some((g) => {
+      const r = simpleRef(g, extras);
+      return r !== undefined && r.kind === ref.kind && r.name === ref.name;
+    });
+    refs.push({
+      kind: ref.kind,
+      name: ref.name,
+      expr: ref.kind === 'bare' ? ref.name : exprOf(ref.kind, ref.name),
+      line,
+      column: tag.at - lineStart + 1,
+      soft: tag.cond || guarded || tag.filters.some((f) => f === 'default' || f === 'd'),
+    });
+  }
+  return refs;
 }
