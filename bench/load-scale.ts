@@ -3,9 +3,11 @@
 // 2,000, 5,000 and 10,000 nodes. Target (issue 15): linear in node count, a 10,000-node file in at
 // most 10x the time of a 1,000-node file (before: tool definitions alone were quadratic, 4 s at 10,000).
 //
-// The files are realistic chains: blocks of a parallel (two drone branches), a drone that saves its
-// output and a drone that reads it, with templates reading earlier outputs (out.<node>), saved values
-// (ctx.<name>, guarded and not) and the input.
+// Two shapes. `chain`: realistic chains, blocks of a parallel (two drone branches), a drone that saves
+// its output and a drone that reads it, with templates reading earlier outputs (out.<node>), saved
+// values (ctx.<name>, guarded and not) and the input. `wide`: one parallel of n - 2 drone branches and a
+// join, a branch saving a value another branch and the join read (the analysis of sibling saves was
+// quadratic in the width: 8,000 branches took 35 s).
 // Method: every size is timed in a child process of its own, so no size pays for the garbage of
 // another (with one shared heap, the GC of earlier large loads landed on whichever size ran next and
 // the ratio swung between 9.4x and 13.7x from run to run). Each child warms the loader up on the
@@ -61,11 +63,36 @@ export function chainFile(nodes: number): string {
   });
 }
 
+/** A parallel of `nodes` - 2 drone branches and a join (see the header), as JSON text. */
+export function wideFile(nodes: number): string {
+  const names = Array.from({ length: Math.max(2, nodes - 2) }, (_, i) => `B${i}`);
+  const branches = names.map((name, i) =>
+    i === 0
+      ? { name, usr_prompt: 'Outline {{ ctx.input }}', save_output: 'outline' }
+      : { name, usr_prompt: `Part ${i} of {{ ctx.input }} {{ ctx.outline | default("") }}` },
+  );
+  return JSON.stringify({
+    name: `wide_${nodes}`,
+    desc: 'A wide parallel',
+    model: 'openai:gpt-4o-mini',
+    max_steps: nodes + 1,
+    nodes: [
+      { name: 'P', type: 'parallel', branches: names, next: 'J' },
+      ...branches,
+      { name: 'J', usr_prompt: 'Join {{ out.P }} after {{ ctx.outline }}' },
+    ],
+  });
+}
+
+/** The file of each shape. */
+const SHAPES = { chain: chainFile, wide: wideFile } as const;
+type Shape = keyof typeof SHAPES;
+
 /** A loader under test: this tree's (undefined), or another build's dist folder. */
 type Build = string | undefined;
 
 /** The child's side: warm up, then time `reps` loads of a `nodes`-node file, each on a settled heap. */
-async function child(nodes: number, dist: Build, reps: number): Promise<void> {
+async function child(shape: Shape, nodes: number, dist: Build, reps: number): Promise<void> {
   let load = loadHatcheryText;
   let tool = hatcheryTool;
   if (dist) {
@@ -74,30 +101,31 @@ async function child(nodes: number, dist: Build, reps: number): Promise<void> {
   }
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('the child needs --expose-gc');
-  const loadOnce = (n: number, text: string): number => {
+  const loadOnce = (n: number, text: string, kind: Shape = 'chain'): number => {
     const t0 = performance.now();
-    const res = load(text, `/tmp/chain-${n}.json`);
+    const res = load(text, `/tmp/${kind}-${n}.json`);
     if (!res.ok) throw new Error(res.error.message.slice(0, 500));
     const def = tool(res.hatchery);
     const ms = performance.now() - t0;
-    if (def.name !== `chain_${n}` || res.hatchery.nodes.size !== n) throw new Error('unexpected load');
+    if (def.name !== `${kind}_${n}` || res.hatchery.nodes.size !== n) throw new Error('unexpected load');
     return ms;
   };
   // Warm-up: the same for every size, so the JIT state each timed load starts from is the same.
   const warm = chainFile(1_000);
   for (let w = 0; w < (smoke ? 1 : 3); w++) loadOnce(1_000, warm);
-  const text = chainFile(nodes);
+  const text = SHAPES[shape](nodes);
   const times: number[] = [];
   for (let r = 0; r < reps; r++) {
     gc();
-    times.push(loadOnce(nodes, text));
+    times.push(loadOnce(nodes, text, shape));
   }
   process.stdout.write(`${JSON.stringify({ ms: median(times) })}\n`);
 }
 
 /** Runs one child (a size and a build) and returns its median load in milliseconds. */
-function sample(nodes: number, dist: Build): number {
+function sample(shape: Shape, nodes: number, dist: Build): number {
   const args = [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), '--child', String(nodes)];
+  args.push('--shape', shape);
   if (dist) args.push('--dist', dist);
   args.push('--reps', String(smoke ? 1 : 3));
   const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 20 });
@@ -107,37 +135,45 @@ function sample(nodes: number, dist: Build): number {
 
 const childSize = option('--child');
 if (childSize !== undefined) {
-  await child(Number(childSize), option('--dist'), Number(option('--reps') ?? 3));
+  await child(
+    (option('--shape') ?? 'chain') as Shape,
+    Number(childSize),
+    option('--dist'),
+    Number(option('--reps') ?? 3),
+  );
   process.exit(0);
 }
 
 const builds: { label: string; dist: Build }[] = [{ label: 'this tree', dist: undefined }];
 if (BASE) builds.push({ label: `base ${BASE}`, dist: path.resolve(BASE) });
 const times = new Map<string, number[]>();
+const shapes = Object.keys(SHAPES) as Shape[];
 for (let r = 0; r < ROUNDS; r++) {
   const order = r % 2 === 0 ? SIZES : [...SIZES].reverse();
-  for (const n of order)
-    for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
-      const key = `${b.label} ${n}`;
-      times.set(key, [...(times.get(key) ?? []), sample(n, b.dist)]);
-    }
+  for (const shape of shapes)
+    for (const n of order)
+      for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
+        const key = `${shape} ${b.label} ${n}`;
+        times.set(key, [...(times.get(key) ?? []), sample(shape, n, b.dist)]);
+      }
 }
 
 const first = SIZES[0]!;
 const last = SIZES[SIZES.length - 1]!;
 const scale = last / first;
 console.log(`load + tool definition of one file (${ROUNDS} rounds of a child process per size, medians)`);
-for (const { label: l } of builds) {
-  console.log(`  ${l}`);
-  const med = new Map(SIZES.map((n) => [n, median(times.get(`${l} ${n}`)!)]));
-  for (const n of SIZES) {
-    const ms = med.get(n)!;
+for (const shape of shapes)
+  for (const { label: l } of builds) {
+    console.log(`  ${shape}, ${l}`);
+    const med = new Map(SIZES.map((n) => [n, median(times.get(`${shape} ${l} ${n}`)!)]));
+    for (const n of SIZES) {
+      const ms = med.get(n)!;
+      console.log(
+        `    ${String(n).padStart(6)} nodes: ${ms.toFixed(1).padStart(8)} ms   ${((ms / n) * 1000).toFixed(1).padStart(6)} µs/node`,
+      );
+    }
+    const ratio = med.get(last)! / med.get(first)!;
     console.log(
-      `    ${String(n).padStart(6)} nodes: ${ms.toFixed(1).padStart(8)} ms   ${((ms / n) * 1000).toFixed(1).padStart(6)} µs/node`,
+      `    ratio ${last} / ${first}: ${ratio.toFixed(2)}x for ${scale}x the nodes   (target <= ${scale}x: ${ratio <= scale ? 'met' : 'NOT met'})`,
     );
   }
-  const ratio = med.get(last)! / med.get(first)!;
-  console.log(
-    `    ratio ${last} / ${first}: ${ratio.toFixed(2)}x for ${scale}x the nodes   (target <= ${scale}x: ${ratio <= scale ? 'met' : 'NOT met'})`,
-  );
-}
