@@ -1,10 +1,11 @@
 import { hash } from 'node:crypto';
-import { appendFileSync, closeSync, open, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
-import { canonicalJson, chatRequestShape, redactDeep, requestKey } from '../cassette/canonical.js';
+import { chatRequestShape, redactDeep, requestKey } from '../cassette/canonical.js';
 import { ConversationCursor } from '../conversations.js';
 import { LARGE_STRING, stringHash } from './fold.js';
+import { requestText } from './request-text.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
@@ -23,8 +24,11 @@ const MAX_DEPTH = 64;
 const CREDENTIAL_KEY = /^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i;
 /** The same fields in JSON text. */
 const CREDENTIAL_FIELD = /"(?:authorization|api[-_]?key|x-api-key|cookie|set-cookie)":/i;
-/** Where redactText's authorization-header shapes could start. */
-const AUTH_HINT = /\b(?:bearer|basic)\s/i;
+/**
+ * Where redactText's authorization-header shapes could start, in a string or in JSON text (where the
+ * space after the word may be an escape, and what comes before it too, so no word boundary).
+ */
+const AUTH_HINT = /(?:bearer|basic)(?:\s|\\[nrtfbu])/i;
 
 /** A record appended with RunJournal.append, kept in order among the buffered events. */
 class Extra {
@@ -48,14 +52,6 @@ export class FileJournal implements RunJournal {
   private closed = false;
   /** The file, open for appending from the first flush to the end of the run. */
   private fd: number | undefined;
-  /** The file's first open, under way on the thread pool (see writeText); resolves once its text is written. */
-  private opening: Promise<void> | undefined;
-  /** Text flushed while the file is being opened, written when it is. */
-  private waiting = '';
-  /** The file exists (a first open succeeded). */
-  private created = false;
-  /** The last flush of end() ran: the file is closed as soon as it is written. */
-  private finished = false;
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
   /** Messages already written per conversation. */
@@ -121,17 +117,8 @@ export class FileJournal implements RunJournal {
     const done = new Promise<void>((resolve) => {
       setImmediate(() => {
         this.flush();
-        this.finished = true;
-        const opening = this.opening;
-        if (opening === undefined) {
-          this.closeFile();
-          resolve();
-        } else {
-          void opening.then(() => {
-            this.closeFile();
-            resolve();
-          });
-        }
+        this.closeFile();
+        resolve();
       });
     });
     this.onEnd(this, done);
@@ -144,7 +131,7 @@ export class FileJournal implements RunJournal {
   }
 
   flush(): Promise<void> {
-    if (this.queue.length === 0) return this.opening ?? WRITTEN;
+    if (this.queue.length === 0) return WRITTEN;
     const queue = this.queue;
     const times = this.times;
     this.queue = [];
@@ -156,66 +143,30 @@ export class FileJournal implements RunJournal {
       if (line !== undefined) text += `${line}\n`;
     }
     try {
-      return this.writeText(text);
+      this.writeText(text);
     } catch (err) {
       this.error = err;
-      return WRITTEN;
     }
+    return WRITTEN;
   }
 
   /**
    * Appends to the file, synchronously, through one descriptor kept open for the run. A flush runs on
    * its own turn of the event loop (never inside a node), and a few hundred bytes to the page cache
    * cost less than handing open, write and close to the thread pool with a promise each (measured:
-   * the async appendFile per flush was a fifth of a journaled MCP call's CPU). Only the first open,
-   * which creates the file, goes to the thread pool: creating a file waits for the file system's own
-   * journal (measured: 30 µs on an idle disk, 0.5-1 ms while other processes write), and a server
-   * blocked there answers nobody. The text of flushes made meanwhile is written when the open is done.
+   * the async appendFile per flush was a fifth of a journaled MCP call's CPU).
    */
-  private writeText(text: string): Promise<void> {
-    if (this.fd !== undefined) {
-      writeAll(this.fd, text);
-      return WRITTEN;
+  private writeText(text: string): void {
+    if (this.fd === undefined) {
+      if (openFiles >= MAX_OPEN_FILES) {
+        appendFileSync(this.file, text, { mode: 0o600 });
+        return;
+      }
+      // A failed open (the folder gone) throws here and is tried again at the next flush.
+      this.fd = openSync(this.file, 'a', 0o600);
+      openFiles++;
     }
-    if (this.opening !== undefined) {
-      this.waiting += text;
-      return this.opening;
-    }
-    // Over the cap, a journal whose file exists appends per flush (opening an existing file is quick).
-    if (this.created && openFiles >= MAX_OPEN_FILES) {
-      appendFileSync(this.file, text, { mode: 0o600 });
-      return WRITTEN;
-    }
-    const keep = openFiles < MAX_OPEN_FILES;
-    if (keep) openFiles++;
-    this.waiting = text;
-    this.opening = new Promise<void>((resolve) => {
-      open(this.file, 'a', 0o600, (err, fd) => {
-        const pending = this.waiting;
-        this.waiting = '';
-        this.opening = undefined;
-        if (err) {
-          // A failed open (the folder gone) loses this text, as a failed write does; the next flush tries again.
-          if (keep) openFiles--;
-          this.error = err;
-        } else {
-          this.created = true;
-          try {
-            writeAll(fd, pending);
-          } catch (e) {
-            this.error = e;
-          }
-          if (keep && !this.finished) {
-            this.fd = fd;
-          } else {
-            if (keep) openFiles--;
-            closeQuietly(fd);
-          }
-        }
-        resolve();
-      });
-    });
-    return this.opening;
+    writeAll(this.fd, text);
   }
 
   /** Closes the file after the last write. */
@@ -316,8 +267,15 @@ export class FileJournal implements RunJournal {
           call: e.call,
         };
       case 'model_call': {
-        const key = this.key(chatRequestShape(e.vendor, e.request));
-        const prompt = this.prompt(e);
+        // The cassette's key of the call (Cassette.chat hashes the same text), so the journal can
+        // answer the call again (run --replay-run).
+        const { text, plain } = requestText(e.vendor, e.request);
+        // Nothing to redact in the whole request: hash its text as is, and write its messages as they are.
+        const clean = !this.mayHold(text) && !CREDENTIAL_FIELD.test(text);
+        const key = clean
+          ? hash('sha256', text, 'hex').slice(0, 16)
+          : requestKey(redactDeep(chatRequestShape(e.vendor, e.request), this.secrets));
+        const prompt = this.prompt(e, clean && plain && text.length < LARGE_STRING);
         return {
           v,
           at,
@@ -391,19 +349,6 @@ export class FileJournal implements RunJournal {
     }
   }
 
-  /**
-   * The cassette's key of a model call (Cassette.chat hashes the same fields the same way), so the
-   * journal can answer the call again. Redacting first changes nothing when the canonical text holds
-   * no secret, key shape, authorization value or credential field: then that text is hashed as is.
-   */
-  private key(request: Record<string, unknown>): string {
-    const text = canonicalJson(request);
-    if (!this.mayHold(text) && !CREDENTIAL_FIELD.test(text)) {
-      return hash('sha256', text, 'hex').slice(0, 16);
-    }
-    return requestKey(redactDeep(request, this.secrets));
-  }
-
   /** True when a text may hold something redactText removes (most texts do not: they are left alone). */
   private mayHold(s: string): boolean {
     if (s.includes('sk-') || AUTH_HINT.test(s)) return true;
@@ -427,11 +372,14 @@ export class FileJournal implements RunJournal {
    * What a model call sent, for people reading the run (the studio, `runs show`): the system prompt
    * and messages of a node's first call, then only the messages added since its previous call (the
    * reply and tool results of a tool loop), so a long loop is not written again on every turn.
+   * `asIs`: the request holds nothing to redact, no large string and only plain JSON values, so the
+   * messages are written as they are (JSON.stringify gives what the cleaned copy would).
    */
-  private prompt(e: Extract<RunEvent, { type: 'model_call' }>): Record<string, unknown> {
+  private prompt(e: Extract<RunEvent, { type: 'model_call' }>, asIs: boolean): Record<string, unknown> {
     const { system, messages } = e.request;
     const from = this.sent.next(e);
-    const added = this.clean(from === 0 ? messages : messages.slice(from), 0);
+    const sent = from === 0 ? messages : messages.slice(from);
+    const added = asIs ? sent : this.clean(sent, 0);
     return from === 0 ? { system: this.str(system), messages: added } : { from, messages: added };
   }
 
@@ -455,10 +403,13 @@ export class FileJournal implements RunJournal {
   }
 }
 
-/** Writes all of `text` to `fd`. */
+/** Writes all of `text` to `fd` (the string as is: no Buffer of it unless a write falls short). */
 function writeAll(fd: number, text: string): void {
+  const written = writeSync(fd, text);
+  const total = Buffer.byteLength(text, 'utf8');
+  if (written >= total) return;
   const buf = Buffer.from(text, 'utf8');
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off);
+  for (let off = written; off < total; ) off += writeSync(fd, buf, off);
 }
 
 function closeQuietly(fd: number): void {
