@@ -30,6 +30,17 @@ const CREDENTIAL_FIELD = /"(?:authorization|api[-_]?key|x-api-key|cookie|set-coo
  */
 const AUTH_HINT = /(?:bearer|basic)(?:\s|\\[nrtfbu])/i;
 
+/** Journals with records to write on the event loop's next turn, flushed together by one setImmediate. */
+let due: FileJournal[] = [];
+let dueScheduled = false;
+
+function flushDue(): void {
+  dueScheduled = false;
+  const list = due;
+  due = [];
+  for (const j of list) j.turn();
+}
+
 /** A record appended with RunJournal.append, kept in order among the buffered events. */
 class Extra {
   constructor(
@@ -49,6 +60,8 @@ export class FileJournal implements RunJournal {
   private queue: (RunEvent | Extra)[] = [];
   private times: number[] = [];
   private scheduled = false;
+  /** Resolves end()'s promise: set from end() until the turn that writes the last records. */
+  private onWritten: (() => void) | undefined;
   private closed = false;
   /** The file, open for appending from the first flush to the end of the run. */
   private fd: number | undefined;
@@ -96,12 +109,37 @@ export class FileJournal implements RunJournal {
     this.queue.push(item);
     this.times.push(Date.now());
     if (this.queue.length >= MAX_BUFFERED) void this.flush();
-    else if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        void this.flush();
-      });
+    else this.schedule();
+  }
+
+  /**
+   * Flushes on the event loop's next turn. Every journal due then is flushed by the same setImmediate:
+   * a thousand runs in flight make one callback per turn, not one each.
+   */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    due.push(this);
+    if (!dueScheduled) {
+      dueScheduled = true;
+      setImmediate(flushDue);
+    }
+  }
+
+  /** This journal's flush on its turn, and the file's close after the last one (see end). */
+  turn(): void {
+    this.scheduled = false;
+    try {
+      this.flush();
+    } catch (err) {
+      // A record that cannot be built loses this flush, not the other journals' turns.
+      this.error = err;
+    }
+    const written = this.onWritten;
+    if (written !== undefined) {
+      this.onWritten = undefined;
+      this.closeFile();
+      written();
     }
   }
 
@@ -115,12 +153,9 @@ export class FileJournal implements RunJournal {
     this.closed = true;
     // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
     const done = new Promise<void>((resolve) => {
-      setImmediate(() => {
-        this.flush();
-        this.closeFile();
-        resolve();
-      });
+      this.onWritten = resolve;
     });
+    this.schedule();
     this.onEnd(this, done);
     return done;
   }
@@ -389,6 +424,8 @@ export class FileJournal implements RunJournal {
     if (value === null || typeof value !== 'object') return value;
     if (depth > MAX_DEPTH) return '[too deep]';
     if (Array.isArray(value)) {
+      // Nothing to copy (a model call's toolCalls mostly): JSON writes it the same.
+      if (value.length === 0) return value;
       const out = new Array<unknown>(value.length);
       for (let i = 0; i < value.length; i++) out[i] = this.clean(value[i], depth + 1);
       return out;
