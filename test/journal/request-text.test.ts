@@ -140,3 +140,56 @@ describe('a model call’s key text', () => {
     await store.close();
   });
 });
+
+describe('the keys of a tool loop, hashed turn by turn', () => {
+  /** Runs `nodes` journaled and gives each model call's journal key beside the cassette's key of what the model got. */
+  async function keysOf(nodes: unknown[], reply: (messages: number) => unknown) {
+    const dir = tempDir('hatchery-loop-keys-');
+    const env = { OPENAI_API_KEY: 'sk-env-secret-value-123456' };
+    const store = new FileRunStore(path.join(dir, 'runs'), { env });
+    const expected: string[] = [];
+    const model = new ScriptedProvider((r: ChatRequest) => {
+      // The cassette's key of the request as the model got it (a JSON copy: later turns add to it).
+      const shaped = JSON.parse(JSON.stringify(chatRequestShape('openai', r))) as Record<string, unknown>;
+      expected.push(requestKey(redactDeep(shaped, Object.values(env))));
+      return reply(r.messages.length) as never;
+    });
+    const runtime = new Runtime({ providers: { openai: model }, env, store, cwd: dir });
+    const r = await runtime.run(load(hatch(nodes), dir), { input: 'go' });
+    await store.idle();
+    const records = readFileSync(path.join(dir, 'runs', `${r.runId}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    await runtime.close();
+    await store.close();
+    return { got: records.filter((x) => x.type === 'model_call').map((x) => x.key), expected };
+  }
+
+  const loop = (name: string, next?: string) => ({
+    name,
+    model: 'openai:gpt-test',
+    usr_prompt: `{{ ctx.input }} ${name}`,
+    tools: ['echo'],
+    max_turns: 40,
+    ...(next ? { next } : {}),
+  });
+
+  it('every turn of two 25-turn loops has the cassette key of its whole request', async () => {
+    const { got, expected } = await keysOf([loop('A', 'B'), loop('B')], (n) =>
+      n < 50 ? { text: '', toolCalls: [{ name: 'echo', args: { text: `turn ${n}` } }] } : 'done',
+    );
+    expect(expected.length).toBe(52);
+    expect(got).toEqual(expected);
+  });
+
+  it('a turn whose tool result holds a key shape is keyed as the cassette keys it, and so are the turns after it', async () => {
+    const { got, expected } = await keysOf([loop('A')], (n) =>
+      n < 20
+        ? { text: '', toolCalls: [{ name: 'echo', args: { text: n === 9 ? 'sk-abcdefghijklmn' : `t${n}` } }] }
+        : 'done',
+    );
+    expect(expected.length).toBe(11);
+    expect(got).toEqual(expected);
+  });
+});

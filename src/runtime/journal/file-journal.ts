@@ -1,11 +1,9 @@
-import { hash } from 'node:crypto';
 import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
-import { chatRequestShape, redactDeep, requestKey } from '../cassette/canonical.js';
 import { ConversationCursor } from '../conversations.js';
 import { LARGE_STRING, stringHash } from './fold.js';
-import { requestText } from './request-text.js';
+import { plainFrom, RequestKeys } from './request-key.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
@@ -67,6 +65,8 @@ export class FileJournal implements RunJournal {
   private fd: number | undefined;
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
+  /** The keys of this run's model calls, hashed per conversation as it grows. */
+  private readonly keys: RequestKeys;
   /** Messages already written per conversation. */
   private readonly sent = new ConversationCursor();
   /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
@@ -87,6 +87,7 @@ export class FileJournal implements RunJournal {
     this.id = id;
     this.seen = new Set(seen);
     this.jsonSecrets = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
+    this.keys = new RequestKeys((text) => !this.mayHold(text) && !CREDENTIAL_FIELD.test(text), secrets);
     if (first) this.push(first);
     this.listener = (e) => {
       if (this.closed) return;
@@ -304,13 +305,8 @@ export class FileJournal implements RunJournal {
       case 'model_call': {
         // The cassette's key of the call (Cassette.chat hashes the same text), so the journal can
         // answer the call again (run --replay-run).
-        const { text, plain } = requestText(e.vendor, e.request);
-        // Nothing to redact in the whole request: hash its text as is, and write its messages as they are.
-        const clean = !this.mayHold(text) && !CREDENTIAL_FIELD.test(text);
-        const key = clean
-          ? hash('sha256', text, 'hex').slice(0, 16)
-          : requestKey(redactDeep(chatRequestShape(e.vendor, e.request), this.secrets));
-        const prompt = this.prompt(e, clean && plain && text.length < LARGE_STRING);
+        const { key, clean, plain } = this.keys.key(e);
+        const prompt = this.prompt(e, clean, plain);
         return {
           v,
           at,
@@ -407,13 +403,18 @@ export class FileJournal implements RunJournal {
    * What a model call sent, for people reading the run (the studio, `runs show`): the system prompt
    * and messages of a node's first call, then only the messages added since its previous call (the
    * reply and tool results of a tool loop), so a long loop is not written again on every turn.
-   * `asIs`: the request holds nothing to redact, no large string and only plain JSON values, so the
-   * messages are written as they are (JSON.stringify gives what the cleaned copy would).
+   * When the request holds nothing to redact (`clean`) and the messages written are plain JSON with no
+   * large string, they are written as they are (JSON.stringify gives what the cleaned copy would).
    */
-  private prompt(e: Extract<RunEvent, { type: 'model_call' }>, asIs: boolean): Record<string, unknown> {
+  private prompt(
+    e: Extract<RunEvent, { type: 'model_call' }>,
+    clean: boolean,
+    plain: boolean | undefined,
+  ): Record<string, unknown> {
     const { system, messages } = e.request;
     const from = this.sent.next(e);
     const sent = from === 0 ? messages : messages.slice(from);
+    const asIs = clean && Array.isArray(messages) && (plain ?? plainFrom(messages, from));
     const added = asIs ? sent : this.clean(sent, 0);
     return from === 0 ? { system: this.str(system), messages: added } : { from, messages: added };
   }

@@ -27,7 +27,7 @@ const messageTexts = new WeakMap<object, RequestText>();
  * The canonical text of one message, kept when `keep` (see messageTexts): only messages of a
  * conversation are, as a one-message request (most drones) is not sent again, and keeping costs.
  */
-function messageText(m: unknown, keep: boolean): RequestText {
+export function messageText(m: unknown, keep: boolean): RequestText {
   if (m === null || typeof m !== 'object') {
     return { text: canonicalJson(m === undefined || typeof m === 'function' ? null : m), plain: true };
   }
@@ -116,34 +116,47 @@ function field(name: string, value: unknown): string {
   return `,"${name}":${text}`;
 }
 
+/**
+ * A request's key text in three parts: what comes before its messages (`{"maxTokens":1,"messages":[`),
+ * and after them (`],"model":...}`); the messages' own texts are messageText's, joined by commas.
+ * `messages` is false when the request's messages are not a list (then head and tail hold everything).
+ */
+export interface RequestParts {
+  head: string;
+  tail: string;
+  messages: boolean;
+}
+
+/** The parts of canonicalJson(chatRequestShape(vendor, request)) around its messages (see RequestParts). */
+export function requestParts(vendor: string, req: ChatRequest): RequestParts {
+  // The shape's fields in sorted order: maxTokens, messages, model, responseSchema, system,
+  // temperature, toolChoice, tools, vendor. Each field is written with a leading comma, cut below.
+  let head = field('maxTokens', req.maxTokens);
+  const list = Array.isArray(req.messages);
+  head += list ? ',"messages":[' : field('messages', req.messages);
+  let tail = list ? ']' : '';
+  tail += field('model', req.model);
+  tail += field('responseSchema', req.responseSchema);
+  tail += field('system', req.system);
+  tail += field('temperature', req.temperature);
+  tail += field('toolChoice', req.toolChoice);
+  tail += field('tools', req.tools);
+  tail += field('vendor', vendor);
+  if (head !== '') return { head: `{${head.slice(1)}`, tail: `${tail}}`, messages: list };
+  return { head: '{', tail: `${tail.slice(1)}}`, messages: list };
+}
+
 /** canonicalJson(chatRequestShape(vendor, request)), with each message's text kept per message. */
 export function requestText(vendor: string, req: ChatRequest): RequestText {
-  // The shape's fields in sorted order: maxTokens, messages, model, responseSchema, system,
-  // temperature, toolChoice, tools, vendor.
-  let text = '{';
-  text += field('maxTokens', req.maxTokens);
+  const { head, tail, messages } = requestParts(vendor, req);
+  if (!messages) return { text: head + tail, plain: false };
+  let text = head;
   let plain = true;
-  const messages = req.messages as unknown;
-  if (Array.isArray(messages)) {
-    let list = '[';
-    const keep = messages.length > 1;
-    for (let i = 0; i < messages.length; i++) {
-      const m = messageText(messages[i], keep);
-      if (!m.plain) plain = false;
-      list += i === 0 ? m.text : `,${m.text}`;
-    }
-    text += `,"messages":${list}]`;
-  } else {
-    plain = false;
-    text += field('messages', messages);
+  const keep = req.messages.length > 1;
+  for (let i = 0; i < req.messages.length; i++) {
+    const m = messageText(req.messages[i], keep);
+    if (!m.plain) plain = false;
+    text += i === 0 ? m.text : `,${m.text}`;
   }
-  text += field('model', req.model);
-  text += field('responseSchema', req.responseSchema);
-  text += field('system', req.system);
-  text += field('temperature', req.temperature);
-  text += field('toolChoice', req.toolChoice);
-  text += field('tools', req.tools);
-  text += field('vendor', vendor);
-  // Fields were written with a leading comma.
-  return { text: text.length === 1 ? '{}' : `{${text.slice(2)}}`, plain };
+  return { text: text + tail, plain };
 }
