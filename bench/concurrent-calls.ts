@@ -147,7 +147,7 @@ async function main(): Promise<void> {
   const cli = path.resolve(option('--cli') ?? path.join(root, 'dist/cli.js'));
   const journal = !process.argv.includes('--no-journal');
   const maxConcurrent = option('--max-concurrent');
-  // A CPU profile of each hatchery server, written to this folder when the server exits.
+  // A CPU profile of each server (the bare one's in DIR/bare), written to this folder when it exits.
   const prof = option('--prof');
   // Other builds measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
   const baseClis = process.argv.flatMap((a, i) =>
@@ -209,6 +209,7 @@ async function main(): Promise<void> {
     ]);
   const startBare = () =>
     connect(process.execPath, [
+      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', path.join(prof, 'bare')] : []),
       '--import',
       'tsx',
       path.join(root, 'bench/concurrent-calls.ts'),
