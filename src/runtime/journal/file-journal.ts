@@ -2,6 +2,7 @@ import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { ConversationCursor } from '../conversations.js';
+import { fastLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { plainFrom, RequestKeys } from './request-key.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
@@ -65,6 +66,8 @@ export class FileJournal implements RunJournal {
   private fd: number | undefined;
   /** Hashes of the large strings already in the file. */
   private readonly seen: Set<string>;
+  /** str() as a function, for fastLine. */
+  private readonly strOf = (value: string | undefined) => this.str(value);
   /** The keys of this run's model calls, hashed per conversation as it grows. */
   private readonly keys: RequestKeys;
   /** Messages already written per conversation. */
@@ -216,6 +219,14 @@ export class FileJournal implements RunJournal {
 
   /** One JSON line, cleaned of secrets, large strings already written replaced by a reference. */
   private line(item: RunEvent | Extra, at: number): string | undefined {
+    if (!(item instanceof Extra) && (item.type === 'node_start' || item.type === 'node_end')) {
+      try {
+        const fast = fastLine(item, at, this.strOf);
+        if (fast !== undefined) return fast;
+      } catch {
+        // A value JSON cannot hold: the record path below writes what it can.
+      }
+    }
     // Events clean only their content fields (names come from the file); other records are cleaned whole.
     const rec =
       item instanceof Extra
