@@ -15,12 +15,16 @@
 //          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR] [--base-cli PATH]...
 // (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
 // `--base-cli` measures it beside this one in the same rounds.)
+// The journals go to a temp folder (TMPDIR=DIR puts them elsewhere): the bench prints what creating
+// one run file costs there, since the journal creates one per call and that cost is the file
+// system's (0.02-1 ms of kernel CPU, see bench/lib/file-cost.ts); the server CPU line shows its kernel part.
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { describeFileCost, runFileCost } from './lib/file-cost.js';
 import { median } from './lib/stats.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -111,17 +115,17 @@ interface Caller {
 }
 
 /**
- * CPU time (user + system) a process used so far, in ms, from /proc (Linux); undefined elsewhere.
- * Unlike wall time it hardly depends on what else the machine runs, so it is the steadier figure on
- * a loaded machine.
+ * CPU time (user + system, and system alone) a process used so far, in ms, from /proc (Linux);
+ * undefined elsewhere. Unlike wall time it hardly depends on what else the machine runs, so it is the
+ * steadier figure on a loaded machine.
  */
-function cpuMs(pid: number | null | undefined): number | undefined {
+function cpuMs(pid: number | null | undefined): { total: number; system: number } | undefined {
   if (!pid) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; in clock ticks (100 Hz).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return { total: (Number(fields[11]) + Number(fields[12])) * 10, system: Number(fields[12]) * 10 };
   } catch {
     return undefined;
   }
@@ -143,7 +147,7 @@ async function main(): Promise<void> {
   const cli = path.resolve(option('--cli') ?? path.join(root, 'dist/cli.js'));
   const journal = !process.argv.includes('--no-journal');
   const maxConcurrent = option('--max-concurrent');
-  // A CPU profile of each hatchery server, written to this folder when the server exits.
+  // A CPU profile of each server (the bare one's in DIR/bare), written to this folder when it exits.
   const prof = option('--prof');
   // Other builds measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
   const baseClis = process.argv.flatMap((a, i) =>
@@ -184,7 +188,7 @@ async function main(): Promise<void> {
   async function connect(
     command: string,
     args: string[],
-  ): Promise<{ client: Caller; cpu: () => number | undefined }> {
+  ): Promise<{ client: Caller; cpu: () => ReturnType<typeof cpuMs> }> {
     const client = new Client({ name: 'bench', version: '1.0.0' });
     const transport = new StdioClientTransport({ command, args, cwd: root, env, stderr: 'ignore' });
     await client.connect(transport);
@@ -205,6 +209,7 @@ async function main(): Promise<void> {
     ]);
   const startBare = () =>
     connect(process.execPath, [
+      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', path.join(prof, 'bare')] : []),
       '--import',
       'tsx',
       path.join(root, 'bench/concurrent-calls.ts'),
@@ -269,12 +274,14 @@ async function main(): Promise<void> {
   /** One server measured each round: how to start it and call it, and its figures. */
   interface Side {
     name: string;
-    start: () => Promise<{ client: Caller; cpu: () => number | undefined }>;
+    start: () => Promise<{ client: Caller; cpu: () => ReturnType<typeof cpuMs> }>;
     call: (c: Caller) => Call;
     bursts: number[];
     rates: number[];
     /** The server's CPU time per call over the measured calls of each round, in µs. */
     cpu: number[];
+    /** The kernel's part of it (file creation, writes, pipes). */
+    system: number[];
   }
   const side = (name: string, start: Side['start'], call: (c: Caller) => Call): Side => ({
     name,
@@ -283,6 +290,7 @@ async function main(): Promise<void> {
     bursts: [],
     rates: [],
     cpu: [],
+    system: [],
   });
   const bare = side('bare SDK + openai', startBare, bareCall);
   const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
@@ -301,11 +309,15 @@ async function main(): Promise<void> {
     calls.forEach(({ s, server }, k) => {
       const used = server.cpu();
       const before = cpu0[k];
-      if (used !== undefined && before !== undefined)
-        s.cpu.push(((used - before) * 1000) / (BURST + INFLIGHT_CALLS));
+      if (used !== undefined && before !== undefined) {
+        s.cpu.push(((used.total - before.total) * 1000) / (BURST + INFLIGHT_CALLS));
+        s.system.push(((used.system - before.system) * 1000) / (BURST + INFLIGHT_CALLS));
+      }
     });
     await Promise.all(open.map(({ server }) => server.client.close()));
   }
+  // Measured where the servers kept their journals, after they ran (the folder's state then).
+  const fileCost = runFileCost(tmp, smoke ? 50 : 500);
   fake.stdin?.end();
   await new Promise((r) => fake.once('exit', r));
   rmSync(tmp, { recursive: true, force: true });
@@ -335,9 +347,10 @@ async function main(): Promise<void> {
     );
     for (const s of sides)
       console.log(
-        `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')})`,
+        `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')}), of which kernel ${median(s.system).toFixed(0)} µs`,
       );
   }
+  if (journal) console.log(`  ${describeFileCost(fileCost, 'the state folder')}`);
   for (const s of sides.slice(1)) {
     if (s.cpu.length > 0)
       console.log(

@@ -10,6 +10,9 @@
 // the bare one), and alternating blocks of sequential calls so that drift hits both alike.
 // Usage: npm run build && node --import tsx bench/mcp-roundtrip.ts [--calls N] [--rounds R] [--era 2025|2026] [--no-journal] [--no-pin] [--strict] [--cli PATH]
 // (`--cli /work/wt/base/dist/cli.js` measures another build, e.g. the one before a change.)
+// The journal's state folder is in the bench's temp folder (TMPDIR=DIR puts it elsewhere): the bench
+// prints what creating one run file costs there, since the journal creates one per call and on one
+// pinned CPU that kernel time is part of every round trip (0.02-1 ms, see bench/lib/file-cost.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -18,6 +21,7 @@ import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { describeFileCost, runFileCost } from './lib/file-cost.js';
 import { median, quantile } from './lib/stats.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -149,6 +153,7 @@ for (let round = 0; round < ROUNDS; round++) {
   tB.push(...rB);
   roundRatios.push(median(rH) / median(rB));
 }
+const fileCost = process.argv.includes('--no-journal') ? undefined : runFileCost(tmp, smoke ? 50 : 500);
 rmSync(tmp, { recursive: true, force: true });
 
 const mH = median(tH);
@@ -165,4 +170,5 @@ console.log(
   `  ratio hatchery / bare           ${ratio.toFixed(2)}x   (target <= ${TARGET}x: ${ratio <= TARGET ? 'met' : 'NOT met'})`,
 );
 console.log(`  ratio per round                 ${roundRatios.map((r) => `${r.toFixed(2)}x`).join('  ')}`);
+if (fileCost) console.log(`  ${describeFileCost(fileCost, 'the state folder')}`);
 if (process.argv.includes('--strict') && ratio > TARGET) process.exitCode = 1;

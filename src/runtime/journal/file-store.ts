@@ -82,6 +82,8 @@ export interface FileRunStoreOptions {
  */
 export class FileRunStore implements RunStore {
   readonly location: string;
+  /** The folder with its separator, which run file names follow. */
+  private readonly prefix: string;
   private secrets: string[];
   private readonly maxRuns: number;
   private readonly maxAgeMs: number;
@@ -103,6 +105,7 @@ export class FileRunStore implements RunStore {
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
+    this.prefix = this.location.endsWith(path.sep) ? this.location : `${this.location}${path.sep}`;
     this.secrets = secretValues(options.env ?? process.env, options.secrets ?? []);
     this.maxRuns = options.maxRuns ?? 1000;
     this.maxAgeMs = (options.maxAgeDays ?? 30) * DAY_MS;
@@ -121,8 +124,9 @@ export class FileRunStore implements RunStore {
     this.secrets = [...all].sort((a, b) => b.length - a.length);
   }
 
+  /** A run's file: `id` is a checked UUID, so no path.join (which normalizes the path on every run). */
   private fileOf(id: string): string {
-    return path.join(this.location, `${id}.jsonl`);
+    return `${this.prefix}${id}.jsonl`;
   }
 
   create(meta: RunMeta): RunJournal {

@@ -26,7 +26,8 @@ export function definitionHashes(h: Hatchery): DefinitionHashes {
     const nodes: Record<string, string> = {};
     const defs = (h.def as { nodes?: readonly { name?: unknown }[] }).nodes ?? [];
     for (const n of defs) if (typeof n.name === 'string') nodes[n.name] = sha16(canonicalJson(n));
-    hashes = { hash: sha16(canonicalJson(h.def)), nodes };
+    // Frozen: every run's first record holds this same object, and the journal keeps its cleaned copy.
+    hashes = { hash: sha16(canonicalJson(h.def)), nodes: Object.freeze(nodes) };
     cache.set(h, hashes);
   }
   return hashes;
