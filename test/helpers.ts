@@ -87,6 +87,9 @@ export function startCli(
   });
   let out = '';
   let err = '';
+  // A CLI that exits before reading its stdin (a usage error, --help) closes the pipe: writing to it
+  // then fails with EPIPE, which is not the test's failure (the exit code and output are).
+  child.stdin.on('error', () => {});
   child.stdout.on('data', (b) => {
     out += b;
   });
