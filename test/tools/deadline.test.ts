@@ -82,19 +82,24 @@ describe('tool timeouts through shared timers', () => {
     const cancelled = Array.from({ length: 500 }, (_, i) => startDeadline(40, mark(`x${i}`)));
     await new Promise((r) => setTimeout(r, 15));
     const b = startDeadline(40, mark('b'));
+    const bAt = performance.now() - t0;
     startDeadline(10, mark('short'));
     for (const d of cancelled) cancelDeadline(d);
     await new Promise((r) => setTimeout(r, 120));
-    expect(fired).toEqual(['short', 'a', 'b']);
+    // Where "short" (another value) falls against "a" depends on how late the 15 ms sleep woke up on a
+    // loaded machine; the order within one value, and no deadline before its time, do not.
+    expect(fired.filter((f) => f !== 'short')).toEqual(['a', 'b']);
+    expect(fired).toContain('short');
+    expect(at.short).toBeGreaterThanOrEqual(bAt + 9);
     expect(at.a).toBeGreaterThanOrEqual(39);
-    expect(at.b).toBeGreaterThanOrEqual(54);
+    expect(at.b).toBeGreaterThanOrEqual(bAt + 39);
     // Ending a deadline that already fired is harmless.
     cancelDeadline(a);
     cancelDeadline(b);
     const c = startDeadline(20, mark('c'));
     cancelDeadline(c);
     await new Promise((r) => setTimeout(r, 50));
-    expect(fired).toEqual(['short', 'a', 'b']);
+    expect(fired).toHaveLength(3);
   });
 
   it("a js: tool's signal, read late, aborts at its timeout, and the tool sees nothing of the run", async () => {
