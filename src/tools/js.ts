@@ -4,8 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
+import type { RunContext, RunState, Tool, ToolContext, ToolRef } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
+import { isThenable, jsResult, quickCheck } from './js-call.js';
 
 /** A `js:<module>#<export>` reference. */
 export type JsRef = Extract<ToolRef, { kind: 'js' }>;
@@ -75,27 +76,6 @@ function compileSchema(
   return { json: { type: 'object', ...json }, validator };
 }
 
-/** Turns what a js: function returned into a tool result. */
-function jsResult(value: unknown): ToolResult {
-  if (typeof value === 'string') return { text: value };
-  if (value === undefined || value === null) return { text: '' };
-  if (typeof value === 'object' && !Array.isArray(value)) {
-    const o = value as Record<string, unknown>;
-    const keys = Object.keys(o);
-    if (
-      typeof o.text === 'string' &&
-      keys.every((k) => k === 'text' || k === 'isError' || k === 'structured')
-    ) {
-      const r: ToolResult = { text: o.text };
-      if (o.isError === true) r.isError = true;
-      if (o.structured !== undefined) r.structured = o.structured;
-      return r;
-    }
-  }
-  if (typeof value !== 'object') return { text: String(value) };
-  return { text: JSON.stringify(value), structured: value };
-}
-
 /** Builds the tool of one export, in either supported form; throws when the module has no such tool. */
 export function buildTool(mod: Module, ref: JsRef): Tool {
   const what = `js:${ref.module}#${ref.export}`;
@@ -143,34 +123,44 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     );
   }
   const { json, validator } = compileSchema(schema, what);
+  // A zod schema of the author's may transform its input: only JSON Schemas get the copy-free check.
+  const quick = validator && !isZod4(schema) ? quickCheck(json) : undefined;
+  const threw = (err: unknown): Promise<never> => {
+    if (isAbortError(err) || err instanceof HatcheryError) return Promise.reject(err);
+    return Promise.reject(
+      new HatcheryError(
+        'TOOL',
+        `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
+        { tool: ref.ref },
+        { cause: err },
+      ),
+    );
+  };
   return {
     name: ref.export,
     description: typeof description === 'string' ? description : `${ref.export} (from ${ref.module})`,
     inputSchema: json,
     ref: ref.ref,
-    async call(args, tc) {
+    call(args, tc) {
       let input = args;
-      if (validator) {
+      if (validator && !quick?.(args)) {
         const parsed = validator.safeParse(args);
         if (!parsed.success) {
           const why = issuesText(parsed.error.issues, args, validator);
-          throw new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref });
+          return Promise.reject(
+            new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref }),
+          );
         }
         input = parsed.data as Record<string, unknown>;
       }
+      // No async frame: most functions return at once, and their result is only wrapped.
       try {
         // The call's AbortController is built only when the function reads `signal` (see callTool).
-        return jsResult(await fn(input, new JsCallContext(tc)));
+        const value = fn(input, new JsCallContext(tc));
+        if (isThenable(value)) return Promise.resolve(value).then(jsResult).catch(threw);
+        return Promise.resolve(jsResult(value));
       } catch (err) {
-        if (isAbortError(err) || err instanceof HatcheryError) throw err;
-        throw new HatcheryError(
-          'TOOL',
-          `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
-          {
-            tool: ref.ref,
-          },
-          { cause: err },
-        );
+        return threw(err);
       }
     },
   };
