@@ -26,6 +26,9 @@ export interface FanOutSpec {
 // for an answer (INPUT_REQUIRED) has not failed: the run suspends.
 const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH', 'BUDGET_EXHAUSTED', 'INPUT_REQUIRED']);
 
+/** The fan-out's own watcher of its signal (see fanOut). */
+const KEEP = (): void => {};
+
 /** Schedules the start of the next branch: a bare microtask (queueMicrotask adds an async resource). */
 const RESOLVED = Promise.resolve();
 
@@ -55,7 +58,15 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
     // not a leak, so Node's 10-listener warning would only be noise for wide fan-outs.
     setMaxListeners(0, signal);
     // Through watchAbort: the branches of an outer fan-out each start one of these on its signal.
-    const unwatch = watchAbort(parent, () => controller.abort(parent.reason));
+    const unwatchParent = watchAbort(parent, () => controller.abort(parent.reason));
+    // Held for the whole fan-out, so that the branches' own watchers (tool calls, model calls,
+    // sleeps), which come and go one by one, never empty the signal's set: emptied, it is dropped
+    // with its listener and made again by the next watcher.
+    const unwatchOwn = watchAbort(signal, KEEP);
+    const unwatch = () => {
+      unwatchOwn();
+      unwatchParent();
+    };
     const limit = Math.min(spec.concurrency, n);
     let failure: { index: number; error: unknown } | undefined;
     let next = 0;

@@ -41,9 +41,11 @@ class Lane {
   cancel(d: Deadline): void {
     if (d.fn === undefined) return;
     d.fn = undefined;
-    if (--this.live === 0) {
-      this.close();
-    } else if (this.queue.length - this.head > 2 * this.live + 64) {
+    // A lane left with no live call stays until its timer fires (unref'd, it holds nothing alive):
+    // calls that end one by one as the next starts (a fan-out of fast tools) would otherwise close
+    // and reopen it, a Node timer each, on every call.
+    this.live--;
+    if (this.queue.length - this.head > 2 * this.live + 64) {
       // Ended calls leave marked entries behind until their deadline; drop them so a long timeout
       // with many short calls does not hold one entry per call for its whole length.
       this.queue = this.queue.slice(this.head).filter((e) => e.fn !== undefined);

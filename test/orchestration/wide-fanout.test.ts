@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
 import type { RunEvent } from '../../src/engine/contracts.js';
@@ -101,6 +102,14 @@ describe('wide fan-outs', () => {
     expect(err.code).toBe('ABORTED');
     expect(after).toBe(0);
     expect(model.callCount).toBeLessThan(60);
+  });
+
+  it('leaves nothing attached to the caller’s signal once the fan-out is over', async () => {
+    const ac = new AbortController();
+    const model = new ScriptedProvider(() => 'ok', { delayMs: 5, record: false });
+    const res = await runtimeWith(model).run(wide(50), { signal: ac.signal });
+    expect(res.steps).toBe(51);
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
   });
 
   it('a map of 2,500 items with concurrency 2,500 keeps the item order', async () => {
