@@ -43,10 +43,12 @@ export function callTool(
     }
     const ms = timeoutMs ?? shared.services.toolTimeoutMs;
     const rec = shared.services.recorder;
-    const res = rec?.records(tool)
-      ? rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms, undefined, undefined))
-      : guarded(scope, node, tool, args, ms, undefined, undefined);
-    return res.then(withText);
+    // A cassette keeps the tool's own result; otherwise the call settles with withText's at once.
+    if (rec?.records(tool))
+      return rec
+        .tool(node, tool, args, () => guarded(scope, node, tool, args, ms, undefined, undefined))
+        .then(withText);
+    return guarded(scope, node, tool, args, ms, undefined, undefined, true);
   } catch (err) {
     return Promise.reject(err);
   }
@@ -154,6 +156,8 @@ class GuardedCall implements ToolContext {
     readonly trace: TraceContext | undefined,
     private readonly tool: Tool,
     private readonly ms: number,
+    /** Settle with withText's result (no `then` of its own after the call). */
+    private readonly text: boolean,
   ) {}
 
   get signal(): AbortSignal {
@@ -180,7 +184,7 @@ class GuardedCall implements ToolContext {
       (res) => {
         if (this.done) return;
         this.finish();
-        resolve(res);
+        resolve(this.text ? withText(res) : res);
       },
       (err: unknown) => {
         if (this.done) return;
@@ -228,14 +232,15 @@ function guarded(
   ms: number,
   callId: number | undefined,
   trace: TraceContext | undefined,
+  text = false,
 ): Promise<ToolResult> {
   throwIfAborted(scope.signal);
-  const g = new GuardedCall(scope, node, callId, trace, tool, ms);
+  const g = new GuardedCall(scope, node, callId, trace, tool, ms, text);
   return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
 }
 
 /** Resolves a baneling's reference to exactly one tool and calls it; `args` may be built from the tool (its schema). */
-export async function callToolRef(
+export function callToolRef(
   scope: RunContext,
   node: string,
   ref: ToolRef,
@@ -244,18 +249,28 @@ export async function callToolRef(
     | ((tool: Tool) => Record<string, unknown> | Promise<Record<string, unknown>>),
   timeoutMs?: number,
 ): Promise<ToolResult> {
-  const tools = await scope.shared.services.resolveTools(ref, scope);
-  const tool = tools[0];
-  if (tools.length !== 1 || !tool) {
-    throw new HatcheryError(
-      'UNKNOWN_TOOL',
-      `"${ref.ref}" stands for ${tools.length} tools; a baneling calls one: name it as mcp:<server>/<tool>`,
-      { field: 'tool_name' },
-    );
+  let tools: Promise<Tool[]>;
+  try {
+    tools = scope.shared.services.resolveTools(ref, scope);
+  } catch (err) {
+    return Promise.reject(err);
   }
-  const a = typeof args === 'function' ? args(tool) : args;
-  // Only an approval (approve: true) makes the arguments wait; plain calls take no extra await.
-  return callTool(scope, node, tool, a instanceof Promise ? await a : a, timeoutMs);
+  // A `then`, not an async frame: a fan-out of tool calls keeps one per branch in flight.
+  return tools.then((list) => {
+    const tool = list[0];
+    if (list.length !== 1 || !tool) {
+      throw new HatcheryError(
+        'UNKNOWN_TOOL',
+        `"${ref.ref}" stands for ${list.length} tools; a baneling calls one: name it as mcp:<server>/<tool>`,
+        { field: 'tool_name' },
+      );
+    }
+    const a = typeof args === 'function' ? args(tool) : args;
+    // Only an approval (approve: true) makes the arguments wait; plain calls take no extra await.
+    return a instanceof Promise
+      ? a.then((x) => callTool(scope, node, tool, x, timeoutMs))
+      : callTool(scope, node, tool, a, timeoutMs);
+  });
 }
 
 /** Resolves a drone's references into tools; two tools under one name is an error. */
