@@ -5,7 +5,7 @@
 // or a baneling calling a `js:` tool module in a temp folder, taking turns in every round: µs per branch
 // (issue 15: ≤ 2 µs from 100 to 10,000, js: branches as fast as drone branches) and the memory a run
 // holds per branch at its widest (RSS and heap growth over the idle runtime, sampled when the last
-// branch starts; with --expose-gc the heap is collected before each run, as run-all.ts runs it).
+// branch starts; with --expose-gc the heap is collected before each of those runs, as run-all.ts runs it).
 // Baseline: the same script on the start commit (a git worktree of it) gives the "before" figures.
 // Usage: node --expose-gc --import tsx bench/fanout.ts   (BENCH_SMOKE=1: smallest sizes, 2 rounds)
 
@@ -111,12 +111,14 @@ async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
   const heap = KINDS.map(() => [] as number[]);
   for (let i = -2; i < runs; i++) {
     for (let k = 0; k < KINDS.length; k++) {
-      gc?.();
-      const m0 = process.memoryUsage();
-      let peak: NodeJS.MemoryUsage | undefined;
       // The event of the last branch's start marks the widest point; measured in its own rounds so
       // the listener does not slow the timed ones.
       const sample = i % 2 === 1;
+      // Collected before the memory rounds only: a full collection shrinks the young generation, and
+      // the timed run after it would pay for growing it again, which a running server does not.
+      if (sample) gc?.();
+      const m0 = process.memoryUsage();
+      let peak: NodeJS.MemoryUsage | undefined;
       const onEvent = sample
         ? (e: { type: string; node?: string }) => {
             if (e.type === 'node_start' && e.node === `B${n - 1}`) peak = process.memoryUsage();
