@@ -75,13 +75,18 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): {
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
+    // Through watchAbort: the sleeps of a fan-out's branches (scripted delays, retry waits) share
+    // one listener on its signal instead of adding and searching one each.
+    let unwatch: (() => void) | undefined;
+    const timer = setTimeout(() => {
+      unwatch?.();
       resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
+    }, ms);
+    if (signal)
+      unwatch = watchAbort(signal, () => {
+        clearTimeout(timer);
+        resolve();
+      });
   });
 }
 

@@ -152,7 +152,10 @@ export class Scope implements RunContext {
   child(own?: Record<string, unknown>, opts: ChildOptions = {}): Scope {
     const ctx = Object.create(this.ctx) as Record<string, unknown>;
     if (own !== undefined) Object.assign(ctx, own);
-    const out = Object.create(this.out) as Record<string, unknown>;
+    // In dictionary mode from the start (a null-prototype object is; setPrototypeOf keeps it): every
+    // branch writes its own node names here, and on a fast object each new name is a hidden-class
+    // transition of a map made per run (about 1 µs a branch, a quarter of a wide fan-out's time).
+    const out = Object.setPrototypeOf(Object.create(null), this.out) as Record<string, unknown>;
     const s = new Scope(
       this.hatchery,
       this.shared,

@@ -65,9 +65,6 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
       node = nodes.get(redirect)!;
       name = redirect;
     }
-    // Instant nodes settle in microtasks only, which starve timers, I/O and cancellation; every
-    // YIELD_EVERY steps the loop gets a turn (one allocation per 1024 steps, none in between).
-    if ((shared.steps & (YIELD_EVERY - 1)) === YIELD_EVERY - 1) await yieldToLoop();
     // The error's context object is built only when there is an error.
     if (scope.signal.aborted) throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     const step = ++shared.steps;
@@ -77,6 +74,14 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
         `the run reached max_steps (${shared.maxSteps}) node executions; a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
         { file: hatchery.file, node: name, field: 'max_steps' },
       );
+    }
+    // Instant nodes settle in microtasks only, which starve timers, I/O and cancellation; every
+    // YIELD_EVERY steps the loop gets a turn (one allocation per 1024 steps, none in between). Tested
+    // on the step this walk has claimed: on the shared count before claiming it, every branch of a
+    // fan-out that came by while one waited saw the same count and waited too.
+    if ((step & (YIELD_EVERY - 1)) === 0) {
+      await yieldToLoop();
+      if (scope.signal.aborted) throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     }
     const emit = shared.emit;
     const t0 = emit ? performance.now() : 0;

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { throwIfAborted, watchAbort } from '../core/cancel.js';
+import { abortedError, watchAbort } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
 
 import type { CompileContext, NodeResult, RunContext } from '../engine/contracts.js';
@@ -26,55 +26,108 @@ export interface FanOutSpec {
 // for an answer (INPUT_REQUIRED) has not failed: the run suspends.
 const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH', 'BUDGET_EXHAUSTED', 'INPUT_REQUIRED']);
 
+/** The fan-out's own watcher of its signal (see fanOut). */
+const KEEP = (): void => {};
+
+/** Schedules the start of the next branch: a bare microtask (queueMicrotask adds an async resource). */
+const RESOLVED = Promise.resolve();
+
 /**
  * Runs the branches of a fan-out and returns their results in branch order. The branches share one
  * AbortController, linked to the scope's signal by a single listener, so a failing branch (or a
  * cancelled run) stops all its siblings. Waits until every started branch has settled before it
  * returns or throws, so no branch keeps writing into the run after the node is over.
+ *
+ * Branches start one per microtask, not all in one loop: a branch that settles in microtasks (instant
+ * nodes) then runs to its end while the next ones start, so only a handful are half-way at any time,
+ * instead of every branch's suspended frames at once (that was most of a wide fan-out's memory, its GC
+ * and its cache misses). Branches that wait (a model call, a timer) all start within the same turn of
+ * the event loop as before. A branch holds no async frame of its own here: one `then` per branch.
  */
-export async function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[]> {
+export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[]> {
   const parent = scope.signal;
-  throwIfAborted(parent);
+  const early = abortedError(parent);
+  if (early) return Promise.reject(early);
   const n = spec.count;
   const results = new Array<NodeResult>(n);
-  if (n === 0) return results;
-  const controller = new AbortController();
-  const signal = controller.signal;
-  // Each in-flight branch may listen to this signal (provider timers, tool calls); that is expected,
-  // not a leak, so Node's 10-listener warning would only be noise for wide fan-outs.
-  setMaxListeners(0, signal);
-  // Through watchAbort: the branches of an outer fan-out each start one of these on its signal.
-  const unwatch = watchAbort(parent, () => controller.abort(parent.reason));
-  let failure: { index: number; error: unknown } | undefined;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < n && !signal.aborted) {
-      const i = next++;
-      try {
-        results[i] = await spec.run(i, signal);
-      } catch (err) {
-        // After a cancellation the siblings' errors are only echoes of it.
-        if (parent.aborted || failure) continue;
+  if (n === 0) return Promise.resolve(results);
+  return new Promise<NodeResult[]>((resolve, reject) => {
+    const controller = new AbortController();
+    const signal = controller.signal;
+    // Each in-flight branch may listen to this signal (provider timers, tool calls); that is expected,
+    // not a leak, so Node's 10-listener warning would only be noise for wide fan-outs.
+    setMaxListeners(0, signal);
+    // Through watchAbort: the branches of an outer fan-out each start one of these on its signal.
+    const unwatchParent = watchAbort(parent, () => controller.abort(parent.reason));
+    // Held for the whole fan-out, so that the branches' own watchers (tool calls, model calls,
+    // sleeps), which come and go one by one, never empty the signal's set: emptied, it is dropped
+    // with its listener and made again by the next watcher.
+    const unwatchOwn = watchAbort(signal, KEEP);
+    const unwatch = () => {
+      unwatchOwn();
+      unwatchParent();
+    };
+    const limit = Math.min(spec.concurrency, n);
+    let failure: { index: number; error: unknown } | undefined;
+    let next = 0;
+    let running = 0;
+    let over = false;
+    const finish = (): void => {
+      // Both the last branch to settle and a pending pump may see the end of a cancelled fan-out.
+      if (over) return;
+      over = true;
+      unwatch();
+      const cancelled = abortedError(parent);
+      if (cancelled) reject(cancelled);
+      else if (failure) reject(branchError(scope, spec, failure.index, failure.error));
+      else resolve(results);
+    };
+    const settled = (): void => {
+      running--;
+      // A concurrency-bound fan-out (map) starts its next item as one ends.
+      if (limit < n && next < n && !signal.aborted) start();
+      else if (running === 0 && (next === n || signal.aborted)) finish();
+    };
+    const failed = (i: number, err: unknown): void => {
+      // After a cancellation the siblings' errors are only echoes of it.
+      if (!parent.aborted && !failure) {
         if (spec.continueOnError && !(err instanceof HatcheryError && FATAL.has(err.code))) {
           results[i] = { text: `error: ${formatError(err)}` };
-          continue;
+        } else {
+          failure = { index: i, error: err };
+          controller.abort();
         }
-        failure = { index: i, error: err };
-        controller.abort();
       }
-    }
-  };
-  try {
-    const workers = Math.min(spec.concurrency, n);
-    const running = new Array<Promise<void>>(workers);
-    for (let w = 0; w < workers; w++) running[w] = worker();
-    await Promise.all(running);
-  } finally {
-    unwatch();
-  }
-  throwIfAborted(parent);
-  if (failure) throw branchError(scope, spec, failure.index, failure.error);
-  return results;
+      settled();
+    };
+    const start = (): void => {
+      const i = next++;
+      running++;
+      let branch: Promise<NodeResult>;
+      try {
+        branch = spec.run(i, signal);
+      } catch (err) {
+        branch = Promise.reject(err);
+      }
+      branch.then(
+        (r) => {
+          results[i] = r;
+          settled();
+        },
+        (err: unknown) => failed(i, err),
+      );
+    };
+    // The first `limit` branches, one per microtask (see above); a cancelled fan-out starts no more.
+    const pump = (): void => {
+      if (signal.aborted) {
+        if (running === 0) finish();
+        return;
+      }
+      start();
+      if (next < limit) void RESOLVED.then(pump);
+    };
+    pump();
+  });
 }
 
 /** `branch "<name>" failed: <where inside the branch>: <message>`, keeping the inner error's code. */

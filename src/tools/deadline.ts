@@ -7,10 +7,13 @@
  * time out.
  */
 
+/** What runs when a deadline passes: a function, or an object's `expire` (no closure per call). */
+export type OnDeadline = (() => void) | { expire(): void };
+
 /** A pending deadline: `cancelDeadline` it when the call is over. */
 export interface Deadline {
   readonly at: number;
-  fn: (() => void) | undefined;
+  fn: OnDeadline | undefined;
   readonly lane: Lane;
 }
 
@@ -27,7 +30,7 @@ class Lane {
 
   constructor(private readonly ms: number) {}
 
-  add(fn: () => void): Deadline {
+  add(fn: OnDeadline): Deadline {
     const d: Deadline = { at: performance.now() + this.ms, fn, lane: this };
     this.queue.push(d);
     this.live++;
@@ -38,9 +41,11 @@ class Lane {
   cancel(d: Deadline): void {
     if (d.fn === undefined) return;
     d.fn = undefined;
-    if (--this.live === 0) {
-      this.close();
-    } else if (this.queue.length - this.head > 2 * this.live + 64) {
+    // A lane left with no live call stays until its timer fires (unref'd, it holds nothing alive):
+    // calls that end one by one as the next starts (a fan-out of fast tools) would otherwise close
+    // and reopen it, a Node timer each, on every call.
+    this.live--;
+    if (this.queue.length - this.head > 2 * this.live + 64) {
       // Ended calls leave marked entries behind until their deadline; drop them so a long timeout
       // with many short calls does not hold one entry per call for its whole length.
       this.queue = this.queue.slice(this.head).filter((e) => e.fn !== undefined);
@@ -66,7 +71,7 @@ class Lane {
   private readonly fire = (): void => {
     this.timer = undefined;
     const now = performance.now();
-    const due: (() => void)[] = [];
+    const due: OnDeadline[] = [];
     while (this.head < this.queue.length) {
       const d = this.queue[this.head] as Deadline;
       if (d.fn !== undefined) {
@@ -88,12 +93,15 @@ class Lane {
       const next = this.queue[this.head] as Deadline;
       this.arm(Math.max(1, Math.ceil(next.at - now)));
     }
-    for (const fn of due) fn();
+    for (const fn of due) {
+      if (typeof fn === 'function') fn();
+      else fn.expire();
+    }
   };
 }
 
-/** Calls `fn` once `ms` have passed, unless `cancelDeadline` is called first. */
-export function startDeadline(ms: number, fn: () => void): Deadline {
+/** Calls `fn` (or its `expire`) once `ms` have passed, unless `cancelDeadline` is called first. */
+export function startDeadline(ms: number, fn: OnDeadline): Deadline {
   let lane = lanes.get(ms);
   if (lane === undefined) {
     lane = new Lane(ms);

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
+import type { RunContext, RunState, Tool, ToolContext, ToolRef } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
+import { isThenable, jsResult, quickCheck } from './js-call.js';
 
 /** A `js:<module>#<export>` reference. */
 export type JsRef = Extract<ToolRef, { kind: 'js' }>;
@@ -74,27 +76,6 @@ function compileSchema(
   return { json: { type: 'object', ...json }, validator };
 }
 
-/** Turns what a js: function returned into a tool result. */
-function jsResult(value: unknown): ToolResult {
-  if (typeof value === 'string') return { text: value };
-  if (value === undefined || value === null) return { text: '' };
-  if (typeof value === 'object' && !Array.isArray(value)) {
-    const o = value as Record<string, unknown>;
-    const keys = Object.keys(o);
-    if (
-      typeof o.text === 'string' &&
-      keys.every((k) => k === 'text' || k === 'isError' || k === 'structured')
-    ) {
-      const r: ToolResult = { text: o.text };
-      if (o.isError === true) r.isError = true;
-      if (o.structured !== undefined) r.structured = o.structured;
-      return r;
-    }
-  }
-  if (typeof value !== 'object') return { text: String(value) };
-  return { text: JSON.stringify(value), structured: value };
-}
-
 /** Builds the tool of one export, in either supported form; throws when the module has no such tool. */
 export function buildTool(mod: Module, ref: JsRef): Tool {
   const what = `js:${ref.module}#${ref.export}`;
@@ -142,34 +123,44 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     );
   }
   const { json, validator } = compileSchema(schema, what);
+  // A zod schema of the author's may transform its input: only JSON Schemas get the copy-free check.
+  const quick = validator && !isZod4(schema) ? quickCheck(json) : undefined;
+  const threw = (err: unknown): Promise<never> => {
+    if (isAbortError(err) || err instanceof HatcheryError) return Promise.reject(err);
+    return Promise.reject(
+      new HatcheryError(
+        'TOOL',
+        `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
+        { tool: ref.ref },
+        { cause: err },
+      ),
+    );
+  };
   return {
     name: ref.export,
     description: typeof description === 'string' ? description : `${ref.export} (from ${ref.module})`,
     inputSchema: json,
     ref: ref.ref,
-    async call(args, tc) {
+    call(args, tc) {
       let input = args;
-      if (validator) {
+      if (validator && !quick?.(args)) {
         const parsed = validator.safeParse(args);
         if (!parsed.success) {
           const why = issuesText(parsed.error.issues, args, validator);
-          throw new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref });
+          return Promise.reject(
+            new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref }),
+          );
         }
         input = parsed.data as Record<string, unknown>;
       }
+      // No async frame: most functions return at once, and their result is only wrapped.
       try {
         // The call's AbortController is built only when the function reads `signal` (see callTool).
-        return jsResult(await fn(input, new JsCallContext(tc)));
+        const value = fn(input, new JsCallContext(tc));
+        if (isThenable(value)) return Promise.resolve(value).then(jsResult).catch(threw);
+        return Promise.resolve(jsResult(value));
       } catch (err) {
-        if (isAbortError(err) || err instanceof HatcheryError) throw err;
-        throw new HatcheryError(
-          'TOOL',
-          `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
-          {
-            tool: ref.ref,
-          },
-          { cause: err },
-        );
+        return threw(err);
       }
     },
   };
@@ -209,6 +200,17 @@ interface SeenModule {
   list: Promise<Tool[]> | undefined;
 }
 
+/** One module export as named from one folder: the key of a run's map (an object, so a call does not hash a string). */
+interface Slot {
+  readonly key: string;
+}
+
+/** A reference's slot, kept per reference (with the folder it was named from). */
+interface RefSlot {
+  readonly dir: string;
+  readonly slot: Slot;
+}
+
 /** The versions of one module file imported so far, by content hash, and the one in use. */
 interface ModuleVersions {
   /** Modification time and size of the file when `current` was chosen. */
@@ -230,7 +232,10 @@ export class JsTools {
   private readonly modules = new Map<string, ModuleVersions>();
   private readonly tools = new Map<string, { version: string; tool: Tool }>();
   /** What each run found of each module lately (see resolve), kept as long as the run's state lives. */
-  private readonly seen = new WeakMap<RunState, Map<string, SeenModule>>();
+  private readonly seen = new WeakMap<RunState, Map<Slot, SeenModule>>();
+  /** One slot per folder, module and export, shared by every reference naming them. */
+  private readonly slots = new Map<string, Slot>();
+  private readonly refSlots = new WeakMap<JsRef, RefSlot>();
 
   constructor(readonly maxVersions = MAX_JS_MODULE_VERSIONS) {}
 
@@ -259,8 +264,7 @@ export class JsTools {
       seen = new Map();
       this.seen.set(run, seen);
     }
-    // The folder stands for the guard too: a runtime's guard of a folder always has the same roots.
-    const key = `${scope.hatchery.dir}\0${ref.module}\0${ref.export}`;
+    const key = this.slotOf(ref, scope.hatchery.dir);
     const now = performance.now();
     const hit = seen.get(key);
     if (hit !== undefined && now - hit.at < JS_RECHECK_MS) return hit;
@@ -274,15 +278,53 @@ export class JsTools {
     return entry;
   }
 
-  private async look(ref: JsRef, scope: RunContext): Promise<Tool> {
-    const abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
+  /**
+   * The slot of a module in a run's map: the same for every node naming it from one folder. The
+   * folder stands for the guard too: a runtime's guard of a folder always has the same roots.
+   */
+  private slotOf(ref: JsRef, dir: string): Slot {
+    const known = this.refSlots.get(ref);
+    if (known !== undefined && known.dir === dir) return known.slot;
+    const key = `${dir}\0${ref.module}\0${ref.export}`;
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = { key };
+      this.slots.set(key, slot);
+    }
+    this.refSlots.set(ref, { dir, slot });
+    return slot;
+  }
+
+  /**
+   * Checks the module's path against the roots and stamps its file. Synchronous, like the guard's own
+   * realpath checks, when the file is as it was when its tool was built (the usual case): an await
+   * on an async stat here held every branch of a wide fan-out half-way, all their frames alive at once,
+   * until the thread pool answered; a stat takes a few microseconds.
+   */
+  private look(ref: JsRef, scope: RunContext): Promise<Tool> {
+    let abs: string;
     let stamp: string;
     try {
-      const info = await stat(abs);
-      stamp = `${info.mtimeMs}-${info.size}`;
+      abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
+      try {
+        const info = statSync(abs);
+        stamp = `${info.mtimeMs}-${info.size}`;
+      } catch (err) {
+        throw notFound(ref, abs, err);
+      }
     } catch (err) {
-      throw notFound(ref, abs, err);
+      return Promise.reject(err);
     }
+    const known = this.modules.get(abs);
+    if (known !== undefined && known.stamp === stamp) {
+      const hit = this.tools.get(`${abs}#${ref.export}`);
+      if (hit && hit.version === known.current) return Promise.resolve(hit.tool);
+    }
+    return this.load(ref, abs, stamp);
+  }
+
+  /** The tool of the module's current content: read, hashed and imported when it changed. */
+  private async load(ref: JsRef, abs: string, stamp: string): Promise<Tool> {
     const versions = await this.versionsAt(abs, stamp, ref);
     const version = versions.current;
     const key = `${abs}#${ref.export}`;

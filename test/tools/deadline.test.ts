@@ -102,6 +102,22 @@ describe('tool timeouts through shared timers', () => {
     expect(fired).toHaveLength(3);
   });
 
+  it('calls that end one by one leave no deadline behind, and a later one still fires on its time', async () => {
+    const fired: string[] = [];
+    // Each ends before the next starts (a fan-out of fast tools): the lane stays, nothing fires.
+    for (let i = 0; i < 2000; i++) cancelDeadline(startDeadline(30, () => fired.push(`x${i}`)));
+    await new Promise((r) => setTimeout(r, 15));
+    const t0 = performance.now();
+    let at = 0;
+    startDeadline(30, () => {
+      fired.push('late');
+      at = performance.now() - t0;
+    });
+    await new Promise((r) => setTimeout(r, 80));
+    expect(fired).toEqual(['late']);
+    expect(at).toBeGreaterThanOrEqual(29);
+  });
+
   it("a js: tool's signal, read late, aborts at its timeout, and the tool sees nothing of the run", async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'tool.mjs'), tools);
