@@ -8,7 +8,7 @@ import {
   type RetryInfo,
   type Usage,
 } from '../providers/types.js';
-import type { RunContext, RunEvent, RunMeter } from './contracts.js';
+import type { NodeResult, RunContext, RunEvent, RunMeter } from './contracts.js';
 
 type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
 
@@ -19,25 +19,56 @@ type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
  * copy or closure is built for it.
  */
 export function metered(scope: RunContext, resolved: ResolvedModel, node: string): Provider {
-  const inner = resolved.provider;
-  const vendor = resolved.vendor;
+  return {
+    id: resolved.provider.id,
+    chat: (req: ChatRequest): Promise<ChatResponse> => meteredChat(scope, resolved, node, req),
+  };
+}
+
+/** One call of {@link metered}'s provider, without building the provider (a drone's single call). */
+export function meteredChat(
+  scope: RunContext,
+  resolved: ResolvedModel,
+  node: string,
+  req: ChatRequest,
+): Promise<ChatResponse> {
   const shared = scope.shared;
   const meter = shared.meter;
-  const file = scope.hatchery.file;
-  return {
-    id: inner.id,
-    chat(req: ChatRequest): Promise<ChatResponse> {
-      meter.beforeModelCall(file, node);
-      const emit = shared.emit;
-      if (emit === undefined) {
-        return inner.chat(req).then((res) => {
-          res.usage = priced(meter, vendor, req.model, res.usage);
-          return res;
-        });
-      }
-      return reported(scope, emit, inner, resolved, node, req);
-    },
-  };
+  meter.beforeModelCall(scope.hatchery.file, node);
+  const emit = shared.emit;
+  if (emit === undefined) {
+    const vendor = resolved.vendor;
+    return resolved.provider.chat(req).then((res) => {
+      res.usage = priced(meter, vendor, req.model, res.usage);
+      return res;
+    });
+  }
+  return reported(scope, emit, resolved.provider, resolved, node, req);
+}
+
+/**
+ * A node's whole work when it is one model call (a drone without tools, schema or choice): the
+ * metered call whose answer is the node's result, built in the one `then` that prices it.
+ */
+export function meteredResult(
+  scope: RunContext,
+  resolved: ResolvedModel,
+  node: string,
+  req: ChatRequest,
+): Promise<NodeResult> {
+  const shared = scope.shared;
+  const meter = shared.meter;
+  meter.beforeModelCall(scope.hatchery.file, node);
+  const emit = shared.emit;
+  if (emit === undefined) {
+    const vendor = resolved.vendor;
+    return resolved.provider
+      .chat(req)
+      .then((res): NodeResult => ({ text: res.text, usage: priced(meter, vendor, req.model, res.usage) }));
+  }
+  return reported(scope, emit, resolved.provider, resolved, node, req).then(
+    (res): NodeResult => ({ text: res.text, usage: res.usage }),
+  );
 }
 
 /** A model call made while someone listens: the same metering, and one model_call event, answer or error. */

@@ -169,6 +169,7 @@ export class Template {
 
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
+    if (this.constant) return this.source;
     // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
     if (this.plan === undefined) this.plan = planOf(this.source);
     if (this.plan !== null) {
