@@ -171,10 +171,10 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
     }
     if (next === undefined) return result;
     // A fixed successor's node is kept on its router: no map lookup per step.
-    node =
-      chose === undefined && r.kind === 'one'
-        ? (r.node ??= nodeNamed(hatchery, next))
-        : nodeNamed(hatchery, next);
+    if (chose === undefined && r.kind === 'one') {
+      r.node ??= nodeNamed(hatchery, next);
+      node = r.node;
+    } else node = nodeNamed(hatchery, next);
   }
 }
 
