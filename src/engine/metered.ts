@@ -43,7 +43,7 @@ export function meteredChat(
       return res;
     });
   }
-  return reported(scope, emit, resolved.provider, resolved, node, req);
+  return reported(scope, emit, resolved, node, req, false) as Promise<ChatResponse>;
 }
 
 /**
@@ -66,20 +66,21 @@ export function meteredResult(
       .chat(req)
       .then((res): NodeResult => ({ text: res.text, usage: priced(meter, vendor, req.model, res.usage) }));
   }
-  return reported(scope, emit, resolved.provider, resolved, node, req).then(
-    (res): NodeResult => ({ text: res.text, usage: res.usage }),
-  );
+  return reported(scope, emit, resolved, node, req, true) as Promise<NodeResult>;
 }
 
-/** A model call made while someone listens: the same metering, and one model_call event, answer or error. */
-async function reported(
+/**
+ * A model call made while someone listens: the same metering, and one model_call event, answer or
+ * error. `asResult` gives the answer as a node's result (see meteredResult) in the same `then`.
+ */
+function reported(
   scope: RunContext,
   emit: (event: RunEvent) => void,
-  inner: Provider,
   resolved: ResolvedModel,
   node: string,
   req: ChatRequest,
-): Promise<ChatResponse> {
+  asResult: boolean,
+): Promise<ChatResponse | NodeResult> {
   const shared = scope.shared;
   const vendor = resolved.vendor;
   const t0 = performance.now();
@@ -89,25 +90,6 @@ async function reported(
   // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
   const request = { ...req, messages: req.messages.slice() };
   let retries = 0;
-  const report = (outcome: Partial<ModelCallEvent>) => {
-    const event: ModelCallEvent = {
-      type: 'model_call',
-      runId: shared.runId,
-      hatchery: scope.hatchery.name,
-      node,
-      step,
-      depth: scope.depth,
-      vendor,
-      model: req.model,
-      request,
-      ms: performance.now() - t0,
-      ...outcome,
-    };
-    if (call !== undefined) event.call = call;
-    if (retries > 0) event.retries = retries;
-    if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
-    emit(event);
-  };
   // Set on the request itself (a tool loop sends the same object each turn, so each call sets its own):
   // a copy of the request per call would cost every call what only a retry needs.
   req.onRetry = (r: RetryInfo) => {
@@ -126,21 +108,64 @@ async function reported(
     if (call !== undefined) event.call = call;
     emit(event);
   };
-  let res: ChatResponse;
+  const send = (event: ModelCallEvent) => {
+    if (call !== undefined) event.call = call;
+    if (retries > 0) event.retries = retries;
+    if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
+    emit(event);
+  };
+  const failed = (err: unknown): void => {
+    const event: ModelCallEvent = {
+      type: 'model_call',
+      runId: shared.runId,
+      hatchery: scope.hatchery.name,
+      node,
+      step,
+      depth: scope.depth,
+      vendor,
+      model: req.model,
+      request,
+      ms: performance.now() - t0,
+      error: formatError(err),
+    };
+    if (err instanceof HatcheryError) event.code = err.code;
+    send(event);
+  };
+  let pending: Promise<ChatResponse>;
   try {
-    res = await inner.chat(req);
+    pending = resolved.provider.chat(req);
   } catch (err) {
-    report(
-      err instanceof HatcheryError
-        ? { error: formatError(err), code: err.code }
-        : { error: formatError(err) },
-    );
-    throw err;
+    failed(err);
+    return Promise.reject(err);
   }
-  res.usage = priced(shared.meter, vendor, req.model, res.usage);
-  const { text, toolCalls, stopReason, usage } = res;
-  report({ text, toolCalls, stopReason, usage });
-  return res;
+  // No async frame: one `then` for the answer or the error, as the quiet path.
+  return pending.then(
+    (res): ChatResponse | NodeResult => {
+      const usage = priced(shared.meter, vendor, req.model, res.usage);
+      res.usage = usage;
+      send({
+        type: 'model_call',
+        runId: shared.runId,
+        hatchery: scope.hatchery.name,
+        node,
+        step,
+        depth: scope.depth,
+        vendor,
+        model: req.model,
+        request,
+        ms: performance.now() - t0,
+        text: res.text,
+        toolCalls: res.toolCalls,
+        stopReason: res.stopReason,
+        usage,
+      });
+      return asResult ? { text: res.text, usage } : res;
+    },
+    (err: unknown): never => {
+      failed(err);
+      throw err;
+    },
+  );
 }
 
 /** A call's usage in the one shape every usage of a run has, counted and priced by the meter. */

@@ -105,6 +105,9 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
         timeoutMs: def.timeout_ms,
         stream: def.stream,
         signal: scope.signal,
+        // Declared here: metered sets it on each call while someone listens, and a field added to
+        // every request (a new hidden class per object) made V8 keep them past young GCs.
+        onRetry: undefined,
       };
       if (noCache) req.cache = false;
       return req;
@@ -154,6 +157,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
               timeoutMs: def.timeout_ms,
               stream: def.stream,
               signal: scope.signal,
+              onRetry: undefined,
             };
             if (noCache) request.cache = false;
             const extra = spawn

@@ -117,6 +117,44 @@ describe('plain templates skip nunjucks and render the same', () => {
     expect(outcome('{{ ctx.constructor }}', scopeVars())).toMatch(/^error:TEMPLATE:.*cannot be accessed/);
   });
 
+  it('reads fields named like those of Object.prototype as nunjucks does, even on a polluted prototype', () => {
+    const vars = scopeVars();
+    // Nodes may be named toString or constructor: their outputs are own data of `out`.
+    const set = (o: object, key: string | number, value: unknown) => {
+      (o as Record<string | number, unknown>)[key] = value;
+    };
+    set(Object.getPrototypeOf(vars.out), 'toString', 'a node named toString');
+    set(vars.out as object, 'constructor', 'a node named constructor');
+    set(vars.ctx as object, 0, 'zero');
+    const cases = [
+      '{{ out.toString }}|{{ out.constructor }}',
+      '{{ out.hasOwnProperty }}',
+      '{{ ctx[0] }}',
+      '{{ out["toString"] }}',
+      '{{ out.polluted }}',
+      '{{ ctx.polluted }}',
+    ];
+    // Variables given as plain objects: their chain ends at Object.prototype.
+    const plain: TemplateVars = { ctx: { input: 'hello' }, out: { First: 'first' }, fread: vars.fread };
+    const compare = () => {
+      for (const t of cases) {
+        for (const v of [vars, plain])
+          expect(outcome(t, v), t).toBe(outcome(`${t}{# through nunjucks #}`, v));
+      }
+    };
+    compare();
+    expect(outcome(cases[0]!, vars)).toBe('ok:a node named toString|a node named constructor');
+    const proto = Object.prototype as unknown as Record<string, unknown>;
+    proto.polluted = 'from the prototype';
+    try {
+      compare();
+      expect(outcome('{{ out.polluted }}', vars)).toMatch(/^error:TEMPLATE:.*cannot be accessed/);
+      expect(outcome('{{ ctx.polluted }}', plain)).toMatch(/^error:TEMPLATE:.*cannot be accessed/);
+    } finally {
+      delete proto.polluted;
+    }
+  });
+
   it('reads the values of each render, never those of an earlier one', () => {
     const t = new Template('{{ ctx.input }}-{{ out.First }}', { node: 'N' });
     const a = scopeVars();

@@ -51,6 +51,16 @@ export function planOf(source: string): Plan | null {
   }
 }
 
+/**
+ * The same text as an internalized string (a property key's own copy): a key read from a regex match
+ * is a fresh string, which V8 would look up in its string table on every property read.
+ */
+function internalized(key: string): string {
+  return Object.keys({ [key]: 0 })[0]!;
+}
+
+const OBJECT_PROTO = Object.prototype;
+
 function lookupOf(name: string, path: string): Lookup | null {
   if (RESERVED.has(name)) return null;
   const keys: (string | number)[] = [];
@@ -58,11 +68,11 @@ function lookupOf(name: string, path: string): Lookup | null {
     if (s[1] !== undefined) {
       // After a dot nunjucks wants a symbol: `x.true` does not parse.
       if (RESERVED.has(s[1]) || !NAME.test(s[1])) return null;
-      keys.push(s[1]);
+      keys.push(internalized(s[1]));
     } else if (s[2] !== undefined) keys.push(Number.parseInt(s[2], 10));
-    else keys.push(s[3] ?? s[4]!);
+    else keys.push(internalized(s[3] ?? s[4]!));
   }
-  return { name, keys };
+  return { name: internalized(name), keys };
 }
 
 /** What `{{ x }}` looks names up in: the render's variables, then the environment's globals. */
@@ -97,7 +107,21 @@ export function renderPlan(
       }
       let v = runtime.contextOrFrameLookup(lookupContext, topFrame, part.name);
       const keys = part.keys;
-      for (let k = 0; k < keys.length; k++) v = memberLookup(v, keys[k]);
+      let k = 0;
+      // `out.X` / `ctx.X` (most lookups): the run's scope objects hold data properties only, and
+      // memberLookup returns what a plain read finds in their chain, unless the key also names a
+      // field of Object.prototype, which it refuses when the chain does not have it: those, and
+      // anything but a printable value, take memberLookup's way.
+      if (k < keys.length && (v === state.out || v === state.ctx)) {
+        const key = keys[0]!;
+        const found = (v as Record<string | number, unknown>)[key];
+        const t = typeof found;
+        if ((t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)) {
+          v = found;
+          k = 1;
+        }
+      }
+      for (; k < keys.length; k++) v = memberLookup(v, keys[k]);
       const t = typeof v;
       // What nunjucks' `output +=` gives for these; objects print as JSON, null/undefined fail there.
       if (t === 'string' || t === 'number' || t === 'boolean') output += v as string;
