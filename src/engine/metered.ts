@@ -48,7 +48,8 @@ export function meteredChat(
 
 /**
  * A node's whole work when it is one model call (a drone without tools, schema or choice): the
- * metered call whose answer is the node's result, built in the one `then` that prices it.
+ * metered call whose answer is the node's result, built in the one `then` that prices it. `req` is
+ * made for this call and never changed or sent again: while someone listens, its event holds it as is.
  */
 export function meteredResult(
   scope: RunContext,
@@ -87,8 +88,10 @@ function reported(
   const step = scope.step;
   // A spawned agent's calls sit under the spawn_agent call that started it.
   const call = scope.agent ? scope.parentCall : undefined;
-  // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
-  const request = { ...req, messages: req.messages.slice() };
+  // Copied now: a tool loop appends to the list it sends, and the journal hashes it later. A node's
+  // single call (asResult) sends a request made for it and never changed after: the event holds it,
+  // its onRetry cleared before anyone sees it, as a copy made before it was set would have it.
+  const request = asResult ? req : { ...req, messages: req.messages.slice() };
   let retries = 0;
   // Set on the request itself (a tool loop sends the same object each turn, so each call sets its own):
   // a copy of the request per call would cost every call what only a retry needs.
@@ -109,6 +112,7 @@ function reported(
     emit(event);
   };
   const send = (event: ModelCallEvent) => {
+    if (asResult) req.onRetry = undefined;
     if (call !== undefined) event.call = call;
     if (retries > 0) event.retries = retries;
     if (resolved.standIn !== undefined) event.standIn = resolved.standIn;

@@ -16,6 +16,8 @@ import { memberLookup, renderState, runtime } from './sandbox.js';
 interface Lookup {
   name: string;
   keys: (string | number)[];
+  /** The name is `ctx` or `out`: the render's own variables, read directly when printable. */
+  scoped: boolean;
 }
 
 /** Text parts (strings) and lookups, in template order. */
@@ -72,7 +74,7 @@ function lookupOf(name: string, path: string): Lookup | null {
     } else if (s[2] !== undefined) keys.push(Number.parseInt(s[2], 10));
     else keys.push(internalized(s[3] ?? s[4]!));
   }
-  return { name: internalized(name), keys };
+  return { name: internalized(name), keys, scoped: name === 'ctx' || name === 'out' };
 }
 
 /** What `{{ x }}` looks names up in: the render's variables, then the environment's globals. */
@@ -92,11 +94,6 @@ export function renderPlan(
   plan: Plan,
   vars: { ctx: unknown; out: unknown; fread: unknown },
 ): string | undefined {
-  const state = renderState;
-  state.fread = vars.fread;
-  state.ctx = vars.ctx;
-  state.out = vars.out;
-  lookupContext.ctx = vars as Record<string, unknown>;
   let output = '';
   try {
     for (let i = 0; i < plan.length; i++) {
@@ -105,23 +102,54 @@ export function renderPlan(
         output += part;
         continue;
       }
-      let v = runtime.contextOrFrameLookup(lookupContext, topFrame, part.name);
-      const keys = part.keys;
-      let k = 0;
-      // `out.X` / `ctx.X` (most lookups): the run's scope objects hold data properties only, and
+      // `out.X` / `ctx.X` (most lookups): `out` and `ctx` are own fields of every render's variables,
+      // which the sandbox gives as they are; the run's scope objects hold data properties only, and
       // memberLookup returns what a plain read finds in their chain, unless the key also names a
-      // field of Object.prototype, which it refuses when the chain does not have it: those, and
-      // anything but a printable value, take memberLookup's way.
-      if (k < keys.length && (v === state.out || v === state.ctx)) {
-        const key = keys[0]!;
-        const found = (v as Record<string | number, unknown>)[key];
-        const t = typeof found;
-        if ((t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)) {
-          v = found;
-          k = 1;
+      // field of Object.prototype, which it refuses when the chain does not have it. Those, longer
+      // paths and anything but a printable value take the sandbox's way.
+      if (part.scoped && part.keys.length === 1) {
+        const top = part.name === 'out' ? vars.out : vars.ctx;
+        if (top !== null && typeof top === 'object') {
+          const key = part.keys[0]!;
+          const found = (top as Record<string | number, unknown>)[key];
+          const t = typeof found;
+          if ((t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)) {
+            output += found as string;
+            continue;
+          }
         }
       }
-      for (; k < keys.length; k++) v = memberLookup(v, keys[k]);
+      return renderFrom(plan, i, output, vars);
+    }
+    return output;
+  } catch {
+    // A getter that threw: nunjucks renders again and reports it as it always has.
+    return undefined;
+  }
+}
+
+/** The rest of a plan from part `from`, every lookup through the sandbox's own functions. */
+function renderFrom(
+  plan: Plan,
+  from: number,
+  output: string,
+  vars: { ctx: unknown; out: unknown; fread: unknown },
+): string | undefined {
+  const state = renderState;
+  state.fread = vars.fread;
+  state.ctx = vars.ctx;
+  state.out = vars.out;
+  lookupContext.ctx = vars as Record<string, unknown>;
+  try {
+    for (let i = from; i < plan.length; i++) {
+      const part = plan[i]!;
+      if (typeof part === 'string') {
+        output += part;
+        continue;
+      }
+      let v = runtime.contextOrFrameLookup(lookupContext, topFrame, part.name);
+      const keys = part.keys;
+      for (let k = 0; k < keys.length; k++) v = memberLookup(v, keys[k]);
       const t = typeof v;
       // What nunjucks' `output +=` gives for these; objects print as JSON, null/undefined fail there.
       if (t === 'string' || t === 'number' || t === 'boolean') output += v as string;
