@@ -161,9 +161,11 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
         ms: performance.now() - t0,
         seq,
         next: next ?? null,
+        // In the literal (undefined where executions are not resumable one by one): added after, it
+        // would give every event a second allocation for its properties.
+        path,
       };
       if (value !== undefined) event.value = value;
-      if (path !== undefined) event.path = path;
       if (chose !== undefined) event.chose = chose;
       if (recorded !== undefined) event.replayed = true;
       placeOf(scope, event);
