@@ -70,13 +70,18 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const clientFallback = def.client_fallback ?? cc.def.client_fallback;
     // Resolved once per runtime and sampling client instead of on every execution (see
     // RunServices.resolveModel); failures are not kept, so a missing key is reported every time.
-    let last: { services: RunServices; sampling: Provider | undefined; resolved: ResolvedModel } | undefined;
+    // Kept in the closure, not in an object of their own: one object less to reach per execution.
+    let lastServices: RunServices | undefined;
+    let lastSampling: Provider | undefined;
+    let lastResolved: ResolvedModel | undefined;
     const resolve = (scope: RunContext): ResolvedModel => {
       const { services, sampling } = scope.shared;
-      if (last !== undefined && last.services === services && last.sampling === sampling)
-        return last.resolved;
+      if (lastResolved !== undefined && lastServices === services && lastSampling === sampling)
+        return lastResolved;
       const resolved = services.resolveModel(modelSpec, def.base_url, sampling, where, clientFallback);
-      last = { services, sampling, resolved };
+      lastServices = services;
+      lastSampling = sampling;
+      lastResolved = resolved;
       return resolved;
     };
     const name = base.name;
@@ -95,15 +100,18 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
       choice === undefined &&
       !keep &&
       def.conversation === undefined;
+    // Read from the definition now: an execution reaches this closure's variables, not `def`.
+    const { temperature, max_tokens: maxTokens, timeout_ms: timeoutMs, stream } = def;
+    const sysText = sys?.text;
     const request = (scope: RunContext, system: string, user: ChatMessage, model: string): ChatRequest => {
       const req: ChatRequest = {
         model,
         system,
         messages: [user],
-        temperature: def.temperature,
-        maxTokens: def.max_tokens,
-        timeoutMs: def.timeout_ms,
-        stream: def.stream,
+        temperature,
+        maxTokens,
+        timeoutMs,
+        stream,
         signal: scope.signal,
         // Declared here: metered sets it on each call while someone listens, and a field added to
         // every request (a new hidden class per object) made V8 keep them past young GCs.
@@ -115,7 +123,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const singleExec = (scope: RunContext): Promise<NodeResult> => {
       try {
         if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
-        const system = sys ? scope.render(sys) : DEFAULT_SYSTEM_PROMPT;
+        const system = sysText ?? (sys ? scope.render(sys) : DEFAULT_SYSTEM_PROMPT);
         const user: ChatMessage = { role: 'user', content: scope.render(usr) };
         const resolved = resolve(scope);
         return meteredResult(scope, resolved, name, request(scope, system, user, resolved.model));

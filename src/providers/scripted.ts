@@ -76,7 +76,8 @@ export class ScriptedProvider implements Provider {
     const index = this.count++;
     if (this.options.record !== false) this.calls.push({ ...request, messages: [...request.messages] });
     try {
-      throwIfAborted(request.signal);
+      // Checked first: throwIfAborted allocates its default context on every call.
+      if (request.signal?.aborted) throwIfAborted(request.signal);
       if (this.options.delayMs && this.options.delayMs > 0) return this.delayed(request, index);
       const reply = this.replyOf(request, index);
       if (reply instanceof Promise) return reply.then((r) => this.toResponse(r, request, index));

@@ -7,14 +7,26 @@ import { Template, type TemplateVars } from '../../src/engine/templates/template
  * Plain prompts (text and `{{ a.b }}` lookups) skip nunjucks. A comment makes nunjucks render the
  * same template (it prints nothing), so each case compares the two ways: same text, or same error.
  */
-function outcome(source: string, vars: TemplateVars): string {
+function once(make: () => Template, vars: TemplateVars): string {
   try {
-    return `ok:${new Template(source, { node: 'N', field: 'usr_prompt' }).render(vars)}`;
+    return `ok:${make().render(vars)}`;
   } catch (err) {
     expect(err).toBeInstanceOf(HatcheryError);
     const e = err as HatcheryError;
     return `error:${e.code}:${e.message}:${JSON.stringify(e.context)}`;
   }
+}
+
+/** The outcome of a render; rendered twice, as the first render of a template prepares its plan. */
+function outcome(source: string, vars: TemplateVars): string {
+  let t: Template | undefined;
+  const make = () => {
+    t ??= new Template(source, { node: 'N', field: 'usr_prompt' });
+    return t;
+  };
+  const first = once(make, vars);
+  expect(once(make, vars), source).toBe(first);
+  return first;
 }
 
 function scopeVars(): TemplateVars {
@@ -76,6 +88,21 @@ const PLAIN = [
   '{{ out.toString }}',
   '{{ ctx.list.join }}',
   '{{ ctx.list[9] }}',
+  // One lookup with text around it (the form of most prompts), each kind of value.
+  'Continue from {{ out.First }}',
+  '{{ out.First }} then',
+  'n={{ ctx.n }}, yes={{ ctx.yes }}, no={{ ctx.no }}',
+  'a {{ ctx.zero }} b',
+  '[{{ ctx.empty }}]',
+  'x {{ ctx.item }} y',
+  'x {{ out.Value }} y',
+  'x {{ ctx.nothing }} y',
+  'x {{ ctx.missing }} y',
+  'x {{ ctx.getter }} y',
+  'x {{ ctx.fread }} y',
+  'x {{ ctx.constructor }} y',
+  'x {{ out.toString }} y',
+  'x {{ ctx["__proto__"] }} y',
 ];
 
 const NOT_PLAIN = [

@@ -102,21 +102,13 @@ export function renderPlan(
         output += part;
         continue;
       }
-      // `out.X` / `ctx.X` (most lookups): `out` and `ctx` are own fields of every render's variables,
-      // which the sandbox gives as they are; the run's scope objects hold data properties only, and
-      // memberLookup returns what a plain read finds in their chain, unless the key also names a
-      // field of Object.prototype, which it refuses when the chain does not have it. Those, longer
-      // paths and anything but a printable value take the sandbox's way.
+      // `out.X` / `ctx.X` (most lookups) read directly (see scopedField); longer paths and anything
+      // but a printable value take the sandbox's way.
       if (part.scoped && part.keys.length === 1) {
-        const top = part.name === 'out' ? vars.out : vars.ctx;
-        if (top !== null && typeof top === 'object') {
-          const key = part.keys[0]!;
-          const found = (top as Record<string | number, unknown>)[key];
-          const t = typeof found;
-          if ((t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)) {
-            output += found as string;
-            continue;
-          }
+        const found = scopedField(part.name === 'out' ? vars.out : vars.ctx, part.keys[0]!);
+        if (found !== undefined) {
+          output += found as string;
+          continue;
         }
       }
       return renderFrom(plan, i, output, vars);
@@ -126,6 +118,42 @@ export function renderPlan(
     // A getter that threw: nunjucks renders again and reports it as it always has.
     return undefined;
   }
+}
+
+/**
+ * `top[key]` for `ctx.key` / `out.key` when the sandbox gives it as it is and it prints as itself (a
+ * string, number or boolean); undefined otherwise. `out` and `ctx` are own fields of every render's
+ * variables, which the sandbox gives as they are; the run's scope objects hold data properties only,
+ * and memberLookup returns what a plain read finds in their chain, unless the key also names a field
+ * of Object.prototype, which it refuses when the chain does not have it.
+ */
+export function scopedField(top: unknown, key: string | number): string | number | boolean | undefined {
+  if (top === null || typeof top !== 'object') return undefined;
+  const found = (top as Record<string | number, unknown>)[key];
+  const t = typeof found;
+  return (t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)
+    ? (found as string | number | boolean)
+    : undefined;
+}
+
+/** A plan of the form `text{{ ctx.key }}text` (or `out.key`; either text may be empty), taken apart. */
+export interface OneLookup {
+  before: string;
+  onOut: boolean;
+  key: string | number;
+  after: string;
+}
+
+/** The plan as a {@link OneLookup}, or undefined when it has another form. */
+export function oneLookup(plan: Plan): OneLookup | undefined {
+  let i = 0;
+  const before = typeof plan[0] === 'string' ? (plan[i++] as string) : '';
+  const part = plan[i++];
+  if (part === undefined || typeof part === 'string' || !part.scoped || part.keys.length !== 1)
+    return undefined;
+  const after = typeof plan[i] === 'string' ? (plan[i++] as string) : '';
+  if (i !== plan.length) return undefined;
+  return { before, onOut: part.name === 'out', key: part.keys[0]!, after };
 }
 
 /** The rest of a plan from part `from`, every lookup through the sandbox's own functions. */
