@@ -17,7 +17,15 @@ export type { Template, TemplateVars };
 /** Where a node goes next, compiled once at load time. */
 export type Router =
   | { kind: 'end' }
-  | { kind: 'one'; target: string }
+  | {
+      kind: 'one';
+      target: string;
+      /**
+       * The target's compiled node, kept by the walk on first use: in a large file the map lookup per
+       * step is a cache miss. Derived from the immutable hatchery, so every run may share it.
+       */
+      node?: CompiledNode;
+    }
   | { kind: 'list'; targets: readonly string[]; tests: readonly RegExp[]; fallback: string };
 
 /** What a node produced. */

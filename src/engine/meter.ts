@@ -71,6 +71,10 @@ export class Meter implements RunMeter {
   /** Set once a limit is reached; every later call is refused with it. */
   exhausted: BudgetExhaustedError | undefined;
   private readonly t0 = performance.now();
+  /** The last model priced and its price (the lookup is fixed for the meter's life). */
+  private lastVendor: string | undefined;
+  private lastModel: string | undefined;
+  private lastPrice: Price | undefined;
 
   /**
    * `onExhausted` runs once, when a limit is first reached (the runtime aborts the run with the
@@ -138,7 +142,15 @@ export class Meter implements RunMeter {
   afterModelCall(vendor: string, model: string, usage: Usage): void {
     const s = this.spend;
     s.tokens += usage.inputTokens + usage.outputTokens;
-    const p = this.price(vendor, model);
+    // A run calls few models, most often the one it called last: that answer is kept.
+    let p: Price | undefined;
+    if (vendor === this.lastVendor && model === this.lastModel) p = this.lastPrice;
+    else {
+      p = this.price(vendor, model);
+      this.lastVendor = vendor;
+      this.lastModel = model;
+      this.lastPrice = p;
+    }
     if (p !== undefined) {
       const cost = costOf(usage, p);
       usage.costUsd = cost;

@@ -8,7 +8,7 @@ import {
   type RetryInfo,
   type Usage,
 } from '../providers/types.js';
-import type { RunContext, RunEvent, RunMeter } from './contracts.js';
+import type { NodeResult, RunContext, RunEvent, RunMeter } from './contracts.js';
 
 type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
 
@@ -19,64 +19,80 @@ type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
  * copy or closure is built for it.
  */
 export function metered(scope: RunContext, resolved: ResolvedModel, node: string): Provider {
-  const inner = resolved.provider;
-  const vendor = resolved.vendor;
-  const shared = scope.shared;
-  const meter = shared.meter;
-  const file = scope.hatchery.file;
   return {
-    id: inner.id,
-    chat(req: ChatRequest): Promise<ChatResponse> {
-      meter.beforeModelCall(file, node);
-      const emit = shared.emit;
-      if (emit === undefined) {
-        return inner.chat(req).then((res) => {
-          res.usage = priced(meter, vendor, req.model, res.usage);
-          return res;
-        });
-      }
-      return reported(scope, emit, inner, resolved, node, req);
-    },
+    id: resolved.provider.id,
+    chat: (req: ChatRequest): Promise<ChatResponse> => meteredChat(scope, resolved, node, req),
   };
 }
 
-/** A model call made while someone listens: the same metering, and one model_call event, answer or error. */
-async function reported(
+/** One call of {@link metered}'s provider, without building the provider (a drone's single call). */
+export function meteredChat(
   scope: RunContext,
-  emit: (event: RunEvent) => void,
-  inner: Provider,
   resolved: ResolvedModel,
   node: string,
   req: ChatRequest,
 ): Promise<ChatResponse> {
+  const shared = scope.shared;
+  const meter = shared.meter;
+  meter.beforeModelCall(scope.hatchery.file, node);
+  const emit = shared.emit;
+  if (emit === undefined) {
+    const vendor = resolved.vendor;
+    return resolved.provider.chat(req).then((res) => {
+      res.usage = priced(meter, vendor, req.model, res.usage);
+      return res;
+    });
+  }
+  return reported(scope, emit, resolved, node, req, false) as Promise<ChatResponse>;
+}
+
+/**
+ * A node's whole work when it is one model call (a drone without tools, schema or choice): the
+ * metered call whose answer is the node's result, built in the one `then` that prices it. `req` is
+ * made for this call and never changed or sent again: while someone listens, its event holds it as is.
+ */
+export function meteredResult(
+  scope: RunContext,
+  resolved: ResolvedModel,
+  node: string,
+  req: ChatRequest,
+): Promise<NodeResult> {
+  const shared = scope.shared;
+  const meter = shared.meter;
+  meter.beforeModelCall(scope.hatchery.file, node);
+  const emit = shared.emit;
+  if (emit === undefined) {
+    const vendor = resolved.vendor;
+    return resolved.provider
+      .chat(req)
+      .then((res): NodeResult => ({ text: res.text, usage: priced(meter, vendor, req.model, res.usage) }));
+  }
+  return reported(scope, emit, resolved, node, req, true) as Promise<NodeResult>;
+}
+
+/**
+ * A model call made while someone listens: the same metering, and one model_call event, answer or
+ * error. `asResult` gives the answer as a node's result (see meteredResult) in the same `then`.
+ */
+function reported(
+  scope: RunContext,
+  emit: (event: RunEvent) => void,
+  resolved: ResolvedModel,
+  node: string,
+  req: ChatRequest,
+  asResult: boolean,
+): Promise<ChatResponse | NodeResult> {
   const shared = scope.shared;
   const vendor = resolved.vendor;
   const t0 = performance.now();
   const step = scope.step;
   // A spawned agent's calls sit under the spawn_agent call that started it.
   const call = scope.agent ? scope.parentCall : undefined;
-  // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
-  const request = { ...req, messages: req.messages.slice() };
+  // Copied now: a tool loop appends to the list it sends, and the journal hashes it later. A node's
+  // single call (asResult) sends a request made for it and never changed after: the event holds it,
+  // its onRetry cleared before anyone sees it, as a copy made before it was set would have it.
+  const request = asResult ? req : { ...req, messages: req.messages.slice() };
   let retries = 0;
-  const report = (outcome: Partial<ModelCallEvent>) => {
-    const event: ModelCallEvent = {
-      type: 'model_call',
-      runId: shared.runId,
-      hatchery: scope.hatchery.name,
-      node,
-      step,
-      depth: scope.depth,
-      vendor,
-      model: req.model,
-      request,
-      ms: performance.now() - t0,
-      ...outcome,
-    };
-    if (call !== undefined) event.call = call;
-    if (retries > 0) event.retries = retries;
-    if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
-    emit(event);
-  };
   // Set on the request itself (a tool loop sends the same object each turn, so each call sets its own):
   // a copy of the request per call would cost every call what only a retry needs.
   req.onRetry = (r: RetryInfo) => {
@@ -95,21 +111,65 @@ async function reported(
     if (call !== undefined) event.call = call;
     emit(event);
   };
-  let res: ChatResponse;
+  const send = (event: ModelCallEvent) => {
+    if (asResult) req.onRetry = undefined;
+    if (call !== undefined) event.call = call;
+    if (retries > 0) event.retries = retries;
+    if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
+    emit(event);
+  };
+  const failed = (err: unknown): void => {
+    const event: ModelCallEvent = {
+      type: 'model_call',
+      runId: shared.runId,
+      hatchery: scope.hatchery.name,
+      node,
+      step,
+      depth: scope.depth,
+      vendor,
+      model: req.model,
+      request,
+      ms: performance.now() - t0,
+      error: formatError(err),
+    };
+    if (err instanceof HatcheryError) event.code = err.code;
+    send(event);
+  };
+  let pending: Promise<ChatResponse>;
   try {
-    res = await inner.chat(req);
+    pending = resolved.provider.chat(req);
   } catch (err) {
-    report(
-      err instanceof HatcheryError
-        ? { error: formatError(err), code: err.code }
-        : { error: formatError(err) },
-    );
-    throw err;
+    failed(err);
+    return Promise.reject(err);
   }
-  res.usage = priced(shared.meter, vendor, req.model, res.usage);
-  const { text, toolCalls, stopReason, usage } = res;
-  report({ text, toolCalls, stopReason, usage });
-  return res;
+  // No async frame: one `then` for the answer or the error, as the quiet path.
+  return pending.then(
+    (res): ChatResponse | NodeResult => {
+      const usage = priced(shared.meter, vendor, req.model, res.usage);
+      res.usage = usage;
+      send({
+        type: 'model_call',
+        runId: shared.runId,
+        hatchery: scope.hatchery.name,
+        node,
+        step,
+        depth: scope.depth,
+        vendor,
+        model: req.model,
+        request,
+        ms: performance.now() - t0,
+        text: res.text,
+        toolCalls: res.toolCalls,
+        stopReason: res.stopReason,
+        usage,
+      });
+      return asResult ? { text: res.text, usage } : res;
+    },
+    (err: unknown): never => {
+      failed(err);
+      throw err;
+    },
+  );
 }
 
 /** A call's usage in the one shape every usage of a run has, counted and priced by the meter. */

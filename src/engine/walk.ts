@@ -1,24 +1,33 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
 import { addUsage } from '../providers/types.js';
-import type { CompiledNode, EventPlace, NodeResult, Router, RunContext, RunEvent } from './contracts.js';
+import type {
+  CompiledNode,
+  EventPlace,
+  Hatchery,
+  NodeResult,
+  Router,
+  RunContext,
+  RunEvent,
+} from './contracts.js';
 import { writeOutput } from './write-output.js';
 
-/** Picks the next node name from a compiled router and the node's output; undefined ends the run. */
-function route(r: Router, output: string): string | undefined {
-  switch (r.kind) {
-    case 'end':
-      return undefined;
-    case 'one':
-      return r.target;
-    case 'list': {
-      const { targets, tests } = r;
-      for (let i = 0; i < tests.length; i++) {
-        if (tests[i]!.test(output)) return targets[i] === 'END' ? undefined : targets[i];
-      }
-      return r.fallback === 'END' ? undefined : r.fallback;
-    }
+/** Picks the next node name of a list router from the node's output; undefined ends the run. */
+function routeList(r: Extract<Router, { kind: 'list' }>, output: string): string | undefined {
+  const { targets, tests } = r;
+  for (let i = 0; i < tests.length; i++) {
+    if (tests[i]!.test(output)) return targets[i] === 'END' ? undefined : targets[i];
   }
+  return r.fallback === 'END' ? undefined : r.fallback;
+}
+
+/** The node named `name`, or NOT_FOUND. */
+function nodeNamed(hatchery: Hatchery, name: string): CompiledNode {
+  const node = hatchery.nodes.get(name);
+  if (!node) {
+    throw new HatcheryError('NOT_FOUND', `no node named "${name}"`, { file: hatchery.file, node: name });
+  }
+  return node;
 }
 
 /** Steps between two turns given to the event loop; a power of two, so the test is a mask. */
@@ -52,19 +61,14 @@ function visit(scope: RunContext, node: CompiledNode): string | undefined {
  */
 export async function walk(scope: RunContext, start: string): Promise<NodeResult> {
   const { hatchery, shared } = scope;
-  const nodes = hatchery.nodes;
-  let name: string | undefined = start;
+  let node: CompiledNode = nodeNamed(hatchery, start);
   let result: NodeResult = { text: '' };
-  while (name !== undefined) {
-    let node = nodes.get(name);
-    if (!node) {
-      throw new HatcheryError('NOT_FOUND', `no node named "${name}"`, { file: hatchery.file, node: name });
+  for (;;) {
+    if (node.maxVisits !== undefined) {
+      const redirect = visit(scope, node);
+      if (redirect !== undefined) node = nodeNamed(hatchery, redirect);
     }
-    const redirect = node.maxVisits === undefined ? undefined : visit(scope, node);
-    if (redirect !== undefined) {
-      node = nodes.get(redirect)!;
-      name = redirect;
-    }
+    const name = node.name;
     // The error's context object is built only when there is an error.
     if (scope.signal.aborted) throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     const step = ++shared.steps;
@@ -130,15 +134,25 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
       }
     }
     const text = result.text;
-    scope.out[name] = result.value === undefined ? text : result.value;
+    const value = result.value;
+    scope.out[name] = value === undefined ? text : value;
     scope.last = text;
-    if (node.saveOutput !== undefined)
-      scope.save(node.saveOutput, result.value === undefined ? text : result.value);
+    if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
     // A recorded node's file was written by the attempt that ran it.
     if (node.writeOutput !== undefined && recorded === undefined) await writeOutput(scope, node, text);
-    if (result.usage && recorded === undefined) addUsage(shared.usage, result.usage);
+    const usage = result.usage;
+    if (usage !== undefined && recorded === undefined) addUsage(shared.usage, usage);
     // A node that chose its successor itself (route: choose) overrides the text rule; null is END.
-    const next = result.next !== undefined ? (result.next ?? undefined) : route(node.route, text);
+    const chose = result.next;
+    const r = node.route;
+    const next =
+      chose !== undefined
+        ? (chose ?? undefined)
+        : r.kind === 'one'
+          ? r.target
+          : r.kind === 'end'
+            ? undefined
+            : routeList(r, text);
     if (emit) {
       const event: Extract<RunEvent, { type: 'node_end' }> = {
         type: 'node_end',
@@ -148,21 +162,27 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
         step,
         depth: scope.depth,
         output: text,
-        usage: result.usage,
+        usage,
         ms: performance.now() - t0,
         seq,
         next: next ?? null,
+        // In the literal (undefined where executions are not resumable one by one): added after, it
+        // would give every event a second allocation for its properties.
+        path,
       };
-      if (result.value !== undefined) event.value = result.value;
-      if (path !== undefined) event.path = path;
-      if (result.next !== undefined) event.chose = result.next;
+      if (value !== undefined) event.value = value;
+      if (chose !== undefined) event.chose = chose;
       if (recorded !== undefined) event.replayed = true;
       placeOf(scope, event);
       emit(event);
     }
-    name = next;
+    if (next === undefined) return result;
+    // A fixed successor's node is kept on its router: no map lookup per step.
+    if (chose === undefined && r.kind === 'one') {
+      r.node ??= nodeNamed(hatchery, next);
+      node = r.node;
+    } else node = nodeNamed(hatchery, next);
   }
-  return result;
 }
 
 /** Sets an event's place in the run tree (see EventPlace) from the scope it happens in. */

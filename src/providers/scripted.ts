@@ -68,14 +68,34 @@ export class ScriptedProvider implements Provider {
     return typeof this.script === 'function' ? Number.POSITIVE_INFINITY : this.script.length - this.count;
   }
 
-  async chat(request: ChatRequest): Promise<ChatResponse> {
+  /**
+   * Not an async function: without a delay and with a ready reply, the answer is one resolved
+   * promise (benchmarks measure the runtime around it). Every failure is still a rejection.
+   */
+  chat(request: ChatRequest): Promise<ChatResponse> {
     const index = this.count++;
     if (this.options.record !== false) this.calls.push({ ...request, messages: [...request.messages] });
-    throwIfAborted(request.signal);
-    if (this.options.delayMs && this.options.delayMs > 0) {
-      await sleep(this.options.delayMs, request.signal);
-      throwIfAborted(request.signal);
+    try {
+      // Checked first: throwIfAborted allocates its default context on every call.
+      if (request.signal?.aborted) throwIfAborted(request.signal);
+      if (this.options.delayMs && this.options.delayMs > 0) return this.delayed(request, index);
+      const reply = this.replyOf(request, index);
+      if (reply instanceof Promise) return reply.then((r) => this.toResponse(r, request, index));
+      return Promise.resolve(this.toResponse(reply, request, index));
+    } catch (err) {
+      return Promise.reject(err);
     }
+  }
+
+  private async delayed(request: ChatRequest, index: number): Promise<ChatResponse> {
+    await sleep(this.options.delayMs!, request.signal);
+    throwIfAborted(request.signal);
+    const reply = this.replyOf(request, index);
+    return this.toResponse(reply instanceof Promise ? await reply : reply, request, index);
+  }
+
+  /** The scripted reply of call `index`, functions resolved. */
+  private replyOf(request: ChatRequest, index: number): ScriptedReply | Promise<ScriptedReply> {
     let reply: ScriptedReply | ScriptedReplyFn | Promise<ScriptedReply> | undefined;
     if (typeof this.script === 'function') {
       reply = this.script(request, index);
@@ -92,8 +112,7 @@ export class ScriptedProvider implements Provider {
     }
     // Entries may be functions returning functions (helpers composing replies); resolve them all.
     while (typeof reply === 'function') reply = reply(request, index);
-    const resolved = reply instanceof Promise ? await reply : reply;
-    return this.toResponse(resolved, request, index);
+    return reply;
   }
 
   private toResponse(reply: ScriptedReply, request: ChatRequest, index: number): ChatResponse {

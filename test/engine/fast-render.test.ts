@@ -7,14 +7,26 @@ import { Template, type TemplateVars } from '../../src/engine/templates/template
  * Plain prompts (text and `{{ a.b }}` lookups) skip nunjucks. A comment makes nunjucks render the
  * same template (it prints nothing), so each case compares the two ways: same text, or same error.
  */
-function outcome(source: string, vars: TemplateVars): string {
+function once(make: () => Template, vars: TemplateVars): string {
   try {
-    return `ok:${new Template(source, { node: 'N', field: 'usr_prompt' }).render(vars)}`;
+    return `ok:${make().render(vars)}`;
   } catch (err) {
     expect(err).toBeInstanceOf(HatcheryError);
     const e = err as HatcheryError;
     return `error:${e.code}:${e.message}:${JSON.stringify(e.context)}`;
   }
+}
+
+/** The outcome of a render; rendered twice, as the first render of a template prepares its plan. */
+function outcome(source: string, vars: TemplateVars): string {
+  let t: Template | undefined;
+  const make = () => {
+    t ??= new Template(source, { node: 'N', field: 'usr_prompt' });
+    return t;
+  };
+  const first = once(make, vars);
+  expect(once(make, vars), source).toBe(first);
+  return first;
 }
 
 function scopeVars(): TemplateVars {
@@ -76,6 +88,21 @@ const PLAIN = [
   '{{ out.toString }}',
   '{{ ctx.list.join }}',
   '{{ ctx.list[9] }}',
+  // One lookup with text around it (the form of most prompts), each kind of value.
+  'Continue from {{ out.First }}',
+  '{{ out.First }} then',
+  'n={{ ctx.n }}, yes={{ ctx.yes }}, no={{ ctx.no }}',
+  'a {{ ctx.zero }} b',
+  '[{{ ctx.empty }}]',
+  'x {{ ctx.item }} y',
+  'x {{ out.Value }} y',
+  'x {{ ctx.nothing }} y',
+  'x {{ ctx.missing }} y',
+  'x {{ ctx.getter }} y',
+  'x {{ ctx.fread }} y',
+  'x {{ ctx.constructor }} y',
+  'x {{ out.toString }} y',
+  'x {{ ctx["__proto__"] }} y',
 ];
 
 const NOT_PLAIN = [
@@ -115,6 +142,44 @@ describe('plain templates skip nunjucks and render the same', () => {
     expect(outcome('{{ out.Value }}', scopeVars())).toBe('ok:{"score":7,"tags":["t1"]}');
     expect(outcome('{{ ctx.missing }}', scopeVars())).toMatch(/^error:UNDEFINED_VARIABLE:.*"node":"N"/);
     expect(outcome('{{ ctx.constructor }}', scopeVars())).toMatch(/^error:TEMPLATE:.*cannot be accessed/);
+  });
+
+  it('reads fields named like those of Object.prototype as nunjucks does, even on a polluted prototype', () => {
+    const vars = scopeVars();
+    // Nodes may be named toString or constructor: their outputs are own data of `out`.
+    const set = (o: object, key: string | number, value: unknown) => {
+      (o as Record<string | number, unknown>)[key] = value;
+    };
+    set(Object.getPrototypeOf(vars.out), 'toString', 'a node named toString');
+    set(vars.out as object, 'constructor', 'a node named constructor');
+    set(vars.ctx as object, 0, 'zero');
+    const cases = [
+      '{{ out.toString }}|{{ out.constructor }}',
+      '{{ out.hasOwnProperty }}',
+      '{{ ctx[0] }}',
+      '{{ out["toString"] }}',
+      '{{ out.polluted }}',
+      '{{ ctx.polluted }}',
+    ];
+    // Variables given as plain objects: their chain ends at Object.prototype.
+    const plain: TemplateVars = { ctx: { input: 'hello' }, out: { First: 'first' }, fread: vars.fread };
+    const compare = () => {
+      for (const t of cases) {
+        for (const v of [vars, plain])
+          expect(outcome(t, v), t).toBe(outcome(`${t}{# through nunjucks #}`, v));
+      }
+    };
+    compare();
+    expect(outcome(cases[0]!, vars)).toBe('ok:a node named toString|a node named constructor');
+    const proto = Object.prototype as unknown as Record<string, unknown>;
+    proto.polluted = 'from the prototype';
+    try {
+      compare();
+      expect(outcome('{{ out.polluted }}', vars)).toMatch(/^error:TEMPLATE:.*cannot be accessed/);
+      expect(outcome('{{ ctx.polluted }}', plain)).toMatch(/^error:TEMPLATE:.*cannot be accessed/);
+    } finally {
+      delete proto.polluted;
+    }
   });
 
   it('reads the values of each render, never those of an earlier one', () => {

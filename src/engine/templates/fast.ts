@@ -16,6 +16,8 @@ import { memberLookup, renderState, runtime } from './sandbox.js';
 interface Lookup {
   name: string;
   keys: (string | number)[];
+  /** The name is `ctx` or `out`: the render's own variables, read directly when printable. */
+  scoped: boolean;
 }
 
 /** Text parts (strings) and lookups, in template order. */
@@ -51,6 +53,16 @@ export function planOf(source: string): Plan | null {
   }
 }
 
+/**
+ * The same text as an internalized string (a property key's own copy): a key read from a regex match
+ * is a fresh string, which V8 would look up in its string table on every property read.
+ */
+function internalized(key: string): string {
+  return Object.keys({ [key]: 0 })[0]!;
+}
+
+const OBJECT_PROTO = Object.prototype;
+
 function lookupOf(name: string, path: string): Lookup | null {
   if (RESERVED.has(name)) return null;
   const keys: (string | number)[] = [];
@@ -58,11 +70,11 @@ function lookupOf(name: string, path: string): Lookup | null {
     if (s[1] !== undefined) {
       // After a dot nunjucks wants a symbol: `x.true` does not parse.
       if (RESERVED.has(s[1]) || !NAME.test(s[1])) return null;
-      keys.push(s[1]);
+      keys.push(internalized(s[1]));
     } else if (s[2] !== undefined) keys.push(Number.parseInt(s[2], 10));
-    else keys.push(s[3] ?? s[4]!);
+    else keys.push(internalized(s[3] ?? s[4]!));
   }
-  return { name, keys };
+  return { name: internalized(name), keys, scoped: name === 'ctx' || name === 'out' };
 }
 
 /** What `{{ x }}` looks names up in: the render's variables, then the environment's globals. */
@@ -82,14 +94,82 @@ export function renderPlan(
   plan: Plan,
   vars: { ctx: unknown; out: unknown; fread: unknown },
 ): string | undefined {
+  let output = '';
+  try {
+    for (let i = 0; i < plan.length; i++) {
+      const part = plan[i]!;
+      if (typeof part === 'string') {
+        output += part;
+        continue;
+      }
+      // `out.X` / `ctx.X` (most lookups) read directly (see scopedField); longer paths and anything
+      // but a printable value take the sandbox's way.
+      if (part.scoped && part.keys.length === 1) {
+        const found = scopedField(part.name === 'out' ? vars.out : vars.ctx, part.keys[0]!);
+        if (found !== undefined) {
+          output += found as string;
+          continue;
+        }
+      }
+      return renderFrom(plan, i, output, vars);
+    }
+    return output;
+  } catch {
+    // A getter that threw: nunjucks renders again and reports it as it always has.
+    return undefined;
+  }
+}
+
+/**
+ * `top[key]` for `ctx.key` / `out.key` when the sandbox gives it as it is and it prints as itself (a
+ * string, number or boolean); undefined otherwise. `out` and `ctx` are own fields of every render's
+ * variables, which the sandbox gives as they are; the run's scope objects hold data properties only,
+ * and memberLookup returns what a plain read finds in their chain, unless the key also names a field
+ * of Object.prototype, which it refuses when the chain does not have it.
+ */
+export function scopedField(top: unknown, key: string | number): string | number | boolean | undefined {
+  if (top === null || typeof top !== 'object') return undefined;
+  const found = (top as Record<string | number, unknown>)[key];
+  const t = typeof found;
+  return (t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)
+    ? (found as string | number | boolean)
+    : undefined;
+}
+
+/** A plan of the form `text{{ ctx.key }}text` (or `out.key`; either text may be empty), taken apart. */
+export interface OneLookup {
+  before: string;
+  onOut: boolean;
+  key: string | number;
+  after: string;
+}
+
+/** The plan as a {@link OneLookup}, or undefined when it has another form. */
+export function oneLookup(plan: Plan): OneLookup | undefined {
+  let i = 0;
+  const before = typeof plan[0] === 'string' ? (plan[i++] as string) : '';
+  const part = plan[i++];
+  if (part === undefined || typeof part === 'string' || !part.scoped || part.keys.length !== 1)
+    return undefined;
+  const after = typeof plan[i] === 'string' ? (plan[i++] as string) : '';
+  if (i !== plan.length) return undefined;
+  return { before, onOut: part.name === 'out', key: part.keys[0]!, after };
+}
+
+/** The rest of a plan from part `from`, every lookup through the sandbox's own functions. */
+function renderFrom(
+  plan: Plan,
+  from: number,
+  output: string,
+  vars: { ctx: unknown; out: unknown; fread: unknown },
+): string | undefined {
   const state = renderState;
   state.fread = vars.fread;
   state.ctx = vars.ctx;
   state.out = vars.out;
   lookupContext.ctx = vars as Record<string, unknown>;
-  let output = '';
   try {
-    for (let i = 0; i < plan.length; i++) {
+    for (let i = from; i < plan.length; i++) {
       const part = plan[i]!;
       if (typeof part === 'string') {
         output += part;

@@ -1,7 +1,7 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { templateEnv } from './env.js';
-import { type Plan, planOf, renderPlan } from './fast.js';
+import { oneLookup, type Plan, planOf, renderPlan, scopedField } from './fast.js';
 import { renderState } from './sandbox.js';
 import { simpleTags } from './simple.js';
 
@@ -112,7 +112,16 @@ export class Template {
   private program: nunjucks.Template | undefined;
   private readonly constant: boolean;
   /** The fast path's plan (fast.ts): made on the first render, null when the template needs nunjucks. */
-  private plan: Plan | null | undefined;
+  private plan: Plan | null | undefined = undefined;
+  /**
+   * A plan `before{{ out.key }}after` (or ctx), the form of most prompts, kept in these fields: a
+   * render reaches this object and its strings only (in a large file, each object more per node is
+   * a cache miss). `key` is undefined for any other template.
+   */
+  private before = '';
+  private onOut = false;
+  private key: string | number | undefined = undefined;
+  private after = '';
 
   constructor(source: string, where: ErrorContext) {
     this.source = source;
@@ -175,10 +184,30 @@ export class Template {
     );
   }
 
+  /** The text of a template without tags (it renders as itself); undefined for others. */
+  get text(): string | undefined {
+    return this.constant ? this.source : undefined;
+  }
+
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
+    if (this.constant) return this.source;
+    const key = this.key;
+    if (key !== undefined) {
+      const found = scopedField(this.onOut ? vars.out : vars.ctx, key);
+      if (found !== undefined) return this.before + found + this.after;
+    }
     // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
-    if (this.plan === undefined) this.plan = planOf(this.source);
+    if (this.plan === undefined) {
+      this.plan = planOf(this.source);
+      const one = this.plan === null ? undefined : oneLookup(this.plan);
+      if (one !== undefined) {
+        this.before = one.before;
+        this.onOut = one.onOut;
+        this.after = one.after;
+        this.key = one.key;
+      }
+    }
     if (this.plan !== null) {
       const fast = renderPlan(this.plan, vars);
       if (fast !== undefined) return fast;
