@@ -22,7 +22,8 @@ describe('call handling loaded on first use', () => {
       expect(unknown.isError).toBe(true);
       expect(textOf(unknown)).toContain('did you mean "echo"');
       const graph = await cli.client.readResource({ uri: 'hatchery-graph://echo' });
-      expect(String(graph.contents[0]?.text)).toContain('flowchart');
+      const [content] = graph.contents;
+      expect(content && 'text' in content ? content.text : '').toContain('flowchart');
     } finally {
       await cli.close();
     }
