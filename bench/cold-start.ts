@@ -13,12 +13,15 @@
 // Beside the wall time, each start's CPU time on the server's main thread up to the answer is read
 // from /proc/<pid>/schedstat (Linux; "-" elsewhere): the work itself, which a machine shared with
 // other jobs does not blur as it blurs the wall time (the targets stay on the wall time).
+// Once per build, an untimed start with a module-load hook counts the modules (ours, and from
+// node_modules) loaded before the first tools/list answer: what start-up imports.
 // `--cli PATH` measures another build (e.g. /work/wt/base/dist/cli.js for the "before" figures);
 // `--base PATH` adds a second build to the same interleaved rounds, for before/after in one run.
 // Usage: npm run build && node --import tsx bench/cold-start.ts [--rounds R] [--cli dist/cli.js] [--base other/dist/cli.js]
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { median } from './lib/stats.js';
@@ -167,9 +170,23 @@ serveStdio(() => {
 `;
 }
 
+/** Module hooks that write each module load (epoch time, URL) to stderr, from the hooks thread. */
+const COUNT_HOOKS = `export async function load(url, context, next) {
+  const r = await next(url, context);
+  if (url.startsWith('file:')) process.stderr.write(\`MODULE \${performance.timeOrigin + performance.now()} \${url}\\n\`);
+  return r;
+}
+`;
+
 const work = mkdtempSync(path.join(tmpdir(), 'hatchery-cold-'));
 const bare = path.join(work, 'bare-server.mjs');
 writeFileSync(bare, bareServerSource());
+const countHook = path.join(work, 'count-hook.mjs');
+writeFileSync(path.join(work, 'count-hooks.mjs'), COUNT_HOOKS);
+writeFileSync(
+  countHook,
+  `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(path.join(work, 'count-hooks.mjs')).href)});\n`,
+);
 const dirs = new Map<number, string>();
 for (const n of SIZES) {
   const dir = path.join(work, `files-${n}`);
@@ -218,8 +235,37 @@ async function coldStart(args: string[], expect: number): Promise<{ ms: number; 
   return { ms, cpu };
 }
 
+/** Modules loaded before the first tools/list answer (untimed: the hook slows loading). */
+async function modulesAtList(args: string[]): Promise<{ ours: number; deps: number }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', countHook, ...args],
+    cwd: work,
+    env,
+    stderr: 'pipe',
+  });
+  let err = '';
+  transport.stderr?.on('data', (b) => {
+    err += String(b);
+  });
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(transport);
+  await client.listTools();
+  const answered = performance.timeOrigin + performance.now();
+  // Lines written before the answer may still be in the pipe.
+  await new Promise((r) => setTimeout(r, 200));
+  await client.close();
+  const urls = err
+    .split('\n')
+    .filter((l) => l.startsWith('MODULE ') && Number(l.split(' ')[1]) <= answered)
+    .map((l) => l.split(' ')[2] ?? '');
+  const deps = urls.filter((u) => u.includes('/node_modules/')).length;
+  return { ours: urls.length - deps, deps };
+}
+
 const times = new Map<string, number[]>();
 const cpus = new Map<string, number[]>();
+const modules = new Map<string, { ours: number; deps: number }>();
 const push = (key: string, r: { ms: number; cpu?: number }) => {
   times.set(key, [...(times.get(key) ?? []), r.ms]);
   if (r.cpu !== undefined) cpus.set(key, [...(cpus.get(key) ?? []), r.cpu]);
@@ -241,6 +287,12 @@ try {
       for (const [side, run] of sides) push(`${side} ${n}`, await run());
     }
   }
+  const counted: [string, string[]][] = [
+    ['hatchery', [CLI, 'serve', '--dir', dirs.get(1)!]],
+    ['bare', [bare, '1']],
+  ];
+  if (BASE) counted.push(['base', [BASE, 'serve', '--dir', dirs.get(1)!]]);
+  for (const [side, args] of counted) modules.set(side, await modulesAtList(args));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -272,4 +324,6 @@ for (const n of SIZES) {
     );
   }
 }
+const counts = [...modules].map(([side, m]) => `${side} ${m.ours + m.deps} (${m.ours} own)`);
+console.log(`  modules loaded before the first tools/list answer, 1 file: ${counts.join('   ')}`);
 if (BASE) console.log(`  base: ${BASE}`);

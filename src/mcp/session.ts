@@ -1,38 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import {
-  type CallToolRequest,
-  type CallToolResult,
-  type InputRequiredResult,
-  ProtocolError,
-  ProtocolErrorCode,
-  type RequestId,
-  Server,
-  type ServerContext,
-} from '@modelcontextprotocol/server';
-import { linkedController } from '../core/cancel.js';
-import { HatcheryError } from '../core/errors.js';
-import { type TraceContext, traceContext } from '../core/trace.js';
-import { hatcheryToMermaid } from '../loader/mermaid.js';
-import { createSamplingProvider } from '../providers/sampling.js';
-import type { Provider } from '../providers/types.js';
-import { resumeRun } from './background.js';
-import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
-import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
-import { maybeTask, registerTasksExtension } from './ext-tasks/handlers.js';
-import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
-import { callWithHandoff } from './handoff.js';
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { registerTasksExtension } from './ext-tasks/handlers.js';
+import { GENERIC_TOOLS } from './generic-defs.js';
 import type { ServerHost } from './host.js';
-import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
-import type { RegistryEntry } from './registry.js';
-import type { BackgroundRun } from './runs.js';
-import { hatcheryArgs, unknownName, withInputs } from './tool-defs.js';
 
 /** Media type of the flowchart resources (Mermaid text). */
 const MERMAID_MIME = 'text/vnd.mermaid';
-
-/** How long the user gets to answer an elicitation form, in milliseconds. */
-const ELICIT_TIMEOUT_MS = 600_000;
 
 /** One MCP session: a low-level SDK server connected to one client. */
 export interface Session {
@@ -41,61 +14,20 @@ export interface Session {
   sessionId(): string | undefined;
 }
 
-/**
- * Whether the session speaks 2026-07-28 or later, which has no requests from server to client
- * (sampling, elicitation): questions go back as input_required results instead.
- */
-function pushless(server: Server): boolean {
-  const v = server.getNegotiatedProtocolVersion();
-  return v !== undefined && v >= '2026';
-}
+/** The call handling of every session, loaded once (see loadCallHandling). */
+let callHandling: Promise<typeof import('./session-calls.js')> | undefined;
 
-/** The client's model as a provider, when the client declared sampling; requests go with `related`. */
-function samplingFor(server: Server, related: RequestId | undefined): Provider | undefined {
-  if (pushless(server)) return undefined;
-  const caps = server.getClientCapabilities();
-  if (!caps?.sampling) return undefined;
-  return createSamplingProvider({
-    supportsTools: caps.sampling.tools !== undefined,
-    createMessage: (params, o) =>
-      server.createMessage(params, { signal: o.signal, timeout: o.timeout, relatedRequestId: related }),
+/**
+ * Loads the tools/call handling: on the first call, or in the background as soon as the first
+ * tools/list is answered (the server starts it), so that answering initialize and tools/list loads
+ * none of the call path and the first call does not wait for it. A failed import is tried again.
+ */
+export function loadCallHandling(): Promise<typeof import('./session-calls.js')> {
+  callHandling ??= import('./session-calls.js').catch((err: unknown) => {
+    callHandling = undefined;
+    throw err;
   });
-}
-
-function elicitFor(core: ServerHost, server: Server, related: RequestId | undefined): ElicitFn | undefined {
-  if (pushless(server) || !canElicitForm(server.getClientCapabilities())) return undefined;
-  return (params, signal) => {
-    const safe = guardForm(core.out, params);
-    return server.elicitInput(safe, { signal, timeout: ELICIT_TIMEOUT_MS, relatedRequestId: related });
-  };
-}
-
-/**
- * Starts a hatchery run in the background (hatchery_start, task-augmented calls): arguments are
- * checked and missing inputs asked for while the request is still open; then the run goes on its
- * own, cancelled only by hatchery_cancel, tasks/cancel or shutdown.
- */
-async function startBackground(
-  core: ServerHost,
-  server: Server,
-  entry: RegistryEntry,
-  args: Record<string, unknown> | undefined,
-  requestSignal: AbortSignal,
-  related: RequestId,
-  trace?: TraceContext,
-): Promise<BackgroundRun> {
-  const h = entry.hatchery;
-  const { input, vars } = hatcheryArgs(h, args);
-  const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
-  const runArgs = withInputs(full, input);
-  const { controller, unlink } = linkedController(core.signal);
-  // No related request: the one that started the run is answered before the run needs the client.
-  const sampling = samplingFor(server, undefined);
-  const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
-    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
-  );
-  run.done.then(unlink, unlink);
-  return run;
+  return callHandling;
 }
 
 /** Builds a session: tools, resources and logging, all read from the server's shared registry. */
@@ -120,68 +52,9 @@ export function createSession(core: ServerHost): Session {
     tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
   }));
 
-  const onCall = async (
-    request: CallToolRequest,
-    ctx: ServerContext,
-  ): Promise<CallToolResult | InputRequiredResult> => {
-    const req = ctx.mcpReq;
-    const { name, arguments: args } = request.params;
-    // The request's own signal is the run's: it fires on client cancellation, and closing the
-    // session at shutdown fires it too, so calls need no controller of their own.
-    const env: CallEnv = {
-      signal: req.signal,
-      trace: traceContext(req._meta),
-      sampling: samplingFor(server, req.id),
-      elicit: elicitFor(core, server, req.id),
-    };
-    const token = req._meta?.progressToken;
-    if (token !== undefined) {
-      env.progress = {
-        token,
-        send: (params) => req.notify({ method: 'notifications/progress', params: { ...params } }),
-      };
-    }
-    const entry = core.registry.get(name);
-    if (!entry) {
-      if (core.genericTools && isGenericTool(name)) {
-        // Statuses, lists and stored results: one gate redacts and caps them all.
-        const r = await callGenericTool(name, args, {
-          core,
-          env,
-          start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
-          resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
-        });
-        return core.out.result(r);
-      }
-      const names = core.registry.entries().map((e) => e.name);
-      const all = core.genericTools ? [...names, ...GENERIC_TOOLS.map((t) => t.name)] : names;
-      const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
-      return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
-    }
-    const client = modernClient(ctx);
-    if (client.forms) {
-      // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
-      const state = ctx.mcpReq.requestState<string>();
-      if (typeof state === 'string') return answerRun(core, entry, state, ctx);
-      const completed = await modernInputs(core, entry, args, ctx).catch((err: unknown) => ({ error: err }));
-      if ('error' in completed) return errorResult(core, completed.error);
-      if ('ask' in completed) return completed.ask;
-      // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
-      const task = await maybeTask(core, req, entry, completed.args, env);
-      if (task) return task;
-      const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
-      if (core.syncWaitMs !== undefined)
-        return callWithHandoff(core, entry, completed.args, env, { waitMs: core.syncWaitMs, answer: ask });
-      const id = randomUUID();
-      return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
-    }
-    // A client with the tasks extension gets a task when the run takes longer than --task-wait.
-    const task = await maybeTask(core, req, entry, args, env);
-    if (task) return task;
-    if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
-    return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
-  };
-  server.setRequestHandler('tools/call', onCall);
+  server.setRequestHandler('tools/call', async (request, ctx) =>
+    (await loadCallHandling()).handleCall(core, server, request, ctx),
+  );
   registerTasksExtension(server, core);
 
   server.setRequestHandler('resources/list', () => ({
@@ -206,7 +79,7 @@ export function createSession(core: ServerHost): Session {
 
   server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
 
-  server.setRequestHandler('resources/read', (request) => {
+  server.setRequestHandler('resources/read', async (request) => {
     const { uri } = request.params;
     if (core.outputs.owns(uri)) {
       const text = core.outputs.read(uri);
@@ -221,6 +94,8 @@ export function createSession(core: ServerHost): Session {
     }
     const drawn = core.registry.byGraphUri(uri);
     if (drawn) {
+      // Drawn when read, rarely: its module is loaded then.
+      const { hatcheryToMermaid } = await import('../loader/mermaid.js');
       const text = core.redact(hatcheryToMermaid(drawn.hatchery));
       return {
         contents: [{ uri, mimeType: MERMAID_MIME, text: core.out.text(text, core.out.maxResultBytes) }],

@@ -1,19 +1,31 @@
 import type { ToolRef } from '../engine/contracts.js';
 import { didYouMean, quote } from '../schema/suggest.js';
-import { BUILTIN_TOOLS } from './builtin/index.js';
 
 /** The prefixes of tool references that are not built-in names. */
 const PREFIXES: readonly string[] = ['hatch:', 'node:', 'mcp:', 'js:'];
 
-/** Built-in tool names that exist beyond BUILTIN_TOOLS' always-on set (checked at call time). */
-const EXTRA_BUILTINS: ReadonlySet<string> = new Set(['shell_exec']);
+/**
+ * The built-in tool names, shell_exec included (whether it is enabled is checked at call time).
+ * Names only, so parsing a reference loads no tool; test/tools/builtin-names.test.ts holds them
+ * equal to the tools of tools/builtin/index.ts.
+ */
+export const BUILTIN_TOOL_NAMES: readonly string[] = [
+  'read_file',
+  'write_file',
+  'echo',
+  'list_dir',
+  'http_request',
+  'shell_exec',
+];
+
+const BUILTIN_NAME_SET: ReadonlySet<string> = new Set(BUILTIN_TOOL_NAMES);
 
 /** Parses a tool reference; returns an error message for a malformed or unknown one. */
 export function parseToolRef(ref: string): ToolRef | { error: string } {
   const colon = ref.indexOf(':');
   if (colon < 0) {
-    if (BUILTIN_TOOLS.has(ref) || EXTRA_BUILTINS.has(ref)) return { kind: 'builtin', ref, name: ref };
-    const names = [...BUILTIN_TOOLS.keys(), ...EXTRA_BUILTINS];
+    if (BUILTIN_NAME_SET.has(ref)) return { kind: 'builtin', ref, name: ref };
+    const names = BUILTIN_TOOL_NAMES;
     return {
       error: `unknown tool ${quote(ref)}${didYouMean(ref, names)}: use a built-in (${names.join(', ')}), hatch:<file>, node:<Name>, mcp:<server>[/<tool>] or js:<module>#<export>`,
     };

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  InputRequiredResult,
+  RequestId,
+  Server,
+  ServerContext,
+} from '@modelcontextprotocol/server';
+import { linkedController } from '../core/cancel.js';
+import { HatcheryError } from '../core/errors.js';
+import { type TraceContext, traceContext } from '../core/trace.js';
+import { createSamplingProvider } from '../providers/sampling.js';
+import type { Provider } from '../providers/types.js';
+import { resumeRun } from './background.js';
+import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
+import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
+import { maybeTask } from './ext-tasks/handlers.js';
+import { GENERIC_TOOLS, isGenericTool } from './generic-defs.js';
+import { callGenericTool } from './generic-tools.js';
+import { callWithHandoff } from './handoff.js';
+import type { ServerHost } from './host.js';
+import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
+import type { RegistryEntry } from './registry.js';
+import type { BackgroundRun } from './runs.js';
+import { hatcheryArgs, unknownName, withInputs } from './tool-defs.js';
+
+// A session's tools/call handling, loaded on the first call or in the background once the first
+// tools/list is answered (session.ts): answering initialize and tools/list needs none of it.
+
+/** How long the user gets to answer an elicitation form, in milliseconds. */
+const ELICIT_TIMEOUT_MS = 600_000;
+
+/**
+ * Whether the session speaks 2026-07-28 or later, which has no requests from server to client
+ * (sampling, elicitation): questions go back as input_required results instead.
+ */
+function pushless(server: Server): boolean {
+  const v = server.getNegotiatedProtocolVersion();
+  return v !== undefined && v >= '2026';
+}
+
+/** The client's model as a provider, when the client declared sampling; requests go with `related`. */
+function samplingFor(server: Server, related: RequestId | undefined): Provider | undefined {
+  if (pushless(server)) return undefined;
+  const caps = server.getClientCapabilities();
+  if (!caps?.sampling) return undefined;
+  return createSamplingProvider({
+    supportsTools: caps.sampling.tools !== undefined,
+    createMessage: (params, o) =>
+      server.createMessage(params, { signal: o.signal, timeout: o.timeout, relatedRequestId: related }),
+  });
+}
+
+function elicitFor(core: ServerHost, server: Server, related: RequestId | undefined): ElicitFn | undefined {
+  if (pushless(server) || !canElicitForm(server.getClientCapabilities())) return undefined;
+  return (params, signal) => {
+    const safe = guardForm(core.out, params);
+    return server.elicitInput(safe, { signal, timeout: ELICIT_TIMEOUT_MS, relatedRequestId: related });
+  };
+}
+
+/**
+ * Starts a hatchery run in the background (hatchery_start, task-augmented calls): arguments are
+ * checked and missing inputs asked for while the request is still open; then the run goes on its
+ * own, cancelled only by hatchery_cancel, tasks/cancel or shutdown.
+ */
+async function startBackground(
+  core: ServerHost,
+  server: Server,
+  entry: RegistryEntry,
+  args: Record<string, unknown> | undefined,
+  requestSignal: AbortSignal,
+  related: RequestId,
+  trace?: TraceContext,
+): Promise<BackgroundRun> {
+  const h = entry.hatchery;
+  const { input, vars } = hatcheryArgs(h, args);
+  const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
+  const runArgs = withInputs(full, input);
+  const { controller, unlink } = linkedController(core.signal);
+  // No related request: the one that started the run is answered before the run needs the client.
+  const sampling = samplingFor(server, undefined);
+  const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
+    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
+  );
+  run.done.then(unlink, unlink);
+  return run;
+}
+
+/** Answers one tools/call of a session: a hatchery's run, a generic tool, or an unknown name's error. */
+export async function handleCall(
+  core: ServerHost,
+  server: Server,
+  request: CallToolRequest,
+  ctx: ServerContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  const req = ctx.mcpReq;
+  const { name, arguments: args } = request.params;
+  // The request's own signal is the run's: it fires on client cancellation, and closing the
+  // session at shutdown fires it too, so calls need no controller of their own.
+  const env: CallEnv = {
+    signal: req.signal,
+    trace: traceContext(req._meta),
+    sampling: samplingFor(server, req.id),
+    elicit: elicitFor(core, server, req.id),
+  };
+  const token = req._meta?.progressToken;
+  if (token !== undefined) {
+    env.progress = {
+      token,
+      send: (params) => req.notify({ method: 'notifications/progress', params: { ...params } }),
+    };
+  }
+  const entry = core.registry.get(name);
+  if (!entry) {
+    if (core.genericTools && isGenericTool(name)) {
+      // Statuses, lists and stored results: one gate redacts and caps them all.
+      const r = await callGenericTool(name, args, {
+        core,
+        env,
+        start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
+        resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
+      });
+      return core.out.result(r);
+    }
+    const names = core.registry.entries().map((e) => e.name);
+    const all = core.genericTools ? [...names, ...GENERIC_TOOLS.map((t) => t.name)] : names;
+    const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
+    return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
+  }
+  const client = modernClient(ctx);
+  if (client.forms) {
+    // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
+    const state = ctx.mcpReq.requestState<string>();
+    if (typeof state === 'string') return answerRun(core, entry, state, ctx);
+    const completed = await modernInputs(core, entry, args, ctx).catch((err: unknown) => ({ error: err }));
+    if ('error' in completed) return errorResult(core, completed.error);
+    if ('ask' in completed) return completed.ask;
+    // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
+    const task = await maybeTask(core, req, entry, completed.args, env);
+    if (task) return task;
+    const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
+    if (core.syncWaitMs !== undefined)
+      return callWithHandoff(core, entry, completed.args, env, { waitMs: core.syncWaitMs, answer: ask });
+    const id = randomUUID();
+    return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
+  }
+  // A client with the tasks extension gets a task when the run takes longer than --task-wait.
+  const task = await maybeTask(core, req, entry, args, env);
+  if (task) return task;
+  if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
+  return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
+}
