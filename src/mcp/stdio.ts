@@ -87,14 +87,19 @@ export class GuardedStdioServerTransport implements Transport {
       this.refuse(s);
       data = data.subarray(nl + 1);
     }
-    this.buffer = this.buffer ? Buffer.concat([this.buffer, data]) : data;
+    const buf = this.buffer ? Buffer.concat([this.buffer, data]) : data;
+    // Lines are read at an offset and the rest is cut once at the end: a burst of calls arrives as
+    // one chunk of many lines, and cutting after each line made a Buffer object per message.
+    let start = 0;
     for (;;) {
-      const nl = this.buffer.indexOf(10);
+      const nl = buf.indexOf(10, start);
       if (nl < 0) break;
-      const line = this.buffer.toString('utf8', 0, nl).replace(/\r$/, '');
-      this.buffer = this.buffer.subarray(nl + 1);
-      if (nl > this.max) {
-        this.refuse({ head: line.slice(0, 512), tail: line.slice(-512), bytes: nl });
+      const end = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
+      const bytes = nl - start;
+      const line = buf.toString('utf8', start, end);
+      start = nl + 1;
+      if (bytes > this.max) {
+        this.refuse({ head: line.slice(0, 512), tail: line.slice(-512), bytes });
         continue;
       }
       if (line.trim() === '') continue;
@@ -106,9 +111,12 @@ export class GuardedStdioServerTransport implements Transport {
         continue;
       }
       this.onmessage?.(message);
+      // A handler that closed the transport ends the reading: close() dropped the buffer.
+      if (this.closed) return;
     }
-    if (this.buffer.length === 0) this.buffer = undefined;
-    else if (this.buffer.length > this.max) {
+    this.buffer = start === 0 ? buf : start < buf.length ? buf.subarray(start) : undefined;
+    if (this.buffer?.length === 0) this.buffer = undefined;
+    else if (this.buffer && this.buffer.length > this.max) {
       // No end in sight: drop what came so far and skip to the end of the line.
       const b = this.buffer;
       this.buffer = undefined;

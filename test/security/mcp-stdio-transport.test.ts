@@ -64,6 +64,28 @@ describe('GuardedStdioServerTransport', () => {
     expect(s.closed()).toBe(false);
   });
 
+  it('reads a burst of messages from one chunk, CRLF and blank lines too, with one over the limit skipped', async () => {
+    const s = setup();
+    await s.t.start();
+    const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 500, method: 'ping', params: { x: 'z'.repeat(2000) } });
+    const lines = [];
+    for (let i = 1; i <= 300; i++) lines.push(i % 7 === 0 ? `${ping(i)}\r` : ping(i));
+    lines.splice(150, 0, '', big, '  ');
+    const text = `${lines.join('\n')}\n${ping(301).slice(0, 10)}`;
+    // One chunk with 300 messages, the last one cut: its end comes with the next chunk.
+    s.stdin.write(text);
+    await tick();
+    expect(s.received).toHaveLength(300);
+    s.stdin.write(`${ping(301).slice(10)}\n`);
+    await tick();
+    expect(s.received.map((m) => (m as { id: number }).id)).toEqual(
+      Array.from({ length: 301 }, (_, i) => i + 1),
+    );
+    expect(s.errors).toEqual([expect.stringMatching(/a client message of 2 KB was skipped/)]);
+    expect(JSON.parse(s.written.join(''))).toMatchObject({ id: 500, error: { code: -32600 } });
+  });
+
   it('reports a broken stdout instead of crashing', async () => {
     const s = setup();
     await s.t.start();
