@@ -43,6 +43,9 @@ export class GuardedStdioServerTransport implements Transport {
   private skipping: { head: string; tail: string; bytes: number } | undefined;
   private started = false;
   private closed = false;
+  /** Messages sent during this turn, written together by `flush`, and their senders waiting. */
+  private queued: string[] = [];
+  private waiting: (() => void)[] = [];
 
   constructor(
     private readonly stdin: Readable = process.stdin,
@@ -173,20 +176,40 @@ export class GuardedStdioServerTransport implements Transport {
   private write(message: JSONRPCMessage | string): Promise<void> {
     if (this.closed) return Promise.resolve();
     const json = typeof message === 'string' ? message : `${JSON.stringify(message)}\n`;
-    return new Promise((resolve) => {
-      try {
-        if (this.stdout.write(json)) resolve();
-        else this.stdout.once('drain', resolve);
-      } catch (err) {
-        this.onerror?.(err as Error);
-        resolve();
-      }
-    });
+    this.queued.push(json);
+    if (this.queued.length === 1) setImmediate(this.flush);
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
+
+  /**
+   * Writes every message queued during this turn of the event loop at once. Each `write` to a pipe is
+   * a system call, and answers come back together (a burst of calls, the replies of one poll of the
+   * network): one write for all of them is a large part of the transport's CPU less. The order is
+   * the order of `send`; each `send` settles when its batch is written (or drained).
+   */
+  private readonly flush = (): void => {
+    const queued = this.queued;
+    const waiting = this.waiting;
+    if (queued.length === 0) return;
+    this.queued = [];
+    this.waiting = [];
+    const done = () => {
+      for (const resolve of waiting) resolve();
+    };
+    try {
+      if (this.stdout.write(queued.length === 1 ? queued[0]! : queued.join(''))) done();
+      else this.stdout.once('drain', done);
+    } catch (err) {
+      this.onerror?.(err as Error);
+      done();
+    }
+  };
 
   /** Stops reading stdin. */
   async close(): Promise<void> {
     if (this.closed) return;
+    // What was sent before closing still goes out (the process may exit right after).
+    this.flush();
     this.closed = true;
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onStreamError);
