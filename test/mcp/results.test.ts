@@ -91,8 +91,11 @@ describe('one JSON object in structuredContent and in the text block', () => {
     writeHatchery(dir, 'ask.json', droneDef('ask'));
     const s = await inMemory(dir, { providers: { openai: new ScriptedProvider(['an answer']) } });
     cleanups.push(s.close);
-    const asked = expectOneJson(await s.client.callTool({ name: 'ask', arguments: { input: 'q' } }));
+    const askedResult = await s.client.callTool({ name: 'ask', arguments: { input: 'q' } });
+    const asked = expectOneJson(askedResult);
     expect(asked).toMatchObject({ output: 'an answer', usage: { input_tokens: 1, output_tokens: 1 } });
+    // The same tokens and cost in the result's usage and in its _meta.
+    expect(askedResult._meta?.['hatchery/usage']).toEqual(asked.usage);
   });
 
   it('a failure: { error, code } with isError, in both copies', async () => {

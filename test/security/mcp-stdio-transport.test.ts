@@ -64,6 +64,57 @@ describe('GuardedStdioServerTransport', () => {
     expect(s.closed()).toBe(false);
   });
 
+  it('reads a burst of messages from one chunk, CRLF and blank lines too, with one over the limit skipped', async () => {
+    const s = setup();
+    await s.t.start();
+    const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 500, method: 'ping', params: { x: 'z'.repeat(2000) } });
+    const lines = [];
+    for (let i = 1; i <= 300; i++) lines.push(i % 7 === 0 ? `${ping(i)}\r` : ping(i));
+    lines.splice(150, 0, '', big, '  ');
+    const text = `${lines.join('\n')}\n${ping(301).slice(0, 10)}`;
+    // One chunk with 300 messages, the last one cut: its end comes with the next chunk.
+    s.stdin.write(text);
+    await tick();
+    expect(s.received).toHaveLength(300);
+    s.stdin.write(`${ping(301).slice(10)}\n`);
+    await tick();
+    expect(s.received.map((m) => (m as { id: number }).id)).toEqual(
+      Array.from({ length: 301 }, (_, i) => i + 1),
+    );
+    expect(s.errors).toEqual([expect.stringMatching(/a client message of 2 KB was skipped/)]);
+    expect(JSON.parse(s.written.join(''))).toMatchObject({ id: 500, error: { code: -32600 } });
+  });
+
+  it('writes the messages of one turn together, in order, and what was sent before close', async () => {
+    const s = setup(100_000);
+    const writes: string[] = [];
+    const write = s.stdout.write.bind(s.stdout);
+    s.stdout.write = ((chunk: string) => {
+      writes.push(chunk);
+      return write(chunk);
+    }) as typeof s.stdout.write;
+    await s.t.start();
+    const sent = [1, 2, 3].map((id) => s.t.send({ jsonrpc: '2.0', id, result: {} }));
+    await Promise.all(sent);
+    expect(writes).toHaveLength(1);
+    expect(
+      writes[0]!
+        .split('\n')
+        .slice(0, 3)
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([1, 2, 3]);
+    // Sent, then closed in the same turn: still written.
+    void s.t.send({ jsonrpc: '2.0', id: 4, result: {} });
+    await s.t.close();
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(writes[1]!).id).toBe(4);
+    // After close nothing more is written.
+    await s.t.send({ jsonrpc: '2.0', id: 5, result: {} });
+    await tick();
+    expect(writes).toHaveLength(2);
+  });
+
   it('reports a broken stdout instead of crashing', async () => {
     const s = setup();
     await s.t.start();
