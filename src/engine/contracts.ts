@@ -464,6 +464,8 @@ export interface ChildOptions {
   agent?: boolean;
   /** The map item this child runs (see RunContext.item). */
   item?: number;
+  /** Nobody reads the child's out once its walk ends (see RunContext.outUnread). */
+  outUnread?: boolean;
 }
 
 /** The context a node executes in: its variables, cancellation, file access and run-wide state. */
@@ -474,7 +476,13 @@ export interface RunContext {
   /** Where this run may read and write files. */
   readonly guard: PathGuard;
   readonly ctx: Record<string, unknown>;
+  /** Outputs of the nodes so far; read it, write through setOut (the object may change on a write). */
   readonly out: Record<string, unknown>;
+  /**
+   * True in a fan-out's branch (parallel, map): its out is dropped when its walk ends, so the walk
+   * skips the write of its last node's output (no node after it reads it; the fan-out's results do).
+   */
+  readonly outUnread: boolean;
   /** What templates see: ctx, out, fread. */
   readonly vars: TemplateVars;
   /** Cancellation of this context: the run's, or a narrower one (a fan-out's, a tool call's). */
@@ -507,6 +515,8 @@ export interface RunContext {
   render(t: Template): string;
   /** Writes a `save_output` variable here and in every enclosing context of the same run. */
   save(key: string, value: unknown): void;
+  /** Sets out.<name> in this context. */
+  setOut(name: string, value: unknown): void;
   /** A child context: sees these variables, keeps its own writes; `signal` narrows its cancellation. */
   child(own?: Record<string, unknown>, opts?: ChildOptions): RunContext;
 }

@@ -84,13 +84,20 @@ export class Scope implements RunContext {
   readonly local: RunLocal;
   /** Cancellation of this scope: the run's signal, or a fan-out's that also fires when a sibling fails. */
   readonly signal: AbortSignal;
+  /** False while `out` is the view this scope's parent shares with its children (see setOut). */
+  private ownOut = true;
+  /** The empty view on this scope's out that its children read until their first write. */
+  private childView: Record<string, unknown> | undefined;
+  /** Set for a fan-out's branch: nobody reads its out after its last node (see RunContext.outUnread). */
+  outUnread = false;
 
   constructor(
     readonly hatchery: Hatchery,
     readonly shared: RunShared,
     readonly guard: PathGuard,
     readonly ctx: Record<string, unknown>,
-    readonly out: Record<string, unknown>,
+    /** This scope's outputs; a child's is shared with its siblings until its first write (see setOut). */
+    public out: Record<string, unknown>,
     readonly depth: number,
     /** Stable place of this scope in the run ('' at the top), undefined where not resumable one by one. */
     readonly path: string | undefined,
@@ -146,22 +153,44 @@ export class Scope implements RunContext {
   }
 
   /**
+   * Sets out.<name> in this scope. A child reads an empty view on its parent's out, shared with its
+   * siblings, until its first write makes its own: a branch whose only write is skipped (its last
+   * node's, see outUnread) allocates none. Every write to a scope's out goes through here.
+   */
+  setOut(name: string, value: unknown): void {
+    if (!this.ownOut) this.ownOutput();
+    this.out[name] = value;
+  }
+
+  /** Gives this scope an out of its own, on top of its parent's, in place of the shared view. */
+  private ownOutput(): void {
+    // In dictionary mode from the start (a null-prototype object is; setPrototypeOf keeps it): every
+    // branch writes its own node names here, and on a fast object each new name is a hidden-class
+    // transition of a map made per run (about 1 µs a branch, a quarter of a wide fan-out's time).
+    const parentOut = Object.getPrototypeOf(this.out) as Record<string, unknown>;
+    const out = Object.setPrototypeOf(Object.create(null), parentOut) as Record<string, unknown>;
+    this.out = out;
+    this.vars.out = out;
+    this.ownOut = true;
+  }
+
+  /**
    * A child scope: sees this scope's variables, keeps its own writes (node: tools, branches).
    * `signal` replaces the run's signal for the child (fan-outs cancel their siblings with it).
    */
   child(own?: Record<string, unknown>, opts: ChildOptions = {}): Scope {
     const ctx = Object.create(this.ctx) as Record<string, unknown>;
     if (own !== undefined) Object.assign(ctx, own);
-    // In dictionary mode from the start (a null-prototype object is; setPrototypeOf keeps it): every
-    // branch writes its own node names here, and on a fast object each new name is a hidden-class
-    // transition of a map made per run (about 1 µs a branch, a quarter of a wide fan-out's time).
-    const out = Object.setPrototypeOf(Object.create(null), this.out) as Record<string, unknown>;
+    // The view's prototype is this scope's out for good: a scope that has children owns its out, and
+    // its out object is never replaced after that.
+    if (!this.ownOut) this.ownOutput();
+    this.childView ??= Object.setPrototypeOf(Object.create(null), this.out) as Record<string, unknown>;
     const s = new Scope(
       this.hatchery,
       this.shared,
       this.guard,
       ctx,
-      out,
+      this.childView,
       opts.depth ?? this.depth,
       opts.path,
       this,
@@ -173,6 +202,8 @@ export class Scope implements RunContext {
       opts.agent === true,
       opts.item,
     );
+    s.ownOut = false;
+    s.outUnread = opts.outUnread === true;
     s.last = this.last;
     s.step = this.step;
     return s;

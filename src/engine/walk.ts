@@ -55,13 +55,15 @@ function visit(scope: RunContext, node: CompiledNode): string | undefined {
 }
 
 /**
- * Runs nodes from `start` along their `next` routes until a node has nowhere to go.
+ * Runs nodes from `start` (a node of `scope.hatchery`, or its name) along their `next` routes until a
+ * node has nowhere to go.
  * Returns the last node's result. Every await sits behind an abort check, and the step budget is
  * shared with nested runs through `scope.shared`.
  */
-export async function walk(scope: RunContext, start: string): Promise<NodeResult> {
+export async function walk(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
   const { hatchery, shared } = scope;
-  let node: CompiledNode = nodeNamed(hatchery, start);
+  // A fan-out passes its branch's node (no lookup per branch); a name is looked up.
+  let node: CompiledNode = typeof start === 'string' ? nodeNamed(hatchery, start) : start;
   let result: NodeResult = { text: '' };
   for (;;) {
     if (node.maxVisits !== undefined) {
@@ -135,13 +137,6 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
     }
     const text = result.text;
     const value = result.value;
-    scope.out[name] = value === undefined ? text : value;
-    scope.last = text;
-    if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
-    // A recorded node's file was written by the attempt that ran it.
-    if (node.writeOutput !== undefined && recorded === undefined) await writeOutput(scope, node, text);
-    const usage = result.usage;
-    if (usage !== undefined && recorded === undefined) addUsage(shared.usage, usage);
     // A node that chose its successor itself (route: choose) overrides the text rule; null is END.
     const chose = result.next;
     const r = node.route;
@@ -153,6 +148,16 @@ export async function walk(scope: RunContext, start: string): Promise<NodeResult
           : r.kind === 'end'
             ? undefined
             : routeList(r, text);
+    // A branch's last output is read by nobody: its fan-out takes it from the result, and its out is
+    // dropped. Written all the same when the node's write_output path (a template) may read it.
+    if (next !== undefined || !scope.outUnread || node.writeOutput !== undefined)
+      scope.setOut(name, value === undefined ? text : value);
+    scope.last = text;
+    if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
+    // A recorded node's file was written by the attempt that ran it.
+    if (node.writeOutput !== undefined && recorded === undefined) await writeOutput(scope, node, text);
+    const usage = result.usage;
+    if (usage !== undefined && recorded === undefined) addUsage(shared.usage, usage);
     if (emit) {
       const event: Extract<RunEvent, { type: 'node_end' }> = {
         type: 'node_end',

@@ -43,12 +43,16 @@ export const mapImpl: NodeKindImpl<MapDef> = {
     const start = def.node;
     const concurrency = def.concurrency ?? DEFAULT_MAP_CONCURRENCY;
     const continueOnError = def.on_error === 'continue';
+    // The items' first node, found on the first execution: a loaded hatchery never changes.
+    let startNode: CompiledNode | undefined;
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
         const seq = scope.seq;
         // itemsTemplate is only undefined when loading failed, and then nothing runs.
         const items = parseItems(scope.render(itemsTemplate!));
+        startNode ??= scope.hatchery.nodes.get(start);
+        const first = startNode ?? start;
         const results = await fanOut(scope, {
           count: items.length,
           concurrency,
@@ -58,8 +62,11 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           start: () => start,
           run: (i, signal) =>
             walk(
-              scope.child({ item: items[i], index: i }, { signal, path: branchPath(scope, seq, i), item: i }),
-              start,
+              scope.child(
+                { item: items[i], index: i },
+                { signal, path: branchPath(scope, seq, i), item: i, outUnread: true },
+              ),
+              first,
             ),
         });
         const outputs = new Array<string>(results.length);

@@ -36,10 +36,15 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
     });
     const join = def.join === undefined ? undefined : cc.template(def.join, 'join');
     const continueOnError = def.on_error === 'continue';
+    // The branches' first nodes, found on the first execution: a loaded hatchery never changes.
+    let starts: (CompiledNode | undefined)[] | undefined;
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
         const seq = scope.seq;
+        const nodes = scope.hatchery.nodes;
+        starts ??= names.map((name) => nodes.get(name));
+        const first = starts;
         const results = await fanOut(scope, {
           count: names.length,
           concurrency: names.length,
@@ -48,12 +53,14 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
           name: (i) => names[i]!,
           start: (i) => names[i]!,
           run: (i, signal) =>
-            walk(scope.child(undefined, { signal, path: branchPath(scope, seq, i) }), names[i]!),
+            walk(
+              scope.child(undefined, { signal, path: branchPath(scope, seq, i), outUnread: true }),
+              first[i] ?? names[i]!,
+            ),
         });
-        const out = scope.out;
         for (let i = 0; i < names.length; i++) {
           const r = results[i]!;
-          out[names[i]!] = r.value === undefined ? r.text : r.value;
+          scope.setOut(names[i]!, r.value === undefined ? r.text : r.value);
         }
         if (!join) return { text: defaultJoin(names, results) };
         const branches = names.map((name, i) => ({ name, output: results[i]!.text }));

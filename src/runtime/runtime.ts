@@ -399,7 +399,8 @@ export class Runtime {
     call: number | undefined,
   ): Promise<string> {
     checkDepth(parent.shared, parent.depth + 1, parent.hatchery);
-    const child = parent.child({ input }, { depth: parent.depth + 1, signal, call });
+    // Only the walk's result leaves the node's run: its last output is read by nobody.
+    const child = parent.child({ input }, { depth: parent.depth + 1, signal, call, outUnread: true });
     // The node starts a run of its own: its "previous output" (a script's default stdin) is the tool's input.
     child.last = input;
     const result = await walk(child, node);

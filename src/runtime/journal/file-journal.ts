@@ -9,6 +9,8 @@ import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } 
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
 const MAX_BUFFERED = 8192;
+/** Characters of lines a flush builds before it writes them (see flush). */
+const FLUSH_PIECE = 65_536;
 /**
  * Journals that keep their file open, at most: beyond, a journal opens and closes its file at each
  * flush, so thousands of runs in flight never use up the process's descriptors (often 1,024).
@@ -183,16 +185,33 @@ export class FileJournal implements RunJournal {
     this.times = [];
     let text = this.lead;
     this.lead = '';
-    for (let i = 0; i < queue.length; i++) {
-      const line = this.line(queue[i]!, times[i]!);
+    // Written in pieces of about 64 KB, each event let go once its line is built: a young-generation
+    // GC during a long flush then copies only what is left to write, not every line and event of the
+    // run, which it would promote and leave for the old generation's marking during the next runs
+    // (measured: 0.4 µs a node of the next run's time in a 1,000-node chain).
+    const items: (RunEvent | Extra | undefined)[] = queue;
+    for (let i = 0; i < items.length; i++) {
+      const line = this.line(items[i]!, times[i]!);
+      items[i] = undefined;
       if (line !== undefined) text += `${line}\n`;
+      if (text.length >= FLUSH_PIECE && i < items.length - 1) {
+        if (!this.writePiece(text)) return WRITTEN;
+        text = '';
+      }
     }
+    this.writePiece(text);
+    return WRITTEN;
+  }
+
+  /** Appends `text` (see writeText); false after a failed write, which ends the flush (its records are lost). */
+  private writePiece(text: string): boolean {
     try {
       this.writeText(text);
+      return true;
     } catch (err) {
       this.error = err;
+      return false;
     }
-    return WRITTEN;
   }
 
   /**
