@@ -8,7 +8,7 @@
 // own, so "journal off" is the honest figure: when the modes took turns in one process, the garbage of
 // the journal's flush (serialisation, keys, hashes) was collected during the journal-off runs and
 // counted there (1.5–2.0 µs/node alone against 2.3 between journal runs). Each child warms up on the
-// same chain (3 runs), then times its runs; its median is one sample. Rounds interleave the children
+// same chain (at least 20,000 node executions), then times its runs; its median is one sample. Rounds interleave the children
 // (modes, builds), the figure is the median over rounds. The 100,000 vs 1,000 comparison (journal off
 // only) takes turns in one child.
 // Usage: node --import tsx bench/runtime-overhead.ts [--rounds R] [--base DIST]...
@@ -75,7 +75,10 @@ async function child(mode: Mode, n: number, runs: number, dist: string | undefin
     const h = chain(n);
     const perNode: number[] = [];
     const written: number[] = [];
-    for (let i = -3; i < runs; i++) {
+    // Warm-up of at least 20,000 node executions (3 runs at least): with fewer, the timed runs of a
+    // 1,000-node chain still ran code V8 had not optimised yet, and measured the tiering, not the runtime.
+    const warm = smoke ? 1 : Math.max(3, Math.ceil(20_000 / n));
+    for (let i = -warm; i < runs; i++) {
       const t0 = performance.now();
       await runtime.run(h, { input: 'go', onEvent });
       const t1 = performance.now();
