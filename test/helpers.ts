@@ -113,3 +113,14 @@ export async function runCli(
   const code = await p.exit;
   return { code, stdout: p.out(), stderr: p.err() };
 }
+
+/** A small seeded random generator (mulberry32): property tests that fail can be replayed from their seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

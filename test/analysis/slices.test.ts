@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { tuning } from '../../src/loader/analysis/index.js';
-import { hatch } from '../helpers.js';
+import { hatch, seededRandom } from '../helpers.js';
 import { report } from './helpers.js';
 
 // Files of thousands of nodes analyse their variables in small slices, each over the nodes between
@@ -28,16 +28,8 @@ function sliced(def: unknown, sliceVars = 1): string[] {
   }
 }
 
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so a failure is reproducible. */
+const rng = seededRandom;
 
 /** A random file of `n` nodes: drones, parallels, maps and loops reading and saving variables. */
 function randomFile(seed: number, n: number): Record<string, unknown> {

@@ -6,6 +6,7 @@ import { simpleTags } from '../../src/engine/templates/simple.js';
 import { Template } from '../../src/engine/templates/templates.js';
 import { templateRefs } from '../../src/loader/analysis/template-refs.js';
 import { loadHatcheryObject } from '../../src/loader/load.js';
+import { seededRandom } from '../helpers.js';
 
 /**
  * Plain templates (text and `{{ a.b[0] }}` lookups, fast.ts' plan) are not parsed by nunjucks at load:
@@ -16,16 +17,8 @@ import { loadHatcheryObject } from '../../src/loader/load.js';
 const parse = (source: string): unknown =>
   (nunjucks as unknown as { parser: { parse(s: string): unknown } }).parser.parse(source);
 
-/** A small seeded generator (mulberry32), so a failure is reproducible. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so a failure is reproducible. */
+const rng = seededRandom;
 
 const PIECES = [
   'text ',

@@ -2,21 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadHatcheryObject } from '../../src/loader/load.js';
 import { isPlainJsonSchema, lazyOutputSchema } from '../../src/nodes/plain-schema.js';
+import { seededRandom } from '../helpers.js';
 
 /**
  * A plain output_schema gets its zod validator on first use instead of at load. That is only sound
  * if zod converts every schema called plain (else a broken schema would pass the load): checked on
  * seeded random schemas; and a schema that is not plain is still converted, and reported, at load.
  */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so a failure is reproducible. */
+const rng = seededRandom;
 
 const VALUES: unknown[] = [
   'object',
