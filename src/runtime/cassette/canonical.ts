@@ -23,22 +23,54 @@ const isIndex = (k: string) => {
  * the others in the order they were added (sorted).
  */
 function sortedKeys(value: object): string[] {
-  const keys = Object.keys(value).sort();
+  const keys = Object.keys(value);
+  sortFew(keys);
   if (!keys.some(isIndex)) return keys;
   const ints = keys.filter(isIndex).sort((a, b) => Number(a) - Number(b));
   for (const k of keys) if (!isIndex(k)) ints.push(k);
   return ints;
 }
 
+/** Sorts keys in place as Array.prototype.sort() would (UTF-16 order); a few without its overhead. */
+function sortFew(keys: string[]): void {
+  if (keys.length > 8) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+}
+
 /** Nesting past which the copying path takes over (it throws on a cycle as JSON.stringify does). */
 const MAX_DIRECT_DEPTH = 200;
+
+/** Nesting past which a value is not plain (see canonicalText; the journal's clean() cuts at 64). */
+const PLAIN_DEPTH = 32;
+
+/**
+ * canonicalJson(value), and whether the value is plain: every object in it a plain object (or null
+ * prototype) or an array, nested at most PLAIN_DEPTH deep, with no key starting with a digit. The
+ * journal writes a plain value as it is instead of a cleaned copy, as JSON.stringify gives it the
+ * same values and key order.
+ */
+export function canonicalText(value: unknown): { text: string; plain: boolean } {
+  const state = { plain: true };
+  return { text: canonical(value, 0, state) ?? 'null', plain: state.plain };
+}
 
 /**
  * The text `JSON.stringify(sortKeys(value))` gives, built without the copy: undefined, a function or
  * a symbol is left out of an object (undefined for the caller), null in an array (sortKeys made
  * undefined null, and JSON.stringify makes functions and symbols null).
  */
-function canonical(value: unknown, depth: number): string | undefined {
+function canonical(value: unknown, depth: number, state?: { plain: boolean }): string | undefined {
   switch (typeof value) {
     case 'string':
     case 'number':
@@ -51,25 +83,38 @@ function canonical(value: unknown, depth: number): string | undefined {
       return typeof value === 'bigint' ? JSON.stringify(value) : undefined;
   }
   if (value === null) return 'null';
+  if (state?.plain && depth > PLAIN_DEPTH) state.plain = false;
   if (depth > MAX_DIRECT_DEPTH) return JSON.stringify(sortKeys(value));
   if (Array.isArray(value)) {
     let text = '[';
     for (let i = 0; i < value.length; i++) {
       if (i > 0) text += ',';
-      text += canonical(value[i], depth + 1) ?? 'null';
+      text += canonical(value[i], depth + 1, state) ?? 'null';
     }
     return `${text}]`;
   }
   const keys = sortedKeys(value);
+  if (state?.plain && !isPlainObject(value, keys)) state.plain = false;
   let text = '{';
   let first = true;
   for (const k of keys) {
-    const v = canonical((value as Record<string, unknown>)[k], depth + 1);
+    const v = canonical((value as Record<string, unknown>)[k], depth + 1, state);
     if (v === undefined) continue;
     text += first ? `${JSON.stringify(k)}:${v}` : `,${JSON.stringify(k)}:${v}`;
     first = false;
   }
   return `${text}}`;
+}
+
+/** A plain object (or null prototype) with no key starting with a digit (see canonicalText). */
+function isPlainObject(value: object, keys: readonly string[]): boolean {
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k of keys) {
+    const c = k.charCodeAt(0);
+    if (c >= 48 && c <= 57) return false;
+  }
+  return true;
 }
 
 function sortKeys(value: unknown): unknown {

@@ -5,20 +5,17 @@
  * turn, and only the messages added since the last turn are written again.
  */
 import type { ChatRequest } from '../../providers/types.js';
-import { canonicalJson } from '../cassette/canonical.js';
+import { canonicalJson, canonicalText } from '../cassette/canonical.js';
 
 /** A request's canonical text, and whether JSON.stringify of its messages gives the same values. */
 export interface RequestText {
   text: string;
   /**
-   * Every object in the messages is a plain object or an array, nested at most PLAIN_DEPTH deep: the
-   * journal may then write them as they are instead of a cleaned copy (when nothing needs redacting).
+   * The messages are plain (see canonicalText): the journal may then write them as they are instead of
+   * a cleaned copy (when nothing needs redacting).
    */
   plain: boolean;
 }
-
-/** Deeper than this, a message is not plain (the journal's clean() cuts values at 64). */
-const PLAIN_DEPTH = 32;
 
 /** The canonical text of each message object, and whether it is plain. */
 const messageTexts = new WeakMap<object, RequestText>();
@@ -33,77 +30,10 @@ export function messageText(m: unknown, keep: boolean): RequestText {
   }
   let t = keep ? messageTexts.get(m) : undefined;
   if (t === undefined) {
-    const state = { plain: true };
-    t = { text: write(m, 0, state) ?? 'null', plain: state.plain };
+    t = canonicalText(m);
     if (keep) messageTexts.set(m, t);
   }
   return t;
-}
-
-/**
- * canonical() of cassette/canonical.ts for plain JSON values; anything else (an object of another
- * class, integer-like keys, deep nesting) is handed to canonicalJson itself and marks the value not plain.
- */
-function write(value: unknown, depth: number, state: { plain: boolean }): string | undefined {
-  switch (typeof value) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-      return JSON.stringify(value);
-    case 'object':
-      break;
-    default:
-      // undefined, a function or a symbol is left out (JSON leaves them out too); a bigint throws.
-      return typeof value === 'bigint' ? JSON.stringify(value) : undefined;
-  }
-  if (value === null) return 'null';
-  if (depth > PLAIN_DEPTH) return other(value, state);
-  if (Array.isArray(value)) {
-    let text = '[';
-    for (let i = 0; i < value.length; i++) {
-      if (i > 0) text += ',';
-      text += write(value[i], depth + 1, state) ?? 'null';
-    }
-    return `${text}]`;
-  }
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return other(value, state);
-  const keys = Object.keys(value);
-  sortKeys(keys);
-  let text = '{';
-  for (const k of keys) {
-    const c = k.charCodeAt(0);
-    // An integer-like key changes the key order canonicalJson keeps (integer keys first).
-    if (c >= 48 && c <= 57) return other(value, state);
-    const v = write((value as Record<string, unknown>)[k], depth + 1, state);
-    if (v === undefined) continue;
-    text += text.length === 1 ? `${JSON.stringify(k)}:${v}` : `,${JSON.stringify(k)}:${v}`;
-  }
-  return `${text}}`;
-}
-
-/** A value the fast writer leaves to canonicalJson (undefined for what an object leaves out). */
-function other(value: unknown, state: { plain: boolean }): string | undefined {
-  state.plain = false;
-  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined;
-  return canonicalJson(value);
-}
-
-/** Sorts a few keys in place, as Array.prototype.sort() would (UTF-16 order), without its overhead. */
-function sortKeys(keys: string[]): void {
-  if (keys.length > 8) {
-    keys.sort();
-    return;
-  }
-  for (let i = 1; i < keys.length; i++) {
-    const k = keys[i]!;
-    let j = i - 1;
-    while (j >= 0 && keys[j]! > k) {
-      keys[j + 1] = keys[j]!;
-      j--;
-    }
-    keys[j + 1] = k;
-  }
 }
 
 /** A top-level field: `,"name":value`, or nothing when the value is left out. */
