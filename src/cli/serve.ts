@@ -187,6 +187,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       store: await journalStore(values, dir, token ? [token] : []),
     },
     mcpServers,
+    // The first tools/list comes before the files are compiled: a fast start (issue 15).
+    deferLoad: true,
     genericTools: values['no-generic-tools'] !== true,
     maxConcurrent,
     maxResultBytes,

@@ -45,9 +45,11 @@ export function compileHatchery(
   options: LoadOptions,
   problems: ValidationProblem[],
   subs?: SubFiles,
+  /** The graph of `nodes`, when the caller built it already. */
+  built?: HatcheryGraph,
 ): Hatchery | undefined {
   const dir = file ? path.dirname(file) : process.cwd();
-  const graph = new HatcheryGraph(def.start, nodes);
+  const graph = built ?? new HatcheryGraph(def.start, nodes);
   const dependencies = new Set<string>();
   const mcpServers = { ...(options.mcpServers ?? {}), ...(def.mcpServers ?? {}) };
   const compiled = new Map<string, CompiledNode>();

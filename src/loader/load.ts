@@ -9,6 +9,8 @@ import {
 } from '../core/errors.js';
 import { type RealPathCheck, readFailure, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
+import { HatcheryGraph } from '../engine/graph.js';
+import type { HatcheryDef } from '../schema/hatchery.js';
 import { nearestSibling } from '../tools/compile.js';
 import { compileHatchery } from './compile.js';
 import { fromDesign, isDesign } from './design.js';
@@ -17,7 +19,7 @@ import { capProblems, MAX_PROBLEMS } from './limits.js';
 import { parseJson } from './parse.js';
 import { locateProblems } from './positions.js';
 import { SubFiles } from './sub-files.js';
-import { validateDefinition } from './validate.js';
+import { type ValidNode, validateDefinition } from './validate.js';
 import { isYamlFile, parseYaml } from './yaml.js';
 
 /**
@@ -50,9 +52,41 @@ export function loadHatcheryText(
   options: LoadOptions = {},
   subs?: SubFiles,
 ): LoadResult {
+  const first = prepareHatcheryText(text, file, options, subs);
+  return first.ok ? completeHatcheryText(first.prepared) : first;
+}
+
+/**
+ * The first half of a load, what a served file's tool definition needs: the text parsed and the
+ * definition validated (schema, node names, references), nothing compiled. A file that fails here
+ * gets the same error as from loadHatcheryText; completeHatcheryText does the rest.
+ */
+export function prepareHatcheryText(
+  text: string,
+  file: string,
+  options: LoadOptions = {},
+  subs?: SubFiles,
+): { ok: true; prepared: PreparedLoad } | Extract<LoadResult, { ok: false }> {
   const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
-  if (parsed.problem) return invalid(file, [parsed.problem]);
-  const res = loadValue(parsed.value, file, options, subs);
+  if (parsed.problem) return invalid(file, [parsed.problem]) as Extract<LoadResult, { ok: false }>;
+  const res = prepareValue(parsed.value, file, options, subs);
+  if ('prepared' in res) {
+    res.prepared.text = text;
+    return { ok: true, prepared: res.prepared };
+  }
+  return finish(text, file, res) as Extract<LoadResult, { ok: false }>;
+}
+
+/**
+ * The second half of a load (prepareHatcheryText's): templates, node kinds and tool references
+ * compiled, and the whole-file analysis. Problems found here are reported as loadHatcheryText would.
+ */
+export function completeHatcheryText(prepared: PreparedLoad): LoadResult {
+  return finish(prepared.text ?? '', prepared.file, completeValue(prepared));
+}
+
+/** Problems located in the text (line, column) and sorted as an editor lists them; warnings too. */
+function finish(text: string, file: string, res: Loaded): LoadResult {
   if ('hatchery' in res) {
     // Positions are looked up only when there is something to show, so a clean load parses once.
     if (res.hatchery.warnings.length > 0) {
@@ -78,13 +112,35 @@ export function loadHatcheryObject(
   options: LoadOptions = {},
   subs?: SubFiles,
 ): LoadResult {
-  const res = loadValue(value, file, options, subs);
+  const first = prepareValue(value, file, options, subs);
+  const res = 'prepared' in first ? completeValue(first.prepared) : first;
   return 'hatchery' in res
     ? { ok: true, hatchery: res.hatchery }
     : invalid(file, res.problems, res.notHatchery);
 }
 
-function loadValue(value: unknown, file: string, options: LoadOptions, subs?: SubFiles): Loaded {
+/** A definition validated and not yet compiled (see prepareHatcheryText). */
+export interface PreparedLoad {
+  readonly file: string;
+  readonly def: HatcheryDef;
+  readonly nodes: ValidNode[];
+  /** The graph of the validated nodes (compile uses it again). */
+  readonly graph: HatcheryGraph;
+  /** Warnings of validation so far. */
+  readonly problems: ValidationProblem[];
+  readonly options: LoadOptions;
+  /** The file's text, when loaded from text. */
+  text?: string;
+  readonly design?: ReturnType<typeof fromDesign>;
+  readonly subs: SubFiles;
+}
+
+function prepareValue(
+  value: unknown,
+  file: string,
+  options: LoadOptions,
+  subs?: SubFiles,
+): { prepared: PreparedLoad } | { problems: ValidationProblem[]; notHatchery?: boolean } {
   try {
     if (
       value !== null &&
@@ -108,10 +164,20 @@ function loadValue(value: unknown, file: string, options: LoadOptions, subs?: Su
     }
     // A file that fails lists its warnings too: every problem of the file, once.
     if (!def || problems.some(isError)) return { problems };
+    const graph = new HatcheryGraph(def.start, nodes);
+    return { prepared: { file, def, nodes, graph, problems, options, design, subs: sub } };
+  } catch (err) {
+    return { problems: [{ path: '', message: unexpectedLoadError(err) }] };
+  }
+}
+
+function completeValue(p: PreparedLoad): Loaded {
+  try {
+    const abs = p.file ? path.resolve(p.file) : '';
     // Warnings of validation travel on with the compile problems, so the hatchery carries them all.
-    const compileProblems: ValidationProblem[] = [...problems];
-    const hatchery = compileHatchery(abs, def, nodes, options, compileProblems, sub);
-    if (design) for (const p of compileProblems) p.path = design.sourcePath(p.path);
+    const compileProblems: ValidationProblem[] = [...p.problems];
+    const hatchery = compileHatchery(abs, p.def, p.nodes, p.options, compileProblems, p.subs, p.graph);
+    if (p.design) for (const q of compileProblems) q.path = p.design.sourcePath(q.path);
     if (!hatchery) return { problems: compileProblems };
     return { hatchery };
   } catch (err) {

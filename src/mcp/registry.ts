@@ -5,23 +5,32 @@ import { ValidationError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
 import {
+  completeHatcheryText,
   isHatcheryFileName,
   listHatcheryFileNames,
   loadHatcheryText,
+  type PreparedLoad,
+  prepareHatcheryText,
   unexpectedLoadError,
 } from '../loader/load.js';
 import { isYamlFile } from '../loader/yaml.js';
-import { hatcheryTool } from './tool-defs.js';
+import { hatcheryTool, preparedTool } from './tool-defs.js';
 
-/** What loading one file's text gives. */
-type LoadResult = ReturnType<typeof loadHatcheryText>;
+/** What loading one file's text gives: whole, or only its first half (a deferred start). */
+type LoadResult =
+  | ReturnType<typeof loadHatcheryText>
+  | { ok: true; prepared: PreparedLoad; hatchery?: undefined };
 
-/** One served hatchery: the loaded definition, its file text and its MCP tool. */
-export interface RegistryEntry {
+/** The name a loaded file defines. */
+function nameOf(res: { hatchery?: Hatchery; prepared?: PreparedLoad }): string {
+  return res.hatchery ? res.hatchery.name : res.prepared!.def.name;
+}
+
+/** One listed hatchery: its file text and its MCP tool, whether or not its load has completed. */
+export interface ListedEntry {
   readonly name: string;
   /** Absolute path of the file. */
   readonly file: string;
-  readonly hatchery: Hatchery;
   /** The file as written, served as an MCP resource. */
   readonly text: string;
   readonly tool: Tool;
@@ -31,6 +40,17 @@ export interface RegistryEntry {
   readonly graphUri: string;
   /** Media type of `text`: application/json, or application/yaml for a YAML file. */
   readonly mimeType: string;
+}
+
+/** One served hatchery: the loaded definition, its file text and its MCP tool. */
+export interface RegistryEntry extends ListedEntry {
+  readonly hatchery: Hatchery;
+}
+
+/** A file listed from the first half of its load (a deferred start), its compile and analysis to come. */
+interface PendingEntry extends ListedEntry {
+  readonly hatchery?: undefined;
+  readonly prepared: PreparedLoad;
 }
 
 /** What one refresh changed; `problems` are the error messages of files that failed to load. */
@@ -70,6 +90,11 @@ function graphUri(name: string): string {
   return `hatchery-graph://${name}`;
 }
 
+/** A change with nothing in it yet. */
+function emptyChange(): RegistryChange {
+  return { added: [], updated: [], removed: [], problems: [] };
+}
+
 /** True when a change removed, added or updated a tool. */
 export function changedTools(c: RegistryChange): boolean {
   return c.added.length + c.updated.length + c.removed.length > 0;
@@ -83,7 +108,16 @@ export function changedTools(c: RegistryChange): boolean {
 export class HatcheryRegistry {
   /** Absolute path of the served folder. */
   readonly dir: string;
-  private readonly byName = new Map<string, RegistryEntry>();
+  private readonly byName = new Map<string, RegistryEntry | PendingEntry>();
+  /** Listed files whose load is not complete yet, by name, in sorted order (see loadAll's `defer`). */
+  private readonly pending = new Map<string, PendingEntry>();
+  /** The load errors of files withdrawn when their deferred load failed, by the name they were listed as. */
+  private readonly withdrawn = new Map<string, { file: string; error: ValidationError }>();
+  /**
+   * Told of what completing a deferred load changed outside a refresh: a file withdrawn (its error
+   * in `problems`) or its tool sent again (the analysis disagreed on `required: ['input']`).
+   */
+  onSettled: ((change: RegistryChange) => void) | undefined;
   private readonly files = new Map<string, FileState>();
   private toolList: Tool[] | undefined;
   /** The folder's `.hatcheryignore` patterns, read by loadAll and again when that file changes. */
@@ -105,31 +139,120 @@ export class HatcheryRegistry {
     this.dir = path.resolve(dir);
   }
 
-  /** The entry serving `name`, if any. */
+  /**
+   * The entry serving `name`, if any; a file listed from a deferred start completes its load first,
+   * and is withdrawn if that fails (`failure` then gives its error).
+   */
   get(name: string): RegistryEntry | undefined {
-    return this.byName.get(name);
+    const e = this.byName.get(name);
+    return e?.hatchery ? e : e ? this.settleOne(e) : undefined;
   }
 
-  /** Every served entry, sorted by name. */
+  /** The load error of `name` when its file was listed and then withdrawn because its load failed. */
+  failure(name: string): ValidationError | undefined {
+    return this.withdrawn.get(name)?.error;
+  }
+
+  /** Every served entry, sorted by name (deferred loads are completed first). */
   entries(): RegistryEntry[] {
+    this.settleAll();
+    return this.listed() as RegistryEntry[];
+  }
+
+  /** Every listed entry, sorted by name, loaded completely or not (names, texts, tools). */
+  listed(): ListedEntry[] {
     return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** The MCP tools of every served hatchery (cached until the next change). */
+  /** How many listed files still wait for the second half of their load. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Completes deferred loads in name order for about `budgetMs` (at least one), so a caller can
+   * spread them over event-loop turns; returns how many are left.
+   */
+  settleSome(budgetMs: number): number {
+    const until = performance.now() + budgetMs;
+    const change = emptyChange();
+    for (const e of this.pending.values()) {
+      this.settle(e, change);
+      if (performance.now() >= until) break;
+    }
+    this.announce(change);
+    return this.pending.size;
+  }
+
+  /** Completes every deferred load now. */
+  settleAll(): void {
+    if (this.pending.size > 0) this.settleSome(Number.POSITIVE_INFINITY);
+  }
+
+  private settleOne(e: PendingEntry): RegistryEntry | undefined {
+    const change = emptyChange();
+    const done = this.settle(e, change);
+    this.announce(change);
+    return done;
+  }
+
+  private announce(change: RegistryChange): void {
+    if (changedTools(change)) this.toolList = undefined;
+    if (changedTools(change) || change.problems.length > 0) this.onSettled?.(change);
+  }
+
+  /**
+   * The second half of a deferred load: the file is served with its compiled hatchery (its tool
+   * sent again when the analysis disagrees with the first half's guess), or withdrawn with its error.
+   */
+  private settle(e: PendingEntry, change: RegistryChange): RegistryEntry | undefined {
+    this.pending.delete(e.name);
+    let res: LoadResult;
+    try {
+      res = completeHatcheryText(e.prepared);
+    } catch (err) {
+      res = {
+        ok: false,
+        error: new ValidationError(e.file, [{ path: '', message: unexpectedLoadError(err) }]),
+      };
+    }
+    const state = this.files.get(e.file);
+    if (this.byName.get(e.name) !== e || !state) return undefined;
+    if (!res.ok) {
+      this.byName.delete(e.name);
+      state.served = undefined;
+      state.error = res.error.message;
+      state.problems = res.error.problems;
+      this.withdrawn.set(e.name, { file: e.file, error: res.error });
+      change.removed.push(e.name);
+      change.problems.push(res.error.message);
+      return undefined;
+    }
+    const h = res.hatchery!;
+    const tool = hatcheryTool(h);
+    if (tool.inputSchema.required?.length !== e.tool.inputSchema.required?.length)
+      change.updated.push(e.name);
+    const { prepared: _, ...listed } = e;
+    const entry: RegistryEntry = { ...listed, hatchery: h, tool };
+    this.byName.set(e.name, entry);
+    return entry;
+  }
+
+  /** The MCP tools of every listed hatchery (cached until the next change). */
   tools(): Tool[] {
-    this.toolList ??= this.entries().map((e) => e.tool);
+    this.toolList ??= this.listed().map((e) => e.tool);
     return this.toolList;
   }
 
   /** The entry whose resource URI is `uri`. */
   byUri(uri: string): RegistryEntry | undefined {
-    for (const e of this.byName.values()) if (e.uri === uri) return e;
+    for (const e of this.byName.values()) if (e.uri === uri) return this.get(e.name);
     return undefined;
   }
 
   /** The entry whose flowchart resource URI is `uri`. */
   byGraphUri(uri: string): RegistryEntry | undefined {
-    for (const e of this.byName.values()) if (e.graphUri === uri) return e;
+    for (const e of this.byName.values()) if (e.graphUri === uri) return this.get(e.name);
     return undefined;
   }
 
@@ -155,10 +278,14 @@ export class HatcheryRegistry {
     return this.files.get(file)?.text;
   }
 
-  /** Every file the served hatcheries depend on (hatch: targets, files entries, js: modules). */
-  dependencies(): Set<string> {
+  /**
+   * Every file the served hatcheries depend on (hatch: targets, files entries, js: modules); of the
+   * files whose deferred load has completed, unless `all` completes them first.
+   */
+  dependencies(all = false): Set<string> {
+    if (all) this.settleAll();
     const deps = new Set<string>();
-    for (const e of this.byName.values()) for (const d of e.hatchery.dependencies) deps.add(d);
+    for (const e of this.byName.values()) if (e.hatchery) for (const d of e.hatchery.dependencies) deps.add(d);
     return deps;
   }
 
@@ -174,12 +301,21 @@ export class HatcheryRegistry {
     return !this.ignore.ignores(rel.split(path.sep).join('/'));
   }
 
-  /** Loads every hatchery file of the folder (first file wins a duplicate name, in sorted order). */
-  async loadAll(): Promise<RegistryChange> {
+  /**
+   * Loads every hatchery file of the folder (first file wins a duplicate name, in sorted order). With
+   * `defer`, each file is only parsed and validated, and listed with the tool that gives; its compile
+   * and analysis come when it is first used (get), or from settleSome, and a file that fails them
+   * is withdrawn then (onSettled). A file broken at parse or schema level is never listed either way.
+   */
+  async loadAll(options: { defer?: boolean } = {}): Promise<RegistryChange> {
     this.ignore = await ignoreRulesOf(this.dir);
     // Names only: each file is read once, by the load, which skips files that are no hatchery.
     const files = await listHatcheryFileNames(this.dir, this.ignore);
-    return this.refresh(files);
+    if (!options.defer || this.files.size > 0) return this.refresh(files);
+    const change = emptyChange();
+    this.reload(files, new Set(files), change, true);
+    if (changedTools(change)) this.toolList = undefined;
+    return change;
   }
 
   /**
@@ -187,7 +323,9 @@ export class HatcheryRegistry {
    * them (transitively), and every file that failed before (it may have waited for one of them).
    */
   async refresh(paths: Iterable<string>): Promise<RegistryChange> {
-    const change: RegistryChange = { added: [], updated: [], removed: [], problems: [] };
+    const change = emptyChange();
+    // Dependencies below are those of complete loads: deferred ones complete first.
+    for (const e of this.pending.values()) this.settle(e, change);
     const direct = new Set<string>();
     const targets = new Set<string>();
     const queue = [...paths].map((p) => path.resolve(p));
@@ -208,7 +346,7 @@ export class HatcheryRegistry {
         direct.add(p);
       }
       for (const e of this.byName.values()) {
-        if (e.hatchery.dependencies.includes(p) && !targets.has(e.file)) {
+        if (e.hatchery?.dependencies.includes(p) && !targets.has(e.file)) {
           targets.add(e.file);
           queue.push(e.file);
         }
@@ -242,25 +380,26 @@ export class HatcheryRegistry {
    * swapping names) can be taken, and a file refused for a duplicate name serves nothing, as its
    * error says.
    */
-  private reload(files: string[], direct: Set<string>, change: RegistryChange): void {
+  private reload(files: string[], direct: Set<string>, change: RegistryChange, defer = false): void {
     const loaded: [string, string, LoadResult][] = [];
     for (const f of files) {
       // Read synchronously: the load that follows is synchronous anyway, and a promise per file cost
       // 5-6 times the CPU of a readFileSync loop (46-62 ms against 7-10 ms at 1,000 files at start).
       const text = readText(f);
       if (text === undefined) this.remove(f, change);
-      else loaded.push([f, text, this.loadText(f, text)]);
+      else loaded.push([f, text, this.loadText(f, text, defer)]);
     }
     for (const [f, , res] of loaded) {
       const served = this.files.get(f)?.served;
-      if (res.ok && served !== undefined && served !== res.hatchery.name) this.release(f, change);
+      if (res.ok && served !== undefined && served !== nameOf(res)) this.release(f, change);
     }
     for (const [f, text, res] of loaded) this.load(f, text, res, direct.has(f), change);
   }
 
   /** Loads one file's text; whatever goes wrong is that file's error, so start-up and other reloads go on. */
-  private loadText(file: string, text: string): LoadResult {
+  private loadText(file: string, text: string, defer: boolean): LoadResult {
     try {
+      if (defer) return prepareHatcheryText(text, file, this.options.load);
       return loadHatcheryText(text, file, this.options.load);
     } catch (err) {
       return {
@@ -276,6 +415,7 @@ export class HatcheryRegistry {
     if (!state?.served) return;
     if (this.byName.get(state.served)?.file === file) {
       this.byName.delete(state.served);
+      this.pending.delete(state.served);
       change.removed.push(state.served);
     }
     state.served = undefined;
@@ -285,8 +425,10 @@ export class HatcheryRegistry {
     const state = this.files.get(file);
     if (!state) return;
     this.files.delete(file);
+    for (const [name, w] of this.withdrawn) if (w.file === file) this.withdrawn.delete(name);
     if (state.served && this.byName.get(state.served)?.file === file) {
       this.byName.delete(state.served);
+      this.pending.delete(state.served);
       change.removed.push(state.served);
     }
   }
@@ -310,7 +452,7 @@ export class HatcheryRegistry {
       fail(res.error.message, res.error.problems);
       return;
     }
-    const h = res.hatchery;
+    const h = { name: nameOf(res) };
     if (this.options.reserved?.has(h.name)) {
       fail(
         `${file}: name "${h.name}" is taken by the server's own tool of that name; rename the hatchery (or start the server with --no-generic-tools)`,
@@ -326,20 +468,27 @@ export class HatcheryRegistry {
     }
     state.error = undefined;
     state.problems = undefined;
+    for (const [name, w] of this.withdrawn) if (w.file === file || name === h.name) this.withdrawn.delete(name);
     if (state.served && state.served !== h.name && this.byName.get(state.served)?.file === file) {
       this.byName.delete(state.served);
+      this.pending.delete(state.served);
       change.removed.push(state.served);
     }
-    this.byName.set(h.name, {
+    const listed: ListedEntry = {
       name: h.name,
       file,
-      hatchery: h,
       text,
-      tool: hatcheryTool(h),
+      tool: res.hatchery ? hatcheryTool(res.hatchery) : preparedTool(res.prepared),
       uri: resourceUri(h.name),
       graphUri: graphUri(h.name),
       mimeType: isYamlFile(file) ? 'application/yaml' : 'application/json',
-    });
+    };
+    if (res.hatchery) this.byName.set(h.name, { ...listed, hatchery: res.hatchery });
+    else {
+      const entry: PendingEntry = { ...listed, prepared: res.prepared };
+      this.byName.set(h.name, entry);
+      this.pending.set(h.name, entry);
+    }
     state.served = h.name;
     if (!owner) change.added.push(h.name);
     else change.updated.push(h.name);

@@ -37,6 +37,13 @@ export interface HatcheryServerOptions {
   genericTools?: boolean;
   /** Runs executing at once; further calls wait (default unlimited). */
   maxConcurrent?: number;
+  /**
+   * Answer the first tools/list before compiling the files (default false; `serve` sets it): each
+   * file is listed once parsed and validated, and compiled and analysed on its first use or in the
+   * background after that answer. A file that fails then is withdrawn (list_changed) and its error
+   * logged; a call to it gets that error. Files broken at parse or schema level are never listed.
+   */
+  deferLoad?: boolean;
   /** Watch the folder and reload changed files (default true). */
   watch?: boolean;
   /** Quiet time after a file event before reloading, in milliseconds (default 100, at least 60). */
@@ -95,6 +102,9 @@ const MTIME_MARGIN_MS = 50;
 /** Longest wait for a first tools/list before the folder is watched anyway, in milliseconds. */
 const WATCH_DELAY_MS = 300;
 
+/** CPU time given to deferred loads per event-loop turn, in milliseconds (see settleInBackground). */
+const SETTLE_SLICE_MS = 8;
+
 /** Longest tool description quoted in the server instructions. */
 const INSTRUCTION_DESC_LIMIT = 200;
 /** Most tools listed by name in the server instructions. */
@@ -135,6 +145,8 @@ export class HatcheryMcpServer implements ServerHost {
   private startWatching: (() => void) | undefined;
   /** True once the first tools/list started the warm-up (see warmUp). */
   private warmed = false;
+  /** True once deferred loads are being completed in the background (see settleInBackground). */
+  private settling = false;
 
   private constructor(readonly options: HatcheryServerOptions) {
     this.ownsRuntime = !options.runtime;
@@ -149,7 +161,8 @@ export class HatcheryMcpServer implements ServerHost {
       reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
     });
     // No run may plant a tool: the served folder, its hatchery files and their dependencies are off limits.
-    this.runtime.protectServed(this.registry.dir, () => this.registry.dependencies());
+    this.runtime.protectServed(this.registry.dir, () => this.registry.dependencies(true));
+    this.registry.onSettled = (change) => this.announce(change);
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
     this.tasks = options.tasks !== false && this.runtime.store !== undefined;
@@ -194,9 +207,9 @@ export class HatcheryMcpServer implements ServerHost {
     const server = new HatcheryMcpServer({ ...options, dir });
     // Kernel file times lag Date.now() by up to a clock tick: a margin, since a write after it is caught.
     const since = Date.now() - MTIME_MARGIN_MS;
-    const change = await server.registry.loadAll();
+    const change = await server.registry.loadAll({ defer: options.deferLoad });
     for (const p of change.problems) server.log('error', p);
-    const names = server.registry.entries().map((e) => e.name);
+    const names = server.registry.listed().map((e) => e.name);
     server.log(
       'info',
       `serving ${names.length} hatcher${names.length === 1 ? 'y' : 'ies'} from ${dir}${names.length ? `: ${names.join(', ')}` : ''}`,
@@ -229,7 +242,10 @@ export class HatcheryMcpServer implements ServerHost {
           })
           .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
       };
-      const timer = setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS);
+      const timer = setTimeout(() => {
+        server.startWatching?.();
+        server.settleInBackground();
+      }, WATCH_DELAY_MS);
       // A server closed before then exits at once: the watcher would not start after close anyway.
       timer.unref();
       watcher.watchFiles(registry.dependencies());
@@ -355,6 +371,7 @@ export class HatcheryMcpServer implements ServerHost {
    */
   private warmUp(): void {
     if (this.closing) return;
+    this.settleInBackground();
     // A failure is the first call's own error (it imports again).
     loadCallHandling().catch(() => undefined);
     if (!this.ownsRuntime || this.options.runtimeOptions?.providerFactory) return;
@@ -364,9 +381,25 @@ export class HatcheryMcpServer implements ServerHost {
     if (env.ANTHROPIC_API_KEY) import('../providers/anthropic.js').catch(() => undefined);
   }
 
+  /**
+   * Completes the deferred loads (see deferLoad) a few milliseconds per event-loop turn, so requests
+   * are answered in between; a call needing a file still waiting completes that one at once.
+   */
+  settleInBackground(): void {
+    if (this.settling || this.registry.pendingCount === 0) return;
+    this.settling = true;
+    const step = () => {
+      if (this.closing) return;
+      if (this.registry.settleSome(SETTLE_SLICE_MS) > 0) setImmediate(step);
+      // The files they depend on are known now: watch them, as after a reload.
+      else this.watcher?.watchFiles(this.registry.dependencies());
+    };
+    setImmediate(step);
+  }
+
   /** The server instructions: what the tools are, and how to use the generic ones. */
   instructions(): string {
-    const entries = this.registry.entries();
+    const entries = this.registry.listed();
     const lines = [
       `hatchery-mcp runs JSON-defined LLM workflows ("hatcheries") from ${this.registry.dir}. Each hatchery is a tool: pass the text to work on as "input", plus the named inputs its schema lists; the result is the workflow's final output.`,
     ];
@@ -374,7 +407,7 @@ export class HatcheryMcpServer implements ServerHost {
     else {
       lines.push('Hatcheries loaded at start:');
       for (const e of entries.slice(0, INSTRUCTION_TOOL_LIMIT)) {
-        lines.push(`- ${e.name}: ${this.out.text(e.hatchery.desc, INSTRUCTION_DESC_LIMIT)}`);
+        lines.push(`- ${e.name}: ${this.out.text(e.tool.description ?? '', INSTRUCTION_DESC_LIMIT)}`);
       }
       if (entries.length > INSTRUCTION_TOOL_LIMIT)
         lines.push(`- and ${entries.length - INSTRUCTION_TOOL_LIMIT} more`);
@@ -405,6 +438,12 @@ export class HatcheryMcpServer implements ServerHost {
   /** Reloads changed paths and tells every client when the tools changed. */
   async reload(paths: string[]): Promise<RegistryChange> {
     const change = await this.registry.refresh(paths);
+    this.announce(change);
+    return change;
+  }
+
+  /** Logs a registry change's errors and tells every client when the tools changed. */
+  private announce(change: RegistryChange): void {
     for (const p of change.problems) this.log('error', p);
     if (changedTools(change)) {
       const parts = [
@@ -425,7 +464,6 @@ export class HatcheryMcpServer implements ServerHost {
       }
       for (const fn of this.listChanged) fn();
     }
-    return change;
   }
 
   /** Calls `fn` whenever the tool list changes (stateless HTTP publishes it to its subscribers); returns the unsubscriber. */

@@ -52,18 +52,26 @@ export function createSession(core: ServerHost): Session {
     tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
   }));
 
-  server.setRequestHandler('tools/call', async (request, ctx) =>
-    (await loadCallHandling()).handleCall(core, server, request, ctx),
-  );
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const calls = await loadCallHandling();
+    // A file listed before its load completed (a deferred start) completes it now; one that failed
+    // it is withdrawn, and the call gets the file's problems as a broken file's error.
+    const name = request.params.name;
+    if (!core.registry.get(name)) {
+      const failure = core.registry.failure(name);
+      if (failure) return (await import('./calls.js')).errorResult(core, failure);
+    }
+    return calls.handleCall(core, server, request, ctx);
+  });
   registerTasksExtension(server, core);
 
   server.setRequestHandler('resources/list', () => ({
-    resources: core.registry.entries().flatMap((e) => [
+    resources: core.registry.listed().flatMap((e) => [
       {
         uri: e.uri,
         name: e.name,
         title: `${e.name} (hatchery definition)`,
-        description: core.out.desc(e.hatchery.desc),
+        description: core.out.desc(e.tool.description ?? ''),
         mimeType: e.mimeType,
       },
       // The flowchart of each hatchery, for clients that draw Mermaid (built when read).

@@ -1,6 +1,8 @@
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
+import { likelyInputRequired } from '../loader/input-guess.js';
+import type { PreparedLoad } from '../loader/load.js';
 import { actualOf } from '../schema/issues.js';
 import { didYouMean, listNames, nearest, quote } from '../schema/suggest.js';
 
@@ -48,12 +50,21 @@ function toolRefsOf(node: Record<string, unknown>): string[] {
  * tools) count as neither read-only nor closed-world.
  */
 export function annotationsFor(h: Hatchery): ToolAnnotations {
+  return annotationsOf(h.name, h.def.nodes as Record<string, unknown>[], h.nodes.values());
+}
+
+/** annotationsFor from a file's node definitions and its nodes' kinds (compiled or only validated). */
+function annotationsOf(
+  name: string,
+  defs: readonly Record<string, unknown>[],
+  nodes: Iterable<{ readonly index: number; readonly kind: string }>,
+): ToolAnnotations {
   let openWorld = false;
   let readOnly = true;
   // Node kinds by their index in the file, read once: a lookup per node would be quadratic.
   const kinds: (string | undefined)[] = [];
-  for (const n of h.nodes.values()) kinds[n.index] = n.kind;
-  for (const [i, node] of (h.def.nodes as Record<string, unknown>[]).entries()) {
+  for (const n of nodes) kinds[n.index] = n.kind;
+  for (const [i, node] of defs.entries()) {
     const kind = kinds[i];
     if (kind === 'drone') openWorld = true;
     if (kind === 'script') {
@@ -72,13 +83,51 @@ export function annotationsFor(h: Hatchery): ToolAnnotations {
       readOnly = false;
     }
   }
-  const a: ToolAnnotations = { title: h.name, readOnlyHint: readOnly, openWorldHint: openWorld };
+  const a: ToolAnnotations = { title: name, readOnlyHint: readOnly, openWorldHint: openWorld };
   if (readOnly) a.destructiveHint = false;
   return a;
 }
 
 /** The MCP tool of a hatchery: `input` plus one string per declared input, described by its prompt. */
 export function hatcheryTool(h: Hatchery): Tool {
+  return toolOf({
+    name: h.name,
+    desc: h.desc,
+    inputs: h.inputs,
+    inputRequired: h.inputRequired,
+    annotations: annotationsFor(h),
+    outputSchema: h.outputSchema,
+  });
+}
+
+/**
+ * The MCP tool of a file validated and not compiled yet (a deferred start): the same tool as
+ * hatcheryTool gives once it is, but for `required: ['input']`, which is likelyInputRequired's guess
+ * until the analysis has run (the registry sends the tool again when the guess was wrong).
+ */
+export function preparedTool(p: PreparedLoad): Tool {
+  const { def, nodes, graph } = p;
+  return toolOf({
+    name: def.name,
+    desc: def.desc,
+    inputs: def.inputs ?? {},
+    inputRequired: likelyInputRequired(def, nodes, graph.start),
+    annotations: annotationsOf(def.name, def.nodes as Record<string, unknown>[], nodes),
+    outputSchema: graph.finalOutputSchema,
+  });
+}
+
+/** What a hatchery's tool is made of. */
+interface ToolSource {
+  readonly name: string;
+  readonly desc: string;
+  readonly inputs: Readonly<Record<string, string>>;
+  readonly inputRequired: boolean;
+  readonly annotations: ToolAnnotations;
+  readonly outputSchema: Record<string, unknown> | undefined;
+}
+
+function toolOf(h: ToolSource): Tool {
   const properties: Record<string, object> = {
     input: { type: 'string', description: INPUT_DESCRIPTION },
   };
@@ -96,7 +145,7 @@ export function hatcheryTool(h: Hatchery): Tool {
       ...(h.inputRequired ? { required: ['input'] } : {}),
       additionalProperties: false,
     } as Tool['inputSchema'],
-    annotations: annotationsFor(h),
+    annotations: h.annotations,
   };
   const out = h.outputSchema;
   if (out && out.type === 'object') tool.outputSchema = out as Tool['outputSchema'];
