@@ -285,7 +285,8 @@ export class HatcheryRegistry {
   dependencies(all = false): Set<string> {
     if (all) this.settleAll();
     const deps = new Set<string>();
-    for (const e of this.byName.values()) if (e.hatchery) for (const d of e.hatchery.dependencies) deps.add(d);
+    for (const e of this.byName.values())
+      if (e.hatchery) for (const d of e.hatchery.dependencies) deps.add(d);
     return deps;
   }
 
@@ -468,7 +469,8 @@ export class HatcheryRegistry {
     }
     state.error = undefined;
     state.problems = undefined;
-    for (const [name, w] of this.withdrawn) if (w.file === file || name === h.name) this.withdrawn.delete(name);
+    for (const [name, w] of this.withdrawn)
+      if (w.file === file || name === h.name) this.withdrawn.delete(name);
     if (state.served && state.served !== h.name && this.byName.get(state.served)?.file === file) {
       this.byName.delete(state.served);
       this.pending.delete(state.served);
