@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hatch, problems, runCli, tempDir } from '../helpers.js';
-import { spawnCli, textOf, writeHatchery } from '../mcp/helpers.js';
+import { spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
 
 const BROKEN = '{{ ctx.input ';
 const GOOD = '{% if ctx.input %}got {{ ctx.input | upper }}{% endif %}';
@@ -48,10 +48,16 @@ describe('template errors are load problems although templates compile on first 
     writeHatchery(dir, 'good.json', echoFile('good', GOOD));
     const s = await spawnCli(dir, { args: ['--no-generic-tools'] });
     close = s.close;
+    // serve lists files once validated and compiles their templates right after its first answer
+    // (issue 15: start-up): the broken file is withdrawn then, and never runs.
+    await s.client.listTools();
+    const broken = await s.client.callTool({ name: 'broken', arguments: { input: 'hi' } });
+    expect(broken.isError).toBe(true);
+    expect(textOf(broken)).toContain('template syntax error');
     const names = (await s.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(['good']);
+    await waitFor(() => s.stderr().includes('template syntax error'), 10_000, 'the error logged');
     expect(s.stderr()).toContain(`${path.join(dir, 'broken.json')}: nodes/0/tool_args/text`);
-    expect(s.stderr()).toContain('template syntax error');
     const first = await s.client.callTool({ name: 'good', arguments: { input: 'hi' } });
     expect(textOf(first)).toContain('got HI');
     const second = await s.client.callTool({ name: 'good', arguments: { input: 'there' } });
