@@ -217,7 +217,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     } else {
       core.serveStdio(new GuardedStdioServerTransport());
       if (shouldWelcome(false, process.stdin.isTTY === true, process.stderr.isTTY === true))
-        process.stderr.write(welcomeText(dir, core.registry.entries().length));
+        process.stderr.write(welcomeText(dir, core.registry.listed().length));
     }
     const why = await shutdown.done;
     core.log('info', `shutting down (${why})`);

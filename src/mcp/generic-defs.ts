@@ -171,3 +171,9 @@ export const GENERIC_TOOL_NAMES: ReadonlySet<string> = new Set(GENERIC_TOOLS.map
 export function isGenericTool(name: string): boolean {
   return GENERIC_TOOL_NAMES.has(name);
 }
+
+/**
+ * Default longest wait of a hatchery tool call before its run is handed off, in ms: handoff.ts's
+ * DEFAULT_SYNC_WAIT_MS, here for the server's start, which does not import the call path.
+ */
+export const DEFAULT_SYNC_WAIT_MS = 50_000;

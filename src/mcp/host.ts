@@ -34,6 +34,11 @@ export interface ServerHost extends CallHost {
   tools(): Tool[];
   /** The instructions sent to clients at initialization. */
   instructions(): string;
+  /**
+   * Resolves once the runtime is built and the loader's compiling half imported (a deferred start
+   * does both after the first tools/list answer); what reads `runtime` or compiles awaits it.
+   */
+  ready(): Promise<void>;
 }
 
 /** A prepared attempt of a journaled run (Runtime.prepareResume), run later in the background. */

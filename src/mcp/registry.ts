@@ -1,25 +1,28 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
-import { ValidationError, type ValidationProblem } from '../core/errors.js';
+import { HatcheryError, ValidationError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
 import {
-  completeHatcheryText,
   isHatcheryFileName,
   listHatcheryFileNames,
-  loadHatcheryText,
   type PreparedLoad,
   prepareHatcheryText,
   unexpectedLoadError,
-} from '../loader/load.js';
+  type LoadResult as WholeLoad,
+} from '../loader/prepare.js';
 import { isYamlFile } from '../loader/yaml.js';
 import { hatcheryTool, preparedTool } from './tool-defs.js';
 
 /** What loading one file's text gives: whole, or only its first half (a deferred start). */
-type LoadResult =
-  | ReturnType<typeof loadHatcheryText>
-  | { ok: true; prepared: PreparedLoad; hatchery?: undefined };
+type LoadResult = WholeLoad | { ok: true; prepared: PreparedLoad; hatchery?: undefined };
+
+/**
+ * The compiling half of the loader (templates, node kinds, tools, analysis), imported when first
+ * needed: a deferred start lists its files without it (see HatcheryRegistry.ready).
+ */
+let loader: typeof import('../loader/load.js') | undefined;
 
 /** The name a loaded file defines. */
 function nameOf(res: { hatchery?: Hatchery; prepared?: PreparedLoad }): string {
@@ -131,12 +134,18 @@ export class HatcheryRegistry {
   constructor(
     dir: string,
     private readonly options: {
+      /** Load options; a server sets them once its runtime is built (see setLoadOptions). */
       load?: LoadOptions;
       /** Names taken by the server's own tools. */
       reserved?: ReadonlySet<string>;
     } = {},
   ) {
     this.dir = path.resolve(dir);
+  }
+
+  /** Sets the options later loads use (a server's runtime, built after its first answer, gives them). */
+  setLoadOptions(load: LoadOptions): void {
+    this.options.load = load;
   }
 
   /**
@@ -146,6 +155,20 @@ export class HatcheryRegistry {
   get(name: string): RegistryEntry | undefined {
     const e = this.byName.get(name);
     return e?.hatchery ? e : e ? this.settleOne(e) : undefined;
+  }
+
+  /**
+   * Imports the compiling half of the loader; get, entries and the settle methods need it once a
+   * deferred start listed files (loadAll and refresh import it themselves).
+   */
+  async ready(): Promise<void> {
+    loader ??= await import('../loader/load.js');
+  }
+
+  /** The loader's compiling half; ready() must have imported it. */
+  private get loader(): typeof import('../loader/load.js') {
+    if (!loader) throw new HatcheryError('INTERNAL', 'the hatchery loader is used before it is imported');
+    return loader;
   }
 
   /** The load error of `name` when its file was listed and then withdrawn because its load failed. */
@@ -209,7 +232,7 @@ export class HatcheryRegistry {
     this.pending.delete(e.name);
     let res: LoadResult;
     try {
-      res = completeHatcheryText(e.prepared);
+      res = this.loader.completeHatcheryText(e.prepared, this.options.load);
     } catch (err) {
       res = {
         ok: false,
@@ -313,6 +336,7 @@ export class HatcheryRegistry {
     // Names only: each file is read once, by the load, which skips files that are no hatchery.
     const files = await listHatcheryFileNames(this.dir, this.ignore);
     if (!options.defer || this.files.size > 0) return this.refresh(files);
+    // Listed from their first half only: the compiling half is imported after the answer.
     const change = emptyChange();
     this.reload(files, new Set(files), change, true);
     if (changedTools(change)) this.toolList = undefined;
@@ -324,6 +348,7 @@ export class HatcheryRegistry {
    * them (transitively), and every file that failed before (it may have waited for one of them).
    */
   async refresh(paths: Iterable<string>): Promise<RegistryChange> {
+    await this.ready();
     const change = emptyChange();
     // Dependencies below are those of complete loads: deferred ones complete first.
     for (const e of this.pending.values()) this.settle(e, change);
@@ -401,7 +426,7 @@ export class HatcheryRegistry {
   private loadText(file: string, text: string, defer: boolean): LoadResult {
     try {
       if (defer) return prepareHatcheryText(text, file, this.options.load);
-      return loadHatcheryText(text, file, this.options.load);
+      return this.loader.loadHatcheryText(text, file, this.options.load);
     } catch (err) {
       return {
         ok: false,

@@ -7,12 +7,10 @@ import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
-import { Runtime, type RuntimeOptions } from '../runtime/runtime.js';
+import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { resumeRun } from './background.js';
 import { TASK_SOURCE } from './ext-tasks/schemas.js';
-import { GENERIC_TOOL_NAMES } from './generic-defs.js';
-import { DEFAULT_SYNC_WAIT_MS } from './handoff.js';
+import { DEFAULT_SYNC_WAIT_MS, GENERIC_TOOL_NAMES } from './generic-defs.js';
 import type { ServerHost } from './host.js';
 import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
@@ -116,7 +114,6 @@ const INSTRUCTION_TOOL_LIMIT = 50;
  */
 export class HatcheryMcpServer implements ServerHost {
   readonly registry: HatcheryRegistry;
-  readonly runtime: Runtime;
   readonly limiter: Limiter;
   readonly runs: RunRegistry;
   readonly tasks: boolean;
@@ -147,27 +144,28 @@ export class HatcheryMcpServer implements ServerHost {
   private warmed = false;
   /** True once deferred loads are being completed in the background (see settleInBackground). */
   private settling = false;
+  /** The runtime, once built (see runtime). */
+  private built: Runtime | undefined;
+  private building: Promise<void> | undefined;
+  private readying: Promise<void> | undefined;
+  /** The environment of runs (the runtime's): secrets to redact, API keys to warm up for. */
+  private readonly env: Readonly<Record<string, string | undefined>>;
 
   private constructor(readonly options: HatcheryServerOptions) {
     this.ownsRuntime = !options.runtime;
-    this.runtime = options.runtime ?? new Runtime(withMcpServers(options.runtimeOptions, options.mcpServers));
     this.registry = new HatcheryRegistry(options.dir, {
-      // The folder's files and their hatch: sub-files load with the same options.
-      // The runtime's roots come along, so constant paths outside them are load errors here too.
-      load: {
-        ...this.runtime.loadOptions,
-        mcpServers: this.runtime.loadOptions.mcpServers ?? options.mcpServers,
-      },
       reserved: options.genericTools === false ? undefined : GENERIC_TOOL_NAMES,
     });
-    // No run may plant a tool: the served folder, its hatchery files and their dependencies are off limits.
-    this.runtime.protectServed(this.registry.dir, () => this.registry.dependencies(true));
     this.registry.onSettled = (change) => this.announce(change);
+    if (options.runtime) this.adopt(options.runtime);
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
-    this.tasks = options.tasks !== false && this.runtime.store !== undefined;
+    // What the runtime will hold, known before it is built: its store and environment.
+    const store = options.runtime ? options.runtime.store : options.runtimeOptions?.store;
+    this.tasks = options.tasks !== false && store !== undefined;
     this.taskWaitMs = options.taskWaitMs ?? DEFAULT_TASK_WAIT_MS;
-    this.redact = secretRedactor(this.runtime.env, options.secrets);
+    this.env = options.runtime?.env ?? options.runtimeOptions?.env ?? process.env;
+    this.redact = secretRedactor(this.env, options.secrets);
     this.outputs = new OutputStore(options.outputs);
     this.out = new OutboundGuard(
       this.redact,
@@ -183,10 +181,54 @@ export class HatcheryMcpServer implements ServerHost {
     const wait = options.syncWaitMs ?? DEFAULT_SYNC_WAIT_MS;
     this.syncWaitMs = this.genericTools && wait > 0 ? wait : undefined;
     this.writeLine = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    // A js: module edited past its reload limit keeps its last version: say so to the user.
-    this.runtime.tools.js.onNotice ??= (message) => this.log('warning', message);
     // Every background run listens to the shutdown signal; hundreds at once are normal, not a leak.
     setMaxListeners(0, this.shutdown.signal);
+  }
+
+  /** The runtime runs go through; built by ready() (at start, unless the load is deferred). */
+  get runtime(): Runtime {
+    if (!this.built)
+      throw new HatcheryError('INTERNAL', 'the runtime is used before it is built (see ready)');
+    return this.built;
+  }
+
+  /** Takes a runtime as the server's: the registry loads with its options, runs may not plant a tool. */
+  private adopt(runtime: Runtime): void {
+    this.built = runtime;
+    // The folder's files and their hatch: sub-files load with the same options.
+    // The runtime's roots come along, so constant paths outside them are load errors here too.
+    this.registry.setLoadOptions({
+      ...runtime.loadOptions,
+      mcpServers: runtime.loadOptions.mcpServers ?? this.options.mcpServers,
+    });
+    // No run may plant a tool: the served folder, its hatchery files and their dependencies are off limits.
+    runtime.protectServed(this.registry.dir, () => this.registry.dependencies(true));
+    // A js: module edited past its reload limit keeps its last version: say so to the user.
+    runtime.tools.js.onNotice ??= (message) => this.log('warning', message);
+  }
+
+  /** Builds the runtime (its module imported then) and imports the loader's compiling half; once. */
+  private buildRuntime(): Promise<void> {
+    this.building ??= (async () => {
+      const loading = this.registry.ready();
+      if (!this.built) {
+        const { Runtime } = await import('../runtime/runtime.js');
+        if (!this.built)
+          this.adopt(new Runtime(withMcpServers(this.options.runtimeOptions, this.options.mcpServers)));
+      }
+      await loading;
+    })();
+    return this.building;
+  }
+
+  /**
+   * Resolves once the server can run and compile: the runtime built, the loader's compiling half
+   * imported, and the runs that a stop interrupted recovered from the journal. A deferred start
+   * does this right after its first tools/list answer; calls and tasks requests wait for it.
+   */
+  ready(): Promise<void> {
+    this.readying ??= this.buildRuntime().then(() => this.recoverRuns());
+    return this.readying;
   }
 
   /** Loads the folder (reporting broken files), starts watching it, and returns the server. */
@@ -207,6 +249,7 @@ export class HatcheryMcpServer implements ServerHost {
     const server = new HatcheryMcpServer({ ...options, dir });
     // Kernel file times lag Date.now() by up to a clock tick: a margin, since a write after it is caught.
     const since = Date.now() - MTIME_MARGIN_MS;
+    if (!options.deferLoad) await server.buildRuntime();
     const change = await server.registry.loadAll({ defer: options.deferLoad });
     for (const p of change.problems) server.log('error', p);
     const names = server.registry.listed().map((e) => e.name);
@@ -214,7 +257,10 @@ export class HatcheryMcpServer implements ServerHost {
       'info',
       `serving ${names.length} hatcher${names.length === 1 ? 'y' : 'ies'} from ${dir}${names.length ? `: ${names.join(', ')}` : ''}`,
     );
-    await server.recoverRuns();
+    // A deferred start builds the runtime, compiles and recovers runs after its first answer, or
+    // after a short while without one; calls wait for it.
+    if (!options.deferLoad) await server.ready();
+    else setTimeout(() => server.warmUp(), WATCH_DELAY_MS).unref();
     if (options.watch !== false) {
       const watcher = new HatcheryWatcher(dir, {
         debounceMs: options.debounceMs,
@@ -242,10 +288,7 @@ export class HatcheryMcpServer implements ServerHost {
           })
           .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
       };
-      const timer = setTimeout(() => {
-        server.startWatching?.();
-        server.settleInBackground();
-      }, WATCH_DELAY_MS);
+      const timer = setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS);
       // A server closed before then exits at once: the watcher would not start after close anyway.
       timer.unref();
       watcher.watchFiles(registry.dependencies());
@@ -269,6 +312,7 @@ export class HatcheryMcpServer implements ServerHost {
       this.log('warning', `run journal ${store.location}: ${formatError(err)}`);
       return;
     }
+    const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
     for (const run of claimed) {
       const entry = this.registry.get(run.hatchery);
       const served = entry !== undefined && entry.file === run.file;
@@ -279,7 +323,7 @@ export class HatcheryMcpServer implements ServerHost {
         'info',
         `run ${run.id} of ${run.hatchery} was interrupted${at}; ${resume ? 'resuming it' : 'hatchery_resume (or hatchery-mcp runs resume) continues it'}`,
       );
-      if (!resume) continue;
+      if (!resume || !resumeRun) continue;
       try {
         const attempt = await this.runtime.prepareResume(run.id);
         const r = resumeRun(
@@ -354,10 +398,7 @@ export class HatcheryMcpServer implements ServerHost {
   tools(): Tool[] {
     // After this answer is sent: the watcher's start-up work waits for the first list.
     if (this.startWatching) setImmediate(() => this.startWatching?.());
-    if (!this.warmed) {
-      this.warmed = true;
-      setImmediate(() => this.warmUp());
-    }
+    if (!this.warmed) setImmediate(() => this.warmUp());
     const from = this.registry.tools();
     if (this.listed?.from !== from) this.listed = { from, tools: from.map((t) => this.out.tool(t)) };
     return this.listed.tools;
@@ -370,12 +411,16 @@ export class HatcheryMcpServer implements ServerHost {
    * provider factory needs no SDK.
    */
   private warmUp(): void {
-    if (this.closing) return;
-    this.settleInBackground();
+    if (this.closing || this.warmed) return;
+    this.warmed = true;
+    this.ready().then(
+      () => this.settleInBackground(),
+      (err: unknown) => this.log('error', `start-up: ${formatError(err)}`),
+    );
     // A failure is the first call's own error (it imports again).
     loadCallHandling().catch(() => undefined);
     if (!this.ownsRuntime || this.options.runtimeOptions?.providerFactory) return;
-    const env = this.runtime.env;
+    const env = this.env;
     // A broken install fails the call that needs the SDK, with its own error, as before.
     if (env.OPENAI_API_KEY) import('../providers/openai.js').catch(() => undefined);
     if (env.ANTHROPIC_API_KEY) import('../providers/anthropic.js').catch(() => undefined);
@@ -437,6 +482,8 @@ export class HatcheryMcpServer implements ServerHost {
 
   /** Reloads changed paths and tells every client when the tools changed. */
   async reload(paths: string[]): Promise<RegistryChange> {
+    // Files compile with the runtime's options (roots, MCP servers).
+    await this.buildRuntime();
     const change = await this.registry.refresh(paths);
     this.announce(change);
     return change;
@@ -500,7 +547,9 @@ export class HatcheryMcpServer implements ServerHost {
           graceMs,
         );
       }
-      if (this.ownsRuntime) await this.runtime.close();
+      // A runtime being built is closed once it is.
+      await this.building?.catch(() => undefined);
+      if (this.ownsRuntime) await this.built?.close();
     })();
     return this.closing;
   }

@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import { registerTasksExtension } from './ext-tasks/handlers.js';
+import { registerTasksExtension } from './ext-tasks/register.js';
 import { GENERIC_TOOLS } from './generic-defs.js';
 import type { ServerHost } from './host.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
@@ -53,7 +53,8 @@ export function createSession(core: ServerHost): Session {
   }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
-    const calls = await loadCallHandling();
+    // The call path, the runtime and the compiling half of the loader, all after the first answer.
+    const [calls] = await Promise.all([loadCallHandling(), core.ready()]);
     // A file listed before its load completed (a deferred start) completes it now; one that failed
     // it is withdrawn, and the call gets the file's problems as a broken file's error.
     const name = request.params.name;
@@ -100,6 +101,8 @@ export function createSession(core: ServerHost): Session {
       // Parts were cut to the result limit when stored; redacted already.
       return { contents: [{ uri, mimeType: core.outputs.mimeTypeOf(uri), text }] };
     }
+    // A file listed from a deferred start completes its load for its graph or text.
+    await core.ready();
     const drawn = core.registry.byGraphUri(uri);
     if (drawn) {
       // Drawn when read, rarely: its module is loaded then.

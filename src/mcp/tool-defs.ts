@@ -2,7 +2,7 @@ import type { Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
 import { likelyInputRequired } from '../loader/input-guess.js';
-import type { PreparedLoad } from '../loader/load.js';
+import type { PreparedLoad } from '../loader/prepare.js';
 import { actualOf } from '../schema/issues.js';
 import { didYouMean, listNames, nearest, quote } from '../schema/suggest.js';
 

@@ -24,6 +24,7 @@ import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
 import { jsonResult } from '../results.js';
 import type { BackgroundRun } from '../runs.js';
+import { declaresTasks } from './register.js';
 import {
   type CreateTaskResult,
   ElicitResponse,
@@ -33,65 +34,16 @@ import {
   TaskResult,
   UpdateTaskParams,
 } from './schemas.js';
-import { inputKey, readTask, readTaskRun, seedTask, taskNotFound } from './task-view.js';
+import { inputKey, readTaskRun, seedTask, taskNotFound } from './task-view.js';
+
+export { declaresTasks, registerTasksExtension } from './register.js';
+export { readTask } from './task-view.js';
 
 /** How long tasks/cancel waits for the run to stop before acknowledging, in ms. */
 const CANCEL_WAIT_MS = 2_000;
 
-/** The empty acknowledgement of tasks/update and tasks/cancel (the SDK adds resultType "complete"). */
-const ACK = {};
-
 /** Runs that a tasks/update is resuming now, per server: a second answer to the same question is ignored. */
 const resuming = new WeakMap<ServerHost, Set<string>>();
-
-/** True when the request's per-request client capabilities (2026-07-28 `_meta`) declare the extension. */
-export function declaresTasks(envelope: unknown): boolean {
-  return declaresExtension(envelope, TASKS_EXTENSION);
-}
-
-function requireDeclared(envelope: unknown): void {
-  if (!declaresTasks(envelope)) {
-    throw new MissingRequiredClientCapabilityError(
-      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-      `Missing required client capability: declare the ${TASKS_EXTENSION} extension in this request's client capabilities to use tasks`,
-    );
-  }
-}
-
-/**
- * Registers the tasks extension on a (2026-era) server: advertises it and handles tasks/get,
- * tasks/update and tasks/cancel. Nothing is registered when the server offers no tasks (--no-journal,
- * tasks: false) or for a 2025-era instance, where the extension is not defined.
- */
-export function registerTasksExtension(
-  server: Server,
-  core: ServerHost,
-  options: { era?: 'legacy' | 'modern' } = {},
-): void {
-  if (!core.tasks || options.era === 'legacy') return;
-  server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
-  server.setRequestHandler('tasks/get', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
-    requireDeclared(ctx.mcpReq.envelope);
-    return { ...(await readTask(core, p.taskId)) };
-  });
-  server.setRequestHandler('tasks/cancel', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
-    requireDeclared(ctx.mcpReq.envelope);
-    await cancelTask(core, p.taskId);
-    return ACK;
-  });
-  server.setRequestHandler(
-    'tasks/update',
-    { params: UpdateTaskParams, result: TaskResult },
-    async (p, ctx) => {
-      requireDeclared(ctx.mcpReq.envelope);
-      const responses: Record<string, unknown> = { ...p.inputResponses, ...ctx.mcpReq.inputResponses };
-      // Entries the SDK dropped as not being bare responses are malformed answers, not absent ones.
-      for (const k of ctx.mcpReq.droppedInputResponseKeys ?? []) responses[k] ??= null;
-      await updateTask(core, p.taskId, responses);
-      return ACK;
-    },
-  );
-}
 
 /**
  * The tools/call path of a hatchery for a client that declares the extension: the call runs as a
@@ -147,7 +99,7 @@ async function isJournaled(core: ServerHost, id: string): Promise<boolean> {
 }
 
 /** tasks/cancel: the run is stopped where it runs; a finished task stays as it is (the ack is idempotent). */
-async function cancelTask(core: ServerHost, id: string): Promise<void> {
+export async function cancelTask(core: ServerHost, id: string): Promise<void> {
   const run = core.runs.get(id);
   if (run?.source === TASK_SOURCE && run.endedAt === undefined) {
     run.controller.abort(new HatcheryError('ABORTED', 'the task was cancelled with tasks/cancel'));
@@ -167,7 +119,11 @@ async function cancelTask(core: ServerHost, id: string): Promise<void> {
  * tasks/update: the answer to the ask a task waits on resumes its run (as hatchery_respond does);
  * responses to keys that are not outstanding are ignored, as the extension asks.
  */
-async function updateTask(core: ServerHost, id: string, responses: Record<string, unknown>): Promise<void> {
+export async function updateTask(
+  core: ServerHost,
+  id: string,
+  responses: Record<string, unknown>,
+): Promise<void> {
   const stored = await readTaskRun(core, id);
   const s = stored.summary;
   const live = core.runs.get(id);

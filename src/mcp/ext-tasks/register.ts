@@ -1,0 +1,68 @@
+/**
+ * Registration of the tasks extension on a session, apart from its handlers (handlers.ts): a session
+ * is created before the first tools/list is answered, and the handlers' modules (runs, journal,
+ * call path) are imported on the first tasks request, with the server ready (host.ready).
+ */
+import { MissingRequiredClientCapabilityError, type Server } from '@modelcontextprotocol/server';
+import { declaresExtension } from '../envelope.js';
+import type { ServerHost } from '../host.js';
+import { TASKS_EXTENSION, TaskIdParams, TaskResult, UpdateTaskParams } from './schemas.js';
+
+/** The empty acknowledgement of tasks/update and tasks/cancel (the SDK adds resultType "complete"). */
+const ACK = {};
+
+/** True when the request's per-request client capabilities (2026-07-28 `_meta`) declare the extension. */
+export function declaresTasks(envelope: unknown): boolean {
+  return declaresExtension(envelope, TASKS_EXTENSION);
+}
+
+function requireDeclared(envelope: unknown): void {
+  if (!declaresTasks(envelope)) {
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      `Missing required client capability: declare the ${TASKS_EXTENSION} extension in this request's client capabilities to use tasks`,
+    );
+  }
+}
+
+/** The handlers' module, once the server is ready (its runtime and run journal). */
+async function handlers(core: ServerHost): Promise<typeof import('./handlers.js')> {
+  const [h] = await Promise.all([import('./handlers.js'), core.ready()]);
+  return h;
+}
+
+/**
+ * Registers the tasks extension on a (2026-era) server: advertises it and handles tasks/get,
+ * tasks/update and tasks/cancel. Nothing is registered when the server offers no tasks (--no-journal,
+ * tasks: false) or for a 2025-era instance, where the extension is not defined.
+ */
+export function registerTasksExtension(
+  server: Server,
+  core: ServerHost,
+  options: { era?: 'legacy' | 'modern' } = {},
+): void {
+  if (!core.tasks || options.era === 'legacy') return;
+  server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+  server.setRequestHandler('tasks/get', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
+    requireDeclared(ctx.mcpReq.envelope);
+    const h = await handlers(core);
+    return { ...(await h.readTask(core, p.taskId)) };
+  });
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
+    requireDeclared(ctx.mcpReq.envelope);
+    await (await handlers(core)).cancelTask(core, p.taskId);
+    return ACK;
+  });
+  server.setRequestHandler(
+    'tasks/update',
+    { params: UpdateTaskParams, result: TaskResult },
+    async (p, ctx) => {
+      requireDeclared(ctx.mcpReq.envelope);
+      const responses: Record<string, unknown> = { ...p.inputResponses, ...ctx.mcpReq.inputResponses };
+      // Entries the SDK dropped as not being bare responses are malformed answers, not absent ones.
+      for (const k of ctx.mcpReq.droppedInputResponseKeys ?? []) responses[k] ??= null;
+      await (await handlers(core)).updateTask(core, p.taskId, responses);
+      return ACK;
+    },
+  );
+}
