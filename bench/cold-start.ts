@@ -15,6 +15,10 @@
 // other jobs does not blur as it blurs the wall time (the targets stay on the wall time).
 // Once per build, an untimed start with a module-load hook counts the modules (ours, and from
 // node_modules) loaded before the first tools/list answer: what start-up imports.
+// A second line per size gives the time to the answer of a first tools/call sent right after the
+// list: `hatchery_list` for hatchery-mcp, which waits for every file's deferred compile and analysis
+// (serve lists files once validated, and compiles them after its first answer), and echo_0 for the
+// bare server. The deferred work shows there; the targets stay on the first tools/list.
 // `--cli PATH` measures another build (e.g. /work/wt/base/dist/cli.js for the "before" figures);
 // `--base PATH` adds a second build to the same interleaved rounds, for before/after in one run.
 // Usage: npm run build && node --import tsx bench/cold-start.ts [--rounds R] [--cli dist/cli.js] [--base other/dist/cli.js]
@@ -214,7 +218,10 @@ function mainThreadCpu(pid: number | null): number | undefined {
  * Milliseconds from spawn to the first tools/list answer, and the server's main-thread CPU time by
  * then; checks that all `expect` tools are listed.
  */
-async function coldStart(args: string[], expect: number): Promise<{ ms: number; cpu?: number }> {
+async function coldStart(
+  args: string[],
+  expect: number,
+): Promise<{ ms: number; cpu?: number; callMs: number }> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   const t0 = performance.now();
   const transport = new StdioClientTransport({
@@ -228,11 +235,17 @@ async function coldStart(args: string[], expect: number): Promise<{ ms: number; 
   const list = await client.listTools();
   const ms = performance.now() - t0;
   const cpu = mainThreadCpu(transport.pid);
+  const bare = list.tools.some((t) => t.name === 'echo_0');
+  const call = await client.callTool(
+    bare ? { name: 'echo_0', arguments: { input: 'x' } } : { name: 'hatchery_list', arguments: {} },
+  );
+  const callMs = performance.now() - t0;
+  if (call.isError) throw new Error(`first call failed: ${JSON.stringify(call).slice(0, 300)}`);
   await client.close();
   // Generic tools (hatchery_list, ...) aside: every file must be served, none rejected as invalid.
   const served = list.tools.filter((t) => /^(h|echo)_\d+$/.test(t.name)).length;
   if (served !== expect) throw new Error(`expected ${expect} tools from ${args.join(' ')}, got ${served}`);
-  return { ms, cpu };
+  return { ms, cpu, callMs };
 }
 
 /** Modules loaded before the first tools/list answer (untimed: the hook slows loading). */
@@ -264,10 +277,12 @@ async function modulesAtList(args: string[]): Promise<{ ours: number; deps: numb
 }
 
 const times = new Map<string, number[]>();
+const calls = new Map<string, number[]>();
 const cpus = new Map<string, number[]>();
 const modules = new Map<string, { ours: number; deps: number }>();
-const push = (key: string, r: { ms: number; cpu?: number }) => {
+const push = (key: string, r: { ms: number; cpu?: number; callMs: number }) => {
   times.set(key, [...(times.get(key) ?? []), r.ms]);
+  calls.set(key, [...(calls.get(key) ?? []), r.callMs]);
   if (r.cpu !== undefined) cpus.set(key, [...(cpus.get(key) ?? []), r.cpu]);
 };
 try {
@@ -277,7 +292,7 @@ try {
   if (BASE) await coldStart([BASE, 'serve', '--dir', dirs.get(1)!], 1);
   for (let r = 0; r < ROUNDS; r++) {
     for (const n of SIZES) {
-      const sides: [string, () => Promise<{ ms: number; cpu?: number }>][] = [
+      const sides: [string, () => Promise<{ ms: number; cpu?: number; callMs: number }>][] = [
         ['bare', () => coldStart([bare, String(n)], n)],
         ['hatchery', () => coldStart([CLI, 'serve', '--dir', dirs.get(n)!], n)],
       ];
@@ -323,6 +338,12 @@ for (const n of SIZES) {
       `         main-thread CPU: hatchery ${hc.toFixed(0).padStart(5)} ms   bare ${bc.toFixed(0).padStart(5)} ms   ratio ${(hc / bc).toFixed(2)}x${baseCpu}`,
     );
   }
+  const hCall = median(calls.get(`hatchery ${n}`)!);
+  const bCall = median(calls.get(`bare ${n}`)!);
+  const baseCall = BASE ? median(calls.get(`base ${n}`)!) : undefined;
+  console.log(
+    `         first tools/call answered: hatchery ${hCall.toFixed(0).padStart(5)} ms   bare ${bCall.toFixed(0).padStart(5)} ms   ratio ${(hCall / bCall).toFixed(2)}x${baseCall === undefined ? '' : `   base ${baseCall.toFixed(0).padStart(5)} ms (${(baseCall / bCall).toFixed(2)}x)`}`,
+  );
 }
 const counts = [...modules].map(([side, m]) => `${side} ${m.ours + m.deps} (${m.ours} own)`);
 console.log(`  modules loaded before the first tools/list answer, 1 file: ${counts.join('   ')}`);

@@ -4,39 +4,24 @@
  * run of the journal, so state lives in the run store, never in one Server instance (HTTP builds
  * one per request) nor only in this process.
  */
-import {
-  type CallToolResult,
-  MissingRequiredClientCapabilityError,
-  ProtocolError,
-  ProtocolErrorCode,
-  type Server,
-} from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../../core/errors.js';
 import type { AskFn } from '../../engine/contracts.js';
 import type { PendingQuestion } from '../../runtime/journal/store.js';
 import { resumeRun } from '../background.js';
 import type { CallEnv } from '../calls.js';
 import { elicitAsk } from '../elicit.js';
-import { declaresExtension } from '../envelope.js';
 import { callWithHandoff } from '../handoff.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
 import { jsonResult } from '../results.js';
 import type { BackgroundRun } from '../runs.js';
-import { declaresTasks } from './register.js';
-import {
-  type CreateTaskResult,
-  ElicitResponse,
-  TASK_SOURCE,
-  TASKS_EXTENSION,
-  TaskIdParams,
-  TaskResult,
-  UpdateTaskParams,
-} from './schemas.js';
+import { declaresTasks } from './declared.js';
+import { type CreateTaskResult, ElicitResponse, TASK_SOURCE } from './schemas.js';
 import { inputKey, readTaskRun, seedTask, taskNotFound } from './task-view.js';
 
-export { declaresTasks, registerTasksExtension } from './register.js';
+export { declaresTasks } from './declared.js';
 export { readTask } from './task-view.js';
 
 /** How long tasks/cancel waits for the run to stop before acknowledging, in ms. */

@@ -4,17 +4,12 @@
  * call path) are imported on the first tasks request, with the server ready (host.ready).
  */
 import { MissingRequiredClientCapabilityError, type Server } from '@modelcontextprotocol/server';
-import { declaresExtension } from '../envelope.js';
 import type { ServerHost } from '../host.js';
+import { declaresTasks } from './declared.js';
 import { TASKS_EXTENSION, TaskIdParams, TaskResult, UpdateTaskParams } from './schemas.js';
 
 /** The empty acknowledgement of tasks/update and tasks/cancel (the SDK adds resultType "complete"). */
 const ACK = {};
-
-/** True when the request's per-request client capabilities (2026-07-28 `_meta`) declare the extension. */
-export function declaresTasks(envelope: unknown): boolean {
-  return declaresExtension(envelope, TASKS_EXTENSION);
-}
 
 function requireDeclared(envelope: unknown): void {
   if (!declaresTasks(envelope)) {
