@@ -180,12 +180,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
 
+  // The run journal's modules are imported with the runtime, after the first tools/list answer; its
+  // options are checked now, so a wrong one still stops the start.
+  const noJournal = values['no-journal'] === true;
+  if (noJournal) await journalStore(values, dir);
+  intOption(values['keep-runs'], 'keep-runs');
+  intOption(values['keep-days'], 'keep-days');
   const core = await HatcheryMcpServer.start({
     dir,
-    runtimeOptions: {
-      ...runtimeOptions(values, mcpServers),
-      store: await journalStore(values, dir, token ? [token] : []),
-    },
+    runtimeOptions: runtimeOptions(values, mcpServers),
+    ...(noJournal ? {} : { openStore: () => journalStore(values, dir, token ? [token] : []) }),
     mcpServers,
     // The first tools/list comes before the files are compiled: a fast start (issue 15).
     deferLoad: true,

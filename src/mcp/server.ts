@@ -7,6 +7,7 @@ import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
+import type { RunStore } from '../runtime/journal/store.js';
 import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { TASK_SOURCE } from './ext-tasks/schemas.js';
@@ -29,6 +30,12 @@ export interface HatcheryServerOptions {
   runtime?: Runtime;
   /** Options of the runtime built when `runtime` is not given. */
   runtimeOptions?: RuntimeOptions;
+  /**
+   * Opens the run journal of the runtime built when `runtime` is not given, in place of
+   * `runtimeOptions.store`: called when the runtime is built (after the first answer of a deferred
+   * start), so its modules are not imported before.
+   */
+  openStore?: () => Promise<RunStore | undefined>;
   /** MCP servers from --mcp-config, for mcp: tool references of the files. */
   mcpServers?: Readonly<Record<string, McpServerDef>>;
   /** Offer hatchery_list/run/start/status/result/cancel (default true). */
@@ -161,7 +168,9 @@ export class HatcheryMcpServer implements ServerHost {
     this.limiter = new Limiter(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
     // What the runtime will hold, known before it is built: its store and environment.
-    const store = options.runtime ? options.runtime.store : options.runtimeOptions?.store;
+    const store = options.runtime
+      ? options.runtime.store
+      : (options.runtimeOptions?.store ?? options.openStore);
     this.tasks = options.tasks !== false && store !== undefined;
     this.taskWaitMs = options.taskWaitMs ?? DEFAULT_TASK_WAIT_MS;
     this.env = options.runtime?.env ?? options.runtimeOptions?.env ?? process.env;
@@ -212,9 +221,12 @@ export class HatcheryMcpServer implements ServerHost {
     this.building ??= (async () => {
       const loading = this.registry.ready();
       if (!this.built) {
-        const { Runtime } = await import('../runtime/runtime.js');
-        if (!this.built)
-          this.adopt(new Runtime(withMcpServers(this.options.runtimeOptions, this.options.mcpServers)));
+        const [{ Runtime }, store] = await Promise.all([
+          import('../runtime/runtime.js'),
+          this.options.openStore?.(),
+        ]);
+        const options = store ? { ...this.options.runtimeOptions, store } : this.options.runtimeOptions;
+        if (!this.built) this.adopt(new Runtime(withMcpServers(options, this.options.mcpServers)));
       }
       await loading;
     })();
