@@ -4,7 +4,6 @@ import { packageVersion } from '../core/version.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
-import { readMcpConfig } from './config.js';
 import { shutdownRequested } from './interrupt.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -176,7 +175,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
       '--max-body only applies with --http (stdio has its own 10 MiB message limit)',
     );
   }
-  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
+  // Imported only with --mcp-config: its checks (tools/mcp-entry) are not on the start path otherwise.
+  const config = values['mcp-config'];
+  const mcpServers = config ? await (await import('./config.js')).readMcpConfig(config) : undefined;
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
 
