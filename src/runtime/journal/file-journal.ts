@@ -323,7 +323,7 @@ export class FileJournal implements RunJournal {
   private nodesJson(value: unknown): string | undefined {
     if (value === null || typeof value !== 'object' || !Object.isFrozen(value)) return undefined;
     const kept = cleanedOnce.get(value);
-    if (kept !== undefined && kept.secrets === this.secrets) return kept.json;
+    if (kept !== undefined && sameList(kept.secrets, this.secrets)) return kept.json;
     // Frozen: what is checked here cannot change after.
     for (const k in value) {
       const v = (value as Record<string, unknown>)[k];
@@ -553,6 +553,14 @@ function writeAll(fd: number, text: string): void {
   if (written >= total) return;
   const buf = Buffer.from(text, 'utf8');
   for (let off = written; off < total; ) off += writeSync(fd, buf, off);
+}
+
+/** True when both lists hold the same strings in the same order (a store's secrets: a few). */
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function closeQuietly(fd: number): void {
