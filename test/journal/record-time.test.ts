@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { eventLine } from '../../src/cli/view/events.js';
 import type { RunEvent } from '../../src/engine/contracts.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { FileJournal } from '../../src/runtime/journal/file-journal.js';
@@ -94,6 +95,8 @@ describe('the time of each journal record', () => {
       if (e.type === 'node_start' || e.type === 'node_end' || e.type === 'model_call')
         expect(typeof e.ts).toBe('number');
     }
+    // `--events` prints its own `at`; the monotonic reading is not part of its lines.
+    for (const e of events) expect(JSON.parse(eventLine(e, 1, []))).not.toHaveProperty('ts');
     const starts = events.filter((e) => e.type === 'node_start');
     const ends = events.filter((e) => e.type === 'node_end');
     for (const [i, end] of ends.entries()) {
