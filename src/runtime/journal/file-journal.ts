@@ -5,6 +5,7 @@ import { ConversationCursor } from '../conversations.js';
 import { checkClock, epochMs } from './clock.js';
 import { fastLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
+import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
@@ -78,6 +79,15 @@ export class FileJournal implements RunJournal {
   private readonly seen: Set<string>;
   /** str() as a function, for fastLine. */
   private readonly strOf = (value: string | undefined) => this.str(value);
+  /** What eventRecord needs of this journal: its cleaning, and a model call's key and prompt. */
+  private readonly content: RecordContent = {
+    str: this.strOf,
+    clean: (value, depth) => this.clean(value, depth),
+    modelCall: (e) => {
+      const { key, clean, plain } = this.keys.key(e);
+      return { key, prompt: this.prompt(e, clean, plain) };
+    },
+  };
   /** The keys of this run's model calls, hashed per conversation as it grows. */
   private readonly keys: RequestKeys;
   /** Messages already written per conversation. */
@@ -335,154 +345,7 @@ export class FileJournal implements RunJournal {
   }
 
   private record(e: RunEvent, at: number): JournalRecord {
-    const v = JOURNAL_VERSION;
-    switch (e.type) {
-      case 'node_start':
-        return e.depth === 0 && e.parent === undefined && e.item === undefined
-          ? { v, at, type: e.type, node: e.node, kind: e.kind, step: e.step, depth: 0 }
-          : {
-              v,
-              at,
-              type: e.type,
-              node: e.node,
-              kind: e.kind,
-              step: e.step,
-              depth: e.depth,
-              hatchery: e.depth === 0 ? undefined : e.hatchery,
-              parent: e.parent,
-              call: e.call,
-              item: e.item,
-            };
-      case 'node_error':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          step: e.step,
-          depth: e.depth,
-          ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
-          error: this.str(e.error),
-          code: e.code,
-          ms: round(e.ms),
-          parent: e.parent,
-          call: e.call,
-        };
-      case 'model_retry':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          step: e.step,
-          call: e.call,
-          depth: e.depth,
-          vendor: e.vendor,
-          model: e.model,
-          attempt: e.attempt,
-          waitMs: round(e.waitMs),
-          reason: this.str(e.reason),
-          rateLimited: e.rateLimited,
-        };
-      case 'tool_start':
-        // Not journaled (the listener skips it): tool_call holds the whole call.
-        return { v, at, type: e.type, node: e.node, call: e.call };
-      case 'node_end':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          step: e.step,
-          depth: e.depth,
-          ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
-          output: this.str(e.output),
-          value: this.clean(e.value, 0),
-          usage: e.usage,
-          ms: round(e.ms),
-          path: e.path,
-          seq: e.seq,
-          next: e.next,
-          chose: e.chose,
-          parent: e.parent,
-          call: e.call,
-        };
-      case 'model_call': {
-        // The cassette's key of the call (Cassette.chat hashes the same text), so the journal can
-        // answer the call again (run --replay-run).
-        const { key, clean, plain } = this.keys.key(e);
-        const prompt = this.prompt(e, clean, plain);
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          depth: e.depth,
-          vendor: e.vendor,
-          model: e.model,
-          key,
-          step: e.step,
-          call: e.call,
-          retries: e.retries,
-          standIn: e.standIn,
-          ...prompt,
-          text: this.str(e.text),
-          toolCalls: this.clean(e.toolCalls, 0),
-          stopReason: e.stopReason,
-          usage: e.usage,
-          error: this.str(e.error),
-          code: e.code,
-          ms: round(e.ms),
-        };
-      }
-      case 'tool_call':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          tool: e.tool,
-          ref: e.ref,
-          depth: e.depth,
-          step: e.step,
-          call: e.call,
-          parentCall: e.parentCall,
-          args: this.clean(e.args, 0),
-          result: this.str(e.result),
-          isError: e.isError,
-          ms: round(e.ms),
-        };
-      case 'run_start':
-        return {
-          v,
-          at,
-          type: 'nested_start',
-          hatchery: e.hatchery,
-          depth: e.depth,
-          parent: e.parent,
-          call: e.call,
-          file: e.file,
-          input: this.str(e.input),
-          vars: this.clean(e.vars, 0),
-        };
-      case 'run_end':
-        return {
-          v,
-          at,
-          type: 'nested_end',
-          hatchery: e.hatchery,
-          depth: e.depth,
-          parent: e.parent,
-          call: e.call,
-          ok: e.ok,
-          output: this.str(e.output),
-          error: this.str(e.error),
-          code: e.code,
-          usage: e.usage,
-          steps: e.steps,
-          ms: round(e.ms),
-        };
-    }
+    return eventRecord(e, at, this.content);
   }
 
   /** True when a text may hold something redactText removes (most texts do not: they are left alone). */
@@ -569,8 +432,4 @@ function closeQuietly(fd: number): void {
   } catch {
     // Nothing is lost: every write before it returned.
   }
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }
