@@ -112,6 +112,11 @@ export interface ModelEventBase {
   model: string;
 }
 
+/**
+ * EventTime: node_start, node_end and model_call carry `ts`, the performance.now() reading their
+ * emitter took anyway (a node's start, its end, a call's end), so a listener that timestamps events
+ * (the run journal) reads no clock of its own per event. Other events have none.
+ */
 /** Events of a run, for the CLI, traces, MCP progress and the run journal. `depth` > 0 marks nested runs. */
 export type RunEvent =
   | ({
@@ -136,6 +141,8 @@ export type RunEvent =
       /** Number of this node execution in the run tree: unique, the id other events refer to. */
       step: number;
       depth: number;
+      /** When it happened, as performance.now() (see EventTime). */
+      ts?: number;
     } & EventPlace)
   | ({
       type: 'node_end';
@@ -158,6 +165,8 @@ export type RunEvent =
       chose?: string | null;
       /** True when a resumed run took this result from its journal instead of running the node. */
       replayed?: boolean;
+      /** When it happened, as performance.now() (see EventTime). */
+      ts?: number;
     } & EventPlace)
   | ({
       /** A node execution that threw: the run (or its branch) fails with `error` unless something catches it. */
@@ -191,6 +200,8 @@ export type RunEvent =
       /** What this model stands in for (`client_fallback`: the MCP client's model was unavailable). */
       standIn?: string;
       ms: number;
+      /** When it happened, as performance.now() (see EventTime). */
+      ts?: number;
     } & ModelEventBase)
   | ({
       /** A model call failed and is retried after `waitMs` (rate limit, overload, connection). */

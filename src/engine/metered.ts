@@ -119,6 +119,7 @@ function reported(
     emit(event);
   };
   const failed = (err: unknown): void => {
+    const t1 = performance.now();
     const event: ModelCallEvent = {
       type: 'model_call',
       runId: shared.runId,
@@ -129,8 +130,9 @@ function reported(
       vendor,
       model: req.model,
       request,
-      ms: performance.now() - t0,
+      ms: t1 - t0,
       error: formatError(err),
+      ts: t1,
     };
     if (err instanceof HatcheryError) event.code = err.code;
     send(event);
@@ -147,6 +149,7 @@ function reported(
     (res): ChatResponse | NodeResult => {
       const usage = priced(shared.meter, vendor, req.model, res.usage);
       res.usage = usage;
+      const t1 = performance.now();
       send({
         type: 'model_call',
         runId: shared.runId,
@@ -157,11 +160,12 @@ function reported(
         vendor,
         model: req.model,
         request,
-        ms: performance.now() - t0,
+        ms: t1 - t0,
         text: res.text,
         toolCalls: res.toolCalls,
         stopReason: res.stopReason,
         usage,
+        ts: t1,
       });
       return asResult ? { text: res.text, usage } : res;
     },

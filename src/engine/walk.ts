@@ -106,6 +106,7 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
         kind: node.kind,
         step,
         depth: scope.depth,
+        ts: t0,
       };
       placeOf(scope, event);
       emit(event);
@@ -159,6 +160,7 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     const usage = result.usage;
     if (usage !== undefined && recorded === undefined) addUsage(shared.usage, usage);
     if (emit) {
+      const t1 = performance.now();
       const event: Extract<RunEvent, { type: 'node_end' }> = {
         type: 'node_end',
         runId: shared.runId,
@@ -168,12 +170,13 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
         depth: scope.depth,
         output: text,
         usage,
-        ms: performance.now() - t0,
+        ms: t1 - t0,
         seq,
         next: next ?? null,
         // In the literal (undefined where executions are not resumable one by one): added after, it
         // would give every event a second allocation for its properties.
         path,
+        ts: t1,
       };
       if (value !== undefined) event.value = value;
       if (chose !== undefined) event.chose = chose;

@@ -9,7 +9,8 @@ import { chatRequestShape, redactDeep } from '../../runtime/cassette/canonical.j
 
 /** The JSON line of one event (no newline). */
 export function eventLine(e: RunEvent, at: number, secrets: readonly string[]): string {
-  const { type, ...rest } = e as RunEvent & Record<string, unknown>;
+  // ts (a performance.now() reading, for the journal's clock) is left out: `at` is the time here.
+  const { type, ts: _ts, ...rest } = e as RunEvent & Record<string, unknown>;
   const fields: Record<string, unknown> = { at, type, ...rest };
   if (e.type === 'model_call') fields.request = chatRequestShape(e.vendor, e.request);
   const clean = redactDeep(fields, secrets);

@@ -2,8 +2,10 @@ import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { ConversationCursor } from '../conversations.js';
+import { checkClock, epochMs } from './clock.js';
 import { fastLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
+import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
@@ -43,10 +45,10 @@ function flushDue(): void {
 }
 
 /**
- * Cleaned copies of frozen values (a loaded file's node hashes), with the secret list they were cleaned
- * of: immutable both, so journals of any run may share them.
+ * The JSON of cleaned frozen values (a loaded file's node hashes), with the secret list they were
+ * cleaned of: immutable both, so journals of any run may share them.
  */
-const cleanedOnce = new WeakMap<object, { secrets: readonly string[]; value: unknown }>();
+const cleanedOnce = new WeakMap<object, { secrets: readonly string[]; json: string }>();
 
 /** A record appended with RunJournal.append, kept in order among the buffered events. */
 class Extra {
@@ -65,6 +67,7 @@ export class FileJournal implements RunJournal {
   readonly id: string;
   readonly listener: RunListener;
   private queue: (RunEvent | Extra)[] = [];
+  /** When each queued item happened, as performance.now() (see clock.ts). */
   private times: number[] = [];
   private scheduled = false;
   /** Resolves end()'s promise: set from end() until the turn that writes the last records. */
@@ -76,6 +79,15 @@ export class FileJournal implements RunJournal {
   private readonly seen: Set<string>;
   /** str() as a function, for fastLine. */
   private readonly strOf = (value: string | undefined) => this.str(value);
+  /** What eventRecord needs of this journal: its cleaning, and a model call's key and prompt. */
+  private readonly content: RecordContent = {
+    str: this.strOf,
+    clean: (value, depth) => this.clean(value, depth),
+    modelCall: (e) => {
+      const { key, clean, plain } = this.keys.key(e);
+      return { key, prompt: this.prompt(e, clean, plain) };
+    },
+  };
   /** The keys of this run's model calls, hashed per conversation as it grows. */
   private readonly keys: RequestKeys;
   /** Messages already written per conversation. */
@@ -99,7 +111,7 @@ export class FileJournal implements RunJournal {
     this.seen = new Set(seen);
     this.jsonSecrets = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
     this.keys = new RequestKeys((text) => !this.mayHold(text) && !CREDENTIAL_FIELD.test(text), secrets);
-    if (first) this.push(first);
+    if (first) this.push(first, performance.now());
     this.listener = (e) => {
       if (this.closed) return;
       if (e.type === 'run_start' || e.type === 'run_end') {
@@ -108,7 +120,8 @@ export class FileJournal implements RunJournal {
         // The run tree's usage object keeps growing after this event.
         if (e.type === 'run_end') e = { ...e, usage: { ...e.usage } };
       } else if ((e.type === 'node_end' && e.replayed === true) || e.type === 'tool_start') return;
-      this.push(e);
+      // The time its emitter read for it (node and model events), or now.
+      this.push(e, (e as { ts?: number }).ts ?? performance.now());
     };
   }
 
@@ -117,9 +130,9 @@ export class FileJournal implements RunJournal {
     return new Extra(type, fields);
   }
 
-  private push(item: RunEvent | Extra): void {
+  private push(item: RunEvent | Extra, ts: number): void {
     this.queue.push(item);
-    this.times.push(Date.now());
+    this.times.push(ts);
     if (this.queue.length >= MAX_BUFFERED) void this.flush();
     else this.schedule();
   }
@@ -156,12 +169,12 @@ export class FileJournal implements RunJournal {
   }
 
   append(type: string, fields: Record<string, unknown>): void {
-    if (!this.closed) this.push(new Extra(type, fields));
+    if (!this.closed) this.push(new Extra(type, fields), performance.now());
   }
 
   end(status: RunStatus, fields: Record<string, unknown>): Promise<void> {
     if (this.closed) return WRITTEN;
-    this.push(new Extra('run_end', { status, ...fields }));
+    this.push(new Extra('run_end', { status, ...fields }), performance.now());
     this.closed = true;
     // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
     const done = new Promise<void>((resolve) => {
@@ -185,13 +198,14 @@ export class FileJournal implements RunJournal {
     this.times = [];
     let text = this.lead;
     this.lead = '';
+    checkClock();
     // Written in pieces of about 64 KB, each event let go once its line is built: a young-generation
     // GC during a long flush then copies only what is left to write, not every line and event of the
     // run, which it would promote and leave for the old generation's marking during the next runs
     // (measured: 0.4 µs a node of the next run's time in a 1,000-node chain).
     const items: (RunEvent | Extra | undefined)[] = queue;
     for (let i = 0; i < items.length; i++) {
-      const line = this.line(items[i]!, times[i]!);
+      const line = this.line(items[i]!, epochMs(times[i]!));
       items[i] = undefined;
       if (line !== undefined) text += `${line}\n`;
       if (text.length >= FLUSH_PIECE && i < items.length - 1) {
@@ -252,6 +266,14 @@ export class FileJournal implements RunJournal {
         // A value JSON cannot hold: the record path below writes what it can.
       }
     }
+    if (item instanceof Extra && item.fields.nodes !== undefined) {
+      try {
+        const line = this.withNodes(item, at);
+        if (line !== undefined) return line;
+      } catch {
+        // A value JSON cannot hold: the record path below writes what it can.
+      }
+    }
     // Events clean only their content fields (names come from the file); other records are cleaned whole.
     const rec = item instanceof Extra ? this.extra(item, at) : this.record(item, at);
     try {
@@ -262,190 +284,68 @@ export class FileJournal implements RunJournal {
     }
   }
 
-  /**
-   * A record appended whole (run_start, run_end, resumed...): every field cleaned. The node hashes of
-   * a run_start, the same frozen object for every run of a loaded file, are cleaned once per secret
-   * list: a 1,000-node file's first record cost 0.2 ms per run.
-   */
+  /** A record appended whole (run_start, run_end, resumed...): every field cleaned. */
   private extra(item: Extra, at: number): JournalRecord {
     const rec: Record<string, unknown> = { v: JOURNAL_VERSION, at, type: item.type };
     const fields = item.fields;
     for (const k in fields) {
       const value = fields[k];
       if (value === undefined || typeof value === 'function') continue;
-      if (CREDENTIAL_KEY.test(k)) rec[k] = '[redacted]';
-      else if (k === 'nodes' && value !== null && typeof value === 'object' && Object.isFrozen(value))
-        rec[k] = this.cleanOnce(value);
-      else rec[k] = this.clean(value, 1);
+      rec[k] = CREDENTIAL_KEY.test(k) ? '[redacted]' : this.clean(value, 1);
     }
     return rec as JournalRecord;
   }
 
   /**
-   * clean() of a frozen map of short strings, kept per map and secret list (short strings are never
-   * written as references to earlier copies, so the cleaned copy is the same for every journal).
+   * The line of a record whose `nodes` (a run_start's node hashes: the same frozen object for every run
+   * of a loaded file) has its JSON kept: the fields before it and after it are written as two objects
+   * and joined around that text, which is exactly JSON.stringify of the whole record (same fields, same
+   * order). A 1,000-node file's node hashes cost 0.2 ms per run cleaned, then 0.05 ms as JSON.
+   * Undefined when `nodes` is not such a map.
    */
-  private cleanOnce(value: object): unknown {
+  private withNodes(item: Extra, at: number): string | undefined {
+    const nodes = this.nodesJson(item.fields.nodes);
+    if (nodes === undefined) return undefined;
+    const head: Record<string, unknown> = { v: JOURNAL_VERSION, at, type: item.type };
+    let tail: Record<string, unknown> | undefined;
+    const fields = item.fields;
+    for (const k in fields) {
+      const value = fields[k];
+      if (value === undefined || typeof value === 'function') continue;
+      if (k === 'nodes') {
+        tail = {};
+        continue;
+      }
+      // A field named like v, at or type would take their place in one object, not in two.
+      if (tail !== undefined && k in head) return undefined;
+      (tail ?? head)[k] = CREDENTIAL_KEY.test(k) ? '[redacted]' : this.clean(value, 1);
+    }
+    if (tail === undefined) return undefined;
+    const before = JSON.stringify(head);
+    const after = JSON.stringify(tail);
+    return `${before.slice(0, -1)},"nodes":${nodes}${after === '{}' ? '}' : `,${after.slice(1)}`}`;
+  }
+
+  /**
+   * The JSON of clean() of a frozen map of short strings, kept per map and secret list (short strings
+   * are never written as references to earlier copies, so it is the same for every journal).
+   */
+  private nodesJson(value: unknown): string | undefined {
+    if (value === null || typeof value !== 'object' || !Object.isFrozen(value)) return undefined;
+    const kept = cleanedOnce.get(value);
+    if (kept !== undefined && sameList(kept.secrets, this.secrets)) return kept.json;
+    // Frozen: what is checked here cannot change after.
     for (const k in value) {
       const v = (value as Record<string, unknown>)[k];
-      if (typeof v !== 'string' || v.length >= LARGE_STRING) return this.clean(value, 1);
+      if (typeof v !== 'string' || v.length >= LARGE_STRING) return undefined;
     }
-    const kept = cleanedOnce.get(value);
-    if (kept !== undefined && kept.secrets === this.secrets) return kept.value;
-    const cleaned = Object.freeze(this.clean(value, 1) as object);
-    cleanedOnce.set(value, { secrets: this.secrets, value: cleaned });
-    return cleaned;
+    const json = JSON.stringify(this.clean(value, 1));
+    cleanedOnce.set(value, { secrets: this.secrets, json });
+    return json;
   }
 
   private record(e: RunEvent, at: number): JournalRecord {
-    const v = JOURNAL_VERSION;
-    switch (e.type) {
-      case 'node_start':
-        return e.depth === 0 && e.parent === undefined && e.item === undefined
-          ? { v, at, type: e.type, node: e.node, kind: e.kind, step: e.step, depth: 0 }
-          : {
-              v,
-              at,
-              type: e.type,
-              node: e.node,
-              kind: e.kind,
-              step: e.step,
-              depth: e.depth,
-              hatchery: e.depth === 0 ? undefined : e.hatchery,
-              parent: e.parent,
-              call: e.call,
-              item: e.item,
-            };
-      case 'node_error':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          step: e.step,
-          depth: e.depth,
-          ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
-          error: this.str(e.error),
-          code: e.code,
-          ms: round(e.ms),
-          parent: e.parent,
-          call: e.call,
-        };
-      case 'model_retry':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          step: e.step,
-          call: e.call,
-          depth: e.depth,
-          vendor: e.vendor,
-          model: e.model,
-          attempt: e.attempt,
-          waitMs: round(e.waitMs),
-          reason: this.str(e.reason),
-          rateLimited: e.rateLimited,
-        };
-      case 'tool_start':
-        // Not journaled (the listener skips it): tool_call holds the whole call.
-        return { v, at, type: e.type, node: e.node, call: e.call };
-      case 'node_end':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          step: e.step,
-          depth: e.depth,
-          ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
-          output: this.str(e.output),
-          value: this.clean(e.value, 0),
-          usage: e.usage,
-          ms: round(e.ms),
-          path: e.path,
-          seq: e.seq,
-          next: e.next,
-          chose: e.chose,
-          parent: e.parent,
-          call: e.call,
-        };
-      case 'model_call': {
-        // The cassette's key of the call (Cassette.chat hashes the same text), so the journal can
-        // answer the call again (run --replay-run).
-        const { key, clean, plain } = this.keys.key(e);
-        const prompt = this.prompt(e, clean, plain);
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          depth: e.depth,
-          vendor: e.vendor,
-          model: e.model,
-          key,
-          step: e.step,
-          call: e.call,
-          retries: e.retries,
-          standIn: e.standIn,
-          ...prompt,
-          text: this.str(e.text),
-          toolCalls: this.clean(e.toolCalls, 0),
-          stopReason: e.stopReason,
-          usage: e.usage,
-          error: this.str(e.error),
-          code: e.code,
-          ms: round(e.ms),
-        };
-      }
-      case 'tool_call':
-        return {
-          v,
-          at,
-          type: e.type,
-          node: e.node,
-          tool: e.tool,
-          ref: e.ref,
-          depth: e.depth,
-          step: e.step,
-          call: e.call,
-          parentCall: e.parentCall,
-          args: this.clean(e.args, 0),
-          result: this.str(e.result),
-          isError: e.isError,
-          ms: round(e.ms),
-        };
-      case 'run_start':
-        return {
-          v,
-          at,
-          type: 'nested_start',
-          hatchery: e.hatchery,
-          depth: e.depth,
-          parent: e.parent,
-          call: e.call,
-          file: e.file,
-          input: this.str(e.input),
-          vars: this.clean(e.vars, 0),
-        };
-      case 'run_end':
-        return {
-          v,
-          at,
-          type: 'nested_end',
-          hatchery: e.hatchery,
-          depth: e.depth,
-          parent: e.parent,
-          call: e.call,
-          ok: e.ok,
-          output: this.str(e.output),
-          error: this.str(e.error),
-          code: e.code,
-          usage: e.usage,
-          steps: e.steps,
-          ms: round(e.ms),
-        };
-    }
+    return eventRecord(e, at, this.content);
   }
 
   /** True when a text may hold something redactText removes (most texts do not: they are left alone). */
@@ -518,14 +418,18 @@ function writeAll(fd: number, text: string): void {
   for (let off = written; off < total; ) off += writeSync(fd, buf, off);
 }
 
+/** True when both lists hold the same strings in the same order (a store's secrets: a few). */
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
   } catch {
     // Nothing is lost: every write before it returned.
   }
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }
