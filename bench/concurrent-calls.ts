@@ -12,7 +12,7 @@
 // `serve` runs at most --max-concurrent runs at once; its default is no limit, so 1,000 calls all run.
 //
 // Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
-//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR] [--base-cli PATH]...
+//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR [--prof-interval US]] [--base-cli PATH]...
 // (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
 // `--base-cli` measures it beside this one in the same rounds.)
 // The journals go to a temp folder (TMPDIR=DIR puts them elsewhere): the bench prints what creating
@@ -149,6 +149,13 @@ async function main(): Promise<void> {
   const maxConcurrent = option('--max-concurrent');
   // A CPU profile of each server (the bare one's in DIR/bare), written to this folder when it exits.
   const prof = option('--prof');
+  // Microseconds between samples (node's default 1000 leaves a few samples per function per round).
+  const profFlags = prof
+    ? [
+        '--cpu-prof',
+        ...(option('--prof-interval') ? ['--cpu-prof-interval', option('--prof-interval')!] : []),
+      ]
+    : [];
   // Other builds measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
   const baseClis = process.argv.flatMap((a, i) =>
     a === '--base-cli' && process.argv[i + 1] ? [path.resolve(process.argv[i + 1]!)] : [],
@@ -198,7 +205,7 @@ async function main(): Promise<void> {
   let state = 0;
   const startHatchery = (bin: string) =>
     connect(process.execPath, [
-      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
+      ...(prof ? [...profFlags, '--cpu-prof-dir', prof] : []),
       bin,
       'serve',
       '--dir',
@@ -209,7 +216,7 @@ async function main(): Promise<void> {
     ]);
   const startBare = () =>
     connect(process.execPath, [
-      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', path.join(prof, 'bare')] : []),
+      ...(prof ? [...profFlags, '--cpu-prof-dir', path.join(prof, 'bare')] : []),
       '--import',
       'tsx',
       path.join(root, 'bench/concurrent-calls.ts'),

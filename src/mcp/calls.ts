@@ -60,9 +60,7 @@ export function textResult(text: string, isError = false): CallToolResult {
  */
 export function errorResult(host: Pick<CallHost, 'out'>, err: unknown, schema = false): CallToolResult {
   const value = errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES));
-  return schema
-    ? host.out.result(textOnlyError(value), { schema })
-    : host.out.result(jsonResult(value, { isError: true }));
+  return schema ? host.out.result(textOnlyError(value), { schema }) : host.out.json(value, { isError: true });
 }
 
 /** The `_meta` key of a call's tokens and cost. */
@@ -89,7 +87,7 @@ function budgetResult(
   const _meta = { 'hatchery/budget': { limit: value.limit, limit_value: value.limit_value, spent } };
   return schema
     ? host.out.result(textOnlyError(value, _meta), { schema })
-    : host.out.result(jsonResult(value, { isError: true, _meta }));
+    : host.out.json(value, { isError: true, _meta });
 }
 
 /** What a client needs to answer a suspended run: the question, its choices, the run id and the tool to call. */
@@ -141,7 +139,7 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return {
       state: 'succeeded',
-      result: host.out.result(jsonResult(value as Record<string, unknown>, { _meta }), { schema: true }),
+      result: host.out.json(value as Record<string, unknown>, { _meta, schema: true }),
     };
   }
   // A final node with a non-object schema gives its value (a list, a number) rather than its JSON text.
@@ -150,7 +148,7 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   const usage = u.inputTokens === 0 && u.outputTokens === 0 ? undefined : json;
   return {
     state: 'succeeded',
-    result: host.out.result(jsonResult(outputValue(output, result.runId, usage), { _meta })),
+    result: host.out.json(outputValue(output, result.runId, usage), { _meta }),
   };
 }
 
@@ -181,7 +179,7 @@ export function failed(
       state: 'input_required',
       result: structured
         ? host.out.result(textOnlyError(value), { schema: true })
-        : host.out.result(jsonResult(value, { isError: true })),
+        : host.out.json(value, { isError: true }),
       question: err.context.question,
     };
   }

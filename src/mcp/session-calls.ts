@@ -15,7 +15,7 @@ import type { Provider } from '../providers/types.js';
 import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
-import { maybeTask } from './ext-tasks/handlers.js';
+import { declaresTasks, maybeTask } from './ext-tasks/handlers.js';
 import { GENERIC_TOOLS, isGenericTool } from './generic-defs.js';
 import { callGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
@@ -146,9 +146,12 @@ export async function handleCall(
     const id = randomUUID();
     return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
   }
-  // A client with the tasks extension gets a task when the run takes longer than --task-wait.
-  const task = await maybeTask(core, req, entry, args, env);
-  if (task) return task;
+  // A client with the tasks extension gets a task when the run takes longer than --task-wait (the
+  // check first: awaiting maybeTask would cost every call a promise and a turn).
+  if (core.tasks && declaresTasks(req.envelope)) {
+    const task = await maybeTask(core, req, entry, args, env);
+    if (task) return task;
+  }
   if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
   return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
 }
