@@ -4,7 +4,7 @@
  * an idle timeout. Each vendor only says how to start an attempt and how to read what comes back.
  */
 import { abortedError } from '../core/cancel.js';
-import { CallGuard, type SdkErrorClasses, timedOut, toProviderError } from './errors.js';
+import { CallGuard, type SdkErrorClasses, toProviderError } from './errors.js';
 import { type RetryContext, retryAfter } from './retry.js';
 import { endpointOf, notAReply, type ReplyInfo } from './shape.js';
 import { drainStream, type StreamAccumulator } from './stream.js';
@@ -75,7 +75,8 @@ export async function sdkChat<P, Reply, Event>(
   const guard = new CallGuard(request.signal);
   const timeoutMs =
     request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : client.timeout;
-  const ctx: RetryContext = {
+  // What retries and error messages need: made only when an attempt failed.
+  const context = (): RetryContext => ({
     vendor,
     classes: spec.classes,
     apiKey: client.apiKey ?? undefined,
@@ -85,10 +86,10 @@ export async function sdkChat<P, Reply, Event>(
     guard,
     maxRetries: spec.maxRetries ?? client.maxRetries,
     onRetry: request.onRetry,
-  };
+  });
   // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).
   // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
-  guard.startDeadline(timeoutMs, () => timedOut(vendor, timeoutMs));
+  guard.startDeadline(timeoutMs, vendor);
   const signal = guard.signal;
   // A call that ended with its reply has nothing left in flight: aborting it then only makes the SDK
   // and fetch run their abort handlers (an AbortError with its stack each) for nothing.
@@ -104,7 +105,7 @@ export async function sdkChat<P, Reply, Event>(
         const last = await retryAfter(
           err,
           (timeout) => spec.reply(params, { signal, timeout, maxRetries: 0 }),
-          ctx,
+          context(),
         );
         call = last.attempt;
         data = last.value;
@@ -118,7 +119,7 @@ export async function sdkChat<P, Reply, Event>(
           endpoint: endpointOf(response, fallbackURL(spec as SdkCallSpec<unknown, unknown, unknown>)),
           response,
           body: data,
-          apiKey: ctx.apiKey,
+          apiKey: client.apiKey ?? undefined,
         });
       }
       const reply = spec.fromReply(data, params);
@@ -130,7 +131,7 @@ export async function sdkChat<P, Reply, Event>(
     try {
       started = await guard.race(attempt(timeoutMs));
     } catch (err) {
-      started = (await retryAfter(err, attempt, ctx)).value;
+      started = (await retryAfter(err, attempt, context())).value;
     }
     const { data: stream, response } = started;
     // From here on data must keep coming (idle timeout), however long the whole reply takes.
@@ -146,7 +147,7 @@ export async function sdkChat<P, Reply, Event>(
     finished = true;
     return reply;
   } catch (err) {
-    throw toProviderError(err, ctx);
+    throw toProviderError(err, context());
   } finally {
     guard.dispose(finished);
   }
