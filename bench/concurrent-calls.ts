@@ -24,6 +24,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { describeFileCost, runFileCost } from './lib/file-cost.js';
 import { median } from './lib/stats.js';
 
@@ -102,6 +103,46 @@ if (process.argv.includes('--fake-server')) {
   });
 } else {
   await main();
+}
+
+/** A server under test: its client, and its CPU time and garbage collections so far. */
+interface Server {
+  client: Caller;
+  cpu: () => ReturnType<typeof cpuMs>;
+  gc: () => Promise<GcCounts | undefined>;
+}
+
+/** Garbage collections of a server so far (bench/lib/gc-count.mjs). */
+interface GcCounts {
+  seq: number;
+  minor: number;
+  major: number;
+  ms: number;
+}
+
+/** Asks a server's gc-count preload for its counts so far (SIGUSR2) and waits for them; undefined if none come. */
+async function gcCounts(pid: number | null | undefined, dir: string): Promise<GcCounts | undefined> {
+  if (!pid) return undefined;
+  const file = path.join(dir, `${pid}.json`);
+  const read = (): GcCounts | undefined => {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as GcCounts;
+    } catch {
+      return undefined;
+    }
+  };
+  const seq = read()?.seq ?? 0;
+  try {
+    process.kill(pid, 'SIGUSR2');
+  } catch {
+    return undefined;
+  }
+  for (let i = 0; i < 400; i++) {
+    const now = read();
+    if (now && now.seq > seq) return now;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return undefined;
 }
 
 /** The part of the SDK client the bench uses. */
@@ -190,22 +231,33 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   delete env.HATCHERY_STATE;
-  Object.assign(env, { OPENAI_API_KEY: apiKey, OPENAI_BASE_URL: baseURL, HOME: tmp });
+  // Each server counts its garbage collections (bench/lib/gc-count.mjs) and writes them here on SIGUSR2.
+  const gcDir = path.join(tmp, 'gc');
+  mkdirSync(gcDir);
+  Object.assign(env, {
+    OPENAI_API_KEY: apiKey,
+    OPENAI_BASE_URL: baseURL,
+    HOME: tmp,
+    HATCHERY_BENCH_GC_DIR: gcDir,
+  });
+  const gcPreload = ['--import', pathToFileURL(path.join(root, 'bench/lib/gc-count.mjs')).href];
 
-  async function connect(
-    command: string,
-    args: string[],
-  ): Promise<{ client: Caller; cpu: () => ReturnType<typeof cpuMs> }> {
+  async function connect(command: string, args: string[]): Promise<Server> {
     const client = new Client({ name: 'bench', version: '1.0.0' });
     const transport = new StdioClientTransport({ command, args, cwd: root, env, stderr: 'ignore' });
     await client.connect(transport);
-    return { client: client as unknown as Caller, cpu: () => cpuMs(transport.pid) };
+    return {
+      client: client as unknown as Caller,
+      cpu: () => cpuMs(transport.pid),
+      gc: () => gcCounts(transport.pid, gcDir),
+    };
   }
 
   let state = 0;
   const startHatchery = (bin: string) =>
     connect(process.execPath, [
       ...(prof ? [...profFlags, '--cpu-prof-dir', prof] : []),
+      ...gcPreload,
       bin,
       'serve',
       '--dir',
@@ -217,6 +269,7 @@ async function main(): Promise<void> {
   const startBare = () =>
     connect(process.execPath, [
       ...(prof ? [...profFlags, '--cpu-prof-dir', path.join(prof, 'bare')] : []),
+      ...gcPreload,
       '--import',
       'tsx',
       path.join(root, 'bench/concurrent-calls.ts'),
@@ -281,7 +334,7 @@ async function main(): Promise<void> {
   /** One server measured each round: how to start it and call it, and its figures. */
   interface Side {
     name: string;
-    start: () => Promise<{ client: Caller; cpu: () => ReturnType<typeof cpuMs> }>;
+    start: () => Promise<Server>;
     call: (c: Caller) => Call;
     bursts: number[];
     rates: number[];
@@ -289,6 +342,8 @@ async function main(): Promise<void> {
     cpu: number[];
     /** The kernel's part of it (file creation, writes, pipes). */
     system: number[];
+    /** Young-generation collections per 1,000 measured calls (follows allocation, not the machine's load). */
+    minorGcs: number[];
   }
   const side = (name: string, start: Side['start'], call: (c: Caller) => Call): Side => ({
     name,
@@ -298,6 +353,7 @@ async function main(): Promise<void> {
     rates: [],
     cpu: [],
     system: [],
+    minorGcs: [],
   });
   const bare = side('bare SDK + openai', startBare, bareCall);
   const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
@@ -309,10 +365,16 @@ async function main(): Promise<void> {
     for (const { call } of calls) await inflight(call, WARMUP, INFLIGHT);
     for (const { call } of calls) await burst(call, Math.min(BURST, 200));
     const cpu0 = calls.map(({ server }) => server.cpu());
+    const gc0 = await Promise.all(calls.map(({ server }) => server.gc()));
     // A different server goes first from round to round, so drift hits them alike.
     const order = calls.map((_, k) => calls[(k + round) % calls.length]!);
     for (const { s, call } of order) s.bursts.push(await burst(call, BURST));
     for (const { s, call } of order) s.rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
+    const gc1 = await Promise.all(calls.map(({ server }) => server.gc()));
+    calls.forEach(({ s }, k) => {
+      const [a, b] = [gc0[k], gc1[k]];
+      if (a && b) s.minorGcs.push(((b.minor - a.minor) * 1000) / (BURST + INFLIGHT_CALLS));
+    });
     calls.forEach(({ s, server }, k) => {
       const used = server.cpu();
       const before = cpu0[k];
@@ -357,11 +419,24 @@ async function main(): Promise<void> {
         `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')}), of which kernel ${median(s.system).toFixed(0)} µs`,
       );
   }
+  if (bare.minorGcs.length > 0) {
+    console.log(
+      '  young-generation garbage collections per 1,000 measured calls (follow what a call allocates, not the load):',
+    );
+    for (const s of sides)
+      console.log(
+        `    ${s.name.padEnd(44)} ${median(s.minorGcs).toFixed(1)}   (${s.minorGcs.map((x) => x.toFixed(1)).join(', ')})`,
+      );
+  }
   if (journal) console.log(`  ${describeFileCost(fileCost, 'the state folder')}`);
   for (const s of sides.slice(1)) {
     if (s.cpu.length > 0)
       console.log(
         `  ${s.name}: ${(median(s.cpu) / median(bare.cpu)).toFixed(2)}x the bare server's CPU per call`,
+      );
+    if (s.minorGcs.length > 0)
+      console.log(
+        `  ${s.name}: ${(median(s.minorGcs) / median(bare.minorGcs)).toFixed(2)}x its young-generation collections per call`,
       );
     const b = median(s.bursts) / median(bare.bursts);
     const t = median(s.rates) / median(bare.rates);

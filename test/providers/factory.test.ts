@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdkFactory } from '../../src/providers/factory.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import type { FakeServer } from '../fakes/http.js';
 import { chatRequest } from './helpers.js';
 
 const openaiFake = new FakeOpenAI();
@@ -22,7 +21,7 @@ afterAll(async () => {
   await anthropicFake.close();
 });
 
-const vendors: ['openai' | 'anthropic', FakeServer, string][] = [
+const vendors: ['openai' | 'anthropic', FakeOpenAI | FakeAnthropic, string][] = [
   ['openai', openaiFake, 'gpt-test'],
   ['anthropic', anthropicFake, 'claude-test'],
 ];
