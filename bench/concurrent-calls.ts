@@ -117,7 +117,8 @@ interface GcCounts {
   seq: number;
   minor: number;
   major: number;
-  ms: number;
+  /** Bytes allocated so far. */
+  allocated: number;
 }
 
 /** Asks a server's gc-count preload for its counts so far (SIGUSR2) and waits for them; undefined if none come. */
@@ -344,6 +345,8 @@ async function main(): Promise<void> {
     system: number[];
     /** Young-generation collections per 1,000 measured calls (follows allocation, not the machine's load). */
     minorGcs: number[];
+    /** KiB allocated per measured call. */
+    allocKiB: number[];
   }
   const side = (name: string, start: Side['start'], call: (c: Caller) => Call): Side => ({
     name,
@@ -354,6 +357,7 @@ async function main(): Promise<void> {
     cpu: [],
     system: [],
     minorGcs: [],
+    allocKiB: [],
   });
   const bare = side('bare SDK + openai', startBare, bareCall);
   const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
@@ -373,7 +377,10 @@ async function main(): Promise<void> {
     const gc1 = await Promise.all(calls.map(({ server }) => server.gc()));
     calls.forEach(({ s }, k) => {
       const [a, b] = [gc0[k], gc1[k]];
-      if (a && b) s.minorGcs.push(((b.minor - a.minor) * 1000) / (BURST + INFLIGHT_CALLS));
+      if (a && b) {
+        s.minorGcs.push(((b.minor - a.minor) * 1000) / (BURST + INFLIGHT_CALLS));
+        s.allocKiB.push((b.allocated - a.allocated) / 1024 / (BURST + INFLIGHT_CALLS));
+      }
     });
     calls.forEach(({ s, server }, k) => {
       const used = server.cpu();
@@ -419,13 +426,13 @@ async function main(): Promise<void> {
         `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')}), of which kernel ${median(s.system).toFixed(0)} µs`,
       );
   }
-  if (bare.minorGcs.length > 0) {
+  if (bare.allocKiB.length > 0) {
     console.log(
-      '  young-generation garbage collections per 1,000 measured calls (follow what a call allocates, not the load):',
+      '  server memory allocated per measured call, and young-generation collections per 1,000 calls (both follow what a call allocates, not the load):',
     );
     for (const s of sides)
       console.log(
-        `    ${s.name.padEnd(44)} ${median(s.minorGcs).toFixed(1)}   (${s.minorGcs.map((x) => x.toFixed(1)).join(', ')})`,
+        `    ${s.name.padEnd(44)} ${median(s.allocKiB).toFixed(1)} KiB   (${s.allocKiB.map((x) => x.toFixed(1)).join(', ')}); ${median(s.minorGcs).toFixed(1)} collections`,
       );
   }
   if (journal) console.log(`  ${describeFileCost(fileCost, 'the state folder')}`);
@@ -434,9 +441,9 @@ async function main(): Promise<void> {
       console.log(
         `  ${s.name}: ${(median(s.cpu) / median(bare.cpu)).toFixed(2)}x the bare server's CPU per call`,
       );
-    if (s.minorGcs.length > 0)
+    if (s.allocKiB.length > 0)
       console.log(
-        `  ${s.name}: ${(median(s.minorGcs) / median(bare.minorGcs)).toFixed(2)}x its young-generation collections per call`,
+        `  ${s.name}: ${(median(s.allocKiB) / median(bare.allocKiB)).toFixed(2)}x the bare server's memory allocated per call (${(median(s.minorGcs) / median(bare.minorGcs)).toFixed(2)}x its young-generation collections)`,
       );
     const b = median(s.bursts) / median(bare.bursts);
     const t = median(s.rates) / median(bare.rates);
