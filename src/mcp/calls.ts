@@ -134,7 +134,8 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   // One usage object for both `_meta` and the `usage` field: nothing mutates either (they are only
   // serialised), and building it twice was a quarter of this function's allocation.
   const json = usageJson(result.usage);
-  const _meta = { [USAGE_META]: json };
+  // A literal key (USAGE_META): a computed one makes the object through the runtime, per call.
+  const _meta = { 'hatchery/usage': json };
   // Guarded here rather than when sent: background runs keep their result, so keep it small.
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return {

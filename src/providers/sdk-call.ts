@@ -64,20 +64,30 @@ function fallbackURL(spec: SdkCallSpec<unknown, unknown, unknown>): string {
  * Runs `request` (made into `params` by the vendor) through a vendor SDK as `spec` describes; errors
  * are HatcheryErrors without credentials.
  */
-export async function sdkChat<P, Reply, Event>(
+export function sdkChat<P, Reply, Event>(
   request: ChatRequest,
   spec: SdkCallSpec<P, Reply, Event>,
   params: P,
 ): Promise<ChatResponse> {
-  const cancelled = abortedError(request.signal);
-  if (cancelled) throw cancelled;
-  const { client, vendor } = spec;
-  const guard = new CallGuard(request.signal);
-  const timeoutMs =
-    request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : client.timeout;
-  // What retries and error messages need: made only when an attempt failed.
-  const context = (): RetryContext => ({
-    vendor,
+  // Two functions: the async frame of the common call (no stream) keeps only what it needs.
+  return request.stream ? streamChat(request, spec, params) : replyChat(request, spec, params);
+}
+
+/** The call's timeout: the request's own, else the client's (every attempt and retry wait together). */
+function timeoutOf(request: ChatRequest, spec: SdkCallSpec<unknown, unknown, unknown>): number {
+  return request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : spec.client.timeout;
+}
+
+/** What retries and error messages need: made only when an attempt failed. */
+function contextOf(
+  request: ChatRequest,
+  spec: SdkCallSpec<unknown, unknown, unknown>,
+  guard: CallGuard,
+  timeoutMs: number,
+): RetryContext {
+  const client = spec.client;
+  return {
+    vendor: spec.vendor,
     classes: spec.classes,
     apiKey: client.apiKey ?? undefined,
     timeoutMs,
@@ -86,68 +96,100 @@ export async function sdkChat<P, Reply, Event>(
     guard,
     maxRetries: spec.maxRetries ?? client.maxRetries,
     onRetry: request.onRetry,
-  });
+  };
+}
+
+/** A non-streamed call: the first attempt here, retries (and their closures) only when it failed. */
+async function replyChat<P, Reply, Event>(
+  request: ChatRequest,
+  spec: SdkCallSpec<P, Reply, Event>,
+  params: P,
+): Promise<ChatResponse> {
+  const cancelled = abortedError(request.signal);
+  if (cancelled) throw cancelled;
+  const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
+  const guard = new CallGuard(request.signal);
+  const timeoutMs = timeoutOf(request, loose);
   // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).
   // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
-  guard.startDeadline(timeoutMs, vendor);
-  const signal = guard.signal;
+  guard.startDeadline(timeoutMs, spec.vendor);
   // A call that ended with its reply has nothing left in flight: aborting it then only makes the SDK
   // and fetch run their abort handlers (an AbortError with its stack each) for nothing.
   let finished = false;
   try {
-    if (!request.stream) {
-      // The first attempt is made here; retryAfter (and its closures) only runs when it failed.
-      let call = spec.reply(params, { signal, timeout: timeoutMs, maxRetries: 0 });
-      let data: Reply;
-      try {
-        data = await guard.race(call);
-      } catch (err) {
-        const last = await retryAfter(
-          err,
-          (timeout) => spec.reply(params, { signal, timeout, maxRetries: 0 }),
-          context(),
-        );
-        call = last.attempt;
-        data = last.value;
-      }
-      if (!spec.isReply(data)) {
-        // The response has settled with the body: its details add no wait.
-        const response = await call.asResponse();
-        throw notAReply({
-          vendor,
-          what: spec.replyWhat,
-          endpoint: endpointOf(response, fallbackURL(spec as SdkCallSpec<unknown, unknown, unknown>)),
-          response,
-          body: data,
-          apiKey: client.apiKey ?? undefined,
-        });
-      }
-      const reply = spec.fromReply(data, params);
-      finished = true;
-      return reply;
+    let call = spec.reply(params, { signal: guard.signal, timeout: timeoutMs, maxRetries: 0 });
+    let data: Reply;
+    try {
+      data = await guard.race(call);
+    } catch (err) {
+      const signal = guard.signal;
+      const last = await retryAfter(
+        err,
+        (timeout) => spec.reply(params, { signal, timeout, maxRetries: 0 }),
+        contextOf(request, loose, guard, timeoutMs),
+      );
+      call = last.attempt;
+      data = last.value;
     }
+    if (!spec.isReply(data)) {
+      // The response has settled with the body: its details add no wait.
+      const response = await call.asResponse();
+      throw notAReply({
+        vendor: spec.vendor,
+        what: spec.replyWhat,
+        endpoint: endpointOf(response, fallbackURL(loose)),
+        response,
+        body: data,
+        apiKey: spec.client.apiKey ?? undefined,
+      });
+    }
+    const reply = spec.fromReply(data, params);
+    finished = true;
+    return reply;
+  } catch (err) {
+    throw toProviderError(err, contextOf(request, loose, guard, timeoutMs));
+  } finally {
+    guard.dispose(finished);
+  }
+}
+
+/** A streamed call: attempts until the stream starts, then its events read with an idle timeout. */
+async function streamChat<P, Reply, Event>(
+  request: ChatRequest,
+  spec: SdkCallSpec<P, Reply, Event>,
+  params: P,
+): Promise<ChatResponse> {
+  const cancelled = abortedError(request.signal);
+  if (cancelled) throw cancelled;
+  const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
+  const guard = new CallGuard(request.signal);
+  const timeoutMs = timeoutOf(request, loose);
+  guard.startDeadline(timeoutMs, spec.vendor);
+  let finished = false;
+  try {
+    const signal = guard.signal;
     const attempt = (timeout: number) => spec.stream(params, { signal, timeout, maxRetries: 0 });
     let started: WithResponse<AsyncIterable<Event>>;
     try {
       started = await guard.race(attempt(timeoutMs));
     } catch (err) {
-      started = (await retryAfter(err, attempt, context())).value;
+      started = (await retryAfter(err, attempt, contextOf(request, loose, guard, timeoutMs))).value;
     }
     const { data: stream, response } = started;
     // From here on data must keep coming (idle timeout), however long the whole reply takes.
     guard.endDeadline();
     const reply = await drainStream(stream, spec.accumulator(params), guard, {
-      vendor,
+      vendor: spec.vendor,
       idleMs: timeoutMs,
       onDelta: request.onDelta,
-      endpoint: endpointOf(response, fallbackURL(spec as SdkCallSpec<unknown, unknown, unknown>)),
+      endpoint: endpointOf(response, fallbackURL(loose)),
       response,
       what: spec.streamWhat,
     });
     finished = true;
     return reply;
   } catch (err) {
-    throw toProviderError(err, context());
+    throw toProviderError(err, contextOf(request, loose, guard, timeoutMs));
   } finally {
     guard.dispose(finished);
   }
