@@ -4,7 +4,7 @@ import type { TraceContext } from '../core/trace.js';
 import type { AskRequest, RunListener } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import type { Provider } from '../providers/types.js';
-import type { RunResult, Runtime } from '../runtime/runtime.js';
+import type { RunOptions, RunResult, Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn, elicitAsk } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
@@ -191,21 +191,86 @@ export function failed(
 
 /**
  * Runs one call of a hatchery with its own ctx: checks the arguments, asks for missing inputs,
- * waits for a run slot, runs, and turns the outcome into a tool result. Never throws.
+ * waits for a run slot, runs, and turns the outcome into a tool result. Never throws (nor rejects).
+ * Not async: the common call (no input to ask for, no run limit, no progress) has no frame of its own
+ * waiting for the run.
  */
-export async function runHatcheryCall(
+export function runHatcheryCall(
   host: CallHost,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
   env: CallEnv,
 ): Promise<RunOutcome> {
   const h = entry.hatchery;
+  const structured = entry.tool.outputSchema !== undefined;
+  host.runStarted();
+  let input: string | undefined;
+  let vars: Record<string, string>;
+  let run: Promise<RunResult>;
+  try {
+    ({ input, vars } = hatcheryArgs(h, args));
+    if (env.progress || host.limiter.max !== undefined || hasMissing(h.inputs, vars))
+      return runWaiting(host, entry, input, vars, env, structured);
+    run = host.runtime.run(h, runOptions(input, vars, env, undefined));
+  } catch (err) {
+    return Promise.resolve(ended(host, () => failed(host, err, env.signal, structured)));
+  }
+  return run.then(
+    (result) =>
+      ended(host, () => {
+        try {
+          return succeeded(host, result, structured);
+        } catch (err) {
+          return failed(host, err, env.signal, structured);
+        }
+      }),
+    (err: unknown) => ended(host, () => failed(host, err, env.signal, structured)),
+  );
+}
+
+/** The outcome `make` gives, then the run counted as ended (as a `finally` would). */
+function ended(host: CallHost, make: () => RunOutcome): RunOutcome {
+  try {
+    return make();
+  } finally {
+    host.runEnded();
+  }
+}
+
+/** The options of a call's run. */
+function runOptions(
+  input: string | undefined,
+  vars: Record<string, string>,
+  env: CallEnv,
+  reporter: ProgressReporter | undefined,
+): RunOptions {
+  return {
+    input,
+    vars,
+    signal: env.signal,
+    onEvent: combine(reporter?.listener, env.onEvent),
+    sampling: env.sampling,
+    runId: env.runId,
+    source: env.source ?? 'mcp',
+    trace: env.trace,
+    // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
+    ask: env.elicit ? elicitAsk(env.elicit) : undefined,
+  };
+}
+
+/** A call that waits before or after its run: inputs to ask for, a run slot, progress to report. */
+async function runWaiting(
+  host: CallHost,
+  entry: RegistryEntry,
+  input: string | undefined,
+  vars: Record<string, string>,
+  env: CallEnv,
+  structured: boolean,
+): Promise<RunOutcome> {
+  const h = entry.hatchery;
   let release: (() => void) | undefined;
   let reporter: ProgressReporter | undefined;
-  host.runStarted();
   try {
-    const { input, vars } = hatcheryArgs(h, args);
-    // The common cases (no declared input missing, no limit) take no extra await.
     const allVars = hasMissing(h.inputs, vars) ? await completeInputs(h, vars, env.elicit, env.signal) : vars;
     release = host.limiter.max === undefined ? undefined : await host.limiter.acquire(env.signal);
     if (env.progress) {
@@ -216,21 +281,10 @@ export async function runHatcheryCall(
       reporter = new ProgressReporter(env.progress.token, guarded, host.heartbeatMs);
       reporter.start(`${h.name} started`);
     }
-    const result = await host.runtime.run(h, {
-      input,
-      vars: allVars,
-      signal: env.signal,
-      onEvent: combine(reporter?.listener, env.onEvent),
-      sampling: env.sampling,
-      runId: env.runId,
-      source: env.source ?? 'mcp',
-      trace: env.trace,
-      // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
-      ask: env.elicit ? elicitAsk(env.elicit) : undefined,
-    });
-    return succeeded(host, result, entry.tool.outputSchema !== undefined);
+    const result = await host.runtime.run(h, runOptions(input, allVars, env, reporter));
+    return succeeded(host, result, structured);
   } catch (err) {
-    return failed(host, err, env.signal, entry.tool.outputSchema !== undefined);
+    return failed(host, err, env.signal, structured);
   } finally {
     release?.();
     host.runEnded();

@@ -24,7 +24,7 @@ import { sdkFactory } from '../providers/factory.js';
 import { ProviderRegistry } from '../providers/resolve.js';
 import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver } from '../tools/resolve.js';
-import { runBudget } from './budget.js';
+import { type RunBudget, runBudget } from './budget.js';
 import { applyVars, loadFiles } from './inputs.js';
 import type { RunStore } from './journal/store.js';
 import { runJournaled } from './journaled.js';
@@ -210,7 +210,8 @@ export class Runtime {
     );
   }
 
-  private async runWith(
+  /** A top-level run: its budget and shared state, then the walk. Not async: one frame less per run. */
+  private runWith(
     h: Hatchery,
     options: RunOptions,
     runId: string,
@@ -218,47 +219,55 @@ export class Runtime {
     outer: AbortSignal,
     hold?: { shared?: RunState },
   ): Promise<RunResult> {
-    const maxSteps = options.maxSteps ?? this.options.maxSteps ?? h.maxSteps ?? DEFAULT_MAX_STEPS;
-    const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
-    const budget = runBudget(
-      h,
-      this.options.prices,
-      [this.options.budget, options.budget],
-      outer,
-      listener ? safeListener(listener) : undefined,
-    );
-    const { meter, signal, emit } = budget;
-    const shared = new RunShared(
-      this.services,
-      runId,
-      signal,
-      maxSteps,
-      maxDepth,
-      emit,
-      options.sampling,
-      meter,
-      options.memo,
-      options.ask,
-      options.trace,
-    );
-    if (hold) hold.shared = shared;
+    let budget: RunBudget;
+    let shared: RunShared;
     try {
-      const { scope, result } = await this.execute(h, shared, 0, options.input, options.vars, signal);
-      return {
+      const maxSteps = options.maxSteps ?? this.options.maxSteps ?? h.maxSteps ?? DEFAULT_MAX_STEPS;
+      const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
+      budget = runBudget(
+        h,
+        this.options.prices,
+        [this.options.budget, options.budget],
+        outer,
+        listener ? safeListener(listener) : undefined,
+      );
+      shared = new RunShared(
+        this.services,
         runId,
-        output: result.text,
-        value: result.value,
-        usage: shared.usage,
-        steps: shared.steps,
-        // The run's own object: nothing else holds it, so no copy is needed.
-        outputs: scope.out,
-      };
+        budget.signal,
+        maxSteps,
+        maxDepth,
+        budget.emit,
+        options.sampling,
+        budget.meter,
+        options.memo,
+        options.ask,
+        options.trace,
+      );
+      if (hold) hold.shared = shared;
     } catch (err) {
-      // The run id names the run to resume (a suspended run, INPUT_REQUIRED) or to inspect.
-      throw withContext(budget.failure(err), { runId });
-    } finally {
-      budget.end();
+      return Promise.reject(err);
     }
+    return this.execute(h, shared, 0, options.input, options.vars, budget.signal).then(
+      ({ scope, result }): RunResult => {
+        budget.end();
+        return {
+          runId,
+          output: result.text,
+          value: result.value,
+          usage: shared.usage,
+          steps: shared.steps,
+          // The run's own object: nothing else holds it, so no copy is needed.
+          outputs: scope.out,
+        };
+      },
+      (err: unknown) => {
+        // The run id names the run to resume (a suspended run, INPUT_REQUIRED) or to inspect.
+        const failure = withContext(budget.failure(err), { runId });
+        budget.end();
+        throw failure;
+      },
+    );
   }
 
   /**
