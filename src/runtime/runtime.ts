@@ -478,11 +478,12 @@ export class Runtime {
     const ctx = Object.create(base) as Record<string, unknown>;
     if (input !== undefined) ctx.input = input;
     applyVars(h, ctx, vars);
-    const made = () => this.checkedScope(h, shared, depth, guard, ctx, signal, place);
     for (const _ in h.files) {
-      return loadFiles(h, guard, ctx, Object.keys(h.files), signal).then(made);
+      return loadFiles(h, guard, ctx, Object.keys(h.files), signal).then(() =>
+        this.checkedScope(h, shared, depth, guard, ctx, signal, place),
+      );
     }
-    return made();
+    return this.checkedScope(h, shared, depth, guard, ctx, signal, place);
   }
 
   /** The Scope over a ready ctx, after the preflight checks (and, on a first run, its js: tools). */
