@@ -12,7 +12,7 @@
 // `serve` runs at most --max-concurrent runs at once; its default is no limit, so 1,000 calls all run.
 //
 // Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
-//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR] [--base-cli PATH]...
+//          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR [--prof-interval US]] [--base-cli PATH]...
 // (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
 // `--base-cli` measures it beside this one in the same rounds.)
 // The journals go to a temp folder (TMPDIR=DIR puts them elsewhere): the bench prints what creating
@@ -24,6 +24,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { describeFileCost, runFileCost } from './lib/file-cost.js';
 import { median } from './lib/stats.js';
 
@@ -104,6 +105,47 @@ if (process.argv.includes('--fake-server')) {
   await main();
 }
 
+/** A server under test: its client, and its CPU time and garbage collections so far. */
+interface Server {
+  client: Caller;
+  cpu: () => ReturnType<typeof cpuMs>;
+  gc: () => Promise<GcCounts | undefined>;
+}
+
+/** Garbage collections of a server so far (bench/lib/gc-count.mjs). */
+interface GcCounts {
+  seq: number;
+  minor: number;
+  major: number;
+  /** Bytes allocated so far. */
+  allocated: number;
+}
+
+/** Asks a server's gc-count preload for its counts so far (SIGUSR2) and waits for them; undefined if none come. */
+async function gcCounts(pid: number | null | undefined, dir: string): Promise<GcCounts | undefined> {
+  if (!pid) return undefined;
+  const file = path.join(dir, `${pid}.json`);
+  const read = (): GcCounts | undefined => {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as GcCounts;
+    } catch {
+      return undefined;
+    }
+  };
+  const seq = read()?.seq ?? 0;
+  try {
+    process.kill(pid, 'SIGUSR2');
+  } catch {
+    return undefined;
+  }
+  for (let i = 0; i < 400; i++) {
+    const now = read();
+    if (now && now.seq > seq) return now;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return undefined;
+}
+
 /** The part of the SDK client the bench uses. */
 interface Caller {
   callTool(
@@ -149,6 +191,13 @@ async function main(): Promise<void> {
   const maxConcurrent = option('--max-concurrent');
   // A CPU profile of each server (the bare one's in DIR/bare), written to this folder when it exits.
   const prof = option('--prof');
+  // Microseconds between samples (node's default 1000 leaves a few samples per function per round).
+  const profFlags = prof
+    ? [
+        '--cpu-prof',
+        ...(option('--prof-interval') ? ['--cpu-prof-interval', option('--prof-interval')!] : []),
+      ]
+    : [];
   // Other builds measured in the same rounds (before/after in one run), e.g. /work/wt/base/dist/cli.js.
   const baseClis = process.argv.flatMap((a, i) =>
     a === '--base-cli' && process.argv[i + 1] ? [path.resolve(process.argv[i + 1]!)] : [],
@@ -183,22 +232,33 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   delete env.HATCHERY_STATE;
-  Object.assign(env, { OPENAI_API_KEY: apiKey, OPENAI_BASE_URL: baseURL, HOME: tmp });
+  // Each server counts its garbage collections (bench/lib/gc-count.mjs) and writes them here on SIGUSR2.
+  const gcDir = path.join(tmp, 'gc');
+  mkdirSync(gcDir);
+  Object.assign(env, {
+    OPENAI_API_KEY: apiKey,
+    OPENAI_BASE_URL: baseURL,
+    HOME: tmp,
+    HATCHERY_BENCH_GC_DIR: gcDir,
+  });
+  const gcPreload = ['--import', pathToFileURL(path.join(root, 'bench/lib/gc-count.mjs')).href];
 
-  async function connect(
-    command: string,
-    args: string[],
-  ): Promise<{ client: Caller; cpu: () => ReturnType<typeof cpuMs> }> {
+  async function connect(command: string, args: string[]): Promise<Server> {
     const client = new Client({ name: 'bench', version: '1.0.0' });
     const transport = new StdioClientTransport({ command, args, cwd: root, env, stderr: 'ignore' });
     await client.connect(transport);
-    return { client: client as unknown as Caller, cpu: () => cpuMs(transport.pid) };
+    return {
+      client: client as unknown as Caller,
+      cpu: () => cpuMs(transport.pid),
+      gc: () => gcCounts(transport.pid, gcDir),
+    };
   }
 
   let state = 0;
   const startHatchery = (bin: string) =>
     connect(process.execPath, [
-      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
+      ...(prof ? [...profFlags, '--cpu-prof-dir', prof] : []),
+      ...gcPreload,
       bin,
       'serve',
       '--dir',
@@ -209,7 +269,8 @@ async function main(): Promise<void> {
     ]);
   const startBare = () =>
     connect(process.execPath, [
-      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', path.join(prof, 'bare')] : []),
+      ...(prof ? [...profFlags, '--cpu-prof-dir', path.join(prof, 'bare')] : []),
+      ...gcPreload,
       '--import',
       'tsx',
       path.join(root, 'bench/concurrent-calls.ts'),
@@ -274,7 +335,7 @@ async function main(): Promise<void> {
   /** One server measured each round: how to start it and call it, and its figures. */
   interface Side {
     name: string;
-    start: () => Promise<{ client: Caller; cpu: () => ReturnType<typeof cpuMs> }>;
+    start: () => Promise<Server>;
     call: (c: Caller) => Call;
     bursts: number[];
     rates: number[];
@@ -282,6 +343,10 @@ async function main(): Promise<void> {
     cpu: number[];
     /** The kernel's part of it (file creation, writes, pipes). */
     system: number[];
+    /** Young-generation collections per 1,000 measured calls (follows allocation, not the machine's load). */
+    minorGcs: number[];
+    /** KiB allocated per measured call. */
+    allocKiB: number[];
   }
   const side = (name: string, start: Side['start'], call: (c: Caller) => Call): Side => ({
     name,
@@ -291,6 +356,8 @@ async function main(): Promise<void> {
     rates: [],
     cpu: [],
     system: [],
+    minorGcs: [],
+    allocKiB: [],
   });
   const bare = side('bare SDK + openai', startBare, bareCall);
   const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
@@ -302,10 +369,19 @@ async function main(): Promise<void> {
     for (const { call } of calls) await inflight(call, WARMUP, INFLIGHT);
     for (const { call } of calls) await burst(call, Math.min(BURST, 200));
     const cpu0 = calls.map(({ server }) => server.cpu());
+    const gc0 = await Promise.all(calls.map(({ server }) => server.gc()));
     // A different server goes first from round to round, so drift hits them alike.
     const order = calls.map((_, k) => calls[(k + round) % calls.length]!);
     for (const { s, call } of order) s.bursts.push(await burst(call, BURST));
     for (const { s, call } of order) s.rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
+    const gc1 = await Promise.all(calls.map(({ server }) => server.gc()));
+    calls.forEach(({ s }, k) => {
+      const [a, b] = [gc0[k], gc1[k]];
+      if (a && b) {
+        s.minorGcs.push(((b.minor - a.minor) * 1000) / (BURST + INFLIGHT_CALLS));
+        s.allocKiB.push((b.allocated - a.allocated) / 1024 / (BURST + INFLIGHT_CALLS));
+      }
+    });
     calls.forEach(({ s, server }, k) => {
       const used = server.cpu();
       const before = cpu0[k];
@@ -350,11 +426,24 @@ async function main(): Promise<void> {
         `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')}), of which kernel ${median(s.system).toFixed(0)} µs`,
       );
   }
+  if (bare.allocKiB.length > 0) {
+    console.log(
+      '  server memory allocated per measured call, and young-generation collections per 1,000 calls (both follow what a call allocates, not the load):',
+    );
+    for (const s of sides)
+      console.log(
+        `    ${s.name.padEnd(44)} ${median(s.allocKiB).toFixed(1)} KiB   (${s.allocKiB.map((x) => x.toFixed(1)).join(', ')}); ${median(s.minorGcs).toFixed(1)} collections`,
+      );
+  }
   if (journal) console.log(`  ${describeFileCost(fileCost, 'the state folder')}`);
   for (const s of sides.slice(1)) {
     if (s.cpu.length > 0)
       console.log(
         `  ${s.name}: ${(median(s.cpu) / median(bare.cpu)).toFixed(2)}x the bare server's CPU per call`,
+      );
+    if (s.allocKiB.length > 0)
+      console.log(
+        `  ${s.name}: ${(median(s.allocKiB) / median(bare.allocKiB)).toFixed(2)}x the bare server's memory allocated per call (${(median(s.minorGcs) / median(bare.minorGcs)).toFixed(2)}x its young-generation collections)`,
       );
     const b = median(s.bursts) / median(bare.bursts);
     const t = median(s.rates) / median(bare.rates);

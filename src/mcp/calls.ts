@@ -4,7 +4,7 @@ import type { TraceContext } from '../core/trace.js';
 import type { AskRequest, RunListener } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import type { Provider } from '../providers/types.js';
-import type { RunResult, Runtime } from '../runtime/runtime.js';
+import type { RunOptions, RunResult, Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn, elicitAsk } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
@@ -60,9 +60,7 @@ export function textResult(text: string, isError = false): CallToolResult {
  */
 export function errorResult(host: Pick<CallHost, 'out'>, err: unknown, schema = false): CallToolResult {
   const value = errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES));
-  return schema
-    ? host.out.result(textOnlyError(value), { schema })
-    : host.out.result(jsonResult(value, { isError: true }));
+  return schema ? host.out.result(textOnlyError(value), { schema }) : host.out.json(value, { isError: true });
 }
 
 /** The `_meta` key of a call's tokens and cost. */
@@ -89,7 +87,7 @@ function budgetResult(
   const _meta = { 'hatchery/budget': { limit: value.limit, limit_value: value.limit_value, spent } };
   return schema
     ? host.out.result(textOnlyError(value, _meta), { schema })
-    : host.out.result(jsonResult(value, { isError: true, _meta }));
+    : host.out.json(value, { isError: true, _meta });
 }
 
 /** What a client needs to answer a suspended run: the question, its choices, the run id and the tool to call. */
@@ -136,12 +134,13 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   // One usage object for both `_meta` and the `usage` field: nothing mutates either (they are only
   // serialised), and building it twice was a quarter of this function's allocation.
   const json = usageJson(result.usage);
-  const _meta = { [USAGE_META]: json };
+  // A literal key (USAGE_META): a computed one makes the object through the runtime, per call.
+  const _meta = { 'hatchery/usage': json };
   // Guarded here rather than when sent: background runs keep their result, so keep it small.
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return {
       state: 'succeeded',
-      result: host.out.result(jsonResult(value as Record<string, unknown>, { _meta }), { schema: true }),
+      result: host.out.json(value as Record<string, unknown>, { _meta, schema: true }),
     };
   }
   // A final node with a non-object schema gives its value (a list, a number) rather than its JSON text.
@@ -150,7 +149,7 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   const usage = u.inputTokens === 0 && u.outputTokens === 0 ? undefined : json;
   return {
     state: 'succeeded',
-    result: host.out.result(jsonResult(outputValue(output, result.runId, usage), { _meta })),
+    result: host.out.json(outputValue(output, result.runId, usage), { _meta }),
   };
 }
 
@@ -181,7 +180,7 @@ export function failed(
       state: 'input_required',
       result: structured
         ? host.out.result(textOnlyError(value), { schema: true })
-        : host.out.result(jsonResult(value, { isError: true })),
+        : host.out.json(value, { isError: true }),
       question: err.context.question,
     };
   }
@@ -192,21 +191,86 @@ export function failed(
 
 /**
  * Runs one call of a hatchery with its own ctx: checks the arguments, asks for missing inputs,
- * waits for a run slot, runs, and turns the outcome into a tool result. Never throws.
+ * waits for a run slot, runs, and turns the outcome into a tool result. Never throws (nor rejects).
+ * Not async: the common call (no input to ask for, no run limit, no progress) has no frame of its own
+ * waiting for the run.
  */
-export async function runHatcheryCall(
+export function runHatcheryCall(
   host: CallHost,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
   env: CallEnv,
 ): Promise<RunOutcome> {
   const h = entry.hatchery;
+  const structured = entry.tool.outputSchema !== undefined;
+  host.runStarted();
+  let input: string | undefined;
+  let vars: Record<string, string>;
+  let run: Promise<RunResult>;
+  try {
+    ({ input, vars } = hatcheryArgs(h, args));
+    if (env.progress || host.limiter.max !== undefined || hasMissing(h.inputs, vars))
+      return runWaiting(host, entry, input, vars, env, structured);
+    run = host.runtime.run(h, runOptions(input, vars, env, undefined));
+  } catch (err) {
+    return Promise.resolve(ended(host, () => failed(host, err, env.signal, structured)));
+  }
+  return run.then(
+    (result) =>
+      ended(host, () => {
+        try {
+          return succeeded(host, result, structured);
+        } catch (err) {
+          return failed(host, err, env.signal, structured);
+        }
+      }),
+    (err: unknown) => ended(host, () => failed(host, err, env.signal, structured)),
+  );
+}
+
+/** The outcome `make` gives, then the run counted as ended (as a `finally` would). */
+function ended(host: CallHost, make: () => RunOutcome): RunOutcome {
+  try {
+    return make();
+  } finally {
+    host.runEnded();
+  }
+}
+
+/** The options of a call's run. */
+function runOptions(
+  input: string | undefined,
+  vars: Record<string, string>,
+  env: CallEnv,
+  reporter: ProgressReporter | undefined,
+): RunOptions {
+  return {
+    input,
+    vars,
+    signal: env.signal,
+    onEvent: combine(reporter?.listener, env.onEvent),
+    sampling: env.sampling,
+    runId: env.runId,
+    source: env.source ?? 'mcp',
+    trace: env.trace,
+    // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
+    ask: env.elicit ? elicitAsk(env.elicit) : undefined,
+  };
+}
+
+/** A call that waits before or after its run: inputs to ask for, a run slot, progress to report. */
+async function runWaiting(
+  host: CallHost,
+  entry: RegistryEntry,
+  input: string | undefined,
+  vars: Record<string, string>,
+  env: CallEnv,
+  structured: boolean,
+): Promise<RunOutcome> {
+  const h = entry.hatchery;
   let release: (() => void) | undefined;
   let reporter: ProgressReporter | undefined;
-  host.runStarted();
   try {
-    const { input, vars } = hatcheryArgs(h, args);
-    // The common cases (no declared input missing, no limit) take no extra await.
     const allVars = hasMissing(h.inputs, vars) ? await completeInputs(h, vars, env.elicit, env.signal) : vars;
     release = host.limiter.max === undefined ? undefined : await host.limiter.acquire(env.signal);
     if (env.progress) {
@@ -217,21 +281,10 @@ export async function runHatcheryCall(
       reporter = new ProgressReporter(env.progress.token, guarded, host.heartbeatMs);
       reporter.start(`${h.name} started`);
     }
-    const result = await host.runtime.run(h, {
-      input,
-      vars: allVars,
-      signal: env.signal,
-      onEvent: combine(reporter?.listener, env.onEvent),
-      sampling: env.sampling,
-      runId: env.runId,
-      source: env.source ?? 'mcp',
-      trace: env.trace,
-      // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
-      ask: env.elicit ? elicitAsk(env.elicit) : undefined,
-    });
-    return succeeded(host, result, entry.tool.outputSchema !== undefined);
+    const result = await host.runtime.run(h, runOptions(input, allVars, env, reporter));
+    return succeeded(host, result, structured);
   } catch (err) {
-    return failed(host, err, env.signal, entry.tool.outputSchema !== undefined);
+    return failed(host, err, env.signal, structured);
   } finally {
     release?.();
     host.runEnded();

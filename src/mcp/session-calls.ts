@@ -15,14 +15,14 @@ import type { Provider } from '../providers/types.js';
 import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
-import { maybeTask } from './ext-tasks/handlers.js';
+import { declaresTasks, maybeTask } from './ext-tasks/handlers.js';
 import { GENERIC_TOOLS, isGenericTool } from './generic-defs.js';
 import { callGenericTool } from './generic-tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
 import type { RegistryEntry } from './registry.js';
-import type { BackgroundRun } from './runs.js';
+import type { BackgroundRun, RunOutcome } from './runs.js';
 import { hatcheryArgs, unknownName, withInputs } from './tool-defs.js';
 
 // A session's tools/call handling, loaded on the first call or in the background once the first
@@ -88,31 +88,60 @@ async function startBackground(
   return run;
 }
 
-/** Answers one tools/call of a session: a hatchery's run, a generic tool, or an unknown name's error. */
-export async function handleCall(
+/** The result of a run's outcome. */
+const resultOf = (outcome: RunOutcome): CallToolResult => outcome.result;
+
+/**
+ * Answers one tools/call of a session: a hatchery's run, a generic tool, or an unknown name's error.
+ * Not async: the common call (a hatchery, no task, no form questions) goes straight to its run, with
+ * no frame of its own waiting for it; the other cases are handled by {@link handleOther}.
+ */
+export function handleCall(
   core: ServerHost,
   server: Server,
   request: CallToolRequest,
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> {
-  const req = ctx.mcpReq;
-  const { name, arguments: args } = request.params;
-  // The request's own signal is the run's: it fires on client cancellation, and closing the
-  // session at shutdown fires it too, so calls need no controller of their own.
-  const env: CallEnv = {
-    signal: req.signal,
-    trace: traceContext(req._meta),
-    sampling: samplingFor(server, req.id),
-    elicit: elicitFor(core, server, req.id),
-  };
-  const token = req._meta?.progressToken;
-  if (token !== undefined) {
-    env.progress = {
-      token,
-      send: (params) => req.notify({ method: 'notifications/progress', params: { ...params } }),
+  try {
+    const req = ctx.mcpReq;
+    const { name, arguments: args } = request.params;
+    // The request's own signal is the run's: it fires on client cancellation, and closing the
+    // session at shutdown fires it too, so calls need no controller of their own.
+    const env: CallEnv = {
+      signal: req.signal,
+      trace: traceContext(req._meta),
+      sampling: samplingFor(server, req.id),
+      elicit: elicitFor(core, server, req.id),
     };
+    const token = req._meta?.progressToken;
+    if (token !== undefined) {
+      env.progress = {
+        token,
+        send: (params) => req.notify({ method: 'notifications/progress', params: { ...params } }),
+      };
+    }
+    const entry = core.registry.get(name);
+    // A client with the tasks extension gets a task when the run takes longer than --task-wait.
+    if (!entry || modernClient(ctx).forms || (core.tasks && declaresTasks(req.envelope)))
+      return handleOther(core, server, entry, name, args, env, ctx);
+    if (core.syncWaitMs === undefined) return runHatcheryCall(core, entry, args, env).then(resultOf);
+    return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
+  } catch (err) {
+    return Promise.reject(err);
   }
-  const entry = core.registry.get(name);
+}
+
+/** The calls {@link handleCall} does not answer itself: generic tools, unknown names, forms, tasks. */
+async function handleOther(
+  core: ServerHost,
+  server: Server,
+  entry: RegistryEntry | undefined,
+  name: string,
+  args: Record<string, unknown> | undefined,
+  env: CallEnv,
+  ctx: ServerContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  const req = ctx.mcpReq;
   if (!entry) {
     if (core.genericTools && isGenericTool(name)) {
       // Statuses, lists and stored results: one gate redacts and caps them all.
@@ -146,7 +175,6 @@ export async function handleCall(
     const id = randomUUID();
     return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
   }
-  // A client with the tasks extension gets a task when the run takes longer than --task-wait.
   const task = await maybeTask(core, req, entry, args, env);
   if (task) return task;
   if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;

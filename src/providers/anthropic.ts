@@ -4,8 +4,14 @@ import Anthropic, {
   APIError,
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
-import { AnthropicStreamAccumulator, fromAnthropicMessage, toAnthropicParams } from './anthropic-convert.js';
-import { sdkChat } from './sdk-call.js';
+import type { Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import {
+  type AnthropicParams,
+  AnthropicStreamAccumulator,
+  fromAnthropicMessage,
+  toAnthropicParams,
+} from './anthropic-convert.js';
+import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isAnthropicMessage } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
 
@@ -20,29 +26,39 @@ export interface AnthropicProviderOptions {
 /** Anthropic Messages as a Provider; the timeout bounds retries too. */
 export class AnthropicProvider implements Provider {
   readonly id = 'anthropic';
+  /** How sdkChat calls this client: the same for every call (the request's part is its AnthropicParams). */
+  private readonly spec: SdkCallSpec<AnthropicParams, Message, RawMessageStreamEvent>;
 
   constructor(
-    private readonly client: Anthropic,
-    private readonly options: AnthropicProviderOptions = {},
-  ) {}
-
-  async chat(request: ChatRequest): Promise<ChatResponse> {
-    const { params, schemaTool } = toAnthropicParams(request);
-    const messages = this.client.messages;
-    return sdkChat(request, {
+    readonly client: Anthropic,
+    options: AnthropicProviderOptions = {},
+  ) {
+    const messages = client.messages;
+    this.spec = {
       vendor: 'Anthropic',
       classes: CLASSES,
-      client: this.client,
-      maxRetries: this.options.maxRetries,
+      client,
+      maxRetries: options.maxRetries,
       path: '/v1/messages',
-      reply: (opts) => messages.create(params, opts).withResponse(),
+      reply: ({ params }, opts) => messages.create(params, opts),
       isReply: isAnthropicMessage,
       replyWhat: 'Messages API reply',
-      fromReply: (message) => fromAnthropicMessage(message, schemaTool),
-      stream: (opts) => messages.create({ ...params, stream: true }, opts).withResponse(),
-      accumulator: () => new AnthropicStreamAccumulator(schemaTool),
+      fromReply: (message, { schemaTool }) => fromAnthropicMessage(message, schemaTool),
+      stream: ({ params }, opts) => messages.create({ ...params, stream: true }, opts).withResponse(),
+      accumulator: ({ schemaTool }) => new AnthropicStreamAccumulator(schemaTool),
       streamWhat: 'stream of Messages API events',
-    });
+    };
+  }
+
+  chat(request: ChatRequest): Promise<ChatResponse> {
+    // Not async (one frame and hop less per call), so a throw here must become a rejection.
+    let params: AnthropicParams;
+    try {
+      params = toAnthropicParams(request);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return sdkChat(request, this.spec, params);
   }
 }
 

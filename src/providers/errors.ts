@@ -177,10 +177,20 @@ export class CallGuard {
     });
   }
 
-  /** Aborts the call with `reason` once `ms` have passed, whatever it is doing (attempt or retry wait). */
-  startDeadline(ms: number, reason: () => HatcheryError): void {
+  /**
+   * Aborts the call with the TIMEOUT of `vendor` once `ms` have passed, whatever it is doing (attempt
+   * or retry wait). The error is made only then: a call that ends in time builds no closure for it.
+   */
+  startDeadline(ms: number, vendor: string): void {
     this.deadlineAt = performance.now() + ms;
-    this.deadlineTimer = setTimeout(() => this.abortWith(reason()), ms);
+    this.deadlineTimer = setTimeout(deadlineFired, ms, this, vendor, ms);
+  }
+
+  /** Aborts the call with `reason` (the deadline, a stalled stream) unless it was aborted already. */
+  abortWith(reason: HatcheryError): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort(reason);
+    this.rejectAbort?.(reason);
   }
 
   /** Ends the deadline: a streamed reply is then bounded by its idle timeout instead. */
@@ -198,12 +208,6 @@ export class CallGuard {
   /** Waits `ms`, or rejects with the abort reason as soon as the call is aborted (cancel or deadline). */
   sleep(ms: number): Promise<void> {
     return sleep(ms, this.controller.signal).then(() => this.check());
-  }
-
-  private abortWith(reason: HatcheryError): void {
-    if (this.controller.signal.aborted) return;
-    this.controller.abort(reason);
-    this.rejectAbort?.(reason);
   }
 
   /** Aborts the call with `reason` unless data arrives every `ms` (call `touch` on each chunk). */
@@ -233,4 +237,9 @@ export class CallGuard {
     this.rejectAbort = undefined;
     if (!finished && !this.controller.signal.aborted) this.controller.abort();
   }
+}
+
+/** The deadline timer of a CallGuard (a function of the module, so that no closure is made per call). */
+function deadlineFired(guard: CallGuard, vendor: string, ms: number): void {
+  guard.abortWith(timedOut(vendor, ms));
 }

@@ -9,7 +9,9 @@ const DEFAULT_MODEL_TIMEOUT_MS = 300_000;
  * hatcheries without drones never load the SDKs.
  */
 export const sdkFactory: ProviderFactory = (vendor, { apiKey, baseURL }) => {
-  let real: Promise<Provider> | undefined;
+  let loading: Promise<Provider> | undefined;
+  // Once loaded, calls go straight to the SDK provider: no async frame or await of our own per call.
+  let real: Provider | undefined;
   const load = async (): Promise<Provider> => {
     if (vendor === 'openai') {
       const { createOpenAIProvider } = await import('./openai.js');
@@ -20,9 +22,10 @@ export const sdkFactory: ProviderFactory = (vendor, { apiKey, baseURL }) => {
   };
   return {
     id: vendor,
-    async chat(request: ChatRequest): Promise<ChatResponse> {
-      real ??= load();
-      return (await real).chat(request);
+    chat(request: ChatRequest): Promise<ChatResponse> {
+      if (real) return real.chat(request);
+      loading ??= load().then((p) => (real = p));
+      return loading.then((p) => p.chat(request));
     },
   };
 };

@@ -31,9 +31,9 @@ export function safeName(name: string): string {
 }
 
 /**
- * The wire form of each message already converted. A tool loop sends the whole conversation again
- * on every turn: each message is converted once (its tool calls' argument JSON included) and the
- * same wire object goes out again. Messages are never changed once in a conversation, and the wire
+ * The wire form of each assistant message with tool calls already converted. A tool loop sends the
+ * whole conversation again on every turn: each such message is converted once (its tool calls'
+ * argument JSON) and the same wire object goes out again. Messages are never changed once in a conversation, and the wire
  * objects are never changed after conversion (the SDK and the journal only read them).
  */
 const converted = new WeakMap<ChatMessage, ChatCompletionMessageParam>();
@@ -63,6 +63,12 @@ export function toOpenAIMessages(
   const out: ChatCompletionMessageParam[] = [];
   if (system) out.push({ role: 'system', content: system });
   for (const m of messages) {
+    // Only an assistant turn with tool calls is worth keeping (its arguments' JSON): the others are
+    // one small object, cheaper to make again than to keep in a WeakMap (an entry per call's prompt).
+    if (m.role !== 'assistant' || m.toolCalls === undefined || m.toolCalls.length === 0) {
+      out.push(toOpenAIMessage(m));
+      continue;
+    }
     let wire = converted.get(m);
     if (wire === undefined) {
       wire = toOpenAIMessage(m);

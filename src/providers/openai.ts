@@ -1,11 +1,16 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+} from 'openai/resources/chat/completions';
 import {
   fromOpenAIResponse,
   type MaxTokensField,
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
-import { sdkChat, type WithResponse } from './sdk-call.js';
+import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isChatCompletion } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
 
@@ -19,58 +24,53 @@ export interface OpenAIProviderOptions {
   maxTokensField?: MaxTokensField;
 }
 
+type Params = ChatCompletionCreateParamsNonStreaming;
+
 /** OpenAI Chat Completions (and compatible servers) as a Provider; the timeout bounds retries too. */
 export class OpenAIProvider implements Provider {
   readonly id = 'openai';
   private readonly maxTokensField: MaxTokensField;
+  /** How sdkChat calls this client: the same for every call (the request's part is `params`). */
+  private readonly spec: SdkCallSpec<Params, ChatCompletion, ChatCompletionChunk>;
 
   constructor(
-    private readonly client: OpenAI,
-    private readonly options: OpenAIProviderOptions = {},
+    readonly client: OpenAI,
+    options: OpenAIProviderOptions = {},
   ) {
     this.maxTokensField =
       options.maxTokensField ??
       (/^https:\/\/api\.openai\.com(\/|$)/.test(client.baseURL) ? 'max_completion_tokens' : 'max_tokens');
-  }
-
-  async chat(request: ChatRequest): Promise<ChatResponse> {
-    const params = toOpenAIParams(request, { maxTokensField: this.maxTokensField });
-    const completions = this.client.chat.completions;
-    return sdkChat(request, {
+    const completions = client.chat.completions;
+    this.spec = {
       vendor: 'OpenAI',
       classes: CLASSES,
-      client: this.client,
-      maxRetries: this.options.maxRetries,
+      client,
+      maxRetries: options.maxRetries,
       path: '/chat/completions',
-      reply: (opts) => bodyFirst(completions.create(params, opts)),
+      reply: (params, opts) => completions.create(params, opts),
       isReply: isChatCompletion,
       replyWhat: 'chat completion',
       fromReply: fromOpenAIResponse,
-      stream: (opts) =>
+      stream: (params, opts) =>
         completions
           .create({ ...params, stream: true, stream_options: { include_usage: true } }, opts)
           .withResponse(),
       accumulator: () => new OpenAIStreamAccumulator(),
       streamWhat: 'stream of chat completion chunks',
-    });
+    };
+  }
+
+  chat(request: ChatRequest): Promise<ChatResponse> {
+    // Not async (one frame and hop less per call), so a throw here must become a rejection.
+    let params: Params;
+    try {
+      params = toOpenAIParams(request, { maxTokensField: this.maxTokensField });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return sdkChat(request, this.spec, params);
   }
 }
-
-/**
- * The body of a non-streamed reply, with the response's details (URL, headers) read only when the
- * body is not a chat completion: they are used only to name the endpoint in that error. The same
- * as `.withResponse()`, without its `Promise.all` and second promise on every call.
- */
-async function bodyFirst<T>(
-  call: Promise<T> & { asResponse(): Promise<Response> },
-): Promise<WithResponse<T>> {
-  const data = await call;
-  // The response promise has settled with the body, so this adds no wait.
-  return { data, response: isChatCompletion(data) ? NO_DETAILS : await call.asResponse() };
-}
-
-/** What a good reply's response details are never asked for (sdk-call.ts reads them only on a bad one). */
-const NO_DETAILS = Object.freeze({ url: '', headers: Object.freeze({ get: () => null }) });
 
 /** Options of {@link createOpenAIProvider}. */
 export type CreateOpenAIProviderOptions = SdkProviderOptions;

@@ -59,41 +59,47 @@ function seconds(ms: number): string {
 }
 
 /**
- * Runs `attempt` (given the milliseconds left) until it succeeds, fails for good, or the call's deadline
- * or cancellation ends it. A retry whose wait would outlast the deadline is not waited for.
+ * After the first attempt failed with `err`: retries `attempt` (given the milliseconds left) until one
+ * succeeds, the failure is for good, or the call's deadline or cancellation ends it; resolves with the
+ * value and the promise of the attempt that gave it. A retry whose wait would outlast the deadline is
+ * not waited for. (The first attempt is the caller's own, so that a call that succeeds at once pays
+ * for none of this.)
  */
-export async function withRetries<T>(
-  attempt: (timeoutMs: number) => Promise<T>,
+export async function retryAfter<A extends Promise<unknown>>(
+  err: unknown,
+  attempt: (timeoutMs: number) => A,
   ctx: RetryContext,
-): Promise<T> {
+): Promise<{ value: Awaited<A>; attempt: A }> {
   const { guard } = ctx;
+  let failure = err;
   for (let retry = 0; ; retry++) {
+    guard.check();
+    const wait = retry < ctx.maxRetries ? retryWait(failure, retry, ctx) : undefined;
+    if (wait === undefined) throw failure;
+    if (wait >= guard.remaining()) {
+      const why = toProviderError(failure, ctx).message;
+      throw new HatcheryError(
+        'TIMEOUT',
+        `${ctx.vendor} call timed out after ${ctx.timeoutMs} ms: the retry after "${why}" would start in ${seconds(wait)}, later than the timeout allows (raise timeout_ms to wait for it)`,
+        { timeoutMs: ctx.timeoutMs },
+      );
+    }
+    if (ctx.onRetry) {
+      const status = (failure as { status?: unknown }).status;
+      ctx.onRetry({
+        attempt: retry + 1,
+        waitMs: wait,
+        reason: toProviderError(failure, ctx).message,
+        rateLimited: status === 429,
+      });
+    }
+    await guard.sleep(wait);
     const left = guard.remaining();
-    const timeout = Number.isFinite(left) ? Math.max(1, Math.ceil(left)) : ctx.timeoutMs;
     try {
-      return await guard.race(attempt(timeout));
-    } catch (err) {
-      guard.check();
-      const wait = retry < ctx.maxRetries ? retryWait(err, retry, ctx) : undefined;
-      if (wait === undefined) throw err;
-      if (wait >= guard.remaining()) {
-        const why = toProviderError(err, ctx).message;
-        throw new HatcheryError(
-          'TIMEOUT',
-          `${ctx.vendor} call timed out after ${ctx.timeoutMs} ms: the retry after "${why}" would start in ${seconds(wait)}, later than the timeout allows (raise timeout_ms to wait for it)`,
-          { timeoutMs: ctx.timeoutMs },
-        );
-      }
-      if (ctx.onRetry) {
-        const status = (err as { status?: unknown }).status;
-        ctx.onRetry({
-          attempt: retry + 1,
-          waitMs: wait,
-          reason: toProviderError(err, ctx).message,
-          rateLimited: status === 429,
-        });
-      }
-      await guard.sleep(wait);
+      const next = attempt(Number.isFinite(left) ? Math.max(1, Math.ceil(left)) : ctx.timeoutMs);
+      return { value: (await guard.race(next)) as Awaited<A>, attempt: next };
+    } catch (e) {
+      failure = e;
     }
   }
 }

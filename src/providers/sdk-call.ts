@@ -4,8 +4,8 @@
  * an idle timeout. Each vendor only says how to start an attempt and how to read what comes back.
  */
 import { abortedError } from '../core/cancel.js';
-import { CallGuard, type SdkErrorClasses, timedOut, toProviderError } from './errors.js';
-import { type RetryContext, withRetries } from './retry.js';
+import { CallGuard, type SdkErrorClasses, toProviderError } from './errors.js';
+import { type RetryContext, retryAfter } from './retry.js';
 import { endpointOf, notAReply, type ReplyInfo } from './shape.js';
 import { drainStream, type StreamAccumulator } from './stream.js';
 import type { ChatRequest, ChatResponse } from './types.js';
@@ -23,8 +23,17 @@ export interface WithResponse<T> {
   response: ReplyInfo;
 }
 
-/** What one vendor contributes to {@link sdkChat}. */
-export interface SdkCallSpec<Reply, Event> {
+/**
+ * A non-streamed attempt as both SDKs return it (their APIPromise): the parsed body, and the raw
+ * response's details on request, which only the error of a body that is not a reply reads.
+ */
+export type ReplyPromise<T> = Promise<T> & { asResponse(): Promise<ReplyInfo> };
+
+/**
+ * What one vendor contributes to {@link sdkChat}: built once per provider. `P` is what the vendor
+ * made of one request (its wire parameters), handed back to each of these per call.
+ */
+export interface SdkCallSpec<P, Reply, Event> {
   /** `OpenAI` or `Anthropic`, as shown to users. */
   vendor: string;
   classes: SdkErrorClasses;
@@ -35,30 +44,50 @@ export interface SdkCallSpec<Reply, Event> {
   /** Endpoint path below the base URL, named in errors when the response does not say where it went. */
   path: string;
   /** Starts one non-streaming attempt. */
-  reply(opts: AttemptOptions): Promise<WithResponse<Reply>>;
+  reply(params: P, opts: AttemptOptions): ReplyPromise<Reply>;
   /** True when a 200 body is a real reply; `replyWhat` names what it should have been. */
   isReply(body: unknown): boolean;
   replyWhat: string;
-  fromReply(body: Reply): ChatResponse;
+  fromReply(body: Reply, params: P): ChatResponse;
   /** Starts one streaming attempt. */
-  stream(opts: AttemptOptions): Promise<WithResponse<AsyncIterable<Event>>>;
-  accumulator(): StreamAccumulator<Event>;
+  stream(params: P, opts: AttemptOptions): Promise<WithResponse<AsyncIterable<Event>>>;
+  accumulator(params: P): StreamAccumulator<Event>;
   streamWhat: string;
 }
 
-/** Runs `request` through a vendor SDK as `spec` describes; errors are HatcheryErrors without credentials. */
-export async function sdkChat<Reply, Event>(
+/** The endpoint named in errors when the response does not say where the call went. */
+function fallbackURL(spec: SdkCallSpec<unknown, unknown, unknown>): string {
+  return `${spec.client.baseURL.replace(/\/$/, '')}${spec.path}`;
+}
+
+/**
+ * Runs `request` (made into `params` by the vendor) through a vendor SDK as `spec` describes; errors
+ * are HatcheryErrors without credentials.
+ */
+export function sdkChat<P, Reply, Event>(
   request: ChatRequest,
-  spec: SdkCallSpec<Reply, Event>,
+  spec: SdkCallSpec<P, Reply, Event>,
+  params: P,
 ): Promise<ChatResponse> {
-  const cancelled = abortedError(request.signal);
-  if (cancelled) throw cancelled;
-  const { client, vendor } = spec;
-  const guard = new CallGuard(request.signal);
-  const timeoutMs =
-    request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : client.timeout;
-  const ctx: RetryContext = {
-    vendor,
+  // Two functions: the async frame of the common call (no stream) keeps only what it needs.
+  return request.stream ? streamChat(request, spec, params) : replyChat(request, spec, params);
+}
+
+/** The call's timeout: the request's own, else the client's (every attempt and retry wait together). */
+function timeoutOf(request: ChatRequest, spec: SdkCallSpec<unknown, unknown, unknown>): number {
+  return request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : spec.client.timeout;
+}
+
+/** What retries and error messages need: made only when an attempt failed. */
+function contextOf(
+  request: ChatRequest,
+  spec: SdkCallSpec<unknown, unknown, unknown>,
+  guard: CallGuard,
+  timeoutMs: number,
+): RetryContext {
+  const client = spec.client;
+  return {
+    vendor: spec.vendor,
     classes: spec.classes,
     apiKey: client.apiKey ?? undefined,
     timeoutMs,
@@ -68,46 +97,99 @@ export async function sdkChat<Reply, Event>(
     maxRetries: spec.maxRetries ?? client.maxRetries,
     onRetry: request.onRetry,
   };
-  const fallback = `${client.baseURL.replace(/\/$/, '')}${spec.path}`;
+}
+
+/** A non-streamed call: the first attempt here, retries (and their closures) only when it failed. */
+async function replyChat<P, Reply, Event>(
+  request: ChatRequest,
+  spec: SdkCallSpec<P, Reply, Event>,
+  params: P,
+): Promise<ChatResponse> {
+  const cancelled = abortedError(request.signal);
+  if (cancelled) throw cancelled;
+  const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
+  const guard = new CallGuard(request.signal);
+  const timeoutMs = timeoutOf(request, loose);
   // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).
   // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
-  guard.startDeadline(timeoutMs, () => timedOut(vendor, timeoutMs));
-  const opts = (timeout: number): AttemptOptions => ({ signal: guard.signal, timeout, maxRetries: 0 });
+  guard.startDeadline(timeoutMs, spec.vendor);
   // A call that ended with its reply has nothing left in flight: aborting it then only makes the SDK
   // and fetch run their abort handlers (an AbortError with its stack each) for nothing.
   let finished = false;
   try {
-    if (!request.stream) {
-      const { data, response } = await withRetries((timeout) => spec.reply(opts(timeout)), ctx);
-      if (!spec.isReply(data)) {
-        throw notAReply({
-          vendor,
-          what: spec.replyWhat,
-          endpoint: endpointOf(response, fallback),
-          response,
-          body: data,
-          apiKey: ctx.apiKey,
-        });
-      }
-      const reply = spec.fromReply(data);
-      finished = true;
-      return reply;
+    let call = spec.reply(params, { signal: guard.signal, timeout: timeoutMs, maxRetries: 0 });
+    let data: Reply;
+    try {
+      data = await guard.race(call);
+    } catch (err) {
+      const signal = guard.signal;
+      const last = await retryAfter(
+        err,
+        (timeout) => spec.reply(params, { signal, timeout, maxRetries: 0 }),
+        contextOf(request, loose, guard, timeoutMs),
+      );
+      call = last.attempt;
+      data = last.value;
     }
-    const { data: stream, response } = await withRetries((timeout) => spec.stream(opts(timeout)), ctx);
+    if (!spec.isReply(data)) {
+      // The response has settled with the body: its details add no wait.
+      const response = await call.asResponse();
+      throw notAReply({
+        vendor: spec.vendor,
+        what: spec.replyWhat,
+        endpoint: endpointOf(response, fallbackURL(loose)),
+        response,
+        body: data,
+        apiKey: spec.client.apiKey ?? undefined,
+      });
+    }
+    const reply = spec.fromReply(data, params);
+    finished = true;
+    return reply;
+  } catch (err) {
+    throw toProviderError(err, contextOf(request, loose, guard, timeoutMs));
+  } finally {
+    guard.dispose(finished);
+  }
+}
+
+/** A streamed call: attempts until the stream starts, then its events read with an idle timeout. */
+async function streamChat<P, Reply, Event>(
+  request: ChatRequest,
+  spec: SdkCallSpec<P, Reply, Event>,
+  params: P,
+): Promise<ChatResponse> {
+  const cancelled = abortedError(request.signal);
+  if (cancelled) throw cancelled;
+  const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
+  const guard = new CallGuard(request.signal);
+  const timeoutMs = timeoutOf(request, loose);
+  guard.startDeadline(timeoutMs, spec.vendor);
+  let finished = false;
+  try {
+    const signal = guard.signal;
+    const attempt = (timeout: number) => spec.stream(params, { signal, timeout, maxRetries: 0 });
+    let started: WithResponse<AsyncIterable<Event>>;
+    try {
+      started = await guard.race(attempt(timeoutMs));
+    } catch (err) {
+      started = (await retryAfter(err, attempt, contextOf(request, loose, guard, timeoutMs))).value;
+    }
+    const { data: stream, response } = started;
     // From here on data must keep coming (idle timeout), however long the whole reply takes.
     guard.endDeadline();
-    const reply = await drainStream(stream, spec.accumulator(), guard, {
-      vendor,
+    const reply = await drainStream(stream, spec.accumulator(params), guard, {
+      vendor: spec.vendor,
       idleMs: timeoutMs,
       onDelta: request.onDelta,
-      endpoint: endpointOf(response, fallback),
+      endpoint: endpointOf(response, fallbackURL(loose)),
       response,
       what: spec.streamWhat,
     });
     finished = true;
     return reply;
   } catch (err) {
-    throw toProviderError(err, ctx);
+    throw toProviderError(err, contextOf(request, loose, guard, timeoutMs));
   } finally {
     guard.dispose(finished);
   }

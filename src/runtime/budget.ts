@@ -33,6 +33,9 @@ export interface RunBudget {
   failure(err: unknown): unknown;
 }
 
+const noEnd = (): void => {};
+const asIs = (err: unknown): unknown => err;
+
 /** Sets up the meter of a run of `h` with the smallest of the given budgets. */
 export function runBudget(
   h: Hatchery,
@@ -42,10 +45,11 @@ export function runBudget(
   emit: RunListener | undefined,
 ): RunBudget {
   const price = pricesFor(h, prices);
-  const budget = mergeBudgets(...budgets, h.def.budget);
-  if (budget === undefined) {
-    return { meter: new Meter(price), signal, emit, end: () => {}, failure: (err) => err };
-  }
+  // Most runs have no budget at all: then no merge (and its spread) and no closures of their own.
+  let some = h.def.budget !== undefined;
+  for (const b of budgets) if (b !== undefined) some = true;
+  const budget = some ? mergeBudgets(...budgets, h.def.budget) : undefined;
+  if (budget === undefined) return { meter: new Meter(price), signal, emit, end: noEnd, failure: asIs };
   const { controller, unlink } = linkedController(signal);
   const meter = new Meter(price, budget, (err) => controller.abort(err));
   const timer =

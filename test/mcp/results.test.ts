@@ -234,6 +234,41 @@ describe('outputs above the inline limit', () => {
     expect(guard.result(r)).toBe(r);
   });
 
+  it('a result built by the gate in one JSON pass is the same as one built, then passed through it', () => {
+    // calls.ts builds every run's result with out.json (one JSON.stringify instead of two): whatever
+    // it carries (a secret, a large output, strings too long, an error, _meta, a schema's object), it
+    // must be what the gate made of the same jsonResult.
+    const make = () =>
+      new OutboundGuard(
+        secretRedactor({ API_KEY: SECRET }),
+        { maxInlineBytes: 4096, maxResultBytes: 8192 },
+        new OutputStore(),
+      );
+    const _meta = { 'hatchery/usage': { input_tokens: 5, output_tokens: 3 } };
+    const values: Record<string, unknown>[] = [
+      { output: 'echo: m1', run_id: 'r1', usage: { input_tokens: 5 } },
+      { output: `the key is ${SECRET}`, [`k ${SECRET}`]: [SECRET, 1, null] },
+      { output: 'x'.repeat(20_000), run_id: 'r2' },
+      { error: `failed: ${SECRET}`, code: 'PROVIDER' },
+      { items: Array.from({ length: 40 }, (_, i) => `${i}`.repeat(400)) },
+      { items: Array.from({ length: 500 }, (_, i) => `${i}`.repeat(100)) },
+    ];
+    for (const value of values) {
+      for (const options of [{}, { isError: true }, { _meta }, { schema: true, _meta }]) {
+        const a = make().json(value, options);
+        const b = make().result(jsonResult(value, options), { schema: options.schema });
+        // The stored outputs' URIs differ between two stores: compare without them.
+        const uris = (r: unknown) => JSON.stringify(r).replace(/hatchery-output:\/\/[0-9a-f-]+/g, 'URI');
+        expect(uris(a)).toBe(uris(b));
+        expect(JSON.stringify(a)).not.toContain(SECRET);
+        const g = make();
+        const r = g.json(value, options);
+        // The gate's own results pass it again unchanged.
+        expect(g.result(r)).toBe(r);
+      }
+    }
+  });
+
   it('a structured result that cannot be shortened to fit is an error saying which option to raise', () => {
     const guard = new OutboundGuard((t) => t, { maxResultBytes: 1024 });
     const value = { items: Array.from({ length: 100 }, (_, i) => `${i}`.repeat(100)) };

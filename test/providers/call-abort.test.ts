@@ -79,6 +79,27 @@ describe.each(vendors)('%s calls and their HTTP requests', (_vendor, fake, provi
     await vi.waitFor(() => expect(fake.disconnects).toBe(1));
   });
 
+  it('calls at once on one provider each get the reply to their own request', async () => {
+    // The provider builds its SDK call once: nothing of one request may reach another one's.
+    const p = provider();
+    const asks = Array.from({ length: 20 }, (_, i) => `question ${i}`);
+    const replies = await Promise.all(
+      asks.map((q, i) =>
+        p.chat(chatRequest(model, { messages: [{ role: 'user', content: q }], stream: i % 2 === 1 })),
+      ),
+    );
+    expect(replies.map((r) => r.text)).toEqual(asks.map((q) => `echo: ${q}`));
+  });
+
+  it('a request that cannot be converted rejects the call: nothing thrown, nothing sent', async () => {
+    let call: Promise<unknown> | undefined;
+    expect(() => {
+      call = provider().chat(chatRequest(model, { messages: undefined as never }));
+    }).not.toThrow();
+    await expect(call).rejects.toThrow();
+    expect(signals).toHaveLength(0);
+  });
+
   it('a call past its timeout aborts its HTTP request', async () => {
     fake.enqueue({ text: 'too late', delayMs: 5000 });
     const err = await failure(provider().chat(chatRequest(model, { timeoutMs: 100 })));
