@@ -54,13 +54,82 @@ function visit(scope: RunContext, node: CompiledNode): string | undefined {
   );
 }
 
+/** The MAX_STEPS error of the node `name` about to run as one step too many. */
+function maxStepsError(scope: RunContext, name: string): HatcheryError {
+  const max = scope.shared.maxSteps;
+  return new HatcheryError(
+    'MAX_STEPS',
+    `the run reached max_steps (${max}) node executions; a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
+    { file: scope.hatchery.file, node: name, field: 'max_steps' },
+  );
+}
+
 /**
  * Runs nodes from `start` (a node of `scope.hatchery`, or its name) along their `next` routes until a
  * node has nowhere to go.
  * Returns the last node's result. Every await sits behind an abort check, and the step budget is
  * shared with nested runs through `scope.shared`.
  */
-export async function walk(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
+export function walk(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
+  // A lone node (most fan-out branches) with nobody listening and nothing to resume: no loop, no
+  // async frame. Its step must not be one that yields to the event loop (see YIELD_EVERY).
+  if (
+    typeof start !== 'string' &&
+    start.route.kind === 'end' &&
+    start.maxVisits === undefined &&
+    start.writeOutput === undefined
+  ) {
+    const shared = scope.shared;
+    if (
+      shared.emit === undefined &&
+      shared.memo === undefined &&
+      ((shared.steps + 1) & (YIELD_EVERY - 1)) !== 0
+    )
+      return walkOne(scope, start);
+  }
+  return walkSteps(scope, start);
+}
+
+/**
+ * `walk` of one node without a route, a visit limit or a file to write, when no event is emitted and
+ * no journal result is taken: the same checks, step, seq, output, save and usage as walkSteps.
+ */
+function walkOne(scope: RunContext, node: CompiledNode): Promise<NodeResult> {
+  const shared = scope.shared;
+  const name = node.name;
+  let pending: Promise<NodeResult>;
+  try {
+    if (scope.signal.aborted) throwIfAborted(scope.signal, { file: scope.hatchery.file, node: name });
+    const step = ++shared.steps;
+    if (step > shared.maxSteps) throw maxStepsError(scope, name);
+    ++scope.seq;
+    scope.step = step;
+    pending = node.exec(scope);
+  } catch (err) {
+    return Promise.reject(withContext(err, { file: scope.hatchery.file, node: name }));
+  }
+  return pending.then(
+    (result) => {
+      const text = result.text;
+      const value = result.value;
+      const chose = result.next;
+      const go = chose === undefined || chose === null ? undefined : chose;
+      if (go !== undefined || !scope.outUnread) scope.setOut(name, value === undefined ? text : value);
+      scope.last = text;
+      if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
+      const usage = result.usage;
+      if (usage !== undefined) addUsage(shared.usage, usage);
+      // A node that chose its successor (route: choose) goes on along the full walk.
+      return go === undefined ? result : walkSteps(scope, nodeNamed(scope.hatchery, go));
+    },
+    (err: unknown) => {
+      throw withContext(err, { file: scope.hatchery.file, node: name });
+    },
+  );
+}
+
+/** The walk itself: see `walk`. */
+async function walkSteps(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
   const { hatchery, shared } = scope;
   // A fan-out passes its branch's node (no lookup per branch); a name is looked up.
   let node: CompiledNode = typeof start === 'string' ? nodeNamed(hatchery, start) : start;
@@ -74,13 +143,7 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     // The error's context object is built only when there is an error.
     if (scope.signal.aborted) throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     const step = ++shared.steps;
-    if (step > shared.maxSteps) {
-      throw new HatcheryError(
-        'MAX_STEPS',
-        `the run reached max_steps (${shared.maxSteps}) node executions; a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
-        { file: hatchery.file, node: name, field: 'max_steps' },
-      );
-    }
+    if (step > shared.maxSteps) throw maxStepsError(scope, name);
     // Instant nodes settle in microtasks only, which starve timers, I/O and cancellation; every
     // YIELD_EVERY steps the loop gets a turn (one allocation per 1024 steps, none in between). Tested
     // on the step this walk has claimed: on the shared count before claiming it, every branch of a
