@@ -167,11 +167,7 @@ class GuardedCall implements ToolContext {
 
   /** Starts the call; it settles through `resolve` or `reject`, whichever of the tool, its deadline or a cancel comes first. */
   start(args: Record<string, unknown>, resolve: (res: ToolResult) => void, reject: (err: unknown) => void) {
-    this.reject = reject;
-    // One shared timer per timeout value (deadline.ts), not a Node Timeout per call.
-    this.deadline = startDeadline(this.ms, this);
-    const signal = this.scope.signal;
-    this.unwatch = watchAbort(signal, () => this.stop(abortedError(signal)!));
+    this.arm(reject, performance.now());
     let call: Promise<ToolResult>;
     try {
       call = this.tool.call(args, this);
@@ -180,6 +176,34 @@ class GuardedCall implements ToolContext {
       reject(err);
       return;
     }
+    this.follow(call, resolve, reject);
+  }
+
+  /**
+   * A call already started at `from` (a `performance.now()`) that did not end at once: from here
+   * it ends at its deadline (counted from `from`) or on a cancel, as with `start`.
+   */
+  wait(call: Promise<ToolResult>, from: number): Promise<ToolResult> {
+    return new Promise<ToolResult>((resolve, reject) => {
+      this.arm(reject, from);
+      this.follow(call, resolve, reject);
+    });
+  }
+
+  /** Arms the deadline and the watch of the run's signal. */
+  private arm(reject: (err: unknown) => void, from: number): void {
+    this.reject = reject;
+    // One shared timer per timeout value (deadline.ts), not a Node Timeout per call.
+    this.deadline = startDeadline(this.ms, this, from);
+    const signal = this.scope.signal;
+    this.unwatch = watchAbort(signal, () => this.stop(abortedError(signal)!));
+  }
+
+  private follow(
+    call: Promise<ToolResult>,
+    resolve: (res: ToolResult) => void,
+    reject: (err: unknown) => void,
+  ): void {
     call.then(
       (res) => {
         if (this.done) return;
@@ -236,7 +260,14 @@ function guarded(
 ): Promise<ToolResult> {
   throwIfAborted(scope.signal);
   const g = new GuardedCall(scope, node, callId, trace, tool, ms, text);
-  return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
+  const now = tool.callNow;
+  if (now === undefined) return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
+  // A call that can end at once is made first: ended, it had nothing to time out or to cancel (no
+  // timer, watch or promise of its own); otherwise its deadline counts from its start, as above.
+  const from = performance.now();
+  const r = now(args, g);
+  if (r instanceof Promise) return g.wait(r, from);
+  return Promise.resolve(text ? withText(r) : r);
 }
 
 /** Resolves a baneling's reference to exactly one tool and calls it; `args` may be built from the tool (its schema). */
