@@ -154,11 +154,16 @@ function branchError(scope: RunContext, spec: FanOutSpec, index: number, err: un
 
 /**
  * The stable path of branch `i` of the fan-out node executed as `seq` in `scope`, or undefined when
- * `scope` itself is not resumable node by node (then neither are its branches).
+ * `scope` itself is not resumable node by node (then neither are its branches). Only events and a
+ * resumed run's journal results read paths: in a run with neither (both are fixed for the whole
+ * run), no branch gets one, so no string is built per branch.
  */
 export function branchPath(scope: RunContext, seq: number, i: number): string | undefined {
   const p = scope.path;
-  return p === undefined ? undefined : `${p}/${seq}.${i}`;
+  if (p === undefined) return undefined;
+  const shared = scope.shared;
+  if (shared.emit === undefined && shared.memo === undefined) return undefined;
+  return `${p}/${seq}.${i}`;
 }
 
 /**
