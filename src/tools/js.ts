@@ -7,6 +7,7 @@ import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
 import { isThenable, jsResult, quickCheck } from './js-call.js';
+import { settleList } from './js-settled.js';
 
 /** A `js:<module>#<export>` reference. */
 export type JsRef = Extract<ToolRef, { kind: 'js' }>;
@@ -260,7 +261,14 @@ export class JsTools {
   /** `resolve` as the one-tool list a reference stands for, shared by the run's calls (frozen). */
   resolveList(ref: JsRef, scope: RunContext): Promise<Tool[]> {
     const entry = this.seenEntry(ref, scope);
-    entry.list ??= entry.tool.then((t) => Object.freeze([t]) as Tool[]);
+    if (entry.list === undefined) {
+      const list = entry.tool.then((t) => {
+        const tools = Object.freeze([t]) as Tool[];
+        settleList(list, tools);
+        return tools;
+      });
+      entry.list = list;
+    }
     return entry.list;
   }
 
