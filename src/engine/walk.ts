@@ -71,23 +71,29 @@ function maxStepsError(scope: RunContext, name: string): HatcheryError {
  * shared with nested runs through `scope.shared`.
  */
 export function walk(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
-  // A lone node (most fan-out branches) with nobody listening and nothing to resume: no loop, no
-  // async frame. Its step must not be one that yields to the event loop (see YIELD_EVERY).
+  return typeof start !== 'string' && isLone(start) ? walkLone(scope, start) : walkSteps(scope, start);
+}
+
+/**
+ * True for a node whose walk is that node alone: no route, visit limit or file to write. Fixed for a
+ * loaded hatchery, so a fan-out may ask once per branch and call walkLone itself.
+ */
+export function isLone(node: CompiledNode): boolean {
+  return node.route.kind === 'end' && node.maxVisits === undefined && node.writeOutput === undefined;
+}
+
+/** `walk` of a node for which isLone holds. */
+export function walkLone(scope: RunContext, node: CompiledNode): Promise<NodeResult> {
+  // With nobody listening and nothing to resume: no loop, no async frame. Its step must not be one
+  // that yields to the event loop (see YIELD_EVERY).
+  const shared = scope.shared;
   if (
-    typeof start !== 'string' &&
-    start.route.kind === 'end' &&
-    start.maxVisits === undefined &&
-    start.writeOutput === undefined
-  ) {
-    const shared = scope.shared;
-    if (
-      shared.emit === undefined &&
-      shared.memo === undefined &&
-      ((shared.steps + 1) & (YIELD_EVERY - 1)) !== 0
-    )
-      return walkOne(scope, start);
-  }
-  return walkSteps(scope, start);
+    shared.emit === undefined &&
+    shared.memo === undefined &&
+    ((shared.steps + 1) & (YIELD_EVERY - 1)) !== 0
+  )
+    return walkOne(scope, node);
+  return walkSteps(scope, node);
 }
 
 /**

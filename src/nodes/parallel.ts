@@ -6,7 +6,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
-import { walk } from '../engine/walk.js';
+import { isLone, walk, walkLone } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
@@ -38,13 +38,17 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
     const continueOnError = def.on_error === 'continue';
     // The branches' first nodes, found on the first execution: a loaded hatchery never changes.
     let starts: (CompiledNode | undefined)[] | undefined;
+    // Which of them walk alone (see isLone): asked once, so a run does not read their routes.
+    let lone: boolean[] | undefined;
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
         const seq = scope.seq;
         const nodes = scope.hatchery.nodes;
         starts ??= names.map((name) => nodes.get(name));
+        lone ??= starts.map((node) => node !== undefined && isLone(node));
         const first = starts;
+        const alone = lone;
         const results = await fanOut(scope, {
           count: names.length,
           concurrency: names.length,
@@ -52,11 +56,14 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
           field: 'branches',
           name: (i) => names[i]!,
           start: (i) => names[i]!,
-          run: (i, signal) =>
-            walk(
-              scope.child(undefined, { signal, path: branchPath(scope, seq, i), outUnread: true }),
-              first[i] ?? names[i]!,
-            ),
+          run: (i, signal) => {
+            const child = scope.child(undefined, {
+              signal,
+              path: branchPath(scope, seq, i),
+              outUnread: true,
+            });
+            return alone[i] ? walkLone(child, first[i]!) : walk(child, first[i] ?? names[i]!);
+          },
         });
         for (let i = 0; i < names.length; i++) {
           const r = results[i]!;
