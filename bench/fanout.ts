@@ -101,6 +101,8 @@ async function bareTimers(runs: number): Promise<{ ms: number; cpu: number }> {
 
 interface Width {
   us: number;
+  /** CPU µs per branch (user + system; steadier than wall time on a loaded machine). */
+  cpu: number;
   rssPerBranch: number;
   heapPerBranch: number;
 }
@@ -114,6 +116,7 @@ async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
   const runtime = new Runtime({ providers: { openai: model }, env: {} });
   const hs = KINDS.map((k) => fanout(n, k));
   const times = KINDS.map(() => [] as number[]);
+  const cpus = KINDS.map(() => [] as number[]);
   const rss = KINDS.map(() => [] as number[]);
   const heap = KINDS.map(() => [] as number[]);
   // Warm-up runs (i < 0), at least 20,000 branch executions of each kind, then the timed rounds; the
@@ -123,9 +126,16 @@ async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
   const warm = smoke ? 2 : 2 * Math.max(2, Math.ceil(10_000 / n));
   for (let i = -warm; i < runs; i++) {
     for (let k = 0; k < KINDS.length; k++) {
+      // The CPU clock is read outside the wall-clock window (a read costs ~2.5 µs here).
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       await runtime.run(hs[k]!, { input: 'go' });
-      if (i >= 0) times[k]!.push(((performance.now() - t0) * 1000) / n);
+      const t1 = performance.now();
+      const c = process.cpuUsage(c0);
+      if (i >= 0) {
+        times[k]!.push(((t1 - t0) * 1000) / n);
+        cpus[k]!.push((c.user + c.system) / n);
+      }
     }
   }
   const samples = smoke ? 1 : 5;
@@ -150,6 +160,7 @@ async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
   KINDS.forEach((kind, k) => {
     out[kind] = {
       us: median(times[k]!),
+      cpu: median(cpus[k]!),
       rssPerBranch: rss[k]!.length ? median(rss[k]!) : Number.NaN,
       heapPerBranch: heap[k]!.length ? median(heap[k]!) : Number.NaN,
     };
@@ -205,14 +216,16 @@ try {
   console.log(
     `(a 1-branch fan-out run takes ${fixed.toFixed(1)} µs: ${(fixed / 100).toFixed(2)} µs of each branch's figure at 100 branches)`,
   );
-  console.log('branches\tdrone µs\tjs: µs\t\tjs/drone\tdrone RSS, heap /branch\tjs: RSS, heap /branch');
+  console.log(
+    'branches\tdrone µs (CPU)\tjs: µs (CPU)\tjs/drone\tdrone RSS, heap /branch\tjs: RSS, heap /branch',
+  );
   const all: Record<number, Record<Kind, Width>> = {};
   for (const n of sizes) {
     const runs = smoke ? 2 : n >= 10_000 ? 10 : n >= 1000 ? 30 : 100;
     const r = await width(n, runs);
     all[n] = r;
     console.log(
-      `${n}\t\t${r.drone.us.toFixed(2)}\t\t${r.js.us.toFixed(2)}\t\t${(r.js.us / r.drone.us).toFixed(2)}\t\t${kb(r.drone.rssPerBranch)}, ${kb(r.drone.heapPerBranch)}\t\t${kb(r.js.rssPerBranch)}, ${kb(r.js.heapPerBranch)}`,
+      `${n}\t\t${r.drone.us.toFixed(2)} (${r.drone.cpu.toFixed(2)})\t${r.js.us.toFixed(2)} (${r.js.cpu.toFixed(2)})\t${(r.js.us / r.drone.us).toFixed(2)}\t\t${kb(r.drone.rssPerBranch)}, ${kb(r.drone.heapPerBranch)}\t\t${kb(r.js.rssPerBranch)}, ${kb(r.js.heapPerBranch)}`,
     );
   }
   const worst = Math.max(...sizes.flatMap((n) => KINDS.map((k) => all[n]![k].us)));
