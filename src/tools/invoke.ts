@@ -291,8 +291,13 @@ function guarded(
   return text ? withText(r) : r;
 }
 
-/** Resolves a baneling's reference to exactly one tool and calls it; `args` may be built from the tool (its schema). */
-export function callToolRef(
+/**
+ * Resolves a baneling's reference to exactly one tool and calls it; `args` may be built from the tool
+ * (its schema). Gives the result itself when the call ended at once (a js: function of a module the
+ * run has looked at already, nobody listening): the caller then needs no `then` of its own. Never
+ * throws: failures are rejections.
+ */
+export function callToolRefNow(
   scope: RunContext,
   node: string,
   ref: ToolRef,
@@ -300,27 +305,21 @@ export function callToolRef(
     | Record<string, unknown>
     | ((tool: Tool) => Record<string, unknown> | Promise<Record<string, unknown>>),
   timeoutMs?: number,
-): Promise<ToolResult> {
+): ToolResult | Promise<ToolResult> {
   let tools: Promise<Tool[]>;
   try {
     tools = scope.shared.services.resolveTools(ref, scope);
+    // The tools of a js: module the run has looked at already are taken at once (no turn waited).
+    const ready = settledList(tools);
+    if (ready !== undefined) return callOne(scope, node, ref, ready, args, timeoutMs);
   } catch (err) {
     return Promise.reject(err);
-  }
-  // The tools of a js: module the run has looked at already are taken at once (no turn waited).
-  const ready = settledList(tools);
-  if (ready !== undefined) {
-    try {
-      return promised(callOne(scope, node, ref, ready, args, timeoutMs));
-    } catch (err) {
-      return Promise.reject(err);
-    }
   }
   // A `then`, not an async frame: a fan-out of tool calls keeps one per branch in flight.
   return tools.then((list) => callOne(scope, node, ref, list, args, timeoutMs));
 }
 
-/** callToolRef's call of the one tool of `list`. */
+/** callToolRefNow's call of the one tool of `list`. */
 function callOne(
   scope: RunContext,
   node: string,
