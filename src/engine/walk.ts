@@ -84,54 +84,68 @@ export function isLone(node: CompiledNode): boolean {
 
 /** `walk` of a node for which isLone holds. */
 export function walkLone(scope: RunContext, node: CompiledNode): Promise<NodeResult> {
-  // With nobody listening and nothing to resume: no loop, no async frame. Its step must not be one
-  // that yields to the event loop (see YIELD_EVERY).
-  const shared = scope.shared;
-  if (
-    shared.emit === undefined &&
-    shared.memo === undefined &&
-    ((shared.steps + 1) & (YIELD_EVERY - 1)) !== 0
-  )
-    return walkOne(scope, node);
-  return walkSteps(scope, node);
+  const pending = startLone(scope, node);
+  if (pending === undefined) return walkSteps(scope, node);
+  return pending.then(
+    (result) => endLone(scope, node, result),
+    (err: unknown) => {
+      throw failLone(scope, node, err);
+    },
+  );
 }
 
 /**
- * `walk` of one node without a route, a visit limit or a file to write, when no event is emitted and
- * no journal result is taken: the same checks, step, seq, output, save and usage as walkSteps.
+ * The start of `walkLone` for a caller that settles the node itself (a fan-out, saving a promise and
+ * a turn per branch): the same checks, step and seq as walkSteps, then the node's own promise, to be
+ * finished with endLone on success and failLone on failure. Undefined when the node must take the full
+ * walk instead: someone listens (events), a journal's results are taken, or its step is one that
+ * yields to the event loop (see YIELD_EVERY). With none of these there is no loop, no async frame.
  */
-function walkOne(scope: RunContext, node: CompiledNode): Promise<NodeResult> {
+export function startLone(scope: RunContext, node: CompiledNode): Promise<NodeResult> | undefined {
   const shared = scope.shared;
-  const name = node.name;
-  let pending: Promise<NodeResult>;
+  if (
+    shared.emit !== undefined ||
+    shared.memo !== undefined ||
+    ((shared.steps + 1) & (YIELD_EVERY - 1)) === 0
+  )
+    return undefined;
   try {
-    if (scope.signal.aborted) throwIfAborted(scope.signal, { file: scope.hatchery.file, node: name });
+    if (scope.signal.aborted) throwIfAborted(scope.signal, { file: scope.hatchery.file, node: node.name });
     const step = ++shared.steps;
-    if (step > shared.maxSteps) throw maxStepsError(scope, name);
+    if (step > shared.maxSteps) throw maxStepsError(scope, node.name);
     ++scope.seq;
     scope.step = step;
-    pending = node.exec(scope);
+    return node.exec(scope);
   } catch (err) {
-    return Promise.reject(withContext(err, { file: scope.hatchery.file, node: name }));
+    return Promise.reject(err);
   }
-  return pending.then(
-    (result) => {
-      const text = result.text;
-      const value = result.value;
-      const chose = result.next;
-      const go = chose === undefined || chose === null ? undefined : chose;
-      if (go !== undefined || !scope.outUnread) scope.setOut(name, value === undefined ? text : value);
-      scope.last = text;
-      if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
-      const usage = result.usage;
-      if (usage !== undefined) addUsage(shared.usage, usage);
-      // A node that chose its successor (route: choose) goes on along the full walk.
-      return go === undefined ? result : walkSteps(scope, nodeNamed(scope.hatchery, go));
-    },
-    (err: unknown) => {
-      throw withContext(err, { file: scope.hatchery.file, node: name });
-    },
-  );
+}
+
+/**
+ * What walkSteps does after a lone node (see startLone): its output, save_output and usage. A node
+ * that chose its successor (route: choose, a loop's on_limit) goes on along the full walk.
+ */
+export function endLone(
+  scope: RunContext,
+  node: CompiledNode,
+  result: NodeResult,
+): NodeResult | Promise<NodeResult> {
+  const name = node.name;
+  const text = result.text;
+  const value = result.value;
+  const chose = result.next;
+  const go = chose === undefined || chose === null ? undefined : chose;
+  if (go !== undefined || !scope.outUnread) scope.setOut(name, value === undefined ? text : value);
+  scope.last = text;
+  if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
+  const usage = result.usage;
+  if (usage !== undefined) addUsage(scope.shared.usage, usage);
+  return go === undefined ? result : walkSteps(scope, nodeNamed(scope.hatchery, go));
+}
+
+/** The error of a lone node that failed (see startLone), with its file and node, as walkSteps gives it. */
+export function failLone(scope: RunContext, node: CompiledNode, err: unknown): HatcheryError {
+  return withContext(err, { file: scope.hatchery.file, node: node.name });
 }
 
 /** The walk itself: see `walk`. */

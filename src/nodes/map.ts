@@ -6,7 +6,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
-import { walk } from '../engine/walk.js';
+import { isLone, walk } from '../engine/walk.js';
 import type { MapDef } from '../schema/map.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
@@ -53,6 +53,13 @@ export const mapImpl: NodeKindImpl<MapDef> = {
         const items = parseItems(scope.render(itemsTemplate!));
         startNode ??= scope.hatchery.nodes.get(start);
         const first = startNode ?? start;
+        // The items' node walks alone (see isLone): the fan-out settles each item itself.
+        const alone = startNode !== undefined && isLone(startNode) ? startNode : undefined;
+        const itemScope = (i: number, signal: AbortSignal) =>
+          scope.child(
+            { item: items[i], index: i },
+            { signal, path: branchPath(scope, seq, i), item: i, outUnread: true },
+          );
         const results = await fanOut(scope, {
           count: items.length,
           concurrency,
@@ -60,14 +67,9 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           field: 'node',
           name: (i) => `${start}[${i}]`,
           start: () => start,
-          run: (i, signal) =>
-            walk(
-              scope.child(
-                { item: items[i], index: i },
-                { signal, path: branchPath(scope, seq, i), item: i, outUnread: true },
-              ),
-              first,
-            ),
+          run: (i, signal) => walk(itemScope(i, signal), first),
+          loneNode: () => alone,
+          scope: itemScope,
         });
         const outputs = new Array<string>(results.length);
         for (let i = 0; i < results.length; i++) outputs[i] = results[i]!.text;

@@ -6,7 +6,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
-import { isLone, walk, walkLone } from '../engine/walk.js';
+import { isLone, walk } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
@@ -49,6 +49,8 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
         lone ??= starts.map((node) => node !== undefined && isLone(node));
         const first = starts;
         const alone = lone;
+        const branchScope = (i: number, signal: AbortSignal) =>
+          scope.child(undefined, { signal, path: branchPath(scope, seq, i), outUnread: true });
         const results = await fanOut(scope, {
           count: names.length,
           concurrency: names.length,
@@ -56,14 +58,9 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
           field: 'branches',
           name: (i) => names[i]!,
           start: (i) => names[i]!,
-          run: (i, signal) => {
-            const child = scope.child(undefined, {
-              signal,
-              path: branchPath(scope, seq, i),
-              outUnread: true,
-            });
-            return alone[i] ? walkLone(child, first[i]!) : walk(child, first[i] ?? names[i]!);
-          },
+          run: (i, signal) => walk(branchScope(i, signal), first[i] ?? names[i]!),
+          loneNode: (i) => (alone[i] ? first[i] : undefined),
+          scope: branchScope,
         });
         for (let i = 0; i < names.length; i++) {
           const r = results[i]!;

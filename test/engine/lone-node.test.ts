@@ -111,6 +111,28 @@ describe('lone-node branches', () => {
     expect(inner.context.file).toBe(h.file);
   });
 
+  it('map items of a lone node give the same outputs and errors as the full walk', async () => {
+    const h = load(
+      hatch([
+        { name: 'M', type: 'map', items: '["a","b","c","d","e"]', node: 'X', concurrency: 2 },
+        { name: 'X', usr_prompt: '{{ ctx.item }}{{ ctx.index }}' },
+      ]),
+    );
+    const { quiet, heard } = await both(h);
+    expect((quiet as { output: string }).output).toBe('["re:a0","re:b1","re:c2","re:d3","re:e4"]');
+    expect((heard as { output: string }).output).toBe((quiet as { output: string }).output);
+    const bad = load(
+      hatch([
+        { name: 'M', type: 'map', items: '["a","boom","c"]', node: 'X' },
+        { name: 'X', usr_prompt: '{{ ctx.item }}' },
+      ]),
+    );
+    const failed = await both(bad);
+    const q = failed.quiet as HatcheryError;
+    expect(q.message).toMatch(/^branch "X\[1\]" failed: .*provider down/);
+    expect(q.message).toBe((failed.heard as HatcheryError).message);
+  });
+
   it('a cancelled run ends its lone branches', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `B${i}`);
     const h = load(
