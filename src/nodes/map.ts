@@ -1,4 +1,5 @@
 import type {
+  ChildOptions,
   CompileContext,
   CompiledNode,
   NodeBase,
@@ -55,11 +56,14 @@ export const mapImpl: NodeKindImpl<MapDef> = {
         const first = startNode ?? start;
         // The items' node walks alone (see isLone): the fan-out settles each item itself.
         const alone = startNode !== undefined && isLone(startNode) ? startNode : undefined;
-        const itemScope = (i: number, signal: AbortSignal) =>
-          scope.child(
-            { item: items[i], index: i },
-            { signal, path: branchPath(scope, seq, i), item: i, outUnread: true },
-          );
+        // One options object for every item: child() copies what it reads.
+        const opts: ChildOptions = { signal: undefined, path: undefined, item: 0, outUnread: true };
+        const itemScope = (i: number, signal: AbortSignal) => {
+          opts.signal = signal;
+          opts.path = branchPath(scope, seq, i);
+          opts.item = i;
+          return scope.child({ item: items[i], index: i }, opts);
+        };
         const results = await fanOut(scope, {
           count: items.length,
           concurrency,

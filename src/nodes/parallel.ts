@@ -1,4 +1,5 @@
 import type {
+  ChildOptions,
   CompileContext,
   CompiledNode,
   NodeBase,
@@ -49,8 +50,13 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
         lone ??= starts.map((node) => node !== undefined && isLone(node));
         const first = starts;
         const alone = lone;
-        const branchScope = (i: number, signal: AbortSignal) =>
-          scope.child(undefined, { signal, path: branchPath(scope, seq, i), outUnread: true });
+        // One options object for every branch: child() copies what it reads.
+        const opts: ChildOptions = { signal: undefined, path: undefined, outUnread: true };
+        const branchScope = (i: number, signal: AbortSignal) => {
+          opts.signal = signal;
+          opts.path = branchPath(scope, seq, i);
+          return scope.child(undefined, opts);
+        };
         const results = await fanOut(scope, {
           count: names.length,
           concurrency: names.length,
