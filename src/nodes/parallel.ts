@@ -11,14 +11,16 @@ import { isLone, walk } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
-/** The default join: each branch's output under a `## <branch>` heading, separated by blank lines. */
+/**
+ * The default join: each branch's output under a `## <branch>` heading, separated by blank lines.
+ * Built with one join, not `+=`: the tree of concatenations (several strings a branch) was a large
+ * part of what young collections found alive and copied (1.18 against 0.70 MB per scavenge in a loop
+ * of 100-branch runs).
+ */
 function defaultJoin(names: readonly string[], results: readonly NodeResult[]): string {
-  let text = '';
-  for (let i = 0; i < names.length; i++) {
-    if (i > 0) text += '\n\n';
-    text += `## ${names[i]}\n${results[i]!.text}`;
-  }
-  return text;
+  const parts = new Array<string>(names.length);
+  for (let i = 0; i < names.length; i++) parts[i] = `## ${names[i]}\n${results[i]!.text}`;
+  return parts.join('\n\n');
 }
 
 /**
