@@ -9,16 +9,18 @@ import { type ErrorContext, HatcheryError } from './errors.js';
 /** The error a fired signal stands for (its HatcheryError reason, else ABORTED), or undefined. */
 export function abortedError(
   signal: AbortSignal | undefined,
-  context: ErrorContext = {},
+  context?: ErrorContext,
 ): HatcheryError | undefined {
   if (!signal?.aborted) return undefined;
   const reason = signal.reason;
   if (reason instanceof HatcheryError) return reason;
-  return new HatcheryError('ABORTED', describeAbort(reason), context, { cause: reason });
+  // The context object is made only for an error: a `= {}` default was an allocation per check.
+  return new HatcheryError('ABORTED', describeAbort(reason), context ?? {}, { cause: reason });
 }
 
 /** Throws a HatcheryError ABORTED (or the signal's own HatcheryError reason) when the signal has fired. */
-export function throwIfAborted(signal: AbortSignal | undefined, context: ErrorContext = {}): void {
+export function throwIfAborted(signal: AbortSignal | undefined, context?: ErrorContext): void {
+  if (!signal?.aborted) return;
   const err = abortedError(signal, context);
   if (err) throw err;
 }

@@ -54,13 +54,102 @@ function visit(scope: RunContext, node: CompiledNode): string | undefined {
   );
 }
 
+/** The MAX_STEPS error of the node `name` about to run as one step too many. */
+function maxStepsError(scope: RunContext, name: string): HatcheryError {
+  const max = scope.shared.maxSteps;
+  return new HatcheryError(
+    'MAX_STEPS',
+    `the run reached max_steps (${max}) node executions; a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
+    { file: scope.hatchery.file, node: name, field: 'max_steps' },
+  );
+}
+
 /**
  * Runs nodes from `start` (a node of `scope.hatchery`, or its name) along their `next` routes until a
  * node has nowhere to go.
  * Returns the last node's result. Every await sits behind an abort check, and the step budget is
  * shared with nested runs through `scope.shared`.
  */
-export async function walk(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
+export function walk(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
+  return typeof start !== 'string' && isLone(start) ? walkLone(scope, start) : walkSteps(scope, start);
+}
+
+/**
+ * True for a node whose walk is that node alone: no route, visit limit or file to write. Fixed for a
+ * loaded hatchery, so a fan-out may ask once per branch and call walkLone itself.
+ */
+export function isLone(node: CompiledNode): boolean {
+  return node.route.kind === 'end' && node.maxVisits === undefined && node.writeOutput === undefined;
+}
+
+/** `walk` of a node for which isLone holds. */
+export function walkLone(scope: RunContext, node: CompiledNode): Promise<NodeResult> {
+  const pending = startLone(scope, node);
+  if (pending === undefined) return walkSteps(scope, node);
+  return pending.then(
+    (result) => endLone(scope, node, result),
+    (err: unknown) => {
+      throw failLone(scope, node, err);
+    },
+  );
+}
+
+/**
+ * The start of `walkLone` for a caller that settles the node itself (a fan-out, saving a promise and
+ * a turn per branch): the same checks, step and seq as walkSteps, then the node's own promise, to be
+ * finished with endLone on success and failLone on failure. Undefined when the node must take the full
+ * walk instead: someone listens (events), a journal's results are taken, or its step is one that
+ * yields to the event loop (see YIELD_EVERY). With none of these there is no loop, no async frame.
+ */
+export function startLone(scope: RunContext, node: CompiledNode): Promise<NodeResult> | undefined {
+  const shared = scope.shared;
+  if (
+    shared.emit !== undefined ||
+    shared.memo !== undefined ||
+    ((shared.steps + 1) & (YIELD_EVERY - 1)) === 0
+  )
+    return undefined;
+  try {
+    if (scope.signal.aborted) throwIfAborted(scope.signal, { file: scope.hatchery.file, node: node.name });
+    const step = ++shared.steps;
+    if (step > shared.maxSteps) throw maxStepsError(scope, node.name);
+    ++scope.seq;
+    scope.step = step;
+    return node.exec(scope);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/**
+ * What walkSteps does after a lone node (see startLone): its output, save_output and usage. A node
+ * that chose its successor (route: choose, a loop's on_limit) goes on along the full walk.
+ */
+export function endLone(
+  scope: RunContext,
+  node: CompiledNode,
+  result: NodeResult,
+): NodeResult | Promise<NodeResult> {
+  const name = node.name;
+  const text = result.text;
+  const value = result.value;
+  const chose = result.next;
+  const go = chose === undefined || chose === null ? undefined : chose;
+  if (go !== undefined || !scope.outUnread) scope.setOut(name, value === undefined ? text : value);
+  scope.last = text;
+  if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
+  const usage = result.usage;
+  if (usage !== undefined) addUsage(scope.shared.usage, usage);
+  return go === undefined ? result : walkSteps(scope, nodeNamed(scope.hatchery, go));
+}
+
+/** The error of a lone node that failed (see startLone), with its file and node, as walkSteps gives it. */
+export function failLone(scope: RunContext, node: CompiledNode, err: unknown): HatcheryError {
+  return withContext(err, { file: scope.hatchery.file, node: node.name });
+}
+
+/** The walk itself: see `walk`. */
+async function walkSteps(scope: RunContext, start: string | CompiledNode): Promise<NodeResult> {
   const { hatchery, shared } = scope;
   // A fan-out passes its branch's node (no lookup per branch); a name is looked up.
   let node: CompiledNode = typeof start === 'string' ? nodeNamed(hatchery, start) : start;
@@ -74,13 +163,7 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     // The error's context object is built only when there is an error.
     if (scope.signal.aborted) throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     const step = ++shared.steps;
-    if (step > shared.maxSteps) {
-      throw new HatcheryError(
-        'MAX_STEPS',
-        `the run reached max_steps (${shared.maxSteps}) node executions; a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
-        { file: hatchery.file, node: name, field: 'max_steps' },
-      );
-    }
+    if (step > shared.maxSteps) throw maxStepsError(scope, name);
     // Instant nodes settle in microtasks only, which starve timers, I/O and cancellation; every
     // YIELD_EVERY steps the loop gets a turn (one allocation per 1024 steps, none in between). Tested
     // on the step this walk has claimed: on the shared count before claiming it, every branch of a

@@ -7,12 +7,13 @@ import type {
   NodeResult,
   RunContext,
   Tool,
+  ToolResult,
 } from '../engine/contracts.js';
 import { Template } from '../engine/templates/templates.js';
 import type { BanelingDef } from '../schema/baneling.js';
 import { checkToolArgs, loadTimeSchema, singleExpression } from '../tools/check-args.js';
 import { checkToolRef, loadedSub } from '../tools/compile.js';
-import { callToolRef } from '../tools/invoke.js';
+import { callToolRefNow } from '../tools/invoke.js';
 import { approve } from './asking.js';
 
 /**
@@ -89,8 +90,9 @@ function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
     return schema?.type === 'string' ? scope.render(tree.source) : renderValue(tree, scope);
   }
   const obj: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(tree as { [k: string]: ArgTree }))
-    obj[k] = renderArgs(v, scope, below(schema, 'properties', k));
+  const args = tree as { [k: string]: ArgTree };
+  // Keys, not entries: no pair array per argument on every call.
+  for (const k of Object.keys(args)) obj[k] = renderArgs(args[k]!, scope, below(schema, 'properties', k));
   return obj;
 }
 
@@ -104,13 +106,34 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
         cc.problem(p.path ? `tool_args/${p.path}` : 'tool_args', p.message);
     }
     const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc, base.name);
+    /** The node's result of the tool's; an error result fails the node. */
+    const toolOutput = (res: ToolResult): NodeResult => {
+      if (res.isError) {
+        throw new HatcheryError('TOOL', `tool "${def.tool_name}" failed: ${res.text}`, {
+          field: 'tool_name',
+          tool: def.tool_name,
+        });
+      }
+      return { text: res.text };
+    };
+    const settle = (res: ToolResult): Promise<NodeResult> => {
+      try {
+        return Promise.resolve(toolOutput(res));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
     return {
       ...base,
-      exec: async (scope: RunContext): Promise<NodeResult> => {
-        if (!ref)
-          throw new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' });
+      // A `then`, not an async frame: a fan-out of tool calls keeps one per branch in flight.
+      exec: (scope: RunContext): Promise<NodeResult> => {
+        if (!ref) {
+          return Promise.reject(
+            new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' }),
+          );
+        }
         const render = (tool: Tool) => renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
-        const res = await callToolRef(
+        const res = callToolRefNow(
           scope,
           base.name,
           ref,
@@ -127,13 +150,8 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
             : render,
           def.timeout_ms,
         );
-        if (res.isError) {
-          throw new HatcheryError('TOOL', `tool "${def.tool_name}" failed: ${res.text}`, {
-            field: 'tool_name',
-            tool: def.tool_name,
-          });
-        }
-        return { text: res.text };
+        // A call that ended at once (a js: function) needs no turn of its own.
+        return res instanceof Promise ? res.then(toolOutput) : settle(res);
       },
     };
   },

@@ -2,7 +2,8 @@ import { setMaxListeners } from 'node:events';
 import { abortedError, watchAbort } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
 
-import type { CompileContext, NodeResult, RunContext } from '../engine/contracts.js';
+import type { CompileContext, CompiledNode, NodeResult, RunContext } from '../engine/contracts.js';
+import { endLone, failLone, startLone, walk } from '../engine/walk.js';
 import { didYouMean } from '../schema/suggest.js';
 
 /** One fan-out: `count` branches, at most `concurrency` at once; shared by parallel and map nodes. */
@@ -19,6 +20,13 @@ export interface FanOutSpec {
   start(i: number): string;
   /** Runs branch `i`; every await inside must honour `signal`, the fan-out's own. */
   run(i: number, signal: AbortSignal): Promise<NodeResult>;
+  /**
+   * Branch `i`'s first node when that node walks alone (walk.isLone), else undefined: the fan-out
+   * then runs it in `scope(i, signal)` itself, as `run` would, with one promise less per branch.
+   */
+  loneNode?(i: number): CompiledNode | undefined;
+  /** The scope of branch `i` (given with loneNode). */
+  scope?(i: number, signal: AbortSignal): RunContext;
 }
 
 // Run-level limits are not a branch's failure: recording them as an output would let every other
@@ -105,7 +113,17 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
       running++;
       let branch: Promise<NodeResult>;
       try {
-        branch = spec.run(i, signal);
+        const node = spec.loneNode?.(i);
+        if (node !== undefined) {
+          const child = spec.scope!(i, signal);
+          const pending = startLone(child, node);
+          if (pending !== undefined) {
+            lone(i, child, node, pending);
+            return;
+          }
+          // Someone listens, or a journal is replayed: the full walk.
+          branch = walk(child, node);
+        } else branch = spec.run(i, signal);
       } catch (err) {
         branch = Promise.reject(err);
       }
@@ -115,6 +133,33 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
           settled();
         },
         (err: unknown) => failed(i, err),
+      );
+    };
+    // A lone node's branch, settled here: walkLone's work without its promise (see startLone).
+    const lone = (i: number, child: RunContext, node: CompiledNode, pending: Promise<NodeResult>): void => {
+      pending.then(
+        (r) => {
+          let out: NodeResult | Promise<NodeResult>;
+          try {
+            out = endLone(child, node, r);
+          } catch (err) {
+            failed(i, err);
+            return;
+          }
+          if (out instanceof Promise) {
+            out.then(
+              (x) => {
+                results[i] = x;
+                settled();
+              },
+              (err: unknown) => failed(i, err),
+            );
+          } else {
+            results[i] = out;
+            settled();
+          }
+        },
+        (err: unknown) => failed(i, failLone(child, node, err)),
       );
     };
     // The first `limit` branches, one per microtask (see above); a cancelled fan-out starts no more.
@@ -154,11 +199,16 @@ function branchError(scope: RunContext, spec: FanOutSpec, index: number, err: un
 
 /**
  * The stable path of branch `i` of the fan-out node executed as `seq` in `scope`, or undefined when
- * `scope` itself is not resumable node by node (then neither are its branches).
+ * `scope` itself is not resumable node by node (then neither are its branches). Only events and a
+ * resumed run's journal results read paths: in a run with neither (both are fixed for the whole
+ * run), no branch gets one, so no string is built per branch.
  */
 export function branchPath(scope: RunContext, seq: number, i: number): string | undefined {
   const p = scope.path;
-  return p === undefined ? undefined : `${p}/${seq}.${i}`;
+  if (p === undefined) return undefined;
+  const shared = scope.shared;
+  if (shared.emit === undefined && shared.memo === undefined) return undefined;
+  return `${p}/${seq}.${i}`;
 }
 
 /**

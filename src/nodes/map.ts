@@ -1,4 +1,5 @@
 import type {
+  ChildOptions,
   CompileContext,
   CompiledNode,
   NodeBase,
@@ -6,7 +7,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
-import { walk } from '../engine/walk.js';
+import { isLone, walk } from '../engine/walk.js';
 import type { MapDef } from '../schema/map.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
@@ -53,6 +54,16 @@ export const mapImpl: NodeKindImpl<MapDef> = {
         const items = parseItems(scope.render(itemsTemplate!));
         startNode ??= scope.hatchery.nodes.get(start);
         const first = startNode ?? start;
+        // The items' node walks alone (see isLone): the fan-out settles each item itself.
+        const alone = startNode !== undefined && isLone(startNode) ? startNode : undefined;
+        // One options object for every item: child() copies what it reads.
+        const opts: ChildOptions = { signal: undefined, path: undefined, item: 0, outUnread: true };
+        const itemScope = (i: number, signal: AbortSignal) => {
+          opts.signal = signal;
+          opts.path = branchPath(scope, seq, i);
+          opts.item = i;
+          return scope.child({ item: items[i], index: i }, opts);
+        };
         const results = await fanOut(scope, {
           count: items.length,
           concurrency,
@@ -60,14 +71,9 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           field: 'node',
           name: (i) => `${start}[${i}]`,
           start: () => start,
-          run: (i, signal) =>
-            walk(
-              scope.child(
-                { item: items[i], index: i },
-                { signal, path: branchPath(scope, seq, i), item: i, outUnread: true },
-              ),
-              first,
-            ),
+          run: (i, signal) => walk(itemScope(i, signal), first),
+          loneNode: () => alone,
+          scope: itemScope,
         });
         const outputs = new Array<string>(results.length);
         for (let i = 0; i < results.length; i++) outputs[i] = results[i]!.text;

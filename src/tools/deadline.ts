@@ -30,8 +30,8 @@ class Lane {
 
   constructor(private readonly ms: number) {}
 
-  add(fn: OnDeadline): Deadline {
-    const d: Deadline = { at: performance.now() + this.ms, fn, lane: this };
+  add(fn: OnDeadline, from: number): Deadline {
+    const d: Deadline = { at: from + this.ms, fn, lane: this };
     this.queue.push(d);
     this.live++;
     if (this.timer === undefined) this.arm(this.ms);
@@ -100,14 +100,18 @@ class Lane {
   };
 }
 
-/** Calls `fn` (or its `expire`) once `ms` have passed, unless `cancelDeadline` is called first. */
-export function startDeadline(ms: number, fn: OnDeadline): Deadline {
+/**
+ * Calls `fn` (or its `expire`) once `ms` have passed since `from` (a `performance.now()`, by default
+ * now), unless `cancelDeadline` is called first. A `from` a little in the past (a call that started
+ * before its deadline was armed) may let an entry wait behind a later one of its lane by that much.
+ */
+export function startDeadline(ms: number, fn: OnDeadline, from = performance.now()): Deadline {
   let lane = lanes.get(ms);
   if (lane === undefined) {
     lane = new Lane(ms);
     lanes.set(ms, lane);
   }
-  return lane.add(fn);
+  return lane.add(fn, from);
 }
 
 /** Ends a deadline (a no-op when it fired or was cancelled already). */

@@ -4,6 +4,12 @@ import type { TraceContext } from '../core/trace.js';
 
 import type { RunContext, RunEvent, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 import { cancelDeadline, type Deadline, startDeadline } from './deadline.js';
+import { settledList } from './js-settled.js';
+
+/** A promise of `r`: itself when it is one. */
+function promised(r: ToolResult | Promise<ToolResult>): Promise<ToolResult> {
+  return r instanceof Promise ? r : Promise.resolve(r);
+}
 
 /** Cuts a tool result to `limit` characters, saying so, so one huge result cannot flood the context. */
 export function capResult(text: string, limit: number): string {
@@ -30,6 +36,21 @@ export function callTool(
   /** The model's id of this call (a drone's tool loop), for the tool_start event. */
   toolCallId?: string,
 ): Promise<ToolResult> {
+  return promised(callToolNow(scope, node, tool, args, timeoutMs, toolCallId));
+}
+
+/**
+ * callTool, giving the result itself when the call ended at once (Tool.callNow, nobody listening, no
+ * cassette): a caller inside a `then` returning it spares the two turns a returned promise costs.
+ */
+function callToolNow(
+  scope: RunContext,
+  node: string,
+  tool: Tool,
+  args: Record<string, unknown>,
+  timeoutMs?: number,
+  toolCallId?: string,
+): ToolResult | Promise<ToolResult> {
   const shared = scope.shared;
   if (shared.emit !== undefined) return reportedCall(scope, node, tool, args, timeoutMs, toolCallId);
   // Nobody listens: no events, hence no async frame either (its suspended state was most of what a
@@ -46,7 +67,7 @@ export function callTool(
     // A cassette keeps the tool's own result; otherwise the call settles with withText's at once.
     if (rec?.records(tool))
       return rec
-        .tool(node, tool, args, () => guarded(scope, node, tool, args, ms, undefined, undefined))
+        .tool(node, tool, args, () => promised(guarded(scope, node, tool, args, ms, undefined, undefined)))
         .then(withText);
     return guarded(scope, node, tool, args, ms, undefined, undefined, true);
   } catch (err) {
@@ -100,7 +121,7 @@ async function reportedCall(
       // Instant tools do no I/O, so only this path asks whether a cassette records the call.
       const rec = shared.services.recorder;
       res = rec?.records(tool)
-        ? await rec.tool(node, tool, args, () => guarded(scope, node, tool, args, ms, call, trace))
+        ? await rec.tool(node, tool, args, () => promised(guarded(scope, node, tool, args, ms, call, trace)))
         : await guarded(scope, node, tool, args, ms, call, trace);
     }
     isError = res.isError === true;
@@ -167,11 +188,7 @@ class GuardedCall implements ToolContext {
 
   /** Starts the call; it settles through `resolve` or `reject`, whichever of the tool, its deadline or a cancel comes first. */
   start(args: Record<string, unknown>, resolve: (res: ToolResult) => void, reject: (err: unknown) => void) {
-    this.reject = reject;
-    // One shared timer per timeout value (deadline.ts), not a Node Timeout per call.
-    this.deadline = startDeadline(this.ms, this);
-    const signal = this.scope.signal;
-    this.unwatch = watchAbort(signal, () => this.stop(abortedError(signal)!));
+    this.arm(reject, performance.now());
     let call: Promise<ToolResult>;
     try {
       call = this.tool.call(args, this);
@@ -180,6 +197,34 @@ class GuardedCall implements ToolContext {
       reject(err);
       return;
     }
+    this.follow(call, resolve, reject);
+  }
+
+  /**
+   * A call already started at `from` (a `performance.now()`) that did not end at once: from here
+   * it ends at its deadline (counted from `from`) or on a cancel, as with `start`.
+   */
+  wait(call: Promise<ToolResult>, from: number): Promise<ToolResult> {
+    return new Promise<ToolResult>((resolve, reject) => {
+      this.arm(reject, from);
+      this.follow(call, resolve, reject);
+    });
+  }
+
+  /** Arms the deadline and the watch of the run's signal. */
+  private arm(reject: (err: unknown) => void, from: number): void {
+    this.reject = reject;
+    // One shared timer per timeout value (deadline.ts), not a Node Timeout per call.
+    this.deadline = startDeadline(this.ms, this, from);
+    const signal = this.scope.signal;
+    this.unwatch = watchAbort(signal, () => this.stop(abortedError(signal)!));
+  }
+
+  private follow(
+    call: Promise<ToolResult>,
+    resolve: (res: ToolResult) => void,
+    reject: (err: unknown) => void,
+  ): void {
     call.then(
       (res) => {
         if (this.done) return;
@@ -233,14 +278,26 @@ function guarded(
   callId: number | undefined,
   trace: TraceContext | undefined,
   text = false,
-): Promise<ToolResult> {
+): ToolResult | Promise<ToolResult> {
   throwIfAborted(scope.signal);
   const g = new GuardedCall(scope, node, callId, trace, tool, ms, text);
-  return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
+  const now = tool.callNow;
+  if (now === undefined) return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
+  // A call that can end at once is made first: ended, it had nothing to time out or to cancel (no
+  // timer, watch or promise of its own); otherwise its deadline counts from its start, as above.
+  const from = performance.now();
+  const r = now(args, g);
+  if (r instanceof Promise) return g.wait(r, from);
+  return text ? withText(r) : r;
 }
 
-/** Resolves a baneling's reference to exactly one tool and calls it; `args` may be built from the tool (its schema). */
-export function callToolRef(
+/**
+ * Resolves a baneling's reference to exactly one tool and calls it; `args` may be built from the tool
+ * (its schema). Gives the result itself when the call ended at once (a js: function of a module the
+ * run has looked at already, nobody listening): the caller then needs no `then` of its own. Never
+ * throws: failures are rejections.
+ */
+export function callToolRefNow(
   scope: RunContext,
   node: string,
   ref: ToolRef,
@@ -248,29 +305,44 @@ export function callToolRef(
     | Record<string, unknown>
     | ((tool: Tool) => Record<string, unknown> | Promise<Record<string, unknown>>),
   timeoutMs?: number,
-): Promise<ToolResult> {
+): ToolResult | Promise<ToolResult> {
   let tools: Promise<Tool[]>;
   try {
     tools = scope.shared.services.resolveTools(ref, scope);
+    // The tools of a js: module the run has looked at already are taken at once (no turn waited).
+    const ready = settledList(tools);
+    if (ready !== undefined) return callOne(scope, node, ref, ready, args, timeoutMs);
   } catch (err) {
     return Promise.reject(err);
   }
   // A `then`, not an async frame: a fan-out of tool calls keeps one per branch in flight.
-  return tools.then((list) => {
-    const tool = list[0];
-    if (list.length !== 1 || !tool) {
-      throw new HatcheryError(
-        'UNKNOWN_TOOL',
-        `"${ref.ref}" stands for ${list.length} tools; a baneling calls one: name it as mcp:<server>/<tool>`,
-        { field: 'tool_name' },
-      );
-    }
-    const a = typeof args === 'function' ? args(tool) : args;
-    // Only an approval (approve: true) makes the arguments wait; plain calls take no extra await.
-    return a instanceof Promise
-      ? a.then((x) => callTool(scope, node, tool, x, timeoutMs))
-      : callTool(scope, node, tool, a, timeoutMs);
-  });
+  return tools.then((list) => callOne(scope, node, ref, list, args, timeoutMs));
+}
+
+/** callToolRefNow's call of the one tool of `list`. */
+function callOne(
+  scope: RunContext,
+  node: string,
+  ref: ToolRef,
+  list: Tool[],
+  args:
+    | Record<string, unknown>
+    | ((tool: Tool) => Record<string, unknown> | Promise<Record<string, unknown>>),
+  timeoutMs: number | undefined,
+): ToolResult | Promise<ToolResult> {
+  const tool = list[0];
+  if (list.length !== 1 || !tool) {
+    throw new HatcheryError(
+      'UNKNOWN_TOOL',
+      `"${ref.ref}" stands for ${list.length} tools; a baneling calls one: name it as mcp:<server>/<tool>`,
+      { field: 'tool_name' },
+    );
+  }
+  const a = typeof args === 'function' ? args(tool) : args;
+  // Only an approval (approve: true) makes the arguments wait; plain calls take no extra await.
+  return a instanceof Promise
+    ? a.then((x) => callTool(scope, node, tool, x, timeoutMs))
+    : callToolNow(scope, node, tool, a, timeoutMs);
 }
 
 /** Resolves a drone's references into tools; two tools under one name is an error. */

@@ -63,7 +63,10 @@ export function quickCheck(json: Record<string, unknown>): QuickCheck | undefine
     let seen = 0;
     let at = 0;
     // zod's output lists the schema's properties in the schema's order: the arguments must already.
-    for (const k of Object.keys(args)) {
+    // for-in, not Object.keys (no array per call): it lists the own keys in the same order, then any
+    // enumerable key added to Object.prototype, which fails the check (the arguments go through zod).
+    for (const k in args) {
+      if (!Object.hasOwn(args, k)) return false;
       while (at < names.length && names[at] !== k) at++;
       if (at === names.length || !tests[at]!(args[k])) return false;
       if (required[at]) seen++;

@@ -4,9 +4,10 @@ import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { RunContext, RunState, Tool, ToolContext, ToolRef } from '../engine/contracts.js';
+import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
 import { isThenable, jsResult, quickCheck } from './js-call.js';
+import { settleList } from './js-settled.js';
 
 /** A `js:<module>#<export>` reference. */
 export type JsRef = Extract<ToolRef, { kind: 'js' }>;
@@ -142,28 +143,35 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     inputSchema: json,
     ref: ref.ref,
     call(args, tc) {
-      let input = args;
-      if (validator && !quick?.(args)) {
-        const parsed = validator.safeParse(args);
-        if (!parsed.success) {
-          const why = issuesText(parsed.error.issues, args, validator);
-          return Promise.reject(
-            new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref }),
-          );
-        }
-        input = parsed.data as Record<string, unknown>;
-      }
-      // No async frame: most functions return at once, and their result is only wrapped.
-      try {
-        // The call's AbortController is built only when the function reads `signal` (see callTool).
-        const value = fn(input, new JsCallContext(tc));
-        if (isThenable(value)) return Promise.resolve(value).then(jsResult).catch(threw);
-        return Promise.resolve(jsResult(value));
-      } catch (err) {
-        return threw(err);
-      }
+      const r = callNow(args, tc);
+      return r instanceof Promise ? r : Promise.resolve(r);
     },
+    callNow,
   };
+
+  /** The call; a function that returns at once gives its result itself (see Tool.callNow). */
+  function callNow(args: Record<string, unknown>, tc: ToolContext): ToolResult | Promise<ToolResult> {
+    let input = args;
+    if (validator && !quick?.(args)) {
+      const parsed = validator.safeParse(args);
+      if (!parsed.success) {
+        const why = issuesText(parsed.error.issues, args, validator);
+        return Promise.reject(
+          new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref }),
+        );
+      }
+      input = parsed.data as Record<string, unknown>;
+    }
+    // No async frame: most functions return at once, and their result is only wrapped.
+    try {
+      // The call's AbortController is built only when the function reads `signal` (see callTool).
+      const value = fn(input, new JsCallContext(tc));
+      if (isThenable(value)) return Promise.resolve(value).then(jsResult).catch(threw);
+      return jsResult(value);
+    } catch (err) {
+      return threw(err);
+    }
+  }
 }
 
 /** How long a run reuses what it found of a js: module before it checks the path and stats the file again. */
@@ -253,7 +261,14 @@ export class JsTools {
   /** `resolve` as the one-tool list a reference stands for, shared by the run's calls (frozen). */
   resolveList(ref: JsRef, scope: RunContext): Promise<Tool[]> {
     const entry = this.seenEntry(ref, scope);
-    entry.list ??= entry.tool.then((t) => Object.freeze([t]) as Tool[]);
+    if (entry.list === undefined) {
+      const list = entry.tool.then((t) => {
+        const tools = Object.freeze([t]) as Tool[];
+        settleList(list, tools);
+        return tools;
+      });
+      entry.list = list;
+    }
     return entry.list;
   }
 

@@ -121,4 +121,25 @@ describe('js: tool arguments', () => {
     ])
       expect(quickCheck(json)).toBeUndefined();
   });
+  it('an enumerable key on Object.prototype is never taken for an argument by the copy-free check', () => {
+    const check = quickCheck({
+      type: 'object',
+      properties: { text: { type: 'string' }, n: { type: 'number' } },
+      required: ['text'],
+    })!;
+    expect(check({ text: 'a' })).toBe(true);
+    const proto = Object.prototype as Record<string, unknown>;
+    try {
+      // An inherited key is never taken for an argument: zod decides.
+      proto.text = 'polluted';
+      expect(check({})).toBe(false);
+      expect(check({ text: 'a' })).toBe(true);
+      proto.n = 1;
+      expect(check({ text: 'a' })).toBe(false);
+    } finally {
+      delete proto.text;
+      delete proto.n;
+    }
+    expect(check({ text: 'a' })).toBe(true);
+  });
 });
