@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server, Tool, Transport } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -19,8 +19,8 @@ import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.
 import { RunRegistry } from './runs.js';
 import { DEFAULT_TASK_WAIT_MS, type HatcheryServerOptions, type LogLevel } from './server-options.js';
 import { createSession, loadCallHandling, type Session } from './session.js';
-import { ownRuntime, recoverRuns } from './start-up.js';
-import { HatcheryWatcher } from './watcher.js';
+import { folderWatcher, ownRuntime, recoverRuns } from './start-up.js';
+import type { HatcheryWatcher } from './watcher.js';
 
 export { DEFAULT_TASK_WAIT_MS, type HatcheryServerOptions, type LogLevel } from './server-options.js';
 
@@ -185,36 +185,18 @@ export class HatcheryMcpServer implements ServerHost {
     if (!options.deferLoad) await server.ready();
     else setTimeout(() => server.warmUp(), WATCH_DELAY_MS).unref();
     if (options.watch !== false) {
-      const watcher = new HatcheryWatcher(dir, {
-        debounceMs: options.debounceMs,
-        onChange: async (paths) => {
-          await server.reload(paths);
-        },
-        onError: (err) => server.log('warning', `file watcher: ${err.message}`),
-      });
       // Not awaited: chokidar's scan (about 140 ms at 1,000 files) and what follows it start once the
-      // first tools/list is answered (or after a short while without one), so they never delay it;
-      // what changed between the load and the scan is queued once it is done (CatchUp).
-      const registry = server.registry;
+      // first tools/list is answered (or after a short while without one), so they never delay it.
+      const { watcher, begin } = folderWatcher(server, since, options.debounceMs);
       server.startWatching = () => {
         server.startWatching = undefined;
         clearTimeout(timer);
-        watcher
-          .start({
-            since,
-            known: () => [...registry.loadedFiles(), ...registry.dependencies()],
-            list: () => registry.listFiles(),
-            unchanged: async (file) => {
-              const text = registry.loadedText(file);
-              return text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === text;
-            },
-          })
-          .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
+        begin();
       };
       const timer = setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS);
       // A server closed before then exits at once: the watcher would not start after close anyway.
       timer.unref();
-      watcher.watchFiles(registry.dependencies());
+      watcher.watchFiles(server.registry.dependencies());
       server.watcher = watcher;
     }
     return server;

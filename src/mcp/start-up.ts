@@ -1,12 +1,15 @@
+import { readFile } from 'node:fs/promises';
 import { formatError } from '../core/errors.js';
 import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { TASK_SOURCE } from './ext-tasks/schemas.js';
 import type { ServerHost } from './host.js';
+import type { RegistryChange } from './registry.js';
 import type { HatcheryServerOptions, LogLevel } from './server-options.js';
+import { HatcheryWatcher } from './watcher.js';
 
-// The server's start-up that a deferred start runs after its first answer (HatcheryMcpServer.ready):
-// the runtime built, then the runs a stop interrupted recovered from the journal.
+// The server's start-up: the runtime a deferred start builds after its first answer and the runs a
+// stop interrupted, recovered from the journal (HatcheryMcpServer.ready); the folder's watcher.
 
 /**
  * Marks the journal's runs whose process is gone as interrupted, and resumes the background runs of
@@ -72,4 +75,40 @@ function withMcpServers(
 ): RuntimeOptions | undefined {
   if (!mcpServers || options?.tools?.mcpServers) return options;
   return { ...options, tools: { ...options?.tools, mcpServers } };
+}
+
+/**
+ * The watcher of a server's folder, reloading through the server, and `begin`, which starts it:
+ * chokidar's scan, then what changed between the load (`since`) and the scan is queued (CatchUp).
+ */
+export function folderWatcher(
+  server: Pick<ServerHost, 'registry'> & {
+    reload(paths: string[]): Promise<RegistryChange>;
+    log(level: LogLevel, message: string): void;
+  },
+  since: number,
+  debounceMs: number | undefined,
+): { watcher: HatcheryWatcher; begin: () => void } {
+  const registry = server.registry;
+  const watcher = new HatcheryWatcher(registry.dir, {
+    debounceMs,
+    onChange: async (paths) => {
+      await server.reload(paths);
+    },
+    onError: (err) => server.log('warning', `file watcher: ${err.message}`),
+  });
+  const begin = () => {
+    watcher
+      .start({
+        since,
+        known: () => [...registry.loadedFiles(), ...registry.dependencies()],
+        list: () => registry.listFiles(),
+        unchanged: async (file) => {
+          const text = registry.loadedText(file);
+          return text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === text;
+        },
+      })
+      .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
+  };
+  return { watcher, begin };
 }
