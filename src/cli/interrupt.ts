@@ -27,32 +27,5 @@ export function cancelOnInterrupt(): { controller: AbortController; dispose: () 
   };
 }
 
-/** Resolves on SIGINT, SIGTERM or (stdio) the client closing stdin; a second signal exits at once. */
-export function shutdownRequested(watchStdin: boolean): { done: Promise<string>; dispose: () => void } {
-  let resolve!: (why: string) => void;
-  const done = new Promise<string>((r) => {
-    resolve = r;
-  });
-  let signalled = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) process.exit(EXIT.CANCELLED);
-    signalled = true;
-    resolve(sig);
-  };
-  const onEnd = () => resolve('stdin closed');
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  if (watchStdin) {
-    process.stdin.on('end', onEnd);
-    process.stdin.on('close', onEnd);
-  }
-  return {
-    done,
-    dispose: () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      process.stdin.off('end', onEnd);
-      process.stdin.off('close', onEnd);
-    },
-  };
-}
+// serve and studio import it from shutdown.ts, which does not load the process-tree module.
+export { shutdownRequested } from './shutdown.js';

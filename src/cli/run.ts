@@ -118,7 +118,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const flags = viewFlags(values);
   const vars = keyValues(values.set, 'set');
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
-  const options = runtimeOptions(values, mcpServers);
+  const options = await runtimeOptions(values, mcpServers);
   const replayRun = values['replay-run'];
   if (replayRun !== undefined && (values.record ?? values.replay ?? values['record-missing']) !== undefined) {
     throw new HatcheryError(

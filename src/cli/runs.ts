@@ -263,7 +263,7 @@ async function resumeCommand(
 ): Promise<number> {
   const flags = viewFlags(values);
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
-  const runtime = new Runtime({ ...runtimeOptions(values, mcpServers), store });
+  const runtime = new Runtime({ ...(await runtimeOptions(values, mcpServers)), store });
   // As in "run": the first Ctrl-C cancels (the journal records it), a second one kills at once.
   const view = await openRunView({ ...flags, totals: values.json === true });
   const { controller, dispose } = cancelOnInterrupt();

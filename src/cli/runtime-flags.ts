@@ -1,11 +1,9 @@
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import type { Budget } from '../engine/meter.js';
-import { readPricesFile } from '../providers/prices.js';
 import type { FileRunStore } from '../runtime/journal/file-store.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { checkAllowHosts } from '../tools/builtin/net-guard.js';
 import { intOption, type ParsedValues } from './args.js';
 
 /** The options `run` and `serve` share: what runs may read, write, run and reach, and their step budget. */
@@ -60,25 +58,31 @@ function budgetOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Budget | und
   return budget;
 }
 
-/** The Runtime options the shared flags stand for; bad values are USAGE errors naming the flag. */
-export function runtimeOptions(
+/**
+ * The Runtime options the shared flags stand for; bad values are USAGE errors naming the flag. The
+ * modules that check --allow-host and read --prices (with node:dns and node:net) are imported only
+ * when those flags are given: `serve` answers its first tools/list without them.
+ */
+export async function runtimeOptions(
   values: ParsedValues<typeof RUNTIME_FLAGS>,
   mcpServers: Readonly<Record<string, McpServerDef>> | undefined,
-): RuntimeOptions {
+): Promise<RuntimeOptions> {
+  const hosts = values['allow-host'];
   const options: RuntimeOptions = {
     allowRoots: values['allow-root'],
     allowWrite: values['allow-write'],
     maxSteps: intOption(values['max-steps'], 'max-steps'),
     tools: {
       allowShell: values['allow-shell'] === true,
-      allowHosts: checkAllowHosts(values['allow-host']),
+      allowHosts: hosts && (await import('../tools/builtin/net-guard.js')).checkAllowHosts(hosts),
       allowPrivateNetwork: values['allow-private-network'] === true,
       mcpServers,
     },
   };
   const budget = budgetOptions(values);
   if (budget) options.budget = budget;
-  if (values.prices !== undefined) options.prices = readPricesFile(values.prices);
+  if (values.prices !== undefined)
+    options.prices = (await import('../providers/prices.js')).readPricesFile(values.prices);
   return options;
 }
 

@@ -4,8 +4,8 @@ import { packageVersion } from '../core/version.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
-import { shutdownRequested } from './interrupt.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { shutdownRequested } from './shutdown.js';
 
 /** Help text of the MCP server command. */
 export const SERVE_HELP = `Usage: hatchery-mcp [serve] [--dir DIR] [options]
@@ -189,7 +189,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   intOption(values['keep-days'], 'keep-days');
   const core = await HatcheryMcpServer.start({
     dir,
-    runtimeOptions: runtimeOptions(values, mcpServers),
+    runtimeOptions: await runtimeOptions(values, mcpServers),
     ...(noJournal ? {} : { openStore: () => journalStore(values, dir, token ? [token] : []) }),
     mcpServers,
     // The first tools/list comes before the files are compiled: a fast start (issue 15).

@@ -3,8 +3,8 @@ import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
-import { shutdownRequested } from './interrupt.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { shutdownRequested } from './shutdown.js';
 
 /** Help text of `hatchery-mcp studio`. */
 export const STUDIO_HELP = `Usage: hatchery-mcp studio [--dir DIR] [options]
@@ -79,7 +79,7 @@ export async function studioCommand(argv: string[]): Promise<number> {
     );
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const runtime = new Runtime({
-    ...runtimeOptions(values, mcpServers),
+    ...(await runtimeOptions(values, mcpServers)),
     store: await journalStore(values, dir),
   });
   const stop = shutdownRequested(false);

@@ -66,7 +66,7 @@ export async function testCommand(argv: string[]): Promise<number> {
   }
   if (invalid) return EXIT.INVALID;
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
-  const runtime = runtimeOptions(values, mcpServers);
+  const runtime = await runtimeOptions(values, mcpServers);
   let passed = 0;
   let failed = 0;
   for (const t of loaded) {

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 /** Scheme of the resources that hold full outputs too large for one tool result. */
 const OUTPUT_SCHEME = 'hatchery-output:';
 
@@ -89,7 +87,8 @@ export class OutputStore {
       const end = at + partBytes >= bytes.length ? bytes.length : boundary(bytes, at + partBytes);
       at = end > at ? end : at + partBytes;
     }
-    const id = randomUUID();
+    // The global Web Crypto, loaded on first use: importing node:crypto would load it at serve's start.
+    const id = crypto.randomUUID();
     this.outputs.set(id, { bytes, starts, at: Date.now(), mimeType });
     this.total += bytes.length;
     this.prune();

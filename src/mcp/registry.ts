@@ -1,68 +1,27 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/server';
-import { HatcheryError, ValidationError, type ValidationProblem } from '../core/errors.js';
-import type { Hatchery, LoadOptions } from '../engine/contracts.js';
+import type { ValidationError, ValidationProblem } from '../core/errors.js';
+import type { LoadOptions } from '../engine/contracts.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
+import { isHatcheryFileName, listHatcheryFileNames } from '../loader/prepare.js';
 import {
-  isHatcheryFileName,
-  listHatcheryFileNames,
-  type PreparedLoad,
-  prepareHatcheryText,
-  unexpectedLoadError,
-  type LoadResult as WholeLoad,
-} from '../loader/prepare.js';
-import { isYamlFile } from '../loader/yaml.js';
-import { hatcheryTool, preparedTool } from './tool-defs.js';
+  changedTools,
+  completeEntry,
+  emptyChange,
+  entryOf,
+  importLoader,
+  type ListedEntry,
+  type LoadResult,
+  loadText,
+  nameOf,
+  type PendingEntry,
+  type RegistryChange,
+  type RegistryEntry,
+  readText,
+} from './registry-entries.js';
 
-/** What loading one file's text gives: whole, or only its first half (a deferred start). */
-type LoadResult = WholeLoad | { ok: true; prepared: PreparedLoad; hatchery?: undefined };
-
-/**
- * The compiling half of the loader (templates, node kinds, tools, analysis), imported when first
- * needed: a deferred start lists its files without it (see HatcheryRegistry.ready).
- */
-let loader: typeof import('../loader/load.js') | undefined;
-
-/** The name a loaded file defines. */
-function nameOf(res: { hatchery?: Hatchery; prepared?: PreparedLoad }): string {
-  return res.hatchery ? res.hatchery.name : res.prepared!.def.name;
-}
-
-/** One listed hatchery: its file text and its MCP tool, whether or not its load has completed. */
-export interface ListedEntry {
-  readonly name: string;
-  /** Absolute path of the file. */
-  readonly file: string;
-  /** The file as written, served as an MCP resource. */
-  readonly text: string;
-  readonly tool: Tool;
-  /** URI of the definition as an MCP resource. */
-  readonly uri: string;
-  /** URI of the hatchery's Mermaid flowchart as an MCP resource. */
-  readonly graphUri: string;
-  /** Media type of `text`: application/json, or application/yaml for a YAML file. */
-  readonly mimeType: string;
-}
-
-/** One served hatchery: the loaded definition, its file text and its MCP tool. */
-export interface RegistryEntry extends ListedEntry {
-  readonly hatchery: Hatchery;
-}
-
-/** A file listed from the first half of its load (a deferred start), its compile and analysis to come. */
-interface PendingEntry extends ListedEntry {
-  readonly hatchery?: undefined;
-  readonly prepared: PreparedLoad;
-}
-
-/** What one refresh changed; `problems` are the error messages of files that failed to load. */
-export interface RegistryChange {
-  added: string[];
-  updated: string[];
-  removed: string[];
-  problems: string[];
-}
+export type { ListedEntry, RegistryChange, RegistryEntry } from './registry-entries.js';
+export { changedTools } from './registry-entries.js';
 
 /** State of one hatchery file: the tool it serves (kept while a later edit is broken) and its last error. */
 interface FileState {
@@ -72,35 +31,6 @@ interface FileState {
   problems?: ValidationProblem[];
   /** The text last loaded (the watcher's catch-up tells an edit from a write before the load). */
   text?: string;
-}
-
-/** A file's text, or undefined when it cannot be read (deleted since it was listed). */
-function readText(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** URI of a hatchery's definition as an MCP resource. */
-function resourceUri(name: string): string {
-  return `hatchery://${name}`;
-}
-
-/** URI of a hatchery's Mermaid flowchart as an MCP resource. */
-function graphUri(name: string): string {
-  return `hatchery-graph://${name}`;
-}
-
-/** A change with nothing in it yet. */
-function emptyChange(): RegistryChange {
-  return { added: [], updated: [], removed: [], problems: [] };
-}
-
-/** True when a change removed, added or updated a tool. */
-export function changedTools(c: RegistryChange): boolean {
-  return c.added.length + c.updated.length + c.removed.length > 0;
 }
 
 /**
@@ -161,14 +91,8 @@ export class HatcheryRegistry {
    * Imports the compiling half of the loader; get, entries and the settle methods need it once a
    * deferred start listed files (loadAll and refresh import it themselves).
    */
-  async ready(): Promise<void> {
-    loader ??= await import('../loader/load.js');
-  }
-
-  /** The loader's compiling half; ready() must have imported it. */
-  private get loader(): typeof import('../loader/load.js') {
-    if (!loader) throw new HatcheryError('INTERNAL', 'the hatchery loader is used before it is imported');
-    return loader;
+  ready(): Promise<void> {
+    return importLoader();
   }
 
   /** The load error of `name` when its file was listed and then withdrawn because its load failed. */
@@ -230,15 +154,7 @@ export class HatcheryRegistry {
    */
   private settle(e: PendingEntry, change: RegistryChange): RegistryEntry | undefined {
     this.pending.delete(e.name);
-    let res: LoadResult;
-    try {
-      res = this.loader.completeHatcheryText(e.prepared, this.options.load);
-    } catch (err) {
-      res = {
-        ok: false,
-        error: new ValidationError(e.file, [{ path: '', message: unexpectedLoadError(err) }]),
-      };
-    }
+    const res = completeEntry(e, this.options.load);
     const state = this.files.get(e.file);
     if (this.byName.get(e.name) !== e || !state) return undefined;
     if (!res.ok) {
@@ -251,14 +167,9 @@ export class HatcheryRegistry {
       change.problems.push(res.error.message);
       return undefined;
     }
-    const h = res.hatchery!;
-    const tool = hatcheryTool(h);
-    if (tool.inputSchema.required?.length !== e.tool.inputSchema.required?.length)
-      change.updated.push(e.name);
-    const { prepared: _, ...listed } = e;
-    const entry: RegistryEntry = { ...listed, hatchery: h, tool };
-    this.byName.set(e.name, entry);
-    return entry;
+    if (res.requiredChanged) change.updated.push(e.name);
+    this.byName.set(e.name, res.entry);
+    return res.entry;
   }
 
   /** The MCP tools of every listed hatchery (cached until the next change). */
@@ -413,26 +324,13 @@ export class HatcheryRegistry {
       // 5-6 times the CPU of a readFileSync loop (46-62 ms against 7-10 ms at 1,000 files at start).
       const text = readText(f);
       if (text === undefined) this.remove(f, change);
-      else loaded.push([f, text, this.loadText(f, text, defer)]);
+      else loaded.push([f, text, loadText(f, text, defer, this.options.load)]);
     }
     for (const [f, , res] of loaded) {
       const served = this.files.get(f)?.served;
       if (res.ok && served !== undefined && served !== nameOf(res)) this.release(f, change);
     }
     for (const [f, text, res] of loaded) this.load(f, text, res, direct.has(f), change);
-  }
-
-  /** Loads one file's text; whatever goes wrong is that file's error, so start-up and other reloads go on. */
-  private loadText(file: string, text: string, defer: boolean): LoadResult {
-    try {
-      if (defer) return prepareHatcheryText(text, file, this.options.load);
-      return this.loader.loadHatcheryText(text, file, this.options.load);
-    } catch (err) {
-      return {
-        ok: false,
-        error: new ValidationError(file, [{ path: '', message: unexpectedLoadError(err) }]),
-      };
-    }
   }
 
   /** Stops serving the name a file served (it defines another one now). */
@@ -501,21 +399,9 @@ export class HatcheryRegistry {
       this.pending.delete(state.served);
       change.removed.push(state.served);
     }
-    const listed: ListedEntry = {
-      name: h.name,
-      file,
-      text,
-      tool: res.hatchery ? hatcheryTool(res.hatchery) : preparedTool(res.prepared),
-      uri: resourceUri(h.name),
-      graphUri: graphUri(h.name),
-      mimeType: isYamlFile(file) ? 'application/yaml' : 'application/json',
-    };
-    if (res.hatchery) this.byName.set(h.name, { ...listed, hatchery: res.hatchery });
-    else {
-      const entry: PendingEntry = { ...listed, prepared: res.prepared };
-      this.byName.set(h.name, entry);
-      this.pending.set(h.name, entry);
-    }
+    const entry = entryOf(file, text, res);
+    this.byName.set(h.name, entry);
+    if (!entry.hatchery) this.pending.set(h.name, entry);
     state.served = h.name;
     if (!owner) change.added.push(h.name);
     else change.updated.push(h.name);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
@@ -121,7 +120,8 @@ export class RunRegistry {
     meta: { hatchery: string; file: string; source?: string },
     controller: AbortController,
     execute: RunExecutor,
-    id: string = randomUUID(),
+    // The global Web Crypto, loaded on first use (node:crypto would be loaded at serve's start).
+    id: string = crypto.randomUUID(),
   ): BackgroundRun {
     this.prune();
     let finish!: () => void;

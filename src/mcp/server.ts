@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server, Tool, Transport } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -7,99 +7,22 @@ import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
-import type { RunStore } from '../runtime/journal/store.js';
-import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
-import type { McpServerDef } from '../schema/hatchery.js';
-import { TASK_SOURCE } from './ext-tasks/schemas.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { DEFAULT_SYNC_WAIT_MS, GENERIC_TOOL_NAMES } from './generic-defs.js';
 import type { ServerHost } from './host.js';
+import { serverInstructions } from './instructions.js';
 import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
-import { OutputStore, type OutputStoreOptions } from './outputs.js';
+import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
-import { RunRegistry, type RunRegistryOptions } from './runs.js';
+import { RunRegistry } from './runs.js';
+import { DEFAULT_TASK_WAIT_MS, type HatcheryServerOptions, type LogLevel } from './server-options.js';
 import { createSession, loadCallHandling, type Session } from './session.js';
-import { HatcheryWatcher } from './watcher.js';
+import { folderWatcher, ownRuntime, recoverRuns } from './start-up.js';
+import type { HatcheryWatcher } from './watcher.js';
 
-/** Options of the hatchery MCP server. */
-export interface HatcheryServerOptions {
-  /** Folder of hatchery files, searched recursively. */
-  dir: string;
-  /** A runtime to use; by default one is built from `runtimeOptions` (and closed with the server). */
-  runtime?: Runtime;
-  /** Options of the runtime built when `runtime` is not given. */
-  runtimeOptions?: RuntimeOptions;
-  /**
-   * Opens the run journal of the runtime built when `runtime` is not given, in place of
-   * `runtimeOptions.store`: called when the runtime is built (after the first answer of a deferred
-   * start), so its modules are not imported before.
-   */
-  openStore?: () => Promise<RunStore | undefined>;
-  /** MCP servers from --mcp-config, for mcp: tool references of the files. */
-  mcpServers?: Readonly<Record<string, McpServerDef>>;
-  /** Offer hatchery_list/run/start/status/result/cancel (default true). */
-  genericTools?: boolean;
-  /** Runs executing at once; further calls wait (default unlimited). */
-  maxConcurrent?: number;
-  /**
-   * Answer the first tools/list before compiling the files (default false; `serve` sets it): each
-   * file is listed once parsed and validated, and compiled and analysed on its first use or in the
-   * background after that answer. A file that fails then is withdrawn (list_changed) and its error
-   * logged; a call to it gets that error. Files broken at parse or schema level are never listed.
-   */
-  deferLoad?: boolean;
-  /** Watch the folder and reload changed files (default true). */
-  watch?: boolean;
-  /** Quiet time after a file event before reloading, in milliseconds (default 100, at least 60). */
-  debounceMs?: number;
-  /** Interval of heartbeat progress notifications, in milliseconds (default 5000). */
-  heartbeatMs?: number;
-  /**
-   * Longest time a hatchery tool call is answered in, in milliseconds (default 50 000, under the
-   * common 60 s client timeout); a run still going is handed off and the call returns its run id.
-   * 0 waits for every run to end. Needs the generic tools (hatchery_result) to be useful.
-   */
-  syncWaitMs?: number;
-  /** How many finished background runs are kept, and for how long. */
-  runs?: RunRegistryOptions;
-  /** Offer the tasks extension (io.modelcontextprotocol/tasks) to 2026-era clients (default true). */
-  tasks?: boolean;
-  /**
-   * How long a tools/call from a client that declares the tasks extension waits for its run before
-   * answering with a task, in milliseconds (default 10 000; 0: always a task).
-   */
-  taskWaitMs?: number;
-  /** Writes one log line (default: stderr, never stdout). */
-  log?: (line: string) => void;
-  /** Secrets besides the environment's API keys that must never appear in logs or results. */
-  secrets?: readonly string[];
-  /**
-   * Largest text of one tool result, in bytes (default 1 MiB); a longer output is cut, and kept in
-   * full as `hatchery-output://` resources for a while.
-   */
-  maxResultBytes?: number;
-  /** Largest tool, input or resource description sent, in bytes (default 4 KiB). */
-  maxDescBytes?: number;
-  /**
-   * Largest result sent inline, in bytes (default 50 KiB); a larger output becomes a
-   * `hatchery-output://` resource, and the result a summary with a resource_link.
-   */
-  maxInlineBytes?: number;
-  /** How long, how many and how many bytes of such outputs are kept (default one hour, 20, 256 MiB). */
-  outputs?: OutputStoreOptions;
-  /**
-   * Resume the background runs of served hatcheries that a stop of the server interrupted (they are
-   * marked `interrupted` in the journal at start either way).
-   */
-  resumeInterrupted?: boolean;
-}
-
-/** Default wait of a tools/call before it becomes a task (tasks extension), in ms. */
-export const DEFAULT_TASK_WAIT_MS = 10_000;
-
-/** Log levels used by the server (MCP logging levels). */
-export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+export { DEFAULT_TASK_WAIT_MS, type HatcheryServerOptions, type LogLevel } from './server-options.js';
 
 /** Margin under the load's start time from which a file's modification time counts as an edit. */
 const MTIME_MARGIN_MS = 50;
@@ -109,11 +32,6 @@ const WATCH_DELAY_MS = 300;
 
 /** CPU time given to deferred loads per event-loop turn, in milliseconds (see settleInBackground). */
 const SETTLE_SLICE_MS = 8;
-
-/** Longest tool description quoted in the server instructions. */
-const INSTRUCTION_DESC_LIMIT = 200;
-/** Most tools listed by name in the server instructions. */
-const INSTRUCTION_TOOL_LIMIT = 50;
 
 /**
  * Serves every hatchery of a folder as an MCP tool. One shared registry feeds any number of sessions
@@ -220,14 +138,7 @@ export class HatcheryMcpServer implements ServerHost {
   private buildRuntime(): Promise<void> {
     this.building ??= (async () => {
       const loading = this.registry.ready();
-      if (!this.built) {
-        const [{ Runtime }, store] = await Promise.all([
-          import('../runtime/runtime.js'),
-          this.options.openStore?.(),
-        ]);
-        const options = store ? { ...this.options.runtimeOptions, store } : this.options.runtimeOptions;
-        if (!this.built) this.adopt(new Runtime(withMcpServers(options, this.options.mcpServers)));
-      }
+      if (!this.built) this.adopt(await ownRuntime(this.options));
       await loading;
     })();
     return this.building;
@@ -274,82 +185,28 @@ export class HatcheryMcpServer implements ServerHost {
     if (!options.deferLoad) await server.ready();
     else setTimeout(() => server.warmUp(), WATCH_DELAY_MS).unref();
     if (options.watch !== false) {
-      const watcher = new HatcheryWatcher(dir, {
-        debounceMs: options.debounceMs,
-        onChange: async (paths) => {
-          await server.reload(paths);
-        },
-        onError: (err) => server.log('warning', `file watcher: ${err.message}`),
-      });
       // Not awaited: chokidar's scan (about 140 ms at 1,000 files) and what follows it start once the
-      // first tools/list is answered (or after a short while without one), so they never delay it;
-      // what changed between the load and the scan is queued once it is done (CatchUp).
-      const registry = server.registry;
+      // first tools/list is answered (or after a short while without one), so they never delay it.
+      const { watcher, begin } = folderWatcher(server, since, options.debounceMs);
       server.startWatching = () => {
         server.startWatching = undefined;
         clearTimeout(timer);
-        watcher
-          .start({
-            since,
-            known: () => [...registry.loadedFiles(), ...registry.dependencies()],
-            list: () => registry.listFiles(),
-            unchanged: async (file) => {
-              const text = registry.loadedText(file);
-              return text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === text;
-            },
-          })
-          .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
+        begin();
       };
       const timer = setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS);
       // A server closed before then exits at once: the watcher would not start after close anyway.
       timer.unref();
-      watcher.watchFiles(registry.dependencies());
+      watcher.watchFiles(server.registry.dependencies());
       server.watcher = watcher;
     }
     return server;
   }
 
-  /**
-   * Marks the journal's runs whose process is gone as interrupted, and resumes the background runs of
-   * served files among them when the server was started with resumeInterrupted. A journal that
-   * cannot be read is a warning: serving goes on.
-   */
-  private async recoverRuns(): Promise<void> {
-    const store = this.runtime.store;
-    if (!store) return;
-    let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
-    try {
-      claimed = await store.claimInterrupted();
-    } catch (err) {
-      this.log('warning', `run journal ${store.location}: ${formatError(err)}`);
-      return;
-    }
-    const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
-    for (const run of claimed) {
-      const entry = this.registry.get(run.hatchery);
-      const served = entry !== undefined && entry.file === run.file;
-      const background = run.source === 'background' || run.source === TASK_SOURCE;
-      const resume = this.options.resumeInterrupted === true && served && background;
-      const at = run.node ? ` at node "${run.node}"` : '';
-      this.log(
-        'info',
-        `run ${run.id} of ${run.hatchery} was interrupted${at}; ${resume ? 'resuming it' : 'hatchery_resume (or hatchery-mcp runs resume) continues it'}`,
-      );
-      if (!resume || !resumeRun) continue;
-      try {
-        const attempt = await this.runtime.prepareResume(run.id);
-        const r = resumeRun(
-          this,
-          run.id,
-          attempt,
-          { hatchery: run.hatchery, file: run.file, source: run.source },
-          undefined,
-        );
-        r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;
-      } catch (err) {
-        this.log('warning', `run ${run.id} of ${run.hatchery} cannot be resumed: ${formatError(err)}`);
-      }
-    }
+  /** See recoverRuns (start-up.ts). */
+  private recoverRuns(): Promise<void> {
+    return recoverRuns(this, this.options.resumeInterrupted === true, (level, message) =>
+      this.log(level, message),
+    );
   }
 
   /** Aborts when the server shuts down; background runs are linked to it (calls end with their session). */
@@ -456,27 +313,7 @@ export class HatcheryMcpServer implements ServerHost {
 
   /** The server instructions: what the tools are, and how to use the generic ones. */
   instructions(): string {
-    const entries = this.registry.listed();
-    const lines = [
-      `hatchery-mcp runs JSON-defined LLM workflows ("hatcheries") from ${this.registry.dir}. Each hatchery is a tool: pass the text to work on as "input", plus the named inputs its schema lists; the result is the workflow's final output.`,
-    ];
-    if (entries.length === 0) lines.push('No hatchery is loaded yet.');
-    else {
-      lines.push('Hatcheries loaded at start:');
-      for (const e of entries.slice(0, INSTRUCTION_TOOL_LIMIT)) {
-        lines.push(`- ${e.name}: ${this.out.text(e.tool.description ?? '', INSTRUCTION_DESC_LIMIT)}`);
-      }
-      if (entries.length > INSTRUCTION_TOOL_LIMIT)
-        lines.push(`- and ${entries.length - INSTRUCTION_TOOL_LIMIT} more`);
-    }
-    if (this.genericTools) {
-      lines.push(
-        'Files are reloaded when they change. hatchery_list shows what is loaded now and hatchery_run runs a hatchery by name, even one added after your tool list was fetched.',
-        'Runs can take minutes. If your tool calls time out (often after 60 s), use hatchery_start to get a run id at once, then call hatchery_result with it (it waits up to wait_seconds) until it returns the result; hatchery_status shows progress and hatchery_cancel stops the run.',
-        'Runs are journaled: hatchery_runs lists them, hatchery_resume continues one that failed or was interrupted without paying again for the nodes that finished, and hatchery_respond answers a run that waits for input (state input_required).',
-      );
-    }
-    return lines.join('\n');
+    return serverInstructions(this.registry.dir, this.registry.listed(), this.out, this.genericTools);
   }
 
   /** Logs to stderr and, as an MCP log message, to every connected client. */
@@ -573,13 +410,4 @@ export class HatcheryMcpServer implements ServerHost {
  */
 function connected(server: Server): boolean {
   return server.getNegotiatedProtocolVersion() !== undefined;
-}
-
-/** Runtime options whose tool layer also knows the server's --mcp-config servers. */
-function withMcpServers(
-  options: RuntimeOptions | undefined,
-  mcpServers: Readonly<Record<string, McpServerDef>> | undefined,
-): RuntimeOptions | undefined {
-  if (!mcpServers || options?.tools?.mcpServers) return options;
-  return { ...options, tools: { ...options?.tools, mcpServers } };
 }

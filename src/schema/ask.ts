@@ -1,29 +1,31 @@
 import { z } from 'zod';
 import { nodeBase, template } from './common.js';
-import { fileObject } from './object.js';
+import { fileObject, lazily } from './object.js';
 
 /** An ask node: puts a question to a person and outputs the answer. */
-export const askSchema = fileObject({
-  ...nodeBase,
-  type: z.literal('ask').describe('"ask": put a question to a person and output the answer'),
-  question: template(
-    'The question; on a terminal the CLI prompts, over MCP the client is asked (elicitation), otherwise the run waits for an answer (status input_required)',
-  ),
-  choices: z
-    .array(z.string().min(1))
-    .min(1)
-    .optional()
-    .describe('The allowed answers (matched ignoring case); any other answer is refused'),
-  schema: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      'A JSON Schema the answer must satisfy: the answer is then JSON, and templates see its value as out.<node>',
+export const askSchema = lazily(() =>
+  fileObject({
+    ...nodeBase,
+    type: z.literal('ask').describe('"ask": put a question to a person and output the answer'),
+    question: template(
+      'The question; on a terminal the CLI prompts, over MCP the client is asked (elicitation), otherwise the run waits for an answer (status input_required)',
     ),
-});
+    choices: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('The allowed answers (matched ignoring case); any other answer is refused'),
+    schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'A JSON Schema the answer must satisfy: the answer is then JSON, and templates see its value as out.<node>',
+      ),
+  }),
+);
 
 /** An ask node as written in a file. */
-export type AskDef = z.infer<typeof askSchema>;
+export type AskDef = z.infer<ReturnType<typeof askSchema>>;
 
 /** `approve` of baneling and script nodes: ask a person before the side effect runs. */
 export const approveField = z

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { approveField } from './ask.js';
 import { nodeBase, timeoutMs } from './common.js';
-import { fileObject } from './object.js';
+import { fileObject, lazily } from './object.js';
 
 /** Spellings of baneling fields used by the original Hatchery. */
 export const banelingAliases = { tool: 'tool_name' } as const;
@@ -19,20 +19,22 @@ const templatedJson: z.ZodType<unknown> = z.lazy(() =>
 );
 
 /** A baneling: one static tool call. */
-export const banelingSchema = fileObject(
-  {
-    ...nodeBase,
-    type: z.enum(['tool', 'baneling']).describe('"tool": a static tool call'),
-    tool_name: z.string().min(1).describe('The tool reference to call (see the drone "tools" field)'),
-    tool_args: z
-      .record(z.string(), templatedJson)
-      .optional()
-      .describe('Arguments of the call; every string inside, at any depth, is a template'),
-    timeout_ms: timeoutMs.optional(),
-    approve: approveField.optional(),
-  },
-  banelingAliases,
+export const banelingSchema = lazily(() =>
+  fileObject(
+    {
+      ...nodeBase,
+      type: z.enum(['tool', 'baneling']).describe('"tool": a static tool call'),
+      tool_name: z.string().min(1).describe('The tool reference to call (see the drone "tools" field)'),
+      tool_args: z
+        .record(z.string(), templatedJson)
+        .optional()
+        .describe('Arguments of the call; every string inside, at any depth, is a template'),
+      timeout_ms: timeoutMs.optional(),
+      approve: approveField.optional(),
+    },
+    banelingAliases,
+  ),
 );
 
 /** A baneling node as written in a file. */
-export type BanelingDef = z.infer<typeof banelingSchema>;
+export type BanelingDef = z.infer<ReturnType<typeof banelingSchema>>;

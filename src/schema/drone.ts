@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, template, timeoutMs } from './common.js';
-import { fileObject } from './object.js';
+import { fileObject, lazily } from './object.js';
 
 /** Spellings of drone fields used by the original Hatchery and its documentation. */
 export const droneAliases = {
@@ -42,89 +42,91 @@ const spawnSchema = fileObject({
 });
 
 /** A drone: one LLM call, with an optional tool-use loop. */
-export const droneSchema = fileObject(
-  {
-    ...nodeBase,
-    type: z.enum(['ai', 'drone']).optional().describe('Absent, "ai" or "drone": an LLM call'),
-    usr_prompt: template('The user message'),
-    sys_prompt: template('The system prompt; default "You are a helpful assistant."').optional(),
-    model: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        "openai:<model>, anthropic:<model>, sampling (or its alias client: the MCP client's model), or a bare name (claude-* is Anthropic, anything else OpenAI)",
-      ),
-    client_fallback: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        "Model used instead of the MCP client's (model sampling/client) when the run has no client that can sample, e.g. \"openai:gpt-5.4-mini\"; default the hatchery's client_fallback, else the environment's default model",
-      ),
-    base_url: z.url().optional().describe('OpenAI-compatible endpoint (Ollama, vLLM, ...) for this node'),
-    temperature: z.number().min(0).max(2).optional(),
-    max_tokens: z.number().int().min(1).optional().describe('Maximum tokens of the reply'),
-    timeout_ms: timeoutMs
-      .optional()
-      .describe(
-        'Time one model call may take in milliseconds, retries and their waits included (default 300000)',
-      ),
-    stream: z.boolean().optional().describe('Stream the reply from the provider (default false)'),
-    cache: z
-      .boolean()
-      .optional()
-      .describe("Prompt caching of Anthropic calls (default: the hatchery's `cache`, else true)"),
-    tools: z
-      .array(z.string().min(1))
-      .optional()
-      .describe(
-        'Tools offered to the model: built-in names, hatch:<file>, node:<Name>, mcp:<server>[/<tool>], js:<module>#<export>',
-      ),
-    mcp: z
-      .array(z.string().min(1))
-      .optional()
-      .describe(
-        'Original Hatchery form: MCP servers as command lines or http(s) URLs; all their tools are offered',
-      ),
-    max_turns: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe('Maximum model turns of the tool-use loop (default 10)'),
-    tool_output_limit: z
-      .number()
-      .int()
-      .min(100)
-      .optional()
-      .describe(
-        'Largest tool result shown to the model, in characters (default 20000); longer ones are cut with a note',
-      ),
-    route: z
-      .enum(['match', 'choose'])
-      .optional()
-      .describe(
-        'How a next list is followed: "match" (default) finds node names in the output; "choose" asks the model to pick one (supervisor)',
-      ),
-    spawn: spawnSchema.optional().describe('Offer the spawn_agent and spawn_agents_parallel tools'),
-    conversation: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("Continue this drone's message history instead of starting a fresh conversation"),
-    output_schema: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe(
-        'JSON Schema of the reply: asks for structured output, validates it, exposes fields as out.<node>.<field>',
-      ),
-  },
-  droneAliases,
+export const droneSchema = lazily(() =>
+  fileObject(
+    {
+      ...nodeBase,
+      type: z.enum(['ai', 'drone']).optional().describe('Absent, "ai" or "drone": an LLM call'),
+      usr_prompt: template('The user message'),
+      sys_prompt: template('The system prompt; default "You are a helpful assistant."').optional(),
+      model: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "openai:<model>, anthropic:<model>, sampling (or its alias client: the MCP client's model), or a bare name (claude-* is Anthropic, anything else OpenAI)",
+        ),
+      client_fallback: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "Model used instead of the MCP client's (model sampling/client) when the run has no client that can sample, e.g. \"openai:gpt-5.4-mini\"; default the hatchery's client_fallback, else the environment's default model",
+        ),
+      base_url: z.url().optional().describe('OpenAI-compatible endpoint (Ollama, vLLM, ...) for this node'),
+      temperature: z.number().min(0).max(2).optional(),
+      max_tokens: z.number().int().min(1).optional().describe('Maximum tokens of the reply'),
+      timeout_ms: timeoutMs
+        .optional()
+        .describe(
+          'Time one model call may take in milliseconds, retries and their waits included (default 300000)',
+        ),
+      stream: z.boolean().optional().describe('Stream the reply from the provider (default false)'),
+      cache: z
+        .boolean()
+        .optional()
+        .describe("Prompt caching of Anthropic calls (default: the hatchery's `cache`, else true)"),
+      tools: z
+        .array(z.string().min(1))
+        .optional()
+        .describe(
+          'Tools offered to the model: built-in names, hatch:<file>, node:<Name>, mcp:<server>[/<tool>], js:<module>#<export>',
+        ),
+      mcp: z
+        .array(z.string().min(1))
+        .optional()
+        .describe(
+          'Original Hatchery form: MCP servers as command lines or http(s) URLs; all their tools are offered',
+        ),
+      max_turns: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe('Maximum model turns of the tool-use loop (default 10)'),
+      tool_output_limit: z
+        .number()
+        .int()
+        .min(100)
+        .optional()
+        .describe(
+          'Largest tool result shown to the model, in characters (default 20000); longer ones are cut with a note',
+        ),
+      route: z
+        .enum(['match', 'choose'])
+        .optional()
+        .describe(
+          'How a next list is followed: "match" (default) finds node names in the output; "choose" asks the model to pick one (supervisor)',
+        ),
+      spawn: spawnSchema.optional().describe('Offer the spawn_agent and spawn_agents_parallel tools'),
+      conversation: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("Continue this drone's message history instead of starting a fresh conversation"),
+      output_schema: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe(
+          'JSON Schema of the reply: asks for structured output, validates it, exposes fields as out.<node>.<field>',
+        ),
+    },
+    droneAliases,
+  ),
 );
 
 /** One spawn template as written in a file. */
 export type SpawnTemplateDef = z.infer<typeof spawnTemplateSchema>;
 
 /** A drone node as written in a file (after alias normalisation). */
-export type DroneDef = z.infer<typeof droneSchema>;
+export type DroneDef = z.infer<ReturnType<typeof droneSchema>>;

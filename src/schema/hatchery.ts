@@ -64,16 +64,21 @@ export const RESERVED_VAR_NAMES: ReadonlyMap<string, string> = new Map([
 
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
 
-/** A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`). */
-const anyNodeSchema = z.union([
-  droneSchema,
-  banelingSchema,
-  scriptSchema,
-  parallelSchema,
-  mapSchema,
-  loopSchema,
-  askSchema,
-]);
+/**
+ * A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`),
+ * built on first use: loading builds only the kinds its files use.
+ */
+const anyNodeSchema = z.lazy(() =>
+  z.union([
+    droneSchema(),
+    banelingSchema(),
+    scriptSchema(),
+    parallelSchema(),
+    mapSchema(),
+    loopSchema(),
+    askSchema(),
+  ]),
+);
 
 /** The whole hatchery file. */
 export const hatcherySchema = fileObject(

@@ -9,17 +9,55 @@ import { scriptSchema } from './script.js';
 
 /** The node kinds a file can use; `types` are the accepted spellings of `type`. */
 export const NODE_KINDS = {
-  drone: { types: ['ai', 'drone'], schema: droneSchema, aliases: droneAliases as Record<string, string> },
+  drone: {
+    types: ['ai', 'drone'],
+    get schema() {
+      return droneSchema();
+    },
+    aliases: droneAliases as Record<string, string>,
+  },
   baneling: {
     types: ['tool', 'baneling'],
-    schema: banelingSchema,
+    get schema() {
+      return banelingSchema();
+    },
     aliases: banelingAliases as Record<string, string>,
   },
-  script: { types: ['script'], schema: scriptSchema, aliases: {} as Record<string, string> },
-  parallel: { types: ['parallel'], schema: parallelSchema, aliases: {} as Record<string, string> },
-  map: { types: ['map'], schema: mapSchema, aliases: {} as Record<string, string> },
-  loop: { types: ['loop'], schema: loopSchema, aliases: {} as Record<string, string> },
-  ask: { types: ['ask'], schema: askSchema, aliases: {} as Record<string, string> },
+  script: {
+    types: ['script'],
+    get schema() {
+      return scriptSchema();
+    },
+    aliases: {} as Record<string, string>,
+  },
+  parallel: {
+    types: ['parallel'],
+    get schema() {
+      return parallelSchema();
+    },
+    aliases: {} as Record<string, string>,
+  },
+  map: {
+    types: ['map'],
+    get schema() {
+      return mapSchema();
+    },
+    aliases: {} as Record<string, string>,
+  },
+  loop: {
+    types: ['loop'],
+    get schema() {
+      return loopSchema();
+    },
+    aliases: {} as Record<string, string>,
+  },
+  ask: {
+    types: ['ask'],
+    get schema() {
+      return askSchema();
+    },
+    aliases: {} as Record<string, string>,
+  },
 } satisfies Record<string, { types: string[]; schema: z.ZodObject; aliases: Record<string, string> }>;
 
 /** One of the node kinds. */

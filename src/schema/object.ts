@@ -28,3 +28,15 @@ export function fileObject<S extends z.core.$ZodLooseShape>(shape: S, aliases: R
     },
   });
 }
+
+/**
+ * A schema built on first use, then kept: a node kind's schema is built when a file first uses that
+ * kind (or the whole format is needed), so `serve` does not build the kinds its files never use.
+ */
+export function lazily<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => {
+    built ??= build();
+    return built;
+  };
+}

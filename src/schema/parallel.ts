@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, nodeRef, template } from './common.js';
-import { fileObject } from './object.js';
+import { fileObject, lazily } from './object.js';
 
 /** What a fan-out does when one of its branches fails. */
 export const onErrorField = z
@@ -11,20 +11,22 @@ export const onErrorField = z
   );
 
 /** A parallel node: runs several node chains at once, then joins their outputs. */
-export const parallelSchema = fileObject({
-  ...nodeBase,
-  type: z.literal('parallel').describe('"parallel": run several branches concurrently, then join them'),
-  branches: z
-    .array(nodeRef)
-    .min(1)
-    .describe(
-      'Nodes that start the branches; each runs along its own next chain to the end, all at once. The final output of each is also out.<branch>',
-    ),
-  join: template(
-    'How the outputs are combined; sees `branches` (a list of { name, output }) besides ctx and out. Default: "## <branch>" and its output for each branch, separated by blank lines',
-  ).optional(),
-  on_error: onErrorField,
-});
+export const parallelSchema = lazily(() =>
+  fileObject({
+    ...nodeBase,
+    type: z.literal('parallel').describe('"parallel": run several branches concurrently, then join them'),
+    branches: z
+      .array(nodeRef)
+      .min(1)
+      .describe(
+        'Nodes that start the branches; each runs along its own next chain to the end, all at once. The final output of each is also out.<branch>',
+      ),
+    join: template(
+      'How the outputs are combined; sees `branches` (a list of { name, output }) besides ctx and out. Default: "## <branch>" and its output for each branch, separated by blank lines',
+    ).optional(),
+    on_error: onErrorField,
+  }),
+);
 
 /** A parallel node as written in a file. */
-export type ParallelDef = z.infer<typeof parallelSchema>;
+export type ParallelDef = z.infer<ReturnType<typeof parallelSchema>>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { approveField } from './ask.js';
 import { nodeBase, template, timeoutMs } from './common.js';
-import { fileObject } from './object.js';
+import { fileObject, lazily } from './object.js';
 
 /**
  * `env` of a script node or stdio MCP server: variables the program gets besides the allow-listed
@@ -14,20 +14,22 @@ export const childEnvField = z
   );
 
 /** A script node: pipes text through a program (the UNIX-filter node). */
-export const scriptSchema = fileObject({
-  ...nodeBase,
-  type: z.literal('script').describe('"script": run a program, stdin in, stdout out'),
-  cmd: z
-    .array(template('One argv element'))
-    .min(1)
-    .describe('The program and its arguments as an argv array; never run through a shell'),
-  stdin: template("Text fed to the program's stdin; default the previous node's output").optional(),
-  env: childEnvField.optional(),
-  timeout_ms: timeoutMs
-    .optional()
-    .describe('Kill the program and every process it started after this many milliseconds (default 60000)'),
-  approve: approveField.optional(),
-});
+export const scriptSchema = lazily(() =>
+  fileObject({
+    ...nodeBase,
+    type: z.literal('script').describe('"script": run a program, stdin in, stdout out'),
+    cmd: z
+      .array(template('One argv element'))
+      .min(1)
+      .describe('The program and its arguments as an argv array; never run through a shell'),
+    stdin: template("Text fed to the program's stdin; default the previous node's output").optional(),
+    env: childEnvField.optional(),
+    timeout_ms: timeoutMs
+      .optional()
+      .describe('Kill the program and every process it started after this many milliseconds (default 60000)'),
+    approve: approveField.optional(),
+  }),
+);
 
 /** A script node as written in a file. */
-export type ScriptDef = z.infer<typeof scriptSchema>;
+export type ScriptDef = z.infer<ReturnType<typeof scriptSchema>>;

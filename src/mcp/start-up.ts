@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises';
+import { formatError } from '../core/errors.js';
+import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
+import type { McpServerDef } from '../schema/hatchery.js';
+import { TASK_SOURCE } from './ext-tasks/schemas.js';
+import type { ServerHost } from './host.js';
+import type { RegistryChange } from './registry.js';
+import type { HatcheryServerOptions, LogLevel } from './server-options.js';
+import { HatcheryWatcher } from './watcher.js';
+
+// The server's start-up: the runtime a deferred start builds after its first answer and the runs a
+// stop interrupted, recovered from the journal (HatcheryMcpServer.ready); the folder's watcher.
+
+/**
+ * Marks the journal's runs whose process is gone as interrupted, and resumes the background runs of
+ * served files among them when the server was started with resumeInterrupted. A journal that
+ * cannot be read is a warning: serving goes on.
+ */
+export async function recoverRuns(
+  host: ServerHost,
+  resumeInterrupted: boolean,
+  log: (level: LogLevel, message: string) => void,
+): Promise<void> {
+  const store = host.runtime.store;
+  if (!store) return;
+  let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
+  try {
+    claimed = await store.claimInterrupted();
+  } catch (err) {
+    log('warning', `run journal ${store.location}: ${formatError(err)}`);
+    return;
+  }
+  const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
+  for (const run of claimed) {
+    const entry = host.registry.get(run.hatchery);
+    const served = entry !== undefined && entry.file === run.file;
+    const background = run.source === 'background' || run.source === TASK_SOURCE;
+    const resume = resumeInterrupted && served && background;
+    const at = run.node ? ` at node "${run.node}"` : '';
+    log(
+      'info',
+      `run ${run.id} of ${run.hatchery} was interrupted${at}; ${resume ? 'resuming it' : 'hatchery_resume (or hatchery-mcp runs resume) continues it'}`,
+    );
+    if (!resume || !resumeRun) continue;
+    try {
+      const attempt = await host.runtime.prepareResume(run.id);
+      const r = resumeRun(
+        host,
+        run.id,
+        attempt,
+        { hatchery: run.hatchery, file: run.file, source: run.source },
+        undefined,
+      );
+      r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;
+    } catch (err) {
+      log('warning', `run ${run.id} of ${run.hatchery} cannot be resumed: ${formatError(err)}`);
+    }
+  }
+}
+
+/**
+ * Builds the runtime a server owns (its module imported now, not at start), with the run journal
+ * that `openStore` opens in place of `runtimeOptions.store`.
+ */
+export async function ownRuntime(options: HatcheryServerOptions): Promise<Runtime> {
+  const [{ Runtime }, store] = await Promise.all([import('../runtime/runtime.js'), options.openStore?.()]);
+  const runtimeOptions = store ? { ...options.runtimeOptions, store } : options.runtimeOptions;
+  return new Runtime(withMcpServers(runtimeOptions, options.mcpServers));
+}
+
+/** Runtime options whose tool layer also knows the server's --mcp-config servers. */
+function withMcpServers(
+  options: RuntimeOptions | undefined,
+  mcpServers: Readonly<Record<string, McpServerDef>> | undefined,
+): RuntimeOptions | undefined {
+  if (!mcpServers || options?.tools?.mcpServers) return options;
+  return { ...options, tools: { ...options?.tools, mcpServers } };
+}
+
+/**
+ * The watcher of a server's folder, reloading through the server, and `begin`, which starts it:
+ * chokidar's scan, then what changed between the load (`since`) and the scan is queued (CatchUp).
+ */
+export function folderWatcher(
+  server: Pick<ServerHost, 'registry'> & {
+    reload(paths: string[]): Promise<RegistryChange>;
+    log(level: LogLevel, message: string): void;
+  },
+  since: number,
+  debounceMs: number | undefined,
+): { watcher: HatcheryWatcher; begin: () => void } {
+  const registry = server.registry;
+  const watcher = new HatcheryWatcher(registry.dir, {
+    debounceMs,
+    onChange: async (paths) => {
+      await server.reload(paths);
+    },
+    onError: (err) => server.log('warning', `file watcher: ${err.message}`),
+  });
+  const begin = () => {
+    watcher
+      .start({
+        since,
+        known: () => [...registry.loadedFiles(), ...registry.dependencies()],
+        list: () => registry.listFiles(),
+        unchanged: async (file) => {
+          const text = registry.loadedText(file);
+          return text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === text;
+        },
+      })
+      .catch((err: unknown) => server.log('warning', `file watcher: ${formatError(err)}`));
+  };
+  return { watcher, begin };
+}
