@@ -99,20 +99,26 @@ function contextOf(
   };
 }
 
+/** Refuses a call whose run is already cancelled, else guards it: its deadline of `timeoutMs` starts now. */
+function openGuard(request: ChatRequest, vendor: string, timeoutMs: number): CallGuard {
+  const cancelled = abortedError(request.signal);
+  if (cancelled) throw cancelled;
+  const guard = new CallGuard(request.signal);
+  guard.startDeadline(timeoutMs, vendor);
+  return guard;
+}
+
 /** A non-streamed call: the first attempt here, retries (and their closures) only when it failed. */
 async function replyChat<P, Reply, Event>(
   request: ChatRequest,
   spec: SdkCallSpec<P, Reply, Event>,
   params: P,
 ): Promise<ChatResponse> {
-  const cancelled = abortedError(request.signal);
-  if (cancelled) throw cancelled;
   const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
-  const guard = new CallGuard(request.signal);
   const timeoutMs = timeoutOf(request, loose);
   // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).
   // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
-  guard.startDeadline(timeoutMs, spec.vendor);
+  const guard = openGuard(request, spec.vendor, timeoutMs);
   // A call that ended with its reply has nothing left in flight: aborting it then only makes the SDK
   // and fetch run their abort handlers (an AbortError with its stack each) for nothing.
   let finished = false;
@@ -159,12 +165,9 @@ async function streamChat<P, Reply, Event>(
   spec: SdkCallSpec<P, Reply, Event>,
   params: P,
 ): Promise<ChatResponse> {
-  const cancelled = abortedError(request.signal);
-  if (cancelled) throw cancelled;
   const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
-  const guard = new CallGuard(request.signal);
   const timeoutMs = timeoutOf(request, loose);
-  guard.startDeadline(timeoutMs, spec.vendor);
+  const guard = openGuard(request, spec.vendor, timeoutMs);
   let finished = false;
   try {
     const signal = guard.signal;
