@@ -1,13 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { Provider } from '../../src/providers/types.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import type { FakeServer } from '../fakes/http.js';
-import { chatRequest, failure } from './helpers.js';
+import { chatRequest, failure, serveFakes } from './helpers.js';
 
 // The signal each HTTP request of the SDK went out with, as fetch saw it: aborted means the request
 // (or what was left of it) was torn down.
@@ -46,14 +46,7 @@ const vendors: [string, FakeServer, () => Provider, string][] = [
   ],
 ];
 
-beforeAll(async () => {
-  await openaiFake.start();
-  await anthropicFake.start();
-});
-afterAll(async () => {
-  await openaiFake.close();
-  await anthropicFake.close();
-});
+serveFakes(openaiFake, anthropicFake);
 beforeEach(() => {
   signals.length = 0;
   openaiFake.reset();

@@ -3,23 +3,16 @@
  * straight to it: calls made while the import is still under way, and every call after it, get
  * their own answers from the real SDK (fake servers on loopback).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sdkFactory } from '../../src/providers/factory.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { chatRequest } from './helpers.js';
+import { chatRequest, serveFakes } from './helpers.js';
 
 const openaiFake = new FakeOpenAI();
 const anthropicFake = new FakeAnthropic();
 
-beforeAll(async () => {
-  await openaiFake.start();
-  await anthropicFake.start();
-});
-afterAll(async () => {
-  await openaiFake.close();
-  await anthropicFake.close();
-});
+serveFakes(openaiFake, anthropicFake);
 
 const vendors: ['openai' | 'anthropic', FakeOpenAI | FakeAnthropic, string][] = [
   ['openai', openaiFake, 'gpt-test'],

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 
@@ -27,3 +28,13 @@ export const weather = {
   description: 'Weather of a city',
   inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
+
+/** Starts the fake vendor servers before the file's tests and closes them after. */
+export function serveFakes(...fakes: { start(): Promise<unknown>; close(): Promise<unknown> }[]): void {
+  beforeAll(async () => {
+    for (const f of fakes) await f.start();
+  });
+  afterAll(async () => {
+    for (const f of fakes) await f.close();
+  });
+}
