@@ -7,57 +7,26 @@ import { mapSchema } from './map.js';
 import { parallelSchema } from './parallel.js';
 import { scriptSchema } from './script.js';
 
+/** A node kind's entry: its schema is built on first use (a file of drones never builds the others). */
+function kind<S extends z.ZodObject>(types: string[], schema: () => S, aliases: Record<string, string> = {}) {
+  return {
+    types,
+    get schema(): S {
+      return schema();
+    },
+    aliases,
+  };
+}
+
 /** The node kinds a file can use; `types` are the accepted spellings of `type`. */
 export const NODE_KINDS = {
-  drone: {
-    types: ['ai', 'drone'],
-    get schema() {
-      return droneSchema();
-    },
-    aliases: droneAliases as Record<string, string>,
-  },
-  baneling: {
-    types: ['tool', 'baneling'],
-    get schema() {
-      return banelingSchema();
-    },
-    aliases: banelingAliases as Record<string, string>,
-  },
-  script: {
-    types: ['script'],
-    get schema() {
-      return scriptSchema();
-    },
-    aliases: {} as Record<string, string>,
-  },
-  parallel: {
-    types: ['parallel'],
-    get schema() {
-      return parallelSchema();
-    },
-    aliases: {} as Record<string, string>,
-  },
-  map: {
-    types: ['map'],
-    get schema() {
-      return mapSchema();
-    },
-    aliases: {} as Record<string, string>,
-  },
-  loop: {
-    types: ['loop'],
-    get schema() {
-      return loopSchema();
-    },
-    aliases: {} as Record<string, string>,
-  },
-  ask: {
-    types: ['ask'],
-    get schema() {
-      return askSchema();
-    },
-    aliases: {} as Record<string, string>,
-  },
+  drone: kind(['ai', 'drone'], droneSchema, droneAliases as Record<string, string>),
+  baneling: kind(['tool', 'baneling'], banelingSchema, banelingAliases as Record<string, string>),
+  script: kind(['script'], scriptSchema),
+  parallel: kind(['parallel'], parallelSchema),
+  map: kind(['map'], mapSchema),
+  loop: kind(['loop'], loopSchema),
+  ask: kind(['ask'], askSchema),
 } satisfies Record<string, { types: string[]; schema: z.ZodObject; aliases: Record<string, string> }>;
 
 /** One of the node kinds. */
