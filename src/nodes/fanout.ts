@@ -127,6 +127,10 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
       } catch (err) {
         branch = Promise.reject(err);
       }
+      track(i, branch);
+    };
+    // Branch `i`'s result, or its failure, when `branch` settles.
+    const track = (i: number, branch: Promise<NodeResult>): void => {
       branch.then(
         (r) => {
           results[i] = r;
@@ -146,15 +150,8 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
             failed(i, err);
             return;
           }
-          if (out instanceof Promise) {
-            out.then(
-              (x) => {
-                results[i] = x;
-                settled();
-              },
-              (err: unknown) => failed(i, err),
-            );
-          } else {
+          if (out instanceof Promise) track(i, out);
+          else {
             results[i] = out;
             settled();
           }
