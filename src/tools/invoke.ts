@@ -201,8 +201,8 @@ class GuardedCall implements ToolContext {
   }
 
   /**
-   * A call already started at `from` (a `performance.now()`) that did not end at once: from here
-   * it ends at its deadline (counted from `from`) or on a cancel, as with `start`.
+   * A call that did not end at once: from here it ends at its deadline (counted from `from`, a
+   * `performance.now()`) or on a cancel, as with `start`.
    */
   wait(call: Promise<ToolResult>, from: number): Promise<ToolResult> {
     return new Promise<ToolResult>((resolve, reject) => {
@@ -284,10 +284,11 @@ function guarded(
   const now = tool.callNow;
   if (now === undefined) return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
   // A call that can end at once is made first: ended, it had nothing to time out or to cancel (no
-  // timer, watch or promise of its own); otherwise its deadline counts from its start, as above.
-  const from = performance.now();
+  // timer, watch or promise of its own, and no clock read: ~70 ns, a tenth of a fan-out branch).
+  // Otherwise its deadline counts from the moment it returned its promise: for an async function,
+  // its first await (what ran before it held the event loop, so no timer could have fired then).
   const r = now(args, g);
-  if (r instanceof Promise) return g.wait(r, from);
+  if (r instanceof Promise) return g.wait(r, performance.now());
   return text ? withText(r) : r;
 }
 

@@ -43,7 +43,8 @@ export class PathGuard {
     return this.allowsReal(realish(abs));
   }
 
-  private allowsReal(real: string): boolean {
+  /** True when `real`, a path with its links already resolved, is inside a read root. */
+  allowsReal(real: string): boolean {
     return this.realRoots.some((root) => isInside(real, root));
   }
 
