@@ -29,8 +29,16 @@ class ValueArg {
   ) {}
 }
 
+/** An object of arguments: its keys listed once at load time, so a call makes no key array. */
+class ObjArg {
+  constructor(
+    readonly keys: readonly string[],
+    readonly values: readonly ArgTree[],
+  ) {}
+}
+
 /** A JSON value with every string compiled to a template. */
-type ArgTree = Template | ValueArg | number | boolean | null | ArgTree[] | { [k: string]: ArgTree };
+type ArgTree = Template | ValueArg | ObjArg | number | boolean | null | ArgTree[];
 
 function compileArgs(value: unknown, field: string, cc: CompileContext, node: string): ArgTree {
   if (typeof value === 'string') {
@@ -49,9 +57,12 @@ function compileArgs(value: unknown, field: string, cc: CompileContext, node: st
   }
   if (Array.isArray(value)) return value.map((v, i) => compileArgs(v, `${field}/${i}`, cc, node));
   if (value && typeof value === 'object') {
-    const obj: { [k: string]: ArgTree } = {};
-    for (const [k, v] of Object.entries(value)) obj[k] = compileArgs(v, `${field}/${k}`, cc, node);
-    return obj;
+    // "__proto__" (a JSON key) would set the rendered object's prototype: it is no argument.
+    const keys = Object.keys(value).filter((k) => k !== '__proto__');
+    const values = keys.map((k) =>
+      compileArgs((value as Record<string, unknown>)[k], `${field}/${k}`, cc, node),
+    );
+    return new ObjArg(keys, values);
   }
   return value as number | boolean | null;
 }
@@ -90,11 +101,16 @@ function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
     return schema?.type === 'string' ? scope.render(tree.source) : renderValue(tree, scope);
   }
   const obj: Record<string, unknown> = {};
-  const args = tree as { [k: string]: ArgTree };
-  // Keys, not entries: no pair array per argument on every call.
-  for (const k of Object.keys(args)) obj[k] = renderArgs(args[k]!, scope, below(schema, 'properties', k));
+  const { keys, values } = tree;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    obj[k] = renderArgs(values[i]!, scope, below(schema, 'properties', k));
+  }
   return obj;
 }
+
+/** The arguments of a call of `tool` (the node's compiled tree), made per call; no closure per call. */
+type ArgsOf = (tool: Tool, scope: RunContext) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /** Baneling: one static tool call with templated arguments; its output is the tool's text. */
 export const banelingImpl: NodeKindImpl<BanelingDef> = {
@@ -116,6 +132,19 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
       }
       return { text: res.text };
     };
+    const render = (tool: Tool, scope: RunContext) =>
+      renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
+    const argsOf: ArgsOf = def.approve
+      ? async (tool, scope) => {
+          const rendered = render(tool, scope);
+          await approve(
+            scope,
+            base.name,
+            `call tool "${tool.name}" (${def.tool_name}) with arguments ${JSON.stringify(rendered)}`,
+          );
+          return rendered;
+        }
+      : render;
     const settle = (res: ToolResult): Promise<NodeResult> => {
       try {
         return Promise.resolve(toolOutput(res));
@@ -132,24 +161,7 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
             new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' }),
           );
         }
-        const render = (tool: Tool) => renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
-        const res = callToolRefNow(
-          scope,
-          base.name,
-          ref,
-          def.approve
-            ? async (tool: Tool) => {
-                const rendered = render(tool);
-                await approve(
-                  scope,
-                  base.name,
-                  `call tool "${tool.name}" (${def.tool_name}) with arguments ${JSON.stringify(rendered)}`,
-                );
-                return rendered;
-              }
-            : render,
-          def.timeout_ms,
-        );
+        const res = callToolRefNow(scope, base.name, ref, argsOf, def.timeout_ms);
         // A call that ended at once (a js: function) needs no turn of its own.
         return res instanceof Promise ? res.then(toolOutput) : settle(res);
       },

@@ -156,29 +156,20 @@ async function reportedCall(
 }
 
 /**
- * One guarded tool call: the tool's context (its AbortController is built only when the tool reads
- * `signal`, since most of the cost of a fast call would otherwise be that controller), its deadline
- * and its watch of the run's signal, in one object instead of a closure each. A class: an object
- * literal with a getter costs V8 a new hidden class per call (~0.4 µs against ~0.02).
+ * The context a guarded tool call gets: its AbortController is built only when the tool reads
+ * `signal`, since most of the cost of a fast call would otherwise be that controller. A class: an
+ * object literal with a getter costs V8 a new hidden class per call (~0.4 µs against ~0.02).
  */
-class GuardedCall implements ToolContext {
+class CallContext implements ToolContext {
   // TS-private, not #private: a # field costs a brand check per access, and module code never sees
   // this object (js: tools get a JsCallContext).
   private ctrl: AbortController | undefined = undefined;
-  private done = false;
-  private deadline: Deadline | undefined = undefined;
-  private unwatch: (() => void) | undefined = undefined;
-  private reject: ((err: unknown) => void) | undefined = undefined;
 
   constructor(
     readonly scope: RunContext,
     readonly node: string,
     readonly call: number | undefined,
     readonly trace: TraceContext | undefined,
-    private readonly tool: Tool,
-    private readonly ms: number,
-    /** Settle with withText's result (no `then` of its own after the call). */
-    private readonly text: boolean,
   ) {}
 
   get signal(): AbortSignal {
@@ -186,12 +177,37 @@ class GuardedCall implements ToolContext {
     return this.ctrl.signal;
   }
 
+  /** Ends the call's signal (made now if the tool never read it: it may read it later). */
+  abort(err: unknown): void {
+    this.ctrl ??= new AbortController();
+    this.ctrl.abort(err);
+  }
+}
+
+/**
+ * What guards a call that waits: its deadline and its watch of the run's signal, in one object
+ * instead of a closure each. A call that ends at once (Tool.callNow) never makes one.
+ */
+class GuardedCall {
+  private done = false;
+  private deadline: Deadline | undefined = undefined;
+  private unwatch: (() => void) | undefined = undefined;
+  private reject: ((err: unknown) => void) | undefined = undefined;
+
+  constructor(
+    private readonly ctx: CallContext,
+    private readonly tool: Tool,
+    private readonly ms: number,
+    /** Settle with withText's result (no `then` of its own after the call). */
+    private readonly text: boolean,
+  ) {}
+
   /** Starts the call; it settles through `resolve` or `reject`, whichever of the tool, its deadline or a cancel comes first. */
   start(args: Record<string, unknown>, resolve: (res: ToolResult) => void, reject: (err: unknown) => void) {
     this.arm(reject, performance.now());
     let call: Promise<ToolResult>;
     try {
-      call = this.tool.call(args, this);
+      call = this.tool.call(args, this.ctx);
     } catch (err) {
       this.finish();
       reject(err);
@@ -216,7 +232,7 @@ class GuardedCall implements ToolContext {
     this.reject = reject;
     // One shared timer per timeout value (deadline.ts), not a Node Timeout per call.
     this.deadline = startDeadline(this.ms, this, from);
-    const signal = this.scope.signal;
+    const signal = this.ctx.scope.signal;
     this.unwatch = watchAbort(signal, () => this.stop(abortedError(signal)!));
   }
 
@@ -243,7 +259,7 @@ class GuardedCall implements ToolContext {
   expire(): void {
     this.stop(
       new HatcheryError('TIMEOUT', `tool "${this.tool.name}" timed out after ${this.ms} ms`, {
-        node: this.node,
+        node: this.ctx.node,
         tool: this.tool.ref,
       }),
     );
@@ -253,8 +269,7 @@ class GuardedCall implements ToolContext {
     if (this.done) return;
     this.finish();
     // Aborted here too: a tool that reads its signal only later must still see the call ended.
-    this.ctrl ??= new AbortController();
-    this.ctrl.abort(err);
+    this.ctx.abort(err);
     this.reject!(err);
   }
 
@@ -280,15 +295,18 @@ function guarded(
   text = false,
 ): ToolResult | Promise<ToolResult> {
   throwIfAborted(scope.signal);
-  const g = new GuardedCall(scope, node, callId, trace, tool, ms, text);
+  const ctx = new CallContext(scope, node, callId, trace);
   const now = tool.callNow;
-  if (now === undefined) return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
+  if (now === undefined) {
+    const g = new GuardedCall(ctx, tool, ms, text);
+    return new Promise<ToolResult>((resolve, reject) => g.start(args, resolve, reject));
+  }
   // A call that can end at once is made first: ended, it had nothing to time out or to cancel (no
-  // timer, watch or promise of its own, and no clock read: ~70 ns, a tenth of a fan-out branch).
-  // Otherwise its deadline counts from the moment it returned its promise: for an async function,
-  // its first await (what ran before it held the event loop, so no timer could have fired then).
-  const r = now(args, g);
-  if (r instanceof Promise) return g.wait(r, performance.now());
+  // guard, timer, watch or promise of its own, and no clock read: ~70 ns, a tenth of a fan-out
+  // branch). Otherwise its deadline counts from the moment it returned its promise: for an async
+  // function, its first await (what ran before it held the event loop, so no timer could fire then).
+  const r = now(args, ctx);
+  if (r instanceof Promise) return new GuardedCall(ctx, tool, ms, text).wait(r, performance.now());
   return text ? withText(r) : r;
 }
 
@@ -304,7 +322,7 @@ export function callToolRefNow(
   ref: ToolRef,
   args:
     | Record<string, unknown>
-    | ((tool: Tool) => Record<string, unknown> | Promise<Record<string, unknown>>),
+    | ((tool: Tool, scope: RunContext) => Record<string, unknown> | Promise<Record<string, unknown>>),
   timeoutMs?: number,
 ): ToolResult | Promise<ToolResult> {
   let tools: Promise<Tool[]>;
@@ -328,7 +346,7 @@ function callOne(
   list: Tool[],
   args:
     | Record<string, unknown>
-    | ((tool: Tool) => Record<string, unknown> | Promise<Record<string, unknown>>),
+    | ((tool: Tool, scope: RunContext) => Record<string, unknown> | Promise<Record<string, unknown>>),
   timeoutMs: number | undefined,
 ): ToolResult | Promise<ToolResult> {
   const tool = list[0];
@@ -339,7 +357,7 @@ function callOne(
       { field: 'tool_name' },
     );
   }
-  const a = typeof args === 'function' ? args(tool) : args;
+  const a = typeof args === 'function' ? args(tool, scope) : args;
   // Only an approval (approve: true) makes the arguments wait; plain calls take no extra await.
   return a instanceof Promise
     ? a.then((x) => callTool(scope, node, tool, x, timeoutMs))
