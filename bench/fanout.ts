@@ -12,12 +12,19 @@
 // and the run after it pays for growing it again: with memory and timed rounds in turns, 100 drone
 // branches measured 6.7 µs against 0.95, same build). The per-run cost that does not depend on the
 // width (a 1-branch fan-out) is printed too: each figure holds 1/n of it per branch.
-// Baseline: the same script on the start commit (a git worktree of it) gives the "before" figures.
-// Usage: node --expose-gc --import tsx bench/fanout.ts   (BENCH_SMOKE=1: smallest sizes, 2 rounds)
+// This tree is timed from its dist/ when built (what users run; tsx keeps function names, a call per
+// closure made, which weighs on the closure-heavy paths), else from its sources through tsx.
+// Baseline: `--base DIST` (e.g. /work/wt/base/dist) times another build in the same run. Each build
+// runs in a child process of its own per round (builds loaded in one process would share its heap and
+// caches), rounds alternate the order of the builds, and each figure is the median over rounds.
+// Usage: npm run build && node --expose-gc --import tsx bench/fanout.ts [--rounds R] [--base DIST]...
+//        (BENCH_SMOKE=1: smallest sizes, 2 runs, one round)
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Hatchery } from '../src/engine/contracts.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
@@ -26,18 +33,36 @@ import { median } from './lib/stats.js';
 
 const smoke = process.env.BENCH_SMOKE === '1';
 const gc = (globalThis as { gc?: () => void }).gc;
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+/** The modules timed: this tree's sources, or a build's `dist` (read in a child process only). */
+let m = { loadHatcheryObject, ScriptedProvider, Runtime };
+async function useDist(dist: string): Promise<void> {
+  const imp = (p: string) => import(pathToFileURL(path.join(dist, p)).href);
+  m = {
+    loadHatcheryObject: (await imp('loader/load.js')).loadHatcheryObject as typeof loadHatcheryObject,
+    ScriptedProvider: (await imp('providers/scripted.js')).ScriptedProvider as typeof ScriptedProvider,
+    Runtime: (await imp('runtime/runtime.js')).Runtime as typeof Runtime,
+  };
+}
 
 type Kind = 'drone' | 'js';
 const KINDS: readonly Kind[] = ['drone', 'js'];
 
 /** A folder with one js: tool module; the hatcheries that call it live there too. */
-const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-fanout-'));
-writeFileSync(
-  path.join(dir, 'tool.mjs'),
-  `export const echoSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+let dir = '';
+function makeDir(): void {
+  dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-fanout-'));
+  writeFileSync(
+    path.join(dir, 'tool.mjs'),
+    `export const echoSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
 export function echo(args) { return args.text; }
 `,
-);
+  );
+}
 
 function fanout(n: number, kind: Kind): Hatchery {
   const names = Array.from({ length: n }, (_, i) => `B${i}`);
@@ -50,7 +75,7 @@ function fanout(n: number, kind: Kind): Hatchery {
           tool_name: 'js:./tool.mjs#echo',
           tool_args: { text: `{{ ctx.input }} ${name}` },
         };
-  const res = loadHatcheryObject(
+  const res = m.loadHatcheryObject(
     {
       name: `fanout_${kind}_${n}`,
       desc: 'bench',
@@ -65,8 +90,8 @@ function fanout(n: number, kind: Kind): Hatchery {
 
 /** The ms of each run of `n` branches × `delayMs` ms (drones), and the median CPU ms of a run. */
 async function delayed(n: number, delayMs: number, runs: number): Promise<{ times: number[]; cpu: number }> {
-  const model = new ScriptedProvider(() => 'ok', { delayMs, record: false });
-  const runtime = new Runtime({ providers: { openai: model }, env: {} });
+  const model = new m.ScriptedProvider(() => 'ok', { delayMs, record: false });
+  const runtime = new m.Runtime({ providers: { openai: model }, env: {} });
   const h = fanout(n, 'drone');
   const warm = smoke ? 1 : 100;
   for (let i = 0; i < warm; i++) await runtime.run(h, { input: 'go' });
@@ -112,8 +137,8 @@ interface Width {
  * holds per branch when its last branch starts (the peak: every branch's scope and result alive).
  */
 async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
-  const model = new ScriptedProvider(() => 'ok', { record: false });
-  const runtime = new Runtime({ providers: { openai: model }, env: {} });
+  const model = new m.ScriptedProvider(() => 'ok', { record: false });
+  const runtime = new m.Runtime({ providers: { openai: model }, env: {} });
   const hs = KINDS.map((k) => fanout(n, k));
   const times = KINDS.map(() => [] as number[]);
   const cpus = KINDS.map(() => [] as number[]);
@@ -170,8 +195,8 @@ async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
 
 /** µs of one run of a 1-branch drone fan-out: the per-run cost that every width pays once. */
 async function perRun(runs: number): Promise<number> {
-  const runtime = new Runtime({
-    providers: { openai: new ScriptedProvider(() => 'ok', { record: false }) },
+  const runtime = new m.Runtime({
+    providers: { openai: new m.ScriptedProvider(() => 'ok', { record: false }) },
     env: {},
   });
   const h = fanout(1, 'drone');
@@ -187,15 +212,95 @@ async function perRun(runs: number): Promise<number> {
 
 const kb = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
 
-try {
-  const rounds = smoke ? 2 : 21;
+/** What one child measures for one build. */
+interface Sample {
+  delayed: { ms: number; min: number; max: number; cpu: number };
+  bare: { ms: number; cpu: number };
+  fixed: number;
+  widths: Record<number, Record<Kind, Width>>;
+}
+
+const sizes = smoke ? [100] : [100, 1000, 10_000];
+const rounds = smoke ? 2 : 21;
+
+/** The child's side: every measure of one build, in this process. */
+async function measure(): Promise<Sample> {
   const bare = await bareTimers(rounds);
-  const floor = bare.ms;
   const { times: wide, cpu } = await delayed(100, 20, rounds);
-  const m100 = median(wide);
+  const fixed = await perRun(smoke ? 2 : 2000);
+  const widths: Record<number, Record<Kind, Width>> = {};
+  for (const n of sizes) widths[n] = await width(n, smoke ? 2 : n >= 10_000 ? 10 : n >= 1000 ? 30 : 100);
+  return {
+    delayed: { ms: median(wide), min: Math.min(...wide), max: Math.max(...wide), cpu },
+    bare,
+    fixed,
+    widths,
+  };
+}
+
+if (process.argv.includes('--child')) {
+  const dist = option('--dist');
+  if (dist) await useDist(dist);
+  makeDir();
+  try {
+    process.stdout.write(`${JSON.stringify(await measure())}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
+/** Runs one child on `dist` (this tree's sources when undefined) and returns what it measured. */
+function sample(dist: string | undefined): Sample {
+  const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child'];
+  if (dist) args.push('--dist', dist);
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
+  return JSON.parse(out.trim().split('\n').pop() ?? '') as Sample;
+}
+
+const ROUNDS = Number(option('--rounds') ?? (smoke ? 1 : 3));
+const ownDist = fileURLToPath(new URL('../dist', import.meta.url));
+const built = existsSync(path.join(ownDist, 'runtime/runtime.js'));
+if (!built)
+  console.log('no dist/ here: timing the sources through tsx (run `npm run build` to time the built code)');
+const builds: { label: string; dist: string | undefined }[] = [
+  { label: built ? 'this tree (dist)' : 'this tree (sources)', dist: built ? ownDist : undefined },
+];
+process.argv.forEach((a, i) => {
+  const dist = process.argv[i + 1];
+  if (a === '--base' && dist) builds.push({ label: `base ${dist}`, dist: path.resolve(dist) });
+});
+const samples = builds.map(() => [] as Sample[]);
+for (let r = 0; r < ROUNDS; r++) {
+  const order = builds.map((_, b) => b);
+  if (r % 2 === 1) order.reverse();
+  for (const b of order) samples[b]!.push(sample(builds[b]!.dist));
+}
+
+/** The median over rounds of one figure of a build's samples. */
+const med = (b: number, f: (s: Sample) => number) => median(samples[b]!.map(f));
+const widthOf = (b: number, n: number): Record<Kind, Width> => {
+  const out = {} as Record<Kind, Width>;
+  for (const k of KINDS) {
+    out[k] = {
+      us: med(b, (s) => s.widths[n]![k].us),
+      cpu: med(b, (s) => s.widths[n]![k].cpu),
+      rssPerBranch: med(b, (s) => s.widths[n]![k].rssPerBranch),
+      heapPerBranch: med(b, (s) => s.widths[n]![k].heapPerBranch),
+    };
+  }
+  return out;
+};
+
+builds.forEach(({ label }, b) => {
+  const m100 = med(b, (s) => s.delayed.ms);
+  const floor = med(b, (s) => s.bare.ms);
+  const cpu = med(b, (s) => s.delayed.cpu);
+  const bareCpu = med(b, (s) => s.bare.cpu);
+  console.log(`== ${label} (median over ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} of one child process)`);
   console.log(`parallel fan-out, drones answered after a fixed delay (median of ${rounds} runs)`);
   console.log(
-    `100 branches × 20 ms: ${m100.toFixed(2)} ms (ideal 20 ms, overhead ${(m100 - 20).toFixed(2)} ms; min ${Math.min(...wide).toFixed(2)}, max ${Math.max(...wide).toFixed(2)})`,
+    `100 branches × 20 ms: ${m100.toFixed(2)} ms (ideal 20 ms, overhead ${(m100 - 20).toFixed(2)} ms; min ${med(b, (s) => s.delayed.min).toFixed(2)}, max ${med(b, (s) => s.delayed.max).toFixed(2)})`,
   );
   console.log(
     `  (100 bare setTimeout(20) together: ${floor.toFixed(2)} ms; fan-out above that: ${(m100 - floor).toFixed(2)} ms)`,
@@ -203,16 +308,15 @@ try {
   // The timers fire on a 1 ms grid, so the time above varies by whole steps with the machine's load;
   // the CPU a run takes is what the runtime adds, and what decides how often it crosses a step.
   console.log(
-    `  CPU per run: ${cpu.toFixed(2)} ms (bare timers: ${bare.cpu.toFixed(2)} ms; runtime's own: ${(cpu - bare.cpu).toFixed(2)} ms, ${(((cpu - bare.cpu) * 1000) / 100).toFixed(1)} µs per branch)`,
+    `  CPU per run: ${cpu.toFixed(2)} ms (bare timers: ${bareCpu.toFixed(2)} ms; runtime's own: ${(cpu - bareCpu).toFixed(2)} ms, ${(((cpu - bareCpu) * 1000) / 100).toFixed(1)} µs per branch)`,
   );
   // The project's target is 21 ms; Node's own 100 timers take 20.3–20.6 ms here, so it leaves under 0.7 ms for the runtime.
   console.log(`target ≤ 21 ms for 100 × 20 ms: ${m100 <= 21 ? 'met' : 'NOT met'} (${m100.toFixed(2)} ms)`);
 
-  const sizes = smoke ? [100] : [100, 1000, 10_000];
   console.log(
     `\ninstant branches, drones and js: tool banelings taking turns (median µs per branch${gc ? '' : '; run with --expose-gc for steadier memory figures'})`,
   );
-  const fixed = await perRun(smoke ? 2 : 2000);
+  const fixed = med(b, (s) => s.fixed);
   console.log(
     `(a 1-branch fan-out run takes ${fixed.toFixed(1)} µs: ${(fixed / 100).toFixed(2)} µs of each branch's figure at 100 branches)`,
   );
@@ -221,8 +325,7 @@ try {
   );
   const all: Record<number, Record<Kind, Width>> = {};
   for (const n of sizes) {
-    const runs = smoke ? 2 : n >= 10_000 ? 10 : n >= 1000 ? 30 : 100;
-    const r = await width(n, runs);
+    const r = widthOf(b, n);
     all[n] = r;
     console.log(
       `${n}\t\t${r.drone.us.toFixed(2)} (${r.drone.cpu.toFixed(2)})\t${r.js.us.toFixed(2)} (${r.js.cpu.toFixed(2)})\t${(r.js.us / r.drone.us).toFixed(2)}\t\t${kb(r.drone.rssPerBranch)}, ${kb(r.drone.heapPerBranch)}\t\t${kb(r.js.rssPerBranch)}, ${kb(r.js.heapPerBranch)}`,
@@ -243,8 +346,6 @@ try {
     ...KINDS.map((k) => all[last]![k].heapPerBranch / all[first]![k].heapPerBranch),
   );
   console.log(
-    `memory per branch bounded (heap per branch at ${last} within 2× of at ${first}): ${heapGrowth <= 2 ? 'met' : 'NOT met'} (${heapGrowth.toFixed(2)}×; ${kb(all[last]!.drone.heapPerBranch)} drone, ${kb(all[last]!.js.heapPerBranch)} js: per branch at ${last})`,
+    `memory per branch bounded (heap per branch at ${last} within 2× of at ${first}): ${heapGrowth <= 2 ? 'met' : 'NOT met'} (${heapGrowth.toFixed(2)}×; ${kb(all[last]!.drone.heapPerBranch)} drone, ${kb(all[last]!.js.heapPerBranch)} js: per branch at ${last})\n`,
   );
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
+});
