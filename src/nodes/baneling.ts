@@ -145,6 +145,9 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
           return rendered;
         }
       : render;
+    // Read once here: a wide fan-out's branches would each touch their node's definition for them.
+    const name = base.name;
+    const timeoutMs = def.timeout_ms;
     const settle = (res: ToolResult): Promise<NodeResult> => {
       try {
         return Promise.resolve(toolOutput(res));
@@ -161,7 +164,7 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
             new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' }),
           );
         }
-        const res = callToolRefNow(scope, base.name, ref, argsOf, def.timeout_ms);
+        const res = callToolRefNow(scope, name, ref, argsOf, timeoutMs);
         // A call that ended at once (a js: function) needs no turn of its own.
         return res instanceof Promise ? res.then(toolOutput) : settle(res);
       },
