@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
 import { isThenable, jsResult, quickCheck } from './js-call.js';
+import { type CheckedFile, checkFile, stampOf, unchanged } from './js-look.js';
+import { compileSchema, isZod4 } from './js-schema.js';
 import { settleList } from './js-settled.js';
 
 /** A `js:<module>#<export>` reference. */
@@ -22,60 +23,6 @@ export interface JsToolContext {
 export type JsToolFunction = (args: Record<string, unknown>, ctx: JsToolContext) => unknown;
 
 type Module = Record<string, unknown>;
-
-/** True for a zod 4 schema (possibly from another copy of zod). */
-function isZod4(v: unknown): v is z.ZodType {
-  return !!v && typeof v === 'object' && '_zod' in v && typeof (v as z.ZodType).safeParse === 'function';
-}
-
-/** True for a zod 3 schema, which has no JSON Schema conversion here. */
-function isZod3(v: unknown): boolean {
-  return !!v && typeof v === 'object' && '_def' in v && !('_zod' in v);
-}
-
-/** The JSON Schema and validator of a schema export. */
-function compileSchema(
-  schema: unknown,
-  what: string,
-): { json: Record<string, unknown>; validator?: z.ZodType } {
-  if (isZod4(schema)) {
-    let json: Record<string, unknown>;
-    try {
-      json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-    } catch (err) {
-      throw new HatcheryError(
-        'TOOL',
-        `${what}: cannot turn the zod schema into JSON Schema: ${(err as Error).message}`,
-      );
-    }
-    delete json.$schema;
-    if (json.type !== 'object') {
-      throw new HatcheryError('TOOL', `${what}: the schema must describe an object (use z.object({...}))`);
-    }
-    return { json, validator: schema };
-  }
-  if (isZod3(schema)) {
-    throw new HatcheryError(
-      'TOOL',
-      `${what}: zod 3 schemas are not supported; use zod 4 or a JSON Schema object`,
-    );
-  }
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) {
-    throw new HatcheryError('TOOL', `${what}: the schema must be a JSON Schema object or a zod schema`);
-  }
-  const json = schema as Record<string, unknown>;
-  if (json.type !== undefined && json.type !== 'object') {
-    throw new HatcheryError('TOOL', `${what}: the schema must describe an object ("type": "object")`);
-  }
-  let validator: z.ZodType | undefined;
-  try {
-    validator = z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
-  } catch {
-    // A schema zod cannot read is still shown to the model; the function checks its own arguments.
-    validator = undefined;
-  }
-  return { json: { type: 'object', ...json }, validator };
-}
 
 /** Builds the tool of one export, in either supported form; throws when the module has no such tool. */
 export function buildTool(mod: Module, ref: JsRef): Tool {
@@ -217,6 +164,8 @@ interface Slot {
   readonly key: string;
   /** The module's absolute path once a look has resolved it (the folder and the module name are fixed). */
   abs: string | undefined;
+  /** What the last full check of the file found (see js-look.ts). */
+  checked: CheckedFile | undefined;
 }
 
 /** A reference's slot, kept per reference (with the folder it was named from). */
@@ -327,7 +276,7 @@ export class JsTools {
     const key = `${dir}\0${ref.module}\0${ref.export}`;
     let slot = this.slots.get(key);
     if (slot === undefined) {
-      slot = { key, abs: undefined };
+      slot = { key, abs: undefined, checked: undefined };
       this.slots.set(key, slot);
     }
     this.refSlots.set(ref, { dir, slot });
@@ -335,21 +284,28 @@ export class JsTools {
   }
 
   /**
-   * Checks the module's path against the roots and stamps its file. Synchronous, like the guard's own
-   * realpath checks, when the file is as it was when its tool was built (the usual case): an await
-   * on an async stat here held every branch of a wide fan-out half-way, all their frames alive at once,
-   * until the thread pool answered; a stat takes a few microseconds.
+   * Checks the module's path against the roots and stamps its file: one stat when the file is the one
+   * the last check found inside the roots, unchanged (js-look.ts). Synchronous (an await on an async
+   * stat here held every branch of a wide fan-out half-way, all their frames alive at once, until the
+   * thread pool answered); the module is read and imported only when its stamp changed.
    */
   private look(ref: JsRef, scope: RunContext, slot: Slot): Promise<Tool> {
+    const guard = scope.guard;
     let abs = slot.abs;
-    let stamp = abs === undefined ? undefined : quickStamp(abs, scope.guard);
+    let stamp: string | undefined;
+    if (abs !== undefined) {
+      stamp = unchanged(abs, slot.checked, guard);
+      if (stamp === undefined) {
+        slot.checked = checkFile(abs, guard);
+        stamp = slot.checked?.stamp;
+      }
+    }
     // Any doubt (a first look, a missing or denied file) takes the guard's full check and its error.
     if (abs === undefined || stamp === undefined) {
       try {
-        abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
+        abs = guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
         try {
-          const info = statSync(abs);
-          stamp = `${info.mtimeMs}-${info.size}`;
+          stamp = stampOf(statSync(abs, { bigint: true }));
         } catch (err) {
           throw notFound(ref, abs, err);
         }
@@ -423,24 +379,6 @@ export class JsTools {
     versions.current = hash;
     return versions;
   }
-}
-
-/**
- * The stamp of a module file whose real path is inside the guard's roots, in two system calls (the
- * C library's realpath, then a stat): the guard's own check walks up with existsSync and resolves
- * links one path component at a time in JavaScript, ~13 µs a run against ~6. Undefined when anything
- * is off (missing, denied, unreadable): the full check then gives the error, as before.
- */
-function quickStamp(abs: string, guard: RunContext['guard']): string | undefined {
-  let real: string;
-  try {
-    real = realpathSync.native(abs);
-  } catch {
-    return undefined;
-  }
-  if (!guard.allowsReal(real)) return undefined;
-  const info = statSync(real, { throwIfNoEntry: false });
-  return info === undefined ? undefined : `${info.mtimeMs}-${info.size}`;
 }
 
 function notFound(ref: JsRef, abs: string, err: unknown): HatcheryError {
