@@ -37,6 +37,25 @@ class ObjArg {
   ) {}
 }
 
+/**
+ * The key lists of argument objects in one load (by its graph): the nodes of a wide fan-out with the
+ * same argument names share one list, which stays in cache while each branch renders its arguments.
+ */
+const keyLists = new WeakMap<object, Map<string, readonly string[]>>();
+
+function sharedKeys(keys: string[], cc: CompileContext): readonly string[] {
+  let lists = keyLists.get(cc.graph);
+  if (lists === undefined) {
+    lists = new Map();
+    keyLists.set(cc.graph, lists);
+  }
+  const id = JSON.stringify(keys);
+  const known = lists.get(id);
+  if (known !== undefined) return known;
+  lists.set(id, keys);
+  return keys;
+}
+
 /** A JSON value with every string compiled to a template. */
 type ArgTree = Template | ValueArg | ObjArg | number | boolean | null | ArgTree[];
 
@@ -62,7 +81,7 @@ function compileArgs(value: unknown, field: string, cc: CompileContext, node: st
     const values = keys.map((k) =>
       compileArgs((value as Record<string, unknown>)[k], `${field}/${k}`, cc, node),
     );
-    return new ObjArg(keys, values);
+    return new ObjArg(sharedKeys(keys, cc), values);
   }
   return value as number | boolean | null;
 }
