@@ -8,7 +8,7 @@ import { HatcheryError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, Tool } from '../engine/contracts.js';
 import { toolRefFields } from '../schema/tool-refs.js';
 import { checkToolArgs } from './check-args.js';
-import { buildTool, type JsRef } from './js.js';
+import { buildTool, type JsRef } from './js-tool.js';
 import { type LoadRoots, readPathProblem } from './path-check.js';
 import { parseToolRef } from './refs.js';
 

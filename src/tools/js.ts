@@ -2,124 +2,15 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { RunContext, RunState, Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
-import { issuesText } from '../schema/issues.js';
-import { isThenable, jsResult, quickCheck } from './js-call.js';
+import { HatcheryError } from '../core/errors.js';
+import type { RunContext, RunState, Tool } from '../engine/contracts.js';
 import { type CheckedFile, checkFile, stampOf, unchanged } from './js-look.js';
-import { compileSchema, isZod4 } from './js-schema.js';
 import { settleList } from './js-settled.js';
+import { buildTool, type JsRef } from './js-tool.js';
 
-/** A `js:<module>#<export>` reference. */
-export type JsRef = Extract<ToolRef, { kind: 'js' }>;
-
-/** What a js: function receives besides its arguments. */
-export interface JsToolContext {
-  /** Fires when the call times out or the run is cancelled; pass it to fetch and the like. */
-  signal: AbortSignal;
-}
-
-/** The signature of a js: tool function. */
-export type JsToolFunction = (args: Record<string, unknown>, ctx: JsToolContext) => unknown;
+export { buildTool, type JsRef, type JsToolContext, type JsToolFunction } from './js-tool.js';
 
 type Module = Record<string, unknown>;
-
-/** Builds the tool of one export, in either supported form; throws when the module has no such tool. */
-export function buildTool(mod: Module, ref: JsRef): Tool {
-  const what = `js:${ref.module}#${ref.export}`;
-  const exp = mod[ref.export];
-  let fn: JsToolFunction;
-  let description: unknown;
-  let schema: unknown;
-  if (typeof exp === 'function') {
-    fn = exp as JsToolFunction;
-    description = mod[`${ref.export}Description`];
-    schema = mod[`${ref.export}Schema`];
-    if (schema === undefined) {
-      throw new HatcheryError(
-        'TOOL',
-        `${what}: export "${ref.export}Schema" (a JSON Schema or zod schema of the arguments) beside the function`,
-        { tool: ref.ref },
-      );
-    }
-  } else if (exp && typeof exp === 'object') {
-    const o = exp as Record<string, unknown>;
-    const handler = o.handler ?? o.run ?? o.execute;
-    if (typeof handler !== 'function') {
-      throw new HatcheryError(
-        'TOOL',
-        `${what}: the exported object needs a handler, run or execute function`,
-        {
-          tool: ref.ref,
-        },
-      );
-    }
-    fn = handler as JsToolFunction;
-    description = o.description;
-    schema = o.inputSchema ?? o.schema;
-    if (schema === undefined) {
-      throw new HatcheryError('TOOL', `${what}: the exported object needs an inputSchema (or schema)`, {
-        tool: ref.ref,
-      });
-    }
-  } else {
-    const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function' || typeof mod[k] === 'object');
-    throw new HatcheryError(
-      'UNKNOWN_TOOL',
-      `${what}: the module has no function or tool object "${ref.export}" (exports: ${names.join(', ') || '(none)'})`,
-      { tool: ref.ref },
-    );
-  }
-  const { json, validator } = compileSchema(schema, what);
-  // A zod schema of the author's may transform its input: only JSON Schemas get the copy-free check.
-  const quick = validator && !isZod4(schema) ? quickCheck(json) : undefined;
-  const threw = (err: unknown): Promise<never> => {
-    if (isAbortError(err) || err instanceof HatcheryError) return Promise.reject(err);
-    return Promise.reject(
-      new HatcheryError(
-        'TOOL',
-        `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
-        { tool: ref.ref },
-        { cause: err },
-      ),
-    );
-  };
-  return {
-    name: ref.export,
-    description: typeof description === 'string' ? description : `${ref.export} (from ${ref.module})`,
-    inputSchema: json,
-    ref: ref.ref,
-    call(args, tc) {
-      const r = callNow(args, tc);
-      return r instanceof Promise ? r : Promise.resolve(r);
-    },
-    callNow,
-  };
-
-  /** The call; a function that returns at once gives its result itself (see Tool.callNow). */
-  function callNow(args: Record<string, unknown>, tc: ToolContext): ToolResult | Promise<ToolResult> {
-    let input = args;
-    if (validator && !quick?.(args)) {
-      const parsed = validator.safeParse(args);
-      if (!parsed.success) {
-        const why = issuesText(parsed.error.issues, args, validator);
-        return Promise.reject(
-          new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref }),
-        );
-      }
-      input = parsed.data as Record<string, unknown>;
-    }
-    // No async frame: most functions return at once, and their result is only wrapped.
-    try {
-      // The call's AbortController is built only when the function reads `signal` (see callTool).
-      const value = fn(input, new JsCallContext(tc));
-      if (isThenable(value)) return Promise.resolve(value).then(jsResult).catch(threw);
-      return jsResult(value);
-    } catch (err) {
-      return threw(err);
-    }
-  }
-}
 
 /**
  * How long at most a run reuses what it found of a js: module before it checks the path and stats the
@@ -133,29 +24,14 @@ export const JS_RECHECK_MS = 1000;
  */
 export const MAX_JS_MODULE_VERSIONS = 100;
 
-/**
- * What a js: function gets besides its arguments: only the call's signal, read lazily (see callTool).
- * A class with a private field: the caller's context stays out of reach of module code, and an object
- * literal with a getter would cost V8 a new hidden class per call.
- */
-class JsCallContext implements JsToolContext {
-  readonly #tc: ToolContext;
-
-  constructor(tc: ToolContext) {
-    this.#tc = tc;
-  }
-
-  /** Ends when the call ends (timeout, cancellation, a failing sibling). */
-  get signal(): AbortSignal {
-    return this.#tc.signal;
-  }
-}
-
 /** What a run found of one module lately: the tool, and the same as a one-tool list once asked for. */
 interface SeenModule {
   /** JsTools.epoch when the module was looked at: the look is reused while it is the same. */
   readonly epoch: number;
-  readonly tool: Promise<Tool>;
+  /** The tool when the look found it at once (the usual case: no promise per run). */
+  readonly now: Tool | undefined;
+  /** The look as a promise: pending (a first import), or made from `now` when asked for. */
+  tool: Promise<Tool> | undefined;
   list: Promise<Tool[]> | undefined;
 }
 
@@ -199,6 +75,8 @@ export class JsTools {
   /** One slot per folder, module and export, shared by every reference naming them. */
   private readonly slots = new Map<string, Slot>();
   private readonly refSlots = new WeakMap<JsRef, RefSlot>();
+  /** Each tool's settled one-tool list (see listOf). */
+  private readonly lists = new WeakMap<Tool, Promise<Tool[]>>();
   /** Bumped JS_RECHECK_MS after a look (see tick): every look older than that is then out of date. */
   private epoch = 0;
   private ticking = false;
@@ -213,21 +91,38 @@ export class JsTools {
    * outside the roots) is seen by the next run, and by a long run within JS_RECHECK_MS.
    */
   resolve(ref: JsRef, scope: RunContext): Promise<Tool> {
-    return this.seenEntry(ref, scope).tool;
+    const entry = this.seenEntry(ref, scope);
+    entry.tool ??= Promise.resolve(entry.now as Tool);
+    return entry.tool;
   }
 
   /** `resolve` as the one-tool list a reference stands for, shared by the run's calls (frozen). */
   resolveList(ref: JsRef, scope: RunContext): Promise<Tool[]> {
     const entry = this.seenEntry(ref, scope);
     if (entry.list === undefined) {
-      const list = entry.tool.then((t) => {
-        const tools = Object.freeze([t]) as Tool[];
-        settleList(list, tools);
-        return tools;
-      });
-      entry.list = list;
+      if (entry.now !== undefined) entry.list = this.listOf(entry.now);
+      else {
+        const list = (entry.tool as Promise<Tool>).then((t) => {
+          const tools = Object.freeze([t]) as Tool[];
+          settleList(list, tools);
+          return tools;
+        });
+        entry.list = list;
+      }
     }
     return entry.list;
+  }
+
+  /** A tool's one-tool list, settled: made once per tool and shared by every run (frozen, immutable). */
+  private listOf(tool: Tool): Promise<Tool[]> {
+    let list = this.lists.get(tool);
+    if (list === undefined) {
+      const tools = Object.freeze([tool]) as Tool[];
+      list = Promise.resolve(tools);
+      settleList(list, tools);
+      this.lists.set(tool, list);
+    }
+    return list;
   }
 
   private seenEntry(ref: JsRef, scope: RunContext): SeenModule {
@@ -240,12 +135,17 @@ export class JsTools {
     const key = this.slotOf(ref, scope.hatchery.dir);
     const hit = seen.get(key);
     if (hit !== undefined && hit.epoch === this.epoch) return hit;
-    const tool = this.look(ref, scope, key);
-    const entry: SeenModule = { epoch: this.epoch, tool, list: undefined };
+    const found = this.look(ref, scope, key);
     this.tick();
+    if (!(found instanceof Promise)) {
+      const entry: SeenModule = { epoch: this.epoch, now: found, tool: undefined, list: undefined };
+      seen.set(key, entry);
+      return entry;
+    }
+    const entry: SeenModule = { epoch: this.epoch, now: undefined, tool: found, list: undefined };
     seen.set(key, entry);
     // A failure is not kept: the next call looks again (the file may have been fixed).
-    tool.catch(() => {
+    found.catch(() => {
       if (seen.get(key) === entry) seen.delete(key);
     });
     return entry;
@@ -289,7 +189,7 @@ export class JsTools {
    * stat here held every branch of a wide fan-out half-way, all their frames alive at once, until the
    * thread pool answered); the module is read and imported only when its stamp changed.
    */
-  private look(ref: JsRef, scope: RunContext, slot: Slot): Promise<Tool> {
+  private look(ref: JsRef, scope: RunContext, slot: Slot): Tool | Promise<Tool> {
     const guard = scope.guard;
     let abs = slot.abs;
     let stamp: string | undefined;
@@ -317,7 +217,7 @@ export class JsTools {
     const known = this.modules.get(abs);
     if (known !== undefined && known.stamp === stamp) {
       const hit = this.tools.get(`${abs}#${ref.export}`);
-      if (hit && hit.version === known.current) return Promise.resolve(hit.tool);
+      if (hit && hit.version === known.current) return hit.tool;
     }
     return this.load(ref, abs, stamp);
   }
