@@ -35,7 +35,7 @@ interface SeenModule {
   list: Promise<Tool[]> | undefined;
 }
 
-/** One module export as named from one folder: the key of a run's map (an object, so a call does not hash a string). */
+/** One module export as named from one folder, shared by every reference naming it: what looks found of it. */
 interface Slot {
   readonly key: string;
   /** The module's absolute path once a look has resolved it (the folder and the module name are fixed). */
@@ -71,7 +71,7 @@ export class JsTools {
   private readonly modules = new Map<string, ModuleVersions>();
   private readonly tools = new Map<string, { version: string; tool: Tool }>();
   /** What each run found of each module lately (see resolve), kept as long as the run's state lives. */
-  private readonly seen = new WeakMap<RunState, Map<Slot, SeenModule>>();
+  private readonly seen = new WeakMap<RunState, Map<JsRef, SeenModule>>();
   /** One slot per folder, module and export, shared by every reference naming them. */
   private readonly slots = new Map<string, Slot>();
   private readonly refSlots = new WeakMap<JsRef, RefSlot>();
@@ -132,21 +132,22 @@ export class JsTools {
       seen = new Map();
       this.seen.set(run, seen);
     }
-    const key = this.slotOf(ref, scope.hatchery.dir);
-    const hit = seen.get(key);
+    // By reference: the nodes of one load naming one function share theirs (tools/compile.ts), and
+    // the slot (one per folder and module, whatever the reference) is needed only to look again.
+    const hit = seen.get(ref);
     if (hit !== undefined && hit.epoch === this.epoch) return hit;
-    const found = this.look(ref, scope, key);
+    const found = this.look(ref, scope, this.slotOf(ref, scope.hatchery.dir));
     this.tick();
     if (!(found instanceof Promise)) {
       const entry: SeenModule = { epoch: this.epoch, now: found, tool: undefined, list: undefined };
-      seen.set(key, entry);
+      seen.set(ref, entry);
       return entry;
     }
     const entry: SeenModule = { epoch: this.epoch, now: undefined, tool: found, list: undefined };
-    seen.set(key, entry);
+    seen.set(ref, entry);
     // A failure is not kept: the next call looks again (the file may have been fixed).
     found.catch(() => {
-      if (seen.get(key) === entry) seen.delete(key);
+      if (seen.get(ref) === entry) seen.delete(ref);
     });
     return entry;
   }
