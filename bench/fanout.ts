@@ -5,8 +5,8 @@
 // or a baneling calling a `js:` tool module in a temp folder, taking turns in every round: µs per branch
 // (issue 15: ≤ 2 µs from 100 to 10,000, js: branches as fast as drone branches) and the memory a run
 // holds per branch at its widest (RSS and heap growth over the idle runtime, sampled when the last
-// branch starts, in memory rounds of their own after the timed ones; with --expose-gc the heap is
-// collected before each of those runs, as run-all.ts runs it).
+// branch starts, in memory rounds of their own after the timed ones; with --expose-gc, as run-all.ts
+// runs it, the heap is collected before each of those runs and again just before the sample).
 // Fairness: every kind and width first runs at least 20,000 branch executions (a running server's code
 // is optimised), and no timed run follows a forced full collection (it shrinks the young generation,
 // and the run after it pays for growing it again: with memory and timed rounds in turns, 100 drone
@@ -169,9 +169,13 @@ async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
       gc?.();
       const m0 = process.memoryUsage();
       let peak: NodeJS.MemoryUsage | undefined;
-      // The event of the last branch's start marks the widest point.
+      // The event of the last branch's start marks the widest point. A full collection there first
+      // (with --expose-gc) counts what the run holds, not the garbage made since the last scavenge:
+      // without it the figure moved with where the scavenges fell (0.2 to 1.5 KiB, same build).
       const onEvent = (e: { type: string; node?: string }) => {
-        if (e.type === 'node_start' && e.node === `B${n - 1}`) peak = process.memoryUsage();
+        if (e.type !== 'node_start' || e.node !== `B${n - 1}`) return;
+        gc?.();
+        peak = process.memoryUsage();
       };
       await runtime.run(hs[k]!, { input: 'go', onEvent });
       if (peak) {
@@ -210,7 +214,8 @@ async function perRun(runs: number): Promise<number> {
   return median(times);
 }
 
-const kb = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
+// Bytes: with the collection at the sample, a run holds tens to hundreds of bytes per branch.
+const bytes = (b: number) => `${Math.round(b)} B`;
 
 /** What one child measures for one build. */
 interface Sample {
@@ -328,7 +333,7 @@ builds.forEach(({ label }, b) => {
     const r = widthOf(b, n);
     all[n] = r;
     console.log(
-      `${n}\t\t${r.drone.us.toFixed(2)} (${r.drone.cpu.toFixed(2)})\t${r.js.us.toFixed(2)} (${r.js.cpu.toFixed(2)})\t${(r.js.us / r.drone.us).toFixed(2)}\t\t${kb(r.drone.rssPerBranch)}, ${kb(r.drone.heapPerBranch)}\t\t${kb(r.js.rssPerBranch)}, ${kb(r.js.heapPerBranch)}`,
+      `${n}\t\t${r.drone.us.toFixed(2)} (${r.drone.cpu.toFixed(2)})\t${r.js.us.toFixed(2)} (${r.js.cpu.toFixed(2)})\t${(r.js.us / r.drone.us).toFixed(2)}\t\t${bytes(r.drone.rssPerBranch)}, ${bytes(r.drone.heapPerBranch)}\t\t${bytes(r.js.rssPerBranch)}, ${bytes(r.js.heapPerBranch)}`,
     );
   }
   const worst = Math.max(...sizes.flatMap((n) => KINDS.map((k) => all[n]![k].us)));
@@ -346,6 +351,6 @@ builds.forEach(({ label }, b) => {
     ...KINDS.map((k) => all[last]![k].heapPerBranch / all[first]![k].heapPerBranch),
   );
   console.log(
-    `memory per branch bounded (heap per branch at ${last} within 2× of at ${first}): ${heapGrowth <= 2 ? 'met' : 'NOT met'} (${heapGrowth.toFixed(2)}×; ${kb(all[last]!.drone.heapPerBranch)} drone, ${kb(all[last]!.js.heapPerBranch)} js: per branch at ${last})\n`,
+    `memory per branch bounded (heap per branch at ${last} within 2× of at ${first}): ${heapGrowth <= 2 ? 'met' : 'NOT met'} (${heapGrowth.toFixed(2)}×; ${bytes(all[last]!.drone.heapPerBranch)} drone, ${bytes(all[last]!.js.heapPerBranch)} js: per branch at ${last})\n`,
   );
 });
