@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ValidationProblem } from '../core/errors.js';
 import { END } from '../schema/common.js';
+import { fastDefinition, fastNode, fastTop } from '../schema/fast-check.js';
 import {
   type HatcheryDef,
   hatcheryAliases,
@@ -32,7 +33,7 @@ export interface Validated {
 const FREE_FORM = new Set(['tool_args', 'output_schema', 'inputs', 'files', 'env', 'headers', 'input']);
 
 /** Drops `$...`/`_...` keys (comments, `$schema`) from the structural objects of the format. */
-function stripMeta(value: unknown): unknown {
+export function stripMeta(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripMeta);
   if (value === null || typeof value !== 'object') return value;
   // No prototype: a "__proto__" key stays a key (and is reported as unknown) instead of replacing it.
@@ -45,7 +46,7 @@ function stripMeta(value: unknown): unknown {
 }
 
 /** Renames alias keys to their canonical names; both spellings at once is a problem. */
-function applyAliases(
+export function applyAliases(
   obj: Record<string, unknown>,
   aliases: Record<string, string>,
   path: string,
@@ -124,11 +125,26 @@ export function validateDefinition(raw: unknown): Validated {
   // Checked first and without recursion: everything after this recurses into the value.
   const tooDeep = nestingProblem(raw);
   if (tooDeep) return { nodes, problems: [tooDeep] };
+  // A file in the common shapes needs neither the copies below nor zod (schema/fast-check.ts).
+  const quick = fastDefinition(raw);
+  if (quick) {
+    quick.nodes.forEach(({ kind, def }, index) => {
+      nodes.push({ kind: kind as NodeKind, index, name: (def.name as string | undefined) ?? '', def });
+    });
+    const top = raw as Record<string, unknown>;
+    checkGraph(top, top.nodes as unknown[], nodes, problems);
+    if (problems.length > 0) return { nodes, problems };
+    return { def: { ...quick.top, nodes: nodes.map((n) => n.def) } as HatcheryDef, nodes, problems };
+  }
   const stripped = stripMeta(raw) as Record<string, unknown>;
   const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
-  const topResult = hatcheryTopSchema.safeParse(top, LOAD_PARSE);
-  if (!topResult.success)
-    toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
+  // The common shapes are checked by hand, giving zod's output; zod decides the rest, with its messages.
+  let topData: object | undefined = fastTop(top);
+  if (!topData) {
+    const topResult = hatcheryTopSchema.safeParse(top, LOAD_PARSE);
+    if (topResult.success) topData = topResult.data;
+    else toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
+  }
 
   const rawNodes = Array.isArray(top.nodes) ? top.nodes : [];
   rawNodes.forEach((rawNode, index) => {
@@ -152,6 +168,16 @@ export function validateDefinition(raw: unknown): Validated {
     }
     const spec = NODE_KINDS[kind];
     const { obj, renamed } = applyAliases(n, spec.aliases, path, problems);
+    const fast = fastNode(kind, obj);
+    if (fast) {
+      nodes.push({
+        kind,
+        index,
+        name: (fast as { name?: string }).name ?? '',
+        def: fast as ValidNode['def'],
+      });
+      return;
+    }
     const result = spec.schema.safeParse(obj, LOAD_PARSE);
     if (!result.success) {
       // Only for a node that is no drone at all: with a usr_prompt, a foreign key is more likely a typo.
@@ -169,8 +195,8 @@ export function validateDefinition(raw: unknown): Validated {
   });
 
   checkGraph(top as Partial<HatcheryDef>, rawNodes, nodes, problems);
-  if (!topResult.success || problems.length > 0) return { nodes, problems };
-  const def = { ...(topResult.data as object), nodes: nodes.map((n) => n.def) } as HatcheryDef;
+  if (!topData || problems.length > 0) return { nodes, problems };
+  const def = { ...topData, nodes: nodes.map((n) => n.def) } as HatcheryDef;
   return { def, nodes, problems };
 }
 

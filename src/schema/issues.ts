@@ -76,7 +76,9 @@ function descriptionOf(s: Schema | undefined): string | undefined {
 }
 
 /** What a schema accepts, in words ("a list of strings", "one of "a", "b""), if known. */
-function expectedOf(s: Schema | undefined, plural = false): string | undefined {
+function expectedOf(s: Schema | undefined, plural = false, depth = 0): string | undefined {
+  // A recursive schema (baneling's tool_args: JSON of any depth) would describe itself forever.
+  if (depth > 3) return undefined;
   const u = unwrap(s);
   const def = u?._zod?.def;
   if (!def) return undefined;
@@ -93,7 +95,7 @@ function expectedOf(s: Schema | undefined, plural = false): string | undefined {
     case 'boolean':
       return plural ? PLURAL.boolean : 'true or false';
     case 'array': {
-      const inner = expectedOf(def.element, true);
+      const inner = expectedOf(def.element, true, depth + 1);
       return `${plural ? 'lists' : 'a list'}${inner ? ` of ${inner}` : ''}`;
     }
     case 'object': {
@@ -112,7 +114,7 @@ function expectedOf(s: Schema | undefined, plural = false): string | undefined {
     case 'literal':
       return (def.values ?? []).map((v) => quote(v)).join(' or ');
     case 'union': {
-      const parts = (def.options ?? []).map((o) => expectedOf(o, plural));
+      const parts = (def.options ?? []).map((o) => expectedOf(o, plural, depth + 1));
       return parts.every(Boolean) ? [...new Set(parts)].join(' or ') : undefined;
     }
     default:

@@ -1,0 +1,284 @@
+/**
+ * A hand-written check of the common shapes of the file format, for start-up: validating a folder's
+ * files with zod builds every schema they use and runs zod's parser cold, most of `serve`'s time to its
+ * first answer after module loading. This check either gives EXACTLY what the zod parse gives (same
+ * keys, in the schema's order, same values, new objects and arrays where zod makes new ones) or says
+ * it cannot decide (`undefined`), and then zod runs as before, with its problems and messages.
+ *
+ * The zod schemas (hatchery.ts and the node kinds' files) stay the one source of truth of the format,
+ * and the JSON Schema is generated from them. This file only mirrors them, conservatively: anything
+ * unusual (a field it does not know, a URL, a budget, spawn, `__proto__` or `constructor` keys, a number
+ * out of the safe range) is left to zod. test/schema/fast-check.test.ts runs both on every valid file
+ * of the repo and on many mutations of them, and checks that this file's key lists equal the schemas'.
+ */
+import { END } from './common.js';
+
+/** What a field check answers when the value is not one it surely accepts. */
+const NO: unique symbol = Symbol('undecided');
+type Out = unknown;
+type Check = (v: unknown) => Out | typeof NO;
+
+/** One field of an object: its key, its check, and whether zod requires it. */
+type Field = readonly [key: string, check: Check, required?: true];
+
+const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const ENV_NAME = /^[^=\0]+$/;
+
+const str: Check = (v) => (typeof v === 'string' ? v : NO);
+const nonEmpty: Check = (v) => (typeof v === 'string' && v.length > 0 ? v : NO);
+const matching =
+  (re: RegExp): Check =>
+  (v) =>
+    typeof v === 'string' && re.test(v) ? v : NO;
+const bool: Check = (v) => (typeof v === 'boolean' ? v : NO);
+const intFrom =
+  (min: number): Check =>
+  (v) =>
+    Number.isSafeInteger(v) && (v as number) >= min ? v : NO;
+const oneOf =
+  (...values: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && values.includes(v) ? v : NO;
+
+/** An array of at least `min` items, each passing `item`: a new array, as zod's. */
+const arrayOf =
+  (item: Check, min = 0): Check =>
+  (v) => {
+    if (!Array.isArray(v) || v.length < min) return NO;
+    const out: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const r = item(v[i]);
+      if (r === NO) return NO;
+      out[i] = r;
+    }
+    return out;
+  };
+
+/**
+ * A plain object (as parsed from JSON or YAML) whose own keys are all ordinary enumerable strings; keys
+ * that zod's record treats specially (`__proto__`) or that change its plain-object test (`constructor`)
+ * are left to zod.
+ */
+function plainKeys(v: unknown): string[] | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  const keys = Object.keys(v);
+  if (Reflect.ownKeys(v).length !== keys.length) return undefined;
+  for (const k of keys) if (k === '__proto__' || k === 'constructor') return undefined;
+  return keys;
+}
+
+/** z.record(key, value): a new object with the same keys, each value checked. */
+const recordOf =
+  (value: Check, key?: RegExp): Check =>
+  (v) => {
+    const keys = plainKeys(v);
+    if (!keys) return NO;
+    const out: Record<string, unknown> = {};
+    for (const k of keys) {
+      if (key && !key.test(k)) return NO;
+      const r = value((v as Record<string, unknown>)[k]);
+      if (r === NO) return NO;
+      out[k] = r;
+    }
+    return out;
+  };
+
+const anything: Check = (v) => (v === undefined ? NO : v);
+
+/** baneling's tool_args values: JSON whose strings are templates, copied as zod's union copies them. */
+const templatedJson: Check = (v) => {
+  if (typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : NO;
+  if (Array.isArray(v)) return arrayOf(templatedJson)(v);
+  return recordOf(templatedJson)(v);
+};
+
+const nodeRef = nonEmpty;
+const next: Check = (v) => (typeof v === 'string' ? nodeRef(v) : arrayOf(nodeRef, 1)(v));
+const onError = oneOf('fail', 'continue');
+
+/** nodeBase of common.ts, in its order. */
+const BASE: readonly Field[] = [
+  ['name', (v) => (typeof v === 'string' && NODE_NAME.test(v) && v !== END ? v : NO)],
+  ['desc', str],
+  ['next', next],
+  ['save_output', matching(IDENTIFIER)],
+  ['write_output', str],
+  ['max_visits', intFrom(1)],
+  ['on_limit', nodeRef],
+];
+
+/** The fields of each node kind as its zod schema orders them (nodeBase first). */
+export const FAST_NODE_FIELDS: Readonly<Record<string, readonly Field[]>> = {
+  drone: [
+    ...BASE,
+    ['type', oneOf('ai', 'drone')],
+    ['usr_prompt', str, true],
+    ['sys_prompt', str],
+    ['model', nonEmpty],
+    ['client_fallback', nonEmpty],
+    ['base_url', () => NO],
+    ['temperature', (v) => (typeof v === 'number' && v >= 0 && v <= 2 ? v : NO)],
+    ['max_tokens', intFrom(1)],
+    ['timeout_ms', intFrom(1)],
+    ['stream', bool],
+    ['cache', bool],
+    ['tools', arrayOf(nonEmpty)],
+    ['mcp', arrayOf(nonEmpty)],
+    ['max_turns', intFrom(1)],
+    ['tool_output_limit', intFrom(100)],
+    ['route', oneOf('match', 'choose')],
+    ['spawn', () => NO],
+    ['conversation', nonEmpty],
+    ['output_schema', recordOf(anything)],
+  ],
+  baneling: [
+    ...BASE,
+    ['type', oneOf('tool', 'baneling'), true],
+    ['tool_name', nonEmpty, true],
+    ['tool_args', recordOf(templatedJson)],
+    ['timeout_ms', intFrom(1)],
+    ['approve', bool],
+  ],
+  script: [
+    ...BASE,
+    ['type', oneOf('script'), true],
+    ['cmd', arrayOf(str, 1), true],
+    ['stdin', str],
+    ['env', recordOf(str, ENV_NAME)],
+    ['timeout_ms', intFrom(1)],
+    ['approve', bool],
+  ],
+  parallel: [
+    ...BASE,
+    ['type', oneOf('parallel'), true],
+    ['branches', arrayOf(nodeRef, 1), true],
+    ['join', str],
+    ['on_error', onError],
+  ],
+  map: [
+    ...BASE,
+    ['type', oneOf('map'), true],
+    ['items', str, true],
+    ['node', nodeRef, true],
+    ['concurrency', intFrom(1)],
+    ['on_error', onError],
+  ],
+  loop: [
+    ...BASE,
+    ['type', oneOf('loop'), true],
+    ['body', nodeRef, true],
+    ['until', nonEmpty, true],
+    ['max_iterations', intFrom(1)],
+  ],
+  ask: [
+    ...BASE,
+    ['type', oneOf('ask'), true],
+    ['question', str, true],
+    ['choices', arrayOf(nonEmpty, 1)],
+    // Not a free-form field to the loader, which drops its `$`/`_` keys at any depth: left to zod.
+    ['schema', () => NO],
+  ],
+};
+
+/** The top level as hatcheryTopSchema orders it (`nodes` only checked to be a non-empty array). */
+export const FAST_TOP_FIELDS: readonly Field[] = [
+  ['name', matching(TOOL_NAME), true],
+  ['desc', nonEmpty, true],
+  ['start', nodeRef],
+  ['inputs', recordOf(str, IDENTIFIER)],
+  ['files', recordOf(nonEmpty, IDENTIFIER)],
+  ['model', nonEmpty],
+  ['client_fallback', nonEmpty],
+  ['max_steps', intFrom(1)],
+  ['max_depth', intFrom(1)],
+  ['budget', () => NO],
+  ['prices', () => NO],
+  ['cache', bool],
+  ['mcpServers', () => NO],
+  ['nodes', arrayOf(anything, 1), true],
+];
+
+/** Lookup of each field list's keys, for the unknown-key test. */
+const keySets = new Map<readonly Field[], Set<string>>();
+function keysOf(fields: readonly Field[]): Set<string> {
+  let set = keySets.get(fields);
+  if (!set) {
+    set = new Set(fields.map((f) => f[0]));
+    keySets.set(fields, set);
+  }
+  return set;
+}
+
+/**
+ * A strict object of `fields`: zod's output for `obj` (present keys in the fields' order), or
+ * undefined when this check cannot decide (zod must then run). `obj` is the loader's object after
+ * `$`/`_` keys are dropped and aliases renamed.
+ */
+export function fastObject(fields: readonly Field[], obj: unknown): Record<string, unknown> | undefined {
+  const keys = plainKeys(obj);
+  if (!keys) return undefined;
+  const known = keysOf(fields);
+  for (const k of keys) if (!known.has(k)) return undefined;
+  const src = obj as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, check, required] of fields) {
+    if (!Object.hasOwn(src, key)) {
+      if (required) return undefined;
+      continue;
+    }
+    const r = check(src[key]);
+    if (r === NO) return undefined;
+    out[key] = r;
+  }
+  return out;
+}
+
+/** Whether the fast check answers at all: tests turn it off to compare the loader's results with zod's alone. */
+export const fastCheck = { enabled: true };
+
+/** zod's output of `hatcheryTopSchema` for the top level `top`, or undefined when it cannot decide. */
+export function fastTop(top: unknown): Record<string, unknown> | undefined {
+  return fastCheck.enabled ? fastObject(FAST_TOP_FIELDS, top) : undefined;
+}
+
+/** zod's output of node kind `kind`'s schema for `node`, or undefined when it cannot decide. */
+export function fastNode(kind: string, node: unknown): Record<string, unknown> | undefined {
+  const fields = Object.hasOwn(FAST_NODE_FIELDS, kind) ? FAST_NODE_FIELDS[kind] : undefined;
+  return fields && fastCheck.enabled ? fastObject(fields, node) : undefined;
+}
+
+/** The node kind of a `type` value (absent: a drone), as schema/nodes.ts' TYPE_TO_KIND maps it. */
+export function fastKind(type: unknown): string | undefined {
+  if (type === undefined || type === 'ai' || type === 'drone') return 'drone';
+  if (type === 'tool' || type === 'baneling') return 'baneling';
+  return typeof type === 'string' && Object.hasOwn(FAST_NODE_FIELDS, type) ? type : undefined;
+}
+
+/**
+ * A whole definition as parsed, when it needs none of the loader's preparation: no `$`/`_` keys and no
+ * alias spellings in its top level and nodes (each would be an unknown key here), so dropping and
+ * renaming keys would change nothing the schemas see. Gives the top level's and each node's zod
+ * output, or undefined when the loader must prepare the file and check it piece by piece.
+ */
+export function fastDefinition(
+  raw: unknown,
+): { top: Record<string, unknown>; nodes: { kind: string; def: Record<string, unknown> }[] } | undefined {
+  const top = fastTop(raw);
+  if (!top) return undefined;
+  const list = (raw as { nodes: unknown[] }).nodes;
+  const nodes: { kind: string; def: Record<string, unknown> }[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const node = list[i];
+    const kind =
+      node !== null && typeof node === 'object' ? fastKind((node as { type?: unknown }).type) : undefined;
+    const def = kind === undefined ? undefined : fastNode(kind, node);
+    if (!def) return undefined;
+    nodes[i] = { kind: kind!, def };
+  }
+  return { top, nodes };
+}
