@@ -203,34 +203,46 @@ export const FAST_TOP_FIELDS: readonly Field[] = [
   ['nodes', arrayOf(anything, 1), true],
 ];
 
-/** Lookup of each field list's keys, for the unknown-key test. */
-const keySets = new Map<readonly Field[], Set<string>>();
-function keysOf(fields: readonly Field[]): Set<string> {
-  let set = keySets.get(fields);
-  if (!set) {
-    set = new Set(fields.map((f) => f[0]));
-    keySets.set(fields, set);
+/** A field list indexed: each key's position, and the required keys. */
+interface Indexed {
+  readonly at: ReadonlyMap<string, number>;
+  readonly required: readonly string[];
+}
+const indexes = new Map<readonly Field[], Indexed>();
+function indexOf(fields: readonly Field[]): Indexed {
+  let ix = indexes.get(fields);
+  if (!ix) {
+    ix = {
+      at: new Map(fields.map((f, i) => [f[0], i])),
+      required: fields.filter((f) => f[2]).map((f) => f[0]),
+    };
+    indexes.set(fields, ix);
   }
-  return set;
+  return ix;
 }
 
 /**
  * A strict object of `fields`: zod's output for `obj` (present keys in the fields' order), or
- * undefined when this check cannot decide (zod must then run). `obj` is the loader's object after
- * `$`/`_` keys are dropped and aliases renamed.
+ * undefined when this check cannot decide (zod must then run). `obj` is a parsed object, or the
+ * loader's copy of one after `$`/`_` keys are dropped and aliases renamed.
  */
 export function fastObject(fields: readonly Field[], obj: unknown): Record<string, unknown> | undefined {
   const keys = plainKeys(obj);
   if (!keys) return undefined;
-  const known = keysOf(fields);
-  for (const k of keys) if (!known.has(k)) return undefined;
+  const { at, required } = indexOf(fields);
+  // Only the keys present are visited (a drone has 26 fields, a node uses a few), in the fields' order.
+  const order: number[] = new Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const pos = at.get(keys[i]!);
+    if (pos === undefined) return undefined;
+    order[i] = pos;
+  }
+  for (const key of required) if (!Object.hasOwn(obj as object, key)) return undefined;
+  order.sort((a, b) => a - b);
   const src = obj as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, check, required] of fields) {
-    if (!Object.hasOwn(src, key)) {
-      if (required) return undefined;
-      continue;
-    }
+  for (const pos of order) {
+    const [key, check] = fields[pos]!;
     const r = check(src[key]);
     if (r === NO) return undefined;
     out[key] = r;
