@@ -1,10 +1,10 @@
 import { z } from 'zod';
+import { END } from './names.js';
 
 /** Node names: used in `next`, `out.<name>` and routing, so no spaces; `END` is reserved. */
 const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
-/** The reserved `next` target that ends a run. */
-export const END = 'END';
+export { END } from './names.js';
 
 /** A string field rendered as a Nunjucks template at run time. */
 export const template = (description: string) => z.string().describe(`${description} (Nunjucks template)`);

@@ -11,7 +11,7 @@
  * out of the safe range) is left to zod. test/schema/fast-check.test.ts runs both on every valid file
  * of the repo and on many mutations of them, and checks that this file's key lists equal the schemas'.
  */
-import { END } from './common.js';
+import { END } from './names.js';
 
 /** What a field check answers when the value is not one it surely accepts. */
 const NO: unique symbol = Symbol('undecided');
@@ -56,18 +56,22 @@ const arrayOf =
     return out;
   };
 
-/**
- * A plain object (as parsed from JSON or YAML) whose own keys are all ordinary enumerable strings; keys
- * that zod's record treats specially (`__proto__`) or that change its plain-object test (`constructor`)
- * are left to zod.
- */
-function plainKeys(v: unknown): string[] | undefined {
+/** The own keys of a plain object (as parsed from JSON or YAML), all ordinary enumerable strings. */
+function ownKeys(v: unknown): string[] | undefined {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return undefined;
   const keys = Object.keys(v);
-  if (Reflect.ownKeys(v).length !== keys.length) return undefined;
-  for (const k of keys) if (k === '__proto__' || k === 'constructor') return undefined;
+  return Reflect.ownKeys(v).length === keys.length ? keys : undefined;
+}
+
+/**
+ * ownKeys of a record's object; keys that zod's record treats specially (`__proto__`) or that change
+ * its plain-object test (`constructor`) are left to zod.
+ */
+function plainKeys(v: unknown): string[] | undefined {
+  const keys = ownKeys(v);
+  if (keys) for (const k of keys) if (k === '__proto__' || k === 'constructor') return undefined;
   return keys;
 }
 
@@ -221,21 +225,29 @@ function indexOf(fields: readonly Field[]): Indexed {
   return ix;
 }
 
+/** A key the loader drops before validation: comments and `$schema` (stripMeta in loader/validate.ts). */
+const isMeta = (key: string) => key.charCodeAt(0) === 36 || key.charCodeAt(0) === 95; // "$", "_"
+
 /**
  * A strict object of `fields`: zod's output for `obj` (present keys in the fields' order), or
- * undefined when this check cannot decide (zod must then run). `obj` is a parsed object, or the
- * loader's copy of one after `$`/`_` keys are dropped and aliases renamed.
+ * undefined when this check cannot decide (zod must then run). With `skipMeta`, `$`/`_` keys are
+ * passed over, as the loader drops them before zod sees the object.
  */
-export function fastObject(fields: readonly Field[], obj: unknown): Record<string, unknown> | undefined {
-  const keys = plainKeys(obj);
+export function fastObject(
+  fields: readonly Field[],
+  obj: unknown,
+  skipMeta = false,
+): Record<string, unknown> | undefined {
+  const keys = ownKeys(obj);
   if (!keys) return undefined;
   const { at, required } = indexOf(fields);
-  // Only the keys present are visited (a drone has 26 fields, a node uses a few), in the fields' order.
-  const order: number[] = new Array(keys.length);
-  for (let i = 0; i < keys.length; i++) {
-    const pos = at.get(keys[i]!);
-    if (pos === undefined) return undefined;
-    order[i] = pos;
+  // Only the keys present are visited (a drone has 26 fields, a node uses a few), in the fields' order;
+  // an unknown key (`__proto__` and `constructor` included) leaves the object to zod.
+  const order: number[] = [];
+  for (const key of keys) {
+    const pos = at.get(key);
+    if (pos !== undefined) order.push(pos);
+    else if (!skipMeta || !isMeta(key)) return undefined;
   }
   for (const key of required) if (!Object.hasOwn(obj as object, key)) return undefined;
   order.sort((a, b) => a - b);
@@ -272,15 +284,16 @@ export function fastKind(type: unknown): string | undefined {
 }
 
 /**
- * A whole definition as parsed, when it needs none of the loader's preparation: no `$`/`_` keys and no
- * alias spellings in its top level and nodes (each would be an unknown key here), so dropping and
- * renaming keys would change nothing the schemas see. Gives the top level's and each node's zod
- * output, or undefined when the loader must prepare the file and check it piece by piece.
+ * A whole definition as parsed, when the loader's preparation would only drop its `$`/`_` keys (at the
+ * top level and in nodes): no alias spellings (each would be an unknown key here), only the common
+ * shapes. Gives what zod gives for the top level and each node after that preparation, or undefined
+ * when the loader must prepare the file and check it piece by piece.
  */
 export function fastDefinition(
   raw: unknown,
 ): { top: Record<string, unknown>; nodes: { kind: string; def: Record<string, unknown> }[] } | undefined {
-  const top = fastTop(raw);
+  if (!fastCheck.enabled) return undefined;
+  const top = fastObject(FAST_TOP_FIELDS, raw, true);
   if (!top) return undefined;
   const list = (raw as { nodes: unknown[] }).nodes;
   const nodes: { kind: string; def: Record<string, unknown> }[] = new Array(list.length);
@@ -288,7 +301,7 @@ export function fastDefinition(
     const node = list[i];
     const kind =
       node !== null && typeof node === 'object' ? fastKind((node as { type?: unknown }).type) : undefined;
-    const def = kind === undefined ? undefined : fastNode(kind, node);
+    const def = kind === undefined ? undefined : fastObject(FAST_NODE_FIELDS[kind]!, node, true);
     if (!def) return undefined;
     nodes[i] = { kind: kind!, def };
   }

@@ -1,11 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fromDesign, isDesign } from '../../src/loader/design.js';
 import { loadHatcheryText } from '../../src/loader/load.js';
-import { parseJson } from '../../src/loader/parse.js';
 import { applyAliases, stripMeta, validateDefinition } from '../../src/loader/validate.js';
-import { isYamlFile, parseYaml } from '../../src/loader/yaml.js';
 import {
   FAST_NODE_FIELDS,
   FAST_TOP_FIELDS,
@@ -17,6 +13,7 @@ import {
 import { hatcheryAliases, hatcheryTopSchema } from '../../src/schema/hatchery.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../../src/schema/nodes.js';
 import { seededRandom } from '../helpers.js';
+import { corpus } from './corpus.js';
 
 /**
  * The start-up's hand-written check (schema/fast-check.ts) must either give exactly zod's output or
@@ -25,42 +22,7 @@ import { seededRandom } from '../helpers.js';
  * mutations of their top levels and nodes (wrong types, unknown and prototype keys, missing fields,
  * extra nesting), with the objects the loader gives the schemas ($/_ keys dropped, aliases renamed).
  */
-const root = path.resolve(import.meta.dirname, '../..');
 const JITLESS = { jitless: true } as const;
-
-function filesBelow(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name.startsWith('.')) continue;
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...filesBelow(p));
-    else if (/\.(json|ya?ml)$/.test(name)) out.push(p);
-  }
-  return out;
-}
-
-/** Parsed values of every hatchery-looking file and docs code block of the repo. */
-function corpus(): { where: string; value: unknown }[] {
-  const found: { where: string; value: unknown }[] = [];
-  for (const dir of ['test', 'hatchery', 'bench']) {
-    for (const file of filesBelow(path.join(root, dir))) {
-      const text = readFileSync(file, 'utf8');
-      const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
-      if (!parsed.problem) found.push({ where: file, value: parsed.value });
-    }
-  }
-  for (const md of ['README.md', ...readdirSync(path.join(root, 'docs')).map((f) => `docs/${f}`)]) {
-    if (!md.endsWith('.md')) continue;
-    const text = readFileSync(path.join(root, md), 'utf8');
-    for (const m of text.matchAll(/```(json|yaml)\n([\s\S]*?)```/g)) {
-      const parsed = m[1] === 'json' ? parseJson(m[2]!) : parseYaml(m[2]!);
-      if (!parsed.problem) found.push({ where: md, value: parsed.value });
-    }
-  }
-  return found.filter(
-    ({ value }) => value !== null && typeof value === 'object' && Object.hasOwn(value, 'nodes'),
-  );
-}
 
 /** The top level and nodes as validateDefinition hands them to the schemas. */
 function schemaInputs(raw: unknown): { top: Record<string, unknown>; nodes: [NodeKind, unknown][] } {
