@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { UNKNOWN_KEY, UNKNOWN_KEY_SEPARATOR } from './object.js';
-import { didYouMean, nearest, quote } from './suggest.js';
+import { actualOf, didYouMean, nearest, quote } from './suggest.js';
+
+export { actualOf } from './suggest.js';
 
 /** One message of a zod issue, at the path (segments) it belongs to. */
 export interface IssueMessage {
@@ -154,24 +156,6 @@ function expectedName(expected: string): string {
       return 'absent';
     default:
       return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
-  }
-}
-
-/** What a value is, in words, for "must be X, not Y". */
-export function actualOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  switch (typeof value) {
-    case 'string':
-      return `the text ${quote(value, 40)}`;
-    case 'number':
-      return `the number ${value}`;
-    case 'boolean':
-      return `${value}`;
-    case 'object':
-      return 'an object';
-    default:
-      return typeof value;
   }
 }
 
