@@ -11,7 +11,7 @@ import { fromDesign, isDesign } from './design.js';
 import { capProblems, MAX_PROBLEMS } from './limits.js';
 import { parseJson } from './parse.js';
 import { locateProblems } from './positions.js';
-import { type PreparedLoad, unexpectedLoadError } from './quick.js';
+import { NOT_A_HATCHERY, type PreparedLoad, unexpectedLoadError } from './quick.js';
 import type { SubFiles } from './sub-files.js';
 import { validateDefinition } from './validate.js';
 import { isYamlFile, parseYaml } from './yaml.js';
@@ -27,12 +27,6 @@ export { type PreparedLoad, unexpectedLoadError } from './quick.js';
 export type LoadResult =
   | { ok: true; hatchery: Hatchery }
   | { ok: false; error: ValidationError; notHatchery?: boolean };
-
-/** The problem of a parsed file that has no "nodes": it is some other JSON or YAML file. */
-const NOT_A_HATCHERY: ValidationProblem = {
-  path: '',
-  message: 'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
-};
 
 /** What loading a parsed value gives, before problems are located and capped. */
 export type Loaded = { hatchery: Hatchery } | { problems: ValidationProblem[]; notHatchery?: boolean };

@@ -3,7 +3,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { HatcheryError, ValidationError } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import type { LoadResult as WholeLoad } from '../loader/prepare.js';
-import { type PreparedLoad, unexpectedLoadError } from '../loader/quick.js';
+import { type PreparedLoad, type QuickLoad, unexpectedLoadError } from '../loader/quick.js';
 import { isYamlFile } from '../loader/yaml.js';
 import { hatcheryTool, preparedTool } from './tool-defs.js';
 
@@ -110,18 +110,18 @@ function thrown(file: string, err: unknown): LoadResult {
 
 /**
  * Loads one file's text, whole or (`defer`) only its first half; never throws. `quick` is
- * quickPrepareText's answer when the caller has it; without one, a deferred load needs the first
- * half imported (importFirstHalf) or the compiling half (importLoader).
+ * quickLoad's answer when the caller has it; without one, a deferred load needs the first half
+ * imported (importFirstHalf) or the compiling half (importLoader).
  */
 export function loadText(
   file: string,
   text: string,
   defer: boolean,
   options?: LoadOptions,
-  quick?: PreparedLoad,
+  quick?: QuickLoad,
 ): LoadResult {
   try {
-    if (quick) return { ok: true, prepared: quick };
+    if (quick) return quick;
     if (defer) {
       const half = firstHalf ?? loader;
       if (!half) throw new HatcheryError('INTERNAL', 'the hatchery loader is used before it is imported');

@@ -4,7 +4,7 @@ import type { ValidationError, ValidationProblem } from '../core/errors.js';
 import type { LoadOptions } from '../engine/contracts.js';
 import { isHatcheryFileName, listHatcheryFileNames } from '../loader/file-names.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
-import { type PreparedLoad, quickPrepareText } from '../loader/quick.js';
+import { type QuickLoad, quickLoad } from '../loader/quick.js';
 import {
   changedTools,
   completeEntry,
@@ -250,12 +250,12 @@ export class HatcheryRegistry {
     const files = await listHatcheryFileNames(this.dir, this.ignore);
     if (!options.defer || this.files.size > 0) return this.refresh(files);
     // Listed from their first half only: the compiling half is imported after the answer, and the
-    // schemas' half only for a file outside the common shapes (quickPrepareText).
-    const read = new Map<string, { text?: string; quick?: PreparedLoad }>();
+    // schemas' half only for a file outside the common shapes (quickLoad).
+    const read = new Map<string, { text?: string; quick?: QuickLoad }>();
     let undecided = false;
     for (const f of files) {
       const text = readText(f);
-      const quick = text === undefined ? undefined : quickPrepareText(text, f, this.options.load);
+      const quick = text === undefined ? undefined : quickLoad(text, f, this.options.load);
       if (text !== undefined && !quick) undecided = true;
       read.set(f, { text, quick });
     }
@@ -334,7 +334,7 @@ export class HatcheryRegistry {
     direct: Set<string>,
     change: RegistryChange,
     defer = false,
-    read?: ReadonlyMap<string, { text?: string; quick?: PreparedLoad }>,
+    read?: ReadonlyMap<string, { text?: string; quick?: QuickLoad }>,
   ): void {
     const loaded: [string, string, LoadResult][] = [];
     for (const f of files) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { prepareHatcheryText } from '../../src/loader/prepare.js';
-import { quickPrepareText } from '../../src/loader/quick.js';
+import { quickLoad, quickPrepareText } from '../../src/loader/quick.js';
 import { seededRandom } from '../helpers.js';
 import { corpus } from '../schema/corpus.js';
 
@@ -70,12 +70,29 @@ describe('the quick first half of a load', () => {
     expect(undecided).toBeGreaterThan(50);
   });
 
-  it('leaves syntax errors, non-hatcheries and design files to the full first half', () => {
+  it('says a JSON object without "nodes" is no hatchery, with the same error as the full first half', () => {
+    for (const text of ['{"name": "package", "version": "1.0.0"}', '{}', '{"nodes_": [], "a": {"b": [1]}}']) {
+      const quick = quickLoad(text, '/x/package.json');
+      const full = prepareHatcheryText(text, '/x/package.json');
+      expect(quick?.ok).toBe(false);
+      if (quick && !quick.ok && !full.ok) {
+        expect(quick.notHatchery).toBe(true);
+        expect(full.notHatchery).toBe(true);
+        expect(quick.error.message).toBe(full.error.message);
+        expect(quick.error.problems).toStrictEqual(full.error.problems);
+      }
+    }
+    // Where the root is not at line 1, column 1, and in YAML, the full first half places it.
+    expect(quickLoad('\n  {"name": "x"}', '/x/package.json')).toBeUndefined();
+    expect(quickLoad('name: x\n', '/x/other.yaml')).toBeUndefined();
+  });
+
+  it('leaves syntax errors, other non-hatcheries and design files to the full first half', () => {
     expect(quickPrepareText('{"name": "x",', 'x.json')).toBeUndefined();
     expect(
       quickPrepareText('{"name": "x", "name": "y", "desc": "d", "nodes": [{"usr_prompt": "p"}]}', 'x.json'),
     ).toBeUndefined();
-    expect(quickPrepareText('{"name": "package"}', 'package.json')).toBeUndefined();
+    expect(quickPrepareText('[{"nodes": []}]', 'list.json')).toBeUndefined();
     expect(quickPrepareText('name: x\ndesc: d\nnodes:\n  - usr_prompt: hi\n', 'x.yaml')).toMatchObject({
       def: { name: 'x', nodes: [{ name: 'node_1', usr_prompt: 'hi' }] },
     });
