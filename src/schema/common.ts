@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { END } from './names.js';
-
-/** Node names: used in `next`, `out.<name>` and routing, so no spaces; `END` is reserved. */
-const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+import { END, IDENTIFIER, NODE_NAME } from './names.js';
 
 export { END } from './names.js';
 
@@ -36,7 +33,7 @@ export const nodeBase = {
   next: nextField.optional(),
   save_output: z
     .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)')
+    .regex(IDENTIFIER, 'must be an identifier (letters, digits, _)')
     .optional()
     .describe('ctx variable that receives this node output text, e.g. "draft" makes {{ ctx.draft }}'),
   write_output: template(

@@ -11,7 +11,17 @@
  * out of the safe range) is left to zod. test/schema/fast-check.test.ts runs both on every valid file
  * of the repo and on many mutations of them, and checks that this file's key lists equal the schemas'.
  */
-import { END } from './names.js';
+import {
+  BANELING_TYPES,
+  DRONE_TYPES,
+  END,
+  ENV_NAME,
+  IDENTIFIER,
+  NODE_NAME,
+  ON_ERROR,
+  ROUTES,
+  TOOL_NAME,
+} from './names.js';
 
 /** What a field check answers when the value is not one it surely accepts. */
 const NO: unique symbol = Symbol('undecided');
@@ -20,11 +30,6 @@ type Check = (v: unknown) => Out | typeof NO;
 
 /** One field of an object: its key, its check, and whether zod requires it. */
 type Field = readonly [key: string, check: Check, required?: true];
-
-const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const ENV_NAME = /^[^=\0]+$/;
 
 const str: Check = (v) => (typeof v === 'string' ? v : NO);
 const nonEmpty: Check = (v) => (typeof v === 'string' && v.length > 0 ? v : NO);
@@ -38,7 +43,7 @@ const intFrom =
   (v) =>
     Number.isSafeInteger(v) && (v as number) >= min ? v : NO;
 const oneOf =
-  (...values: string[]): Check =>
+  (...values: readonly string[]): Check =>
   (v) =>
     typeof v === 'string' && values.includes(v) ? v : NO;
 
@@ -103,7 +108,7 @@ const templatedJson: Check = (v) => {
 
 const nodeRef = nonEmpty;
 const next: Check = (v) => (typeof v === 'string' ? nodeRef(v) : arrayOf(nodeRef, 1)(v));
-const onError = oneOf('fail', 'continue');
+const onError = oneOf(...ON_ERROR);
 
 /** nodeBase of common.ts, in its order. */
 const BASE: readonly Field[] = [
@@ -120,7 +125,7 @@ const BASE: readonly Field[] = [
 export const FAST_NODE_FIELDS: Readonly<Record<string, readonly Field[]>> = {
   drone: [
     ...BASE,
-    ['type', oneOf('ai', 'drone')],
+    ['type', oneOf(...DRONE_TYPES)],
     ['usr_prompt', str, true],
     ['sys_prompt', str],
     ['model', nonEmpty],
@@ -135,14 +140,14 @@ export const FAST_NODE_FIELDS: Readonly<Record<string, readonly Field[]>> = {
     ['mcp', arrayOf(nonEmpty)],
     ['max_turns', intFrom(1)],
     ['tool_output_limit', intFrom(100)],
-    ['route', oneOf('match', 'choose')],
+    ['route', oneOf(...ROUTES)],
     ['spawn', () => NO],
     ['conversation', nonEmpty],
     ['output_schema', recordOf(anything)],
   ],
   baneling: [
     ...BASE,
-    ['type', oneOf('tool', 'baneling'), true],
+    ['type', oneOf(...BANELING_TYPES), true],
     ['tool_name', nonEmpty, true],
     ['tool_args', recordOf(templatedJson)],
     ['timeout_ms', intFrom(1)],

@@ -6,13 +6,10 @@ import { nodeRef } from './common.js';
 import { droneSchema } from './drone.js';
 import { loopSchema } from './loop.js';
 import { mapSchema } from './map.js';
-import { hatcheryAliases } from './names.js';
+import { hatcheryAliases, IDENTIFIER, TOOL_NAME } from './names.js';
 import { fileObject } from './object.js';
 import { parallelSchema } from './parallel.js';
 import { childEnvField, scriptSchema } from './script.js';
-
-/** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export { hatcheryAliases, RESERVED_SAVE_NAMES, RESERVED_VAR_NAMES } from './names.js';
 
@@ -45,7 +42,7 @@ export const mcpServersSchema = z.record(
   mcpServerSchema,
 );
 
-const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
+const identifier = z.string().regex(IDENTIFIER, 'must be an identifier (letters, digits, _)');
 
 /**
  * A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`),
