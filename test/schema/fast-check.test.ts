@@ -110,6 +110,15 @@ const WEIRD: unknown[] = [
   'script',
 ];
 
+/** A value in a failure message (some have no prototype). */
+const show = (v: unknown): string => {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return typeof v;
+  }
+};
+
 /** Keys a mutation may set: the known ones of either list, a few unknown, and prototype names. */
 const KEYS = [
   ...new Set([
@@ -265,6 +274,31 @@ describe('the fast schema check', () => {
     for (const [type, kind] of TYPE_TO_KIND) expect(fastKind(type)).toBe(kind);
     expect(fastKind(undefined)).toBe('drone');
     for (const t of ['', 'nope', 'toString', '__proto__', 1, null]) expect(fastKind(t)).toBeUndefined();
+  });
+
+  it('agrees with zod on every field of every kind set to each odd value', () => {
+    const minimal: Record<NodeKind, Record<string, unknown>> = {
+      drone: { usr_prompt: 'x' },
+      baneling: { type: 'tool', tool_name: 'echo' },
+      script: { type: 'script', cmd: ['cat'] },
+      parallel: { type: 'parallel', branches: ['A'] },
+      map: { type: 'map', items: 'x', node: 'A' },
+      loop: { type: 'loop', body: 'A', until: 'done' },
+      ask: { type: 'ask', question: 'q' },
+    };
+    decided = 0;
+    const values = [...WEIRD, 3, 0.5, 101, 'ai', 'baneling', 'match', 'a.b-c', 'a_b', 'a=b', 'x'.repeat(65)];
+    for (const kind of Object.keys(minimal) as NodeKind[]) {
+      checkNode(`${kind} minimal`, kind, minimal[kind]);
+      for (const [key] of FAST_NODE_FIELDS[kind]!)
+        for (const v of values)
+          checkNode(`${kind}.${key} = ${show(v)}`, kind, { ...minimal[kind], [key]: v });
+    }
+    const top = { name: 'x', desc: 'd', nodes: [{}] };
+    checkTop('top minimal', top);
+    for (const [key] of FAST_TOP_FIELDS)
+      for (const v of values) checkTop(`top.${key} = ${show(v)}`, { ...top, [key]: v });
+    expect(decided).toBeGreaterThan(300);
   });
 
   it('leaves non-objects and prototype tricks to zod', () => {
