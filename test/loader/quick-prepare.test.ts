@@ -93,6 +93,11 @@ describe('the quick first half of a load', () => {
       quickPrepareText('{"name": "x", "name": "y", "desc": "d", "nodes": [{"usr_prompt": "p"}]}', 'x.json'),
     ).toBeUndefined();
     expect(quickPrepareText('[{"nodes": []}]', 'list.json')).toBeUndefined();
+    // The design's spellings: a `next` path with "::" (design.ts maps it; here it names no node).
+    const design =
+      '{"name": "d", "desc": "d", "nodes": [{"name": "A", "usr_prompt": "x", "next": "nodes::B"}, {"name": "B", "usr_prompt": "y"}]}';
+    expect(prepareHatcheryText(design, 'd.json').ok).toBe(true);
+    expect(quickPrepareText(design, 'd.json')).toBeUndefined();
     expect(quickPrepareText('name: x\ndesc: d\nnodes:\n  - usr_prompt: hi\n', 'x.yaml')).toMatchObject({
       def: { name: 'x', nodes: [{ name: 'node_1', usr_prompt: 'hi' }] },
     });
