@@ -3,7 +3,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { HatcheryError, ValidationError } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import type { LoadResult as WholeLoad } from '../loader/prepare.js';
-import { type PreparedLoad, type QuickLoad, unexpectedLoadError } from '../loader/quick.js';
+import { type PreparedLoad, type QuickLoad, quickLoad, unexpectedLoadError } from '../loader/quick.js';
 import { isYamlFile } from '../loader/yaml.js';
 import { hatcheryTool, preparedTool } from './tool-defs.js';
 
@@ -98,6 +98,26 @@ export function readText(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Files read at a deferred start, each with its text and the quick first half's answer, if any. */
+export type QuickRead = ReadonlyMap<string, { text?: string; quick?: QuickLoad }>;
+
+/**
+ * Reads files and tries the quick first half on each; the schemas' half (importFirstHalf) is
+ * imported only when a file is outside the common shapes, has a problem, or cannot be told apart.
+ */
+export async function readQuickly(files: readonly string[], options?: LoadOptions): Promise<QuickRead> {
+  const read = new Map<string, { text?: string; quick?: QuickLoad }>();
+  let undecided = false;
+  for (const f of files) {
+    const text = readText(f);
+    const quick = text === undefined ? undefined : quickLoad(text, f, options);
+    if (text !== undefined && !quick) undecided = true;
+    read.set(f, { text, quick });
+  }
+  if (undecided) await importFirstHalf();
+  return read;
 }
 
 /** A load that threw: that file's error, so start-up and other reloads go on. */

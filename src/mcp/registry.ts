@@ -4,21 +4,21 @@ import type { ValidationError, ValidationProblem } from '../core/errors.js';
 import type { LoadOptions } from '../engine/contracts.js';
 import { isHatcheryFileName, listHatcheryFileNames } from '../loader/file-names.js';
 import { IGNORE_FILE, IgnoreRules, ignoreRulesOf } from '../loader/ignore.js';
-import { type QuickLoad, quickLoad } from '../loader/quick.js';
 import {
   changedTools,
   completeEntry,
   emptyChange,
   entryOf,
-  importFirstHalf,
   importLoader,
   type ListedEntry,
   type LoadResult,
   loadText,
   nameOf,
   type PendingEntry,
+  type QuickRead,
   type RegistryChange,
   type RegistryEntry,
+  readQuickly,
   readText,
 } from './registry-entries.js';
 
@@ -251,15 +251,7 @@ export class HatcheryRegistry {
     if (!options.defer || this.files.size > 0) return this.refresh(files);
     // Listed from their first half only: the compiling half is imported after the answer, and the
     // schemas' half only for a file outside the common shapes (quickLoad).
-    const read = new Map<string, { text?: string; quick?: QuickLoad }>();
-    let undecided = false;
-    for (const f of files) {
-      const text = readText(f);
-      const quick = text === undefined ? undefined : quickLoad(text, f, this.options.load);
-      if (text !== undefined && !quick) undecided = true;
-      read.set(f, { text, quick });
-    }
-    if (undecided) await importFirstHalf();
+    const read = await readQuickly(files, this.options.load);
     const change = emptyChange();
     this.reload(files, new Set(files), change, true, read);
     if (changedTools(change)) this.toolList = undefined;
@@ -334,7 +326,7 @@ export class HatcheryRegistry {
     direct: Set<string>,
     change: RegistryChange,
     defer = false,
-    read?: ReadonlyMap<string, { text?: string; quick?: QuickLoad }>,
+    read?: QuickRead,
   ): void {
     const loaded: [string, string, LoadResult][] = [];
     for (const f of files) {
