@@ -3,7 +3,7 @@
  * paths back, the node where runs end, conversation targets. Node kinds ask it instead of scanning the
  * definition's node list, so a file of n nodes costs O(n) here however many nodes ask.
  */
-import { END } from '../schema/common.js';
+import { END } from '../schema/names.js';
 
 /** The fields of a validated node the graph reads. */
 export interface GraphNodeDef {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { ValidationProblem } from '../core/errors.js';
-import { END } from '../schema/common.js';
+import { END } from '../schema/names.js';
 
 /**
  * The spellings of the YAML multi-agent design (nodes with `id` and `type: category.type`, `::`

@@ -1,6 +1,6 @@
 import type { Document, LineCounter, Node } from 'yaml';
 import type { ValidationProblem } from '../core/errors.js';
-import { hatcheryAliases } from '../schema/hatchery.js';
+import { hatcheryAliases } from '../schema/names.js';
 import { NODE_KINDS } from '../schema/nodes.js';
 import { tooDeepOffset, yamlLib } from './yaml.js';
 

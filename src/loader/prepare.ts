@@ -1,28 +1,23 @@
 /**
  * The first half of loading a hatchery file, what listing it as a tool needs: parse and validate
  * (load.ts compiles and analyses). It imports no template engine, node kind or tool, so a server can
- * list its files before it loads those (see mcp/registry.ts).
+ * list its files before it loads those (see mcp/registry.ts); quick.ts does the same for files in
+ * the common shapes without the schemas, so a server imports this file only for the others.
  */
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
-import {
-  bySourcePosition,
-  HatcheryError,
-  isError,
-  ValidationError,
-  type ValidationProblem,
-} from '../core/errors.js';
+import { bySourcePosition, isError, ValidationError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { HatcheryGraph } from '../engine/graph.js';
-import type { HatcheryDef } from '../schema/hatchery.js';
 import { fromDesign, isDesign } from './design.js';
-import { type IgnoreRules, ignoreRulesOf } from './ignore.js';
 import { capProblems, MAX_PROBLEMS } from './limits.js';
 import { parseJson } from './parse.js';
 import { locateProblems } from './positions.js';
+import { NOT_A_HATCHERY, type PreparedLoad, unexpectedLoadError } from './quick.js';
 import type { SubFiles } from './sub-files.js';
-import { type ValidNode, validateDefinition } from './validate.js';
+import { validateDefinition } from './validate.js';
 import { isYamlFile, parseYaml } from './yaml.js';
+
+export { isHatcheryFileName, listHatcheryFileNames } from './file-names.js';
+export { type PreparedLoad, unexpectedLoadError } from './quick.js';
 
 /**
  * Result of checking one file: the hatchery when valid, otherwise every problem found. `notHatchery`
@@ -32,12 +27,6 @@ import { isYamlFile, parseYaml } from './yaml.js';
 export type LoadResult =
   | { ok: true; hatchery: Hatchery }
   | { ok: false; error: ValidationError; notHatchery?: boolean };
-
-/** The problem of a parsed file that has no "nodes": it is some other JSON or YAML file. */
-const NOT_A_HATCHERY: ValidationProblem = {
-  path: '',
-  message: 'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
-};
 
 /** What loading a parsed value gives, before problems are located and capped. */
 export type Loaded = { hatchery: Hatchery } | { problems: ValidationProblem[]; notHatchery?: boolean };
@@ -80,23 +69,6 @@ export function finish(text: string, file: string, res: Loaded): LoadResult {
   return invalid(file, shown.concat(res.problems.slice(MAX_PROBLEMS)), res.notHatchery);
 }
 
-/** A definition validated and not yet compiled (see prepareHatcheryText). */
-export interface PreparedLoad {
-  readonly file: string;
-  readonly def: HatcheryDef;
-  readonly nodes: ValidNode[];
-  /** The graph of the validated nodes (compile uses it again). */
-  readonly graph: HatcheryGraph;
-  /** Warnings of validation so far. */
-  readonly problems: ValidationProblem[];
-  readonly options: LoadOptions;
-  /** The file's text, when loaded from text. */
-  text?: string;
-  readonly design?: ReturnType<typeof fromDesign>;
-  /** The hatch: sub-file checker of the load this one is part of (compile makes one otherwise). */
-  readonly subs?: SubFiles;
-}
-
 export function prepareValue(
   value: unknown,
   file: string,
@@ -126,43 +98,7 @@ export function prepareValue(
   }
 }
 
-/** The message of an exception thrown while loading a file (not a problem the loader reported). */
-export function unexpectedLoadError(err: unknown): string {
-  const cut = (m: string) => (m.length > 200 ? `${m.slice(0, 200)}…` : m);
-  if (err instanceof HatcheryError) return cut(err.message);
-  const what = cut(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
-  return `the file could not be loaded (${what}); please report this as a bug of hatchery-mcp`;
-}
-
 export function invalid(file: string, problems: ValidationProblem[], notHatchery?: boolean): LoadResult {
   const error = new ValidationError(file, capProblems(problems));
   return notHatchery ? { ok: false, error, notHatchery } : { ok: false, error };
-}
-
-/** True for a file name a hatchery can have: `.json`, `.yaml`, `.yml`. */
-export function isHatcheryFileName(name: string): boolean {
-  return name.endsWith('.json') || isYamlFile(name);
-}
-
-/**
- * Every file below `dir` with a hatchery's extension (`*.json`, `*.yaml`, `*.yml`), recursively,
- * sorted, read by name only: skips node_modules, dot-folders and paths the folder's `.hatcheryignore`
- * excludes. A loader that skips results marked `notHatchery` needs nothing more (the server does).
- */
-export async function listHatcheryFileNames(dir: string, rules?: IgnoreRules): Promise<string[]> {
-  const ignore = rules ?? (await ignoreRulesOf(dir));
-  const found: string[] = [];
-  const walkDir = async (d: string, rel: string): Promise<void> => {
-    const entries = await readdir(d, { withFileTypes: true });
-    for (const e of entries) {
-      if (e.name.startsWith('.') || e.name === 'node_modules') continue;
-      const p = path.join(d, e.name);
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (!ignore.matches(r, true)) await walkDir(p, r);
-      } else if (e.isFile() && isHatcheryFileName(e.name) && !ignore.matches(r, false)) found.push(p);
-    }
-  };
-  await walkDir(dir, '');
-  return found.sort();
 }

@@ -1,25 +1,21 @@
 import type { z } from 'zod';
 import type { ValidationProblem } from '../core/errors.js';
-import { END } from '../schema/common.js';
-import {
-  type HatcheryDef,
-  hatcheryAliases,
-  hatcheryTopSchema,
-  RESERVED_SAVE_NAMES,
-  RESERVED_VAR_NAMES,
-} from '../schema/hatchery.js';
+import { fastNode, fastTop } from '../schema/fast-check.js';
+import { type HatcheryDef, hatcheryAliases, hatcheryTopSchema } from '../schema/hatchery.js';
 import { describeIssues } from '../schema/issues.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
-import { listNames, quote, didYouMean as suggestion } from '../schema/suggest.js';
-import { nestingProblem, segment } from './limits.js';
+import { quote } from '../schema/suggest.js';
+import {
+  checkGraph,
+  didYouMean,
+  join,
+  resetSuggestions,
+  type ValidNode,
+  validateQuickly,
+} from './graph-check.js';
+import { nestingProblem } from './limits.js';
 
-/** A node after validation: its kind, its definition and its (possibly generated) name. */
-export interface ValidNode {
-  kind: NodeKind;
-  name: string;
-  index: number;
-  def: Record<string, unknown> & { name?: string; next?: string | string[] };
-}
+export type { ValidNode } from './graph-check.js';
 
 /** The result of validating a hatchery definition: the definition when valid, and every problem. */
 export interface Validated {
@@ -32,7 +28,7 @@ export interface Validated {
 const FREE_FORM = new Set(['tool_args', 'output_schema', 'inputs', 'files', 'env', 'headers', 'input']);
 
 /** Drops `$...`/`_...` keys (comments, `$schema`) from the structural objects of the format. */
-function stripMeta(value: unknown): unknown {
+export function stripMeta(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripMeta);
   if (value === null || typeof value !== 'object') return value;
   // No prototype: a "__proto__" key stays a key (and is reported as unknown) instead of replacing it.
@@ -45,7 +41,7 @@ function stripMeta(value: unknown): unknown {
 }
 
 /** Renames alias keys to their canonical names; both spellings at once is a problem. */
-function applyAliases(
+export function applyAliases(
   obj: Record<string, unknown>,
   aliases: Record<string, string>,
   path: string,
@@ -68,13 +64,6 @@ function applyAliases(
     result[canonical] = v;
   }
   return { obj: result, renamed };
-}
-
-function join(...parts: (string | number)[]): string {
-  return parts
-    .filter((p) => p !== '')
-    .map(segment)
-    .join('/');
 }
 
 /** Converts zod issues to problems, with paths in the user's own spelling of aliased keys. */
@@ -101,19 +90,11 @@ function toProblems(
  */
 const LOAD_PARSE = { jitless: true } as const;
 
-/** Problems of one file that get a "did you mean": only the first are shown, and each costs a search. */
-const SUGGESTIONS = 50;
-let suggestionsLeft = SUGGESTIONS;
-
-function didYouMean(word: string, candidates: readonly string[] | ReadonlySet<string>): string {
-  return suggestionsLeft-- > 0 ? suggestion(word, candidates) : '';
-}
-
 /** Validates a parsed hatchery definition; reports every problem at once with its JSON path. */
 export function validateDefinition(raw: unknown): Validated {
   const problems: ValidationProblem[] = [];
   const nodes: ValidNode[] = [];
-  suggestionsLeft = SUGGESTIONS;
+  resetSuggestions();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     problems.push({
       path: '',
@@ -124,11 +105,18 @@ export function validateDefinition(raw: unknown): Validated {
   // Checked first and without recursion: everything after this recurses into the value.
   const tooDeep = nestingProblem(raw);
   if (tooDeep) return { nodes, problems: [tooDeep] };
+  // A file in the common shapes needs neither the copies below nor zod (schema/fast-check.ts).
+  const quick = validateQuickly(raw);
+  if (quick) return quick;
   const stripped = stripMeta(raw) as Record<string, unknown>;
   const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
-  const topResult = hatcheryTopSchema.safeParse(top, LOAD_PARSE);
-  if (!topResult.success)
-    toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
+  // The common shapes are checked by hand, giving zod's output; zod decides the rest, with its messages.
+  let topData: object | undefined = fastTop(top);
+  if (!topData) {
+    const topResult = hatcheryTopSchema.safeParse(top, LOAD_PARSE);
+    if (topResult.success) topData = topResult.data;
+    else toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
+  }
 
   const rawNodes = Array.isArray(top.nodes) ? top.nodes : [];
   rawNodes.forEach((rawNode, index) => {
@@ -152,6 +140,16 @@ export function validateDefinition(raw: unknown): Validated {
     }
     const spec = NODE_KINDS[kind];
     const { obj, renamed } = applyAliases(n, spec.aliases, path, problems);
+    const fast = fastNode(kind, obj);
+    if (fast) {
+      nodes.push({
+        kind,
+        index,
+        name: (fast as { name?: string }).name ?? '',
+        def: fast as ValidNode['def'],
+      });
+      return;
+    }
     const result = spec.schema.safeParse(obj, LOAD_PARSE);
     if (!result.success) {
       // Only for a node that is no drone at all: with a usr_prompt, a foreign key is more likely a typo.
@@ -169,8 +167,8 @@ export function validateDefinition(raw: unknown): Validated {
   });
 
   checkGraph(top as Partial<HatcheryDef>, rawNodes, nodes, problems);
-  if (!topResult.success || problems.length > 0) return { nodes, problems };
-  const def = { ...(topResult.data as object), nodes: nodes.map((n) => n.def) } as HatcheryDef;
+  if (!topData || problems.length > 0) return { nodes, problems };
+  const def = { ...topData, nodes: nodes.map((n) => n.def) } as HatcheryDef;
   return { def, nodes, problems };
 }
 
@@ -190,107 +188,4 @@ function kindOfKeys(obj: Record<string, unknown>): string | undefined {
   const kind = NODE_KINDS[kinds[0]!];
   const keys = foreign.map((key) => quote(key)).join(', ');
   return `this node has no "type", so it is a drone, but ${keys} ${foreign.length > 1 ? 'are keys' : 'is a key'} of a ${kinds[0]} node; add "type": ${quote(kind.types[0])}`;
-}
-
-/** Names nameless nodes and checks names, `start`, `next` and `on_limit` targets and inputs. */
-function checkGraph(
-  top: Partial<HatcheryDef>,
-  rawNodes: unknown[],
-  nodes: ValidNode[],
-  problems: ValidationProblem[],
-): void {
-  // Names come from the raw nodes, so a node that failed validation still counts as a target.
-  const names = new Set<string>();
-  const rawName = (n: unknown) => (n && typeof n === 'object' ? (n as { name?: unknown }).name : undefined);
-  rawNodes.forEach((n, index) => {
-    const name = rawName(n);
-    if (typeof name !== 'string') return;
-    if (names.has(name)) {
-      problems.push({
-        path: `nodes/${index}/name`,
-        message: `duplicate node name ${quote(name)}; node names must be unique`,
-      });
-    }
-    names.add(name);
-  });
-  const generated = new Map<number, string>();
-  rawNodes.forEach((n, index) => {
-    if (typeof rawName(n) === 'string') return;
-    let i = index + 1;
-    while (names.has(`node_${i}`)) i += rawNodes.length;
-    generated.set(index, `node_${i}`);
-    names.add(`node_${i}`);
-  });
-  for (const n of nodes) {
-    if (n.name) continue;
-    n.name = generated.get(n.index)!;
-    n.def = { ...n.def, name: n.name };
-  }
-  const target = (t: string, path: string) => {
-    if (t === END || names.has(t)) return;
-    problems.push({
-      path,
-      message: `no node named ${quote(t)}${didYouMean(t, names)}; nodes: ${listNames(names)}`,
-    });
-  };
-  if (typeof top.start === 'string') {
-    if (top.start === END) problems.push({ path: 'start', message: 'start cannot be END' });
-    else target(top.start, 'start');
-  }
-  for (const n of nodes) {
-    const next = n.def.next;
-    if (typeof next === 'string') target(next, `nodes/${n.index}/next`);
-    else if (Array.isArray(next)) {
-      next.forEach((t, i) => {
-        target(t, `nodes/${n.index}/next/${i}`);
-      });
-    }
-    const onLimit = n.def.on_limit;
-    if (typeof onLimit === 'string') target(onLimit, `nodes/${n.index}/on_limit`);
-    // A loop node's on_limit also takes effect at max_iterations, so it needs no max_visits.
-    if (onLimit !== undefined && n.def.max_visits === undefined && n.kind !== 'loop') {
-      problems.push({
-        path: `nodes/${n.index}/on_limit`,
-        message: 'on_limit needs max_visits on the same node',
-      });
-    }
-  }
-  checkVarNames(top, nodes, problems);
-}
-
-/** Declared inputs, `files` entries and `save_output` names become ctx keys: reserved names are refused. */
-function checkVarNames(top: Partial<HatcheryDef>, nodes: ValidNode[], problems: ValidationProblem[]): void {
-  const inputs = top.inputs && typeof top.inputs === 'object' ? Object.keys(top.inputs) : [];
-  for (const name of inputs) {
-    const why = RESERVED_VAR_NAMES.get(name);
-    if (why)
-      problems.push({
-        path: join('inputs', name),
-        message: `"${name}" ${why}; give the declared input another name`,
-      });
-  }
-  if (top.files && typeof top.files === 'object') {
-    for (const name of Object.keys(top.files)) {
-      const why = RESERVED_VAR_NAMES.get(name);
-      if (why)
-        problems.push({
-          path: join('files', name),
-          message: `"${name}" ${why}; give the file variable another name`,
-        });
-      else if (inputs.includes(name))
-        problems.push({
-          path: join('files', name),
-          message: `${quote(name)} is also a declared input; the file would overwrite it, so give one of them another name`,
-        });
-    }
-  }
-  for (const n of nodes) {
-    const save = n.def.save_output;
-    const why = typeof save === 'string' ? RESERVED_SAVE_NAMES.get(save) : undefined;
-    if (why)
-      problems.push({
-        path: `nodes/${n.index}/save_output`,
-        message: `"${save}" ${why}; save the output under another name`,
-      });
-  }
 }

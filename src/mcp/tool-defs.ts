@@ -3,8 +3,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
 import { likelyInputRequired } from '../loader/input-guess.js';
 import type { PreparedLoad } from '../loader/prepare.js';
-import { actualOf } from '../schema/issues.js';
-import { didYouMean, listNames, nearest, quote } from '../schema/suggest.js';
+import { actualOf, didYouMean, listNames, nearest, quote } from '../schema/suggest.js';
 
 /**
  * The answer to a call naming a tool or hatchery that is not served: the nearest served name, or a

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { approveField } from './ask.js';
 import { nodeBase, timeoutMs } from './common.js';
+import { BANELING_TYPES } from './names.js';
 import { fileObject, lazily } from './object.js';
 
 /** Spellings of baneling fields used by the original Hatchery. */
@@ -23,7 +24,7 @@ export const banelingSchema = lazily(() =>
   fileObject(
     {
       ...nodeBase,
-      type: z.enum(['tool', 'baneling']).describe('"tool": a static tool call'),
+      type: z.enum(BANELING_TYPES).describe('"tool": a static tool call'),
       tool_name: z.string().min(1).describe('The tool reference to call (see the drone "tools" field)'),
       tool_args: z
         .record(z.string(), templatedJson)

@@ -1,10 +1,7 @@
 import { z } from 'zod';
+import { END, IDENTIFIER, NODE_NAME } from './names.js';
 
-/** Node names: used in `next`, `out.<name>` and routing, so no spaces; `END` is reserved. */
-const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
-
-/** The reserved `next` target that ends a run. */
-export const END = 'END';
+export { END } from './names.js';
 
 /** A string field rendered as a Nunjucks template at run time. */
 export const template = (description: string) => z.string().describe(`${description} (Nunjucks template)`);
@@ -36,7 +33,7 @@ export const nodeBase = {
   next: nextField.optional(),
   save_output: z
     .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)')
+    .regex(IDENTIFIER, 'must be an identifier (letters, digits, _)')
     .optional()
     .describe('ctx variable that receives this node output text, e.g. "draft" makes {{ ctx.draft }}'),
   write_output: template(

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, template, timeoutMs } from './common.js';
+import { DRONE_TYPES, ROUTES } from './names.js';
 import { fileObject, lazily } from './object.js';
 
 /** Spellings of drone fields used by the original Hatchery and its documentation. */
@@ -46,7 +47,7 @@ export const droneSchema = lazily(() =>
   fileObject(
     {
       ...nodeBase,
-      type: z.enum(['ai', 'drone']).optional().describe('Absent, "ai" or "drone": an LLM call'),
+      type: z.enum(DRONE_TYPES).optional().describe('Absent, "ai" or "drone": an LLM call'),
       usr_prompt: template('The user message'),
       sys_prompt: template('The system prompt; default "You are a helpful assistant."').optional(),
       model: z
@@ -103,7 +104,7 @@ export const droneSchema = lazily(() =>
           'Largest tool result shown to the model, in characters (default 20000); longer ones are cut with a note',
         ),
       route: z
-        .enum(['match', 'choose'])
+        .enum(ROUTES)
         .optional()
         .describe(
           'How a next list is followed: "match" (default) finds node names in the output; "choose" asks the model to pick one (supervisor)',

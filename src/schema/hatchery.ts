@@ -6,15 +6,12 @@ import { nodeRef } from './common.js';
 import { droneSchema } from './drone.js';
 import { loopSchema } from './loop.js';
 import { mapSchema } from './map.js';
+import { hatcheryAliases, IDENTIFIER, TOOL_NAME } from './names.js';
 import { fileObject } from './object.js';
 import { parallelSchema } from './parallel.js';
 import { childEnvField, scriptSchema } from './script.js';
 
-/** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-
-/** Spellings of top-level fields used by the original Hatchery. */
-export const hatcheryAliases = { description: 'desc', input: 'inputs' } as const;
+export { hatcheryAliases, RESERVED_SAVE_NAMES, RESERVED_VAR_NAMES } from './names.js';
 
 /** One MCP server, in the shape of Claude Desktop's `mcpServers` entries. */
 const mcpServerSchema = z.union([
@@ -45,24 +42,7 @@ export const mcpServersSchema = z.record(
   mcpServerSchema,
 );
 
-const PROTOTYPE_REASON =
-  'is reserved: it names part of every JavaScript object (its prototype), and a variable with this name could change how ctx behaves';
-
-/** Names `save_output` cannot take: the vocabulary of JavaScript prototypes, and the template function. */
-export const RESERVED_SAVE_NAMES: ReadonlyMap<string, string> = new Map([
-  ...[...Object.getOwnPropertyNames(Object.prototype), 'prototype'].map(
-    (n) => [n, PROTOTYPE_REASON] as const,
-  ),
-  ['fread', 'is reserved: it is the template function {{ fread(path) }}'],
-]);
-
-/** Names a declared input or `files` entry cannot take (they become ctx keys); each with the reason. */
-export const RESERVED_VAR_NAMES: ReadonlyMap<string, string> = new Map([
-  ...RESERVED_SAVE_NAMES,
-  ['input', "is the run's own input ({{ ctx.input }})"],
-]);
-
-const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
+const identifier = z.string().regex(IDENTIFIER, 'must be an identifier (letters, digits, _)');
 
 /**
  * A node of any kind (used for the editor JSON Schema; loading validates each node by its `type`),

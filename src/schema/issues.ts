@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { UNKNOWN_KEY, UNKNOWN_KEY_SEPARATOR } from './object.js';
-import { didYouMean, nearest, quote } from './suggest.js';
+import { actualOf, didYouMean, nearest, quote } from './suggest.js';
+
+export { actualOf } from './suggest.js';
 
 /** One message of a zod issue, at the path (segments) it belongs to. */
 export interface IssueMessage {
@@ -76,7 +78,9 @@ function descriptionOf(s: Schema | undefined): string | undefined {
 }
 
 /** What a schema accepts, in words ("a list of strings", "one of "a", "b""), if known. */
-function expectedOf(s: Schema | undefined, plural = false): string | undefined {
+function expectedOf(s: Schema | undefined, plural = false, depth = 0): string | undefined {
+  // A recursive schema (baneling's tool_args: JSON of any depth) would describe itself forever.
+  if (depth > 3) return undefined;
   const u = unwrap(s);
   const def = u?._zod?.def;
   if (!def) return undefined;
@@ -93,7 +97,7 @@ function expectedOf(s: Schema | undefined, plural = false): string | undefined {
     case 'boolean':
       return plural ? PLURAL.boolean : 'true or false';
     case 'array': {
-      const inner = expectedOf(def.element, true);
+      const inner = expectedOf(def.element, true, depth + 1);
       return `${plural ? 'lists' : 'a list'}${inner ? ` of ${inner}` : ''}`;
     }
     case 'object': {
@@ -112,7 +116,7 @@ function expectedOf(s: Schema | undefined, plural = false): string | undefined {
     case 'literal':
       return (def.values ?? []).map((v) => quote(v)).join(' or ');
     case 'union': {
-      const parts = (def.options ?? []).map((o) => expectedOf(o, plural));
+      const parts = (def.options ?? []).map((o) => expectedOf(o, plural, depth + 1));
       return parts.every(Boolean) ? [...new Set(parts)].join(' or ') : undefined;
     }
     default:
@@ -152,24 +156,6 @@ function expectedName(expected: string): string {
       return 'absent';
     default:
       return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
-  }
-}
-
-/** What a value is, in words, for "must be X, not Y". */
-export function actualOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  switch (typeof value) {
-    case 'string':
-      return `the text ${quote(value, 40)}`;
-    case 'number':
-      return `the number ${value}`;
-    case 'boolean':
-      return `${value}`;
-    case 'object':
-      return 'an object';
-    default:
-      return typeof value;
   }
 }
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { nodeBase, nodeRef, template } from './common.js';
+import { ON_ERROR } from './names.js';
 import { fileObject, lazily } from './object.js';
 
 /** What a fan-out does when one of its branches fails. */
 export const onErrorField = z
-  .enum(['fail', 'continue'])
+  .enum(ON_ERROR)
   .optional()
   .describe(
     '"fail" (default): a failing branch fails the node and cancels the others; "continue": its output becomes "error: <message>" and the others go on',

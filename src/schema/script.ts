@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { approveField } from './ask.js';
 import { nodeBase, template, timeoutMs } from './common.js';
+import { ENV_NAME } from './names.js';
 import { fileObject, lazily } from './object.js';
 
 /**
@@ -8,7 +9,7 @@ import { fileObject, lazily } from './object.js';
  * parent ones (PATH, HOME, LANG...). Values are literal; `${NAME}` in a value is the parent's NAME.
  */
 export const childEnvField = z
-  .record(z.string().regex(/^[^=\0]+$/, 'must be a variable name (no "=")'), z.string())
+  .record(z.string().regex(ENV_NAME, 'must be a variable name (no "=")'), z.string())
   .describe(
     `Environment variables of the program besides PATH, HOME, LANG and the like (no other variable of this process reaches it); "\${NAME}" in a value is this process's NAME, e.g. {"GITHUB_TOKEN": "\${GITHUB_TOKEN}"}`,
   );

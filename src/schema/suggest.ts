@@ -79,3 +79,21 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
   const n = nearest(word, candidates);
   return n ? ` (did you mean ${quote(n)}?)` : '';
 }
+
+/** What a value is, in words, for "must be X, not Y". */
+export function actualOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  switch (typeof value) {
+    case 'string':
+      return `the text ${quote(value, 40)}`;
+    case 'number':
+      return `the number ${value}`;
+    case 'boolean':
+      return `${value}`;
+    case 'object':
+      return 'an object';
+    default:
+      return typeof value;
+  }
+}

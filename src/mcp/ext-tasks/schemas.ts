@@ -5,11 +5,7 @@
  */
 import { z } from 'zod';
 
-/** The extension's identifier, in capabilities and in the per-request client capabilities. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
-/** The journal `source` of runs started as tasks: only those runs are tasks. */
-export const TASK_SOURCE = 'task';
+export { TASK_SOURCE, TASKS_EXTENSION } from './declared.js';
 
 /** Longest task id accepted; ids are UUIDs, anything longer is refused before any lookup. */
 const MAX_TASK_ID = 200;

@@ -1,0 +1,168 @@
+/**
+ * The checks of a validated definition that need no schema: node names (generated for nameless
+ * nodes), `start`, `next` and `on_limit` targets, and reserved variable names. validate.ts runs them
+ * after the schemas; start-up's quick first half (quick.ts) runs them on its own.
+ */
+import type { ValidationProblem } from '../core/errors.js';
+import { fastDefinition } from '../schema/fast-check.js';
+import type { HatcheryDef } from '../schema/hatchery.js';
+import { END, RESERVED_SAVE_NAMES, RESERVED_VAR_NAMES } from '../schema/names.js';
+import type { NodeKind } from '../schema/nodes.js';
+import { listNames, quote, didYouMean as suggestion } from '../schema/suggest.js';
+import { segment } from './limits.js';
+
+/** A node after validation: its kind, its definition and its (possibly generated) name. */
+export interface ValidNode {
+  kind: NodeKind;
+  name: string;
+  index: number;
+  def: Record<string, unknown> & { name?: string; next?: string | string[] };
+}
+
+/** Problems of one file that get a "did you mean": only the first are shown, and each costs a search. */
+const SUGGESTIONS = 50;
+let suggestionsLeft = SUGGESTIONS;
+
+/** Starts a file's count of "did you mean" suggestions. */
+export function resetSuggestions(): void {
+  suggestionsLeft = SUGGESTIONS;
+}
+
+/** A "did you mean" for `word`, while the file's count of suggestions lasts. */
+export function didYouMean(word: string, candidates: readonly string[] | ReadonlySet<string>): string {
+  return suggestionsLeft-- > 0 ? suggestion(word, candidates) : '';
+}
+
+/** A problem path of segments (empty ones left out). */
+export function join(...parts: (string | number)[]): string {
+  return parts
+    .filter((p) => p !== '')
+    .map(segment)
+    .join('/');
+}
+
+/**
+ * validateDefinition's result for a parsed definition the fast check decides whole (see
+ * schema/fast-check.ts: no `$`/`_` keys, no aliases, only the common shapes), with the checks of this
+ * file; undefined when the schemas must decide. Nesting must have been checked, suggestions reset.
+ */
+export function validateQuickly(
+  raw: unknown,
+): { def?: HatcheryDef; nodes: ValidNode[]; problems: ValidationProblem[] } | undefined {
+  const quick = fastDefinition(raw);
+  if (!quick) return undefined;
+  const nodes: ValidNode[] = quick.nodes.map(({ kind, def }, index) => ({
+    kind: kind as NodeKind,
+    index,
+    name: (def.name as string | undefined) ?? '',
+    def,
+  }));
+  const problems: ValidationProblem[] = [];
+  const top = raw as Record<string, unknown>;
+  checkGraph(top, top.nodes as unknown[], nodes, problems);
+  if (problems.length > 0) return { nodes, problems };
+  return { def: { ...quick.top, nodes: nodes.map((n) => n.def) } as HatcheryDef, nodes, problems };
+}
+
+/** Names nameless nodes and checks names, `start`, `next` and `on_limit` targets and inputs. */
+export function checkGraph(
+  top: Partial<HatcheryDef>,
+  rawNodes: unknown[],
+  nodes: ValidNode[],
+  problems: ValidationProblem[],
+): void {
+  // Names come from the raw nodes, so a node that failed validation still counts as a target.
+  const names = new Set<string>();
+  const rawName = (n: unknown) => (n && typeof n === 'object' ? (n as { name?: unknown }).name : undefined);
+  rawNodes.forEach((n, index) => {
+    const name = rawName(n);
+    if (typeof name !== 'string') return;
+    if (names.has(name)) {
+      problems.push({
+        path: `nodes/${index}/name`,
+        message: `duplicate node name ${quote(name)}; node names must be unique`,
+      });
+    }
+    names.add(name);
+  });
+  const generated = new Map<number, string>();
+  rawNodes.forEach((n, index) => {
+    if (typeof rawName(n) === 'string') return;
+    let i = index + 1;
+    while (names.has(`node_${i}`)) i += rawNodes.length;
+    generated.set(index, `node_${i}`);
+    names.add(`node_${i}`);
+  });
+  for (const n of nodes) {
+    if (n.name) continue;
+    n.name = generated.get(n.index)!;
+    n.def = { ...n.def, name: n.name };
+  }
+  const target = (t: string, path: string) => {
+    if (t === END || names.has(t)) return;
+    problems.push({
+      path,
+      message: `no node named ${quote(t)}${didYouMean(t, names)}; nodes: ${listNames(names)}`,
+    });
+  };
+  if (typeof top.start === 'string') {
+    if (top.start === END) problems.push({ path: 'start', message: 'start cannot be END' });
+    else target(top.start, 'start');
+  }
+  for (const n of nodes) {
+    const next = n.def.next;
+    if (typeof next === 'string') target(next, `nodes/${n.index}/next`);
+    else if (Array.isArray(next)) {
+      next.forEach((t, i) => {
+        target(t, `nodes/${n.index}/next/${i}`);
+      });
+    }
+    const onLimit = n.def.on_limit;
+    if (typeof onLimit === 'string') target(onLimit, `nodes/${n.index}/on_limit`);
+    // A loop node's on_limit also takes effect at max_iterations, so it needs no max_visits.
+    if (onLimit !== undefined && n.def.max_visits === undefined && n.kind !== 'loop') {
+      problems.push({
+        path: `nodes/${n.index}/on_limit`,
+        message: 'on_limit needs max_visits on the same node',
+      });
+    }
+  }
+  checkVarNames(top, nodes, problems);
+}
+
+/** Declared inputs, `files` entries and `save_output` names become ctx keys: reserved names are refused. */
+function checkVarNames(top: Partial<HatcheryDef>, nodes: ValidNode[], problems: ValidationProblem[]): void {
+  const inputs = top.inputs && typeof top.inputs === 'object' ? Object.keys(top.inputs) : [];
+  for (const name of inputs) {
+    const why = RESERVED_VAR_NAMES.get(name);
+    if (why)
+      problems.push({
+        path: join('inputs', name),
+        message: `"${name}" ${why}; give the declared input another name`,
+      });
+  }
+  if (top.files && typeof top.files === 'object') {
+    for (const name of Object.keys(top.files)) {
+      const why = RESERVED_VAR_NAMES.get(name);
+      if (why)
+        problems.push({
+          path: join('files', name),
+          message: `"${name}" ${why}; give the file variable another name`,
+        });
+      else if (inputs.includes(name))
+        problems.push({
+          path: join('files', name),
+          message: `${quote(name)} is also a declared input; the file would overwrite it, so give one of them another name`,
+        });
+    }
+  }
+  for (const n of nodes) {
+    const save = n.def.save_output;
+    const why = typeof save === 'string' ? RESERVED_SAVE_NAMES.get(save) : undefined;
+    if (why)
+      problems.push({
+        path: `nodes/${n.index}/save_output`,
+        message: `"${save}" ${why}; save the output under another name`,
+      });
+  }
+}
