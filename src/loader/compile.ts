@@ -23,11 +23,66 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
 }
 
+/** The router of every node that ends the run (immutable, so shared). */
+const END_ROUTER: Router = Object.freeze({ kind: 'end' });
+
+/**
+ * The compiled node in one shape (same fields, same order) whatever its kind. Node kinds build theirs
+ * as `{ ...base, exec }`, and V8 gives each object made by a spread and then extended a hidden class
+ * of its own: in a 100,000-node file, 100,000 maps (about 340 B each with their descriptors), and the
+ * walk's every read of a node field (exec, route, maxVisits) missed its inline caches and went to
+ * the megamorphic stub cache, which is far too small for them. A plain literal shares one map.
+ * Its router is copied next to it (see `laidOut`), and its name is the internalized string: the key
+ * of `out.<name>` in the dictionary and in templates' lookups, without a string-table probe per step.
+ */
+function shaped(n: CompiledNode): CompiledNode {
+  const r = n.route;
+  const route: Router = r.kind === 'one' ? { kind: 'one', target: r.target, node: undefined } : r;
+  const node = {
+    name: internalized(n.name),
+    kind: n.kind,
+    index: n.index,
+    route,
+    saveOutput: n.saveOutput,
+    writeOutput: n.writeOutput,
+    maxVisits: n.maxVisits,
+    onLimit: n.onLimit,
+    preflight: n.preflight,
+    exec: n.exec,
+  };
+  // A field a node kind added beyond the contract's stays (none do today).
+  for (const key of Object.keys(n))
+    if (!(key in node)) (node as Record<string, unknown>)[key] = n[key as keyof CompiledNode];
+  return node;
+}
+
+/**
+ * The nodes reshaped (see `shaped`) in one pass after all are compiled, in file order: each node
+ * and its router are allocated together, and the nodes of a chain lie in memory in the order a run
+ * walks them, instead of each among its own compile's objects (2 KB apart in a large file).
+ */
+function laidOut(compiled: Map<string, CompiledNode>): Map<string, CompiledNode> {
+  const nodes = new Map<string, CompiledNode>();
+  for (const n of compiled.values()) {
+    const node = shaped(n);
+    nodes.set(node.name, node);
+  }
+  return nodes;
+}
+
+/** The same text as an internalized string (an object key's own copy). */
+function internalized(text: string): string {
+  return Object.keys({ [text]: 0 })[0]!;
+}
+
 /** Compiles `next` into a router; list entries become whole-word tests, the last entry the default. */
 function compileRouter(next: string | string[] | undefined): Router {
   if (next === undefined) return { kind: 'end' };
   const list = typeof next === 'string' ? [next] : next;
-  if (list.length === 1) return list[0] === END ? { kind: 'end' } : { kind: 'one', target: list[0]! };
+  // `node` is declared now: the walk sets it on first use, and added later it would go to a property
+  // array of its own (one more object to reach per step in a large file).
+  if (list.length === 1)
+    return list[0] === END ? END_ROUTER : { kind: 'one', target: list[0]!, node: undefined };
   return {
     kind: 'list',
     targets: list,
@@ -136,7 +191,7 @@ export function compileHatchery(
     model: def.model,
     maxSteps: def.max_steps,
     maxDepth: def.max_depth,
-    nodes: compiled,
+    nodes: laidOut(compiled),
     def,
     outputSchema: graph.finalOutputSchema,
     inputRequired,

@@ -1,5 +1,6 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, isAbortError } from '../core/errors.js';
+import { withFields } from '../core/objects.js';
 import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import type {
   ChatMessage,
@@ -64,7 +65,7 @@ function singleCall(opts: ConverseOptions): Promise<Conversation> {
   let pending: Promise<ChatResponse>;
   try {
     pending = opts.provider.chat(
-      opts.responseSchema ? { ...request, responseSchema: opts.responseSchema } : request,
+      opts.responseSchema ? withFields(request, { responseSchema: opts.responseSchema }) : request,
     );
   } catch (err) {
     return Promise.reject(err);
@@ -97,7 +98,7 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
   const limit = opts.resultLimit ?? scope.shared.services.resultLimit;
   for (let turn = 1; turn <= maxTurns; turn++) {
     throwIfAborted(scope.signal);
-    const res = await provider.chat({ ...opts.request, messages, tools: specs });
+    const res = await provider.chat(withFields(opts.request, { messages, tools: specs }));
     addUsage(usage, res.usage);
     if (res.toolCalls.length === 0) {
       messages.push({ role: 'assistant', content: res.text });

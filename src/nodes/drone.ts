@@ -6,24 +6,21 @@ import type {
   NodeKindImpl,
   NodeResult,
   RunContext,
-  RunServices,
   Tool,
 } from '../engine/contracts.js';
-import { metered, meteredResult } from '../engine/metered.js';
+import { metered } from '../engine/metered.js';
 import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
-import type { ChatMessage, ChatRequest, Provider } from '../providers/types.js';
+import type { ChatMessage, ChatRequest } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { converse } from './converse.js';
 import { compileOutputSchema, structuredReply } from './drone-output.js';
 import { chooseNext, compileChoice } from './drone-route.js';
+import { DEFAULT_SYSTEM_PROMPT, DroneModel, singleDrone } from './drone-single.js';
 import { compileSpawn, spawnTools } from './drone-spawn.js';
 
 /** The extra tools of a drone without spawn templates (shared: nothing adds to it). */
 const NO_TOOLS: readonly Tool[] = Object.freeze([]);
-
-/** The system prompt of drones that set none, as in the original Hatchery. */
-const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 
 /** Load-time check of the drone's and its spawn templates' `model` provider prefixes. */
 function checkModels(def: DroneDef, cc: CompileContext): void {
@@ -68,31 +65,10 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const modelSpec = def.model ?? cc.def.model;
     const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
     const clientFallback = def.client_fallback ?? cc.def.client_fallback;
-    // Resolved once per runtime and sampling client instead of on every execution (see
-    // RunServices.resolveModel); failures are not kept, so a missing key is reported every time.
-    // Kept in the closure, not in an object of their own: one object less to reach per execution.
-    let lastServices: RunServices | undefined;
-    let lastSampling: Provider | undefined;
-    let lastResolved: ResolvedModel | undefined;
-    const resolve = (scope: RunContext): ResolvedModel => {
-      const { services, sampling } = scope.shared;
-      if (lastResolved !== undefined && lastServices === services && lastSampling === sampling)
-        return lastResolved;
-      const resolved = services.resolveModel(modelSpec, def.base_url, sampling, where, clientFallback);
-      lastServices = services;
-      lastSampling = sampling;
-      lastResolved = resolved;
-      return resolved;
-    };
-    const name = base.name;
     // Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were.
     const noCache = (def.cache ?? cc.def.cache) === false;
-    const responseSchema = schema
-      ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
-      : undefined;
 
-    // Most drones make one model call and keep nothing: their exec is that call, with no async
-    // frame, conversation or copy between the provider's answer and the walk.
+    // Most drones make one model call and keep nothing: their exec is that call (drone-single.ts).
     const single =
       refs.length === 0 &&
       spawn === undefined &&
@@ -100,123 +76,110 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
       choice === undefined &&
       !keep &&
       def.conversation === undefined;
-    // Read from the definition now: an execution reaches this closure's variables, not `def`.
-    const { temperature, max_tokens: maxTokens, timeout_ms: timeoutMs, stream } = def;
-    const sysText = sys?.text;
-    const request = (scope: RunContext, system: string, user: ChatMessage, model: string): ChatRequest => {
-      const req: ChatRequest = {
-        model,
-        system,
-        messages: [user],
-        temperature,
-        maxTokens,
-        timeoutMs,
-        stream,
-        signal: scope.signal,
-        // Declared here: metered sets it on each call while someone listens, and a field added to
-        // every request (a new hidden class per object) made V8 keep them past young GCs.
-        onRetry: undefined,
-      };
-      if (noCache) req.cache = false;
-      return req;
-    };
-    const singleExec = (scope: RunContext): Promise<NodeResult> => {
-      try {
-        if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
-        const system = sysText ?? (sys ? scope.render(sys) : DEFAULT_SYSTEM_PROMPT);
-        const user: ChatMessage = { role: 'user', content: scope.render(usr) };
-        const resolved = resolve(scope);
-        return meteredResult(scope, resolved, name, request(scope, system, user, resolved.model));
-      } catch (err) {
-        // A rejection, as from the async exec of the other drones.
-        return Promise.reject(err);
-      }
-    };
+    if (single)
+      return singleDrone(base, {
+        name: base.name,
+        spec: modelSpec,
+        baseURL: def.base_url,
+        where,
+        clientFallback,
+        usr,
+        sys,
+        temperature: def.temperature,
+        maxTokens: def.max_tokens,
+        timeoutMs: def.timeout_ms,
+        stream: def.stream,
+        noCache,
+      });
+    const droneModel = new DroneModel(modelSpec, def.base_url, where, clientFallback);
+    const resolve = (scope: RunContext): ResolvedModel => droneModel.resolve(scope);
+    const name = base.name;
+    const responseSchema = schema
+      ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
+      : undefined;
 
     return {
       ...base,
       preflight: (scope) => {
         resolve(scope);
       },
-      exec: single
-        ? singleExec
-        : async (scope: RunContext): Promise<NodeResult> => {
-            if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
-            const history =
-              def.conversation === undefined ? undefined : scope.local.conversations.get(def.conversation);
-            if (def.conversation !== undefined && !history) {
-              throw new HatcheryError(
-                'NOT_FOUND',
-                `conversation "${def.conversation}" has no history yet: that drone must run before this one`,
-                { field: 'conversation' },
-              );
-            }
-            const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
-            const user: ChatMessage = { role: 'user', content: scope.render(usr) };
-            const resolved = resolve(scope);
-            const model = resolved.model;
-            const provider = metered(scope, resolved, name);
-            const request: ChatRequest = {
-              model,
-              system,
-              messages: history ? [...history.messages, user] : [user],
-              temperature: def.temperature,
-              maxTokens: def.max_tokens,
-              timeoutMs: def.timeout_ms,
-              stream: def.stream,
-              signal: scope.signal,
-              onRetry: undefined,
-            };
-            if (noCache) request.cache = false;
-            const extra = spawn
-              ? spawnTools(
-                  scope,
-                  spawn,
-                  {
-                    system,
-                    modelSpec,
-                    baseURL: def.base_url,
-                    clientFallback,
-                    refs,
-                    request,
-                    node: base.name,
-                  },
-                  1,
-                )
-              : NO_TOOLS;
-            const conv = await converse(scope, {
-              node: base.name,
-              provider,
-              request,
-              refs,
-              maxTurns: def.max_turns,
-              extraTools: extra,
-              resultLimit: def.tool_output_limit,
-              responseSchema,
-              history: keep || schema !== undefined || choice !== undefined,
-            });
-            // converse() returns fresh objects: later retries and choices add to them in place.
-            const usage = conv.usage;
-            let { text, messages } = conv;
-            let value: unknown;
-            if (schema) {
-              const structured = await structuredReply({
-                provider,
+      exec: async (scope: RunContext): Promise<NodeResult> => {
+        if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
+        const history =
+          def.conversation === undefined ? undefined : scope.local.conversations.get(def.conversation);
+        if (def.conversation !== undefined && !history) {
+          throw new HatcheryError(
+            'NOT_FOUND',
+            `conversation "${def.conversation}" has no history yet: that drone must run before this one`,
+            { field: 'conversation' },
+          );
+        }
+        const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
+        const user: ChatMessage = { role: 'user', content: scope.render(usr) };
+        const resolved = resolve(scope);
+        const model = resolved.model;
+        const provider = metered(scope, resolved, name);
+        const request: ChatRequest = {
+          model,
+          system,
+          messages: history ? [...history.messages, user] : [user],
+          temperature: def.temperature,
+          maxTokens: def.max_tokens,
+          timeoutMs: def.timeout_ms,
+          stream: def.stream,
+          signal: scope.signal,
+          onRetry: undefined,
+        };
+        if (noCache) request.cache = false;
+        const extra = spawn
+          ? spawnTools(
+              scope,
+              spawn,
+              {
+                system,
+                modelSpec,
+                baseURL: def.base_url,
+                clientFallback,
+                refs,
                 request,
-                messages,
-                text,
-                schema,
-                usage,
                 node: base.name,
-              });
-              ({ text, value, messages } = structured);
-            }
-            if (keep) scope.local.conversations.set(base.name, { system, messages });
-            const result: NodeResult = { text, usage };
-            if (value !== undefined) result.value = value;
-            if (choice) result.next = await chooseNext({ provider, request, messages, spec: choice, usage });
-            return result;
-          },
+              },
+              1,
+            )
+          : NO_TOOLS;
+        const conv = await converse(scope, {
+          node: base.name,
+          provider,
+          request,
+          refs,
+          maxTurns: def.max_turns,
+          extraTools: extra,
+          resultLimit: def.tool_output_limit,
+          responseSchema,
+          history: keep || schema !== undefined || choice !== undefined,
+        });
+        // converse() returns fresh objects: later retries and choices add to them in place.
+        const usage = conv.usage;
+        let { text, messages } = conv;
+        let value: unknown;
+        if (schema) {
+          const structured = await structuredReply({
+            provider,
+            request,
+            messages,
+            text,
+            schema,
+            usage,
+            node: base.name,
+          });
+          ({ text, value, messages } = structured);
+        }
+        if (keep) scope.local.conversations.set(base.name, { system, messages });
+        const result: NodeResult = { text, usage };
+        if (value !== undefined) result.value = value;
+        if (choice) result.next = await chooseNext({ provider, request, messages, spec: choice, usage });
+        return result;
+      },
     };
   },
 };

@@ -41,7 +41,9 @@ export function planOf(source: string): Plan | null {
     // Other tags, comments and a stray `#}` (a nunjucks syntax error) are nunjucks' business.
     if (text.includes('{%') || text.includes('{#') || text.includes('#}')) return null;
     if (text !== '') parts.push(text);
-    if (open < 0) return parts;
+    // A copy of exact length: a pushed-to array keeps room for 17 elements (152 bytes), and a
+    // template keeps its plan for as long as its file is loaded.
+    if (open < 0) return parts.slice();
     const close = source.indexOf('}}', open + 2);
     if (close < 0) return null;
     const m = EXPR.exec(source.slice(open + 2, close));
@@ -74,7 +76,7 @@ function lookupOf(name: string, path: string): Lookup | null {
     } else if (s[2] !== undefined) keys.push(Number.parseInt(s[2], 10));
     else keys.push(internalized(s[3] ?? s[4]!));
   }
-  return { name: internalized(name), keys, scoped: name === 'ctx' || name === 'out' };
+  return { name: internalized(name), keys: keys.slice(), scoped: name === 'ctx' || name === 'out' };
 }
 
 /** What `{{ x }}` looks names up in: the render's variables, then the environment's globals. */
