@@ -146,7 +146,10 @@ export class FileJournal implements RunJournal {
     private lead = '',
   ) {
     this.id = id;
-    for (const h of seen) (this.seen ??= new Set()).add(h);
+    for (const h of seen) {
+      this.seen ??= new Set();
+      this.seen.add(h);
+    }
     this.jsonSecrets = jsonSecretsOf(secrets);
     if (first) this.push(first, performance.now());
     this.listener = (e) => {
@@ -404,9 +407,9 @@ export class FileJournal implements RunJournal {
     const s = this.mayHold(value) ? redactText(value, this.secrets, { authHeaders: true }) : value;
     if (s.length < LARGE_STRING) return s;
     const h = stringHash(s);
-    const seen = (this.seen ??= new Set());
-    if (seen.has(h)) return { $same: h };
-    seen.add(h);
+    this.seen ??= new Set();
+    if (this.seen.has(h)) return { $same: h };
+    this.seen.add(h);
     return s;
   }
 
