@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
 import { endOf, runMeta } from './journal/run-meta.js';
 import type { RunJournal, RunStore } from './journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
+import { newRunId } from './run-id.js';
 
 /** The options of the one listener a run adds to its caller's signal. */
 const ONCE = { once: true } as const;
@@ -29,7 +29,7 @@ export function runJournaled(
   let runId: string;
   let journal: RunJournal;
   try {
-    runId = options.runId ?? options.journal?.id ?? randomUUID();
+    runId = options.runId ?? options.journal?.id ?? newRunId();
     journal = options.journal ?? store.create(runMeta(h, runId, options));
   } catch (err) {
     return Promise.reject(err);
