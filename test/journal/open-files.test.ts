@@ -7,8 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { openFilesCap, setOpenFilesCap } from '../../src/runtime/journal/file-journal.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { openFilesCap, setOpenFilesCap } from '../../src/runtime/journal/journal-file.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 

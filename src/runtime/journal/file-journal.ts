@@ -1,10 +1,10 @@
-import { appendFileSync, closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { ConversationCursor } from '../conversations.js';
 import { checkClock, epochMs } from './clock.js';
 import { fastLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
+import { addToPiece, JournalFile, pieceEmpty, startPiece } from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
 import { nodesJson, runStartLine } from './run-start.js';
@@ -12,37 +12,6 @@ import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } 
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
 const MAX_BUFFERED = 8192;
-/** Characters of lines a flush builds before it writes them (see flush). */
-const FLUSH_PIECE = 65_536;
-/**
- * Journals that keep their file open, at most: beyond, a journal opens and closes its file at each
- * flush, so thousands of runs in flight never use up the process's descriptors. A quarter of the
- * process's limit where it can be read (Linux; Node raises the soft limit to the hard one at start),
- * between 256 and 4,096: a burst of a thousand calls then keeps one descriptor per run instead of
- * opening each file twice; where the limit is 1,024, as often, it stays 256.
- */
-let maxOpenFiles: number | undefined;
-/** The cap on journal files kept open (see maxOpenFiles). */
-export function openFilesCap(): number {
-  if (maxOpenFiles !== undefined) return maxOpenFiles;
-  maxOpenFiles = 256;
-  if (process.platform === 'linux') {
-    try {
-      const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
-      const limit = m === null ? 0 : m[1] === 'unlimited' ? Number.POSITIVE_INFINITY : Number(m[1]);
-      maxOpenFiles = Math.max(256, Math.min(4096, Math.floor(limit / 4)));
-    } catch {
-      // No /proc: the default.
-    }
-  }
-  return maxOpenFiles;
-}
-
-/** Sets the cap on journal files kept open (tests of the fallback past it); undefined: the default. */
-export function setOpenFilesCap(cap: number | undefined): void {
-  maxOpenFiles = cap;
-}
-let openFiles = 0;
 /** What flush returns: its write is done when it returns (kept a promise for the RunJournal contract). */
 const WRITTEN: Promise<void> = Promise.resolve();
 /** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
@@ -117,7 +86,7 @@ export class FileJournal implements RunJournal {
   private onWritten: (() => void) | undefined;
   private closed = false;
   /** The file, open for appending from the first flush to the end of the run. */
-  private fd: number | undefined;
+  private readonly out: JournalFile;
   /** Hashes of the large strings already in the file (made at the first large string: most runs have none). */
   private seen: Set<string> | undefined;
   /** str() as a function, for fastLine. */
@@ -146,6 +115,7 @@ export class FileJournal implements RunJournal {
     private lead = '',
   ) {
     this.id = id;
+    this.out = new JournalFile(file);
     for (const h of seen) {
       this.seen ??= new Set();
       this.seen.add(h);
@@ -203,7 +173,7 @@ export class FileJournal implements RunJournal {
     const written = this.onWritten;
     if (written !== undefined) {
       this.onWritten = undefined;
-      this.closeFile();
+      this.out.close();
       written();
     }
   }
@@ -236,10 +206,12 @@ export class FileJournal implements RunJournal {
     const times = this.times;
     this.queue = [];
     this.times = [];
-    let text = this.lead;
+    const lead = this.lead;
     this.lead = '';
     checkClock();
-    // Written in pieces of about 64 KB, each event let go once its line is built: a young-generation
+    startPiece();
+    if (lead !== '') addToPiece(lead, false);
+    // Written in pieces of up to 64 KB, each event let go once its line is built: a young-generation
     // GC during a long flush then copies only what is left to write, not every line and event of the
     // run, which it would promote and leave for the old generation's marking during the next runs
     // (measured: 0.4 µs a node of the next run's time in a 1,000-node chain).
@@ -247,53 +219,28 @@ export class FileJournal implements RunJournal {
     for (let i = 0; i < items.length; i++) {
       const line = this.line(items[i]!, epochMs(times[i]!));
       items[i] = undefined;
-      if (line !== undefined) text += `${line}\n`;
-      if (text.length >= FLUSH_PIECE && i < items.length - 1) {
-        if (!this.writePiece(text)) return WRITTEN;
-        text = '';
-      }
+      if (line === undefined || addToPiece(line, true)) continue;
+      if (!pieceEmpty() && !this.write()) return WRITTEN;
+      // A line longer than a piece is written alone.
+      if (!addToPiece(line, true) && !this.write(`${line}\n`)) return WRITTEN;
     }
-    this.writePiece(text);
+    this.write();
     return WRITTEN;
   }
 
-  /** Appends `text` (see writeText); false after a failed write, which ends the flush (its records are lost). */
-  private writePiece(text: string): boolean {
+  /**
+   * Appends the piece gathered (or `text`); false after a failed write, which ends the flush (its
+   * records are lost).
+   */
+  private write(text?: string): boolean {
     try {
-      this.writeText(text);
+      if (text === undefined) this.out.writePiece();
+      else this.out.writeText(text);
       return true;
     } catch (err) {
       this.error = err;
       return false;
     }
-  }
-
-  /**
-   * Appends to the file, synchronously, through one descriptor kept open for the run. A flush runs on
-   * its own turn of the event loop (never inside a node), and a few hundred bytes to the page cache
-   * cost less than handing open, write and close to the thread pool with a promise each (measured:
-   * the async appendFile per flush was a fifth of a journaled MCP call's CPU).
-   */
-  private writeText(text: string): void {
-    if (this.fd === undefined) {
-      if (openFiles >= openFilesCap()) {
-        appendFileSync(this.file, text, { mode: 0o600 });
-        return;
-      }
-      // A failed open (the folder gone) throws here and is tried again at the next flush.
-      this.fd = openSync(this.file, 'a', 0o600);
-      openFiles++;
-    }
-    writeAll(this.fd, text);
-  }
-
-  /** Closes the file after the last write. */
-  private closeFile(): void {
-    if (this.fd === undefined) return;
-    const fd = this.fd;
-    this.fd = undefined;
-    openFiles--;
-    closeQuietly(fd);
   }
 
   /** One JSON line, cleaned of secrets, large strings already written replaced by a reference. */
@@ -452,22 +399,5 @@ export class FileJournal implements RunJournal {
       out[k] = CREDENTIAL_KEY.test(k) ? '[redacted]' : this.clean(v, depth + 1);
     }
     return out;
-  }
-}
-
-/** Writes all of `text` to `fd` (the string as is: no Buffer of it unless a write falls short). */
-function writeAll(fd: number, text: string): void {
-  const written = writeSync(fd, text);
-  const total = Buffer.byteLength(text, 'utf8');
-  if (written >= total) return;
-  const buf = Buffer.from(text, 'utf8');
-  for (let off = written; off < total; ) off += writeSync(fd, buf, off);
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // Nothing is lost: every write before it returned.
   }
 }
