@@ -142,7 +142,7 @@ export function runStartLine(
 }
 
 /** True when both lists hold the same strings in the same order (a store's secrets: a few). */
-export function sameList(a: readonly string[], b: readonly string[]): boolean {
+function sameList(a: readonly string[], b: readonly string[]): boolean {
   if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
