@@ -1,16 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import { linkedController } from '../core/cancel.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
 import { endOf, runMeta } from './journal/run-meta.js';
-import type { RunStore } from './journal/store.js';
+import type { RunJournal, RunStore } from './journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
+import { newRunId } from './run-id.js';
+
+/** The options of the one listener a run adds to its caller's signal. */
+const ONCE = { once: true } as const;
 
 /**
  * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
  * with the run's status; a cancel through the store aborts it. The final write is not awaited
  * here (the store's read, reopen and close wait for it), so the journal never delays the result.
+ * Not async: a `then` on the run instead of a frame of its own, per call of a server.
  */
-export async function runJournaled(
+export function runJournaled(
   store: RunStore,
   h: Hatchery,
   options: RunOptions,
@@ -22,9 +25,15 @@ export async function runJournaled(
     hold: { shared?: RunState },
   ) => Promise<RunResult>,
 ): Promise<RunResult> {
-  const runId = options.runId ?? options.journal?.id ?? randomUUID();
   const t0 = performance.now();
-  const journal = options.journal ?? store.create(runMeta(h, runId, options));
+  let runId: string;
+  let journal: RunJournal;
+  try {
+    runId = options.runId ?? options.journal?.id ?? newRunId();
+    journal = options.journal ?? store.create(runMeta(h, runId, options));
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const own = journal.listener;
   const user = options.onEvent;
   const listener: RunListener = user
@@ -33,29 +42,48 @@ export async function runJournaled(
         user(e);
       }
     : own;
-  const { controller, unlink } = linkedController(options.signal);
-  running.set(runId, controller);
-  const hold: { shared?: RunState } = {};
-  try {
-    const result = await runWith(runId, listener, controller.signal, hold);
-    void journal.end('succeeded', {
-      output: result.output,
-      value: result.value,
-      usage: result.usage,
-      steps: result.steps,
-      ms: Math.round(performance.now() - t0),
-    });
-    return result;
-  } catch (err) {
-    const [status, fields] = endOf(err, controller.signal, performance.now() - t0);
-    if (hold.shared) {
-      fields.usage = hold.shared.usage;
-      fields.steps = hold.shared.steps;
-    }
-    void journal.end(status, fields);
-    throw err;
-  } finally {
-    running.delete(runId);
-    unlink();
+  // Its own controller, which a cancel through the store aborts, following the caller's signal.
+  const controller = new AbortController();
+  const outer = options.signal;
+  let onAbort: (() => void) | undefined;
+  if (outer?.aborted) controller.abort(outer.reason);
+  else if (outer) {
+    onAbort = () => controller.abort(outer.reason);
+    outer.addEventListener('abort', onAbort, ONCE);
   }
+  running.set(runId, controller);
+  const done = () => {
+    running.delete(runId);
+    if (onAbort) outer!.removeEventListener('abort', onAbort);
+  };
+  const hold: { shared?: RunState } = {};
+  let run: Promise<RunResult>;
+  try {
+    run = runWith(runId, listener, controller.signal, hold);
+  } catch (err) {
+    run = Promise.reject(err);
+  }
+  return run.then(
+    (result) => {
+      done();
+      void journal.end('succeeded', {
+        output: result.output,
+        value: result.value,
+        usage: result.usage,
+        steps: result.steps,
+        ms: Math.round(performance.now() - t0),
+      });
+      return result;
+    },
+    (err: unknown) => {
+      done();
+      const [status, fields] = endOf(err, controller.signal, performance.now() - t0);
+      if (hold.shared) {
+        fields.usage = hold.shared.usage;
+        fields.steps = hold.shared.steps;
+      }
+      void journal.end(status, fields);
+      throw err;
+    },
+  );
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { describeAbort, neverAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, ValidationError, withContext } from '../core/errors.js';
@@ -30,6 +29,7 @@ import type { RunStore } from './journal/store.js';
 import { runJournaled } from './journaled.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
 import { prepareResume, type ResumeOptions } from './resume.js';
+import { newRunId } from './run-id.js';
 import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
 export type { RunOptions, RunResult, RuntimeOptions };
@@ -204,7 +204,7 @@ export class Runtime {
     return this.runWith(
       h,
       options,
-      options.runId ?? randomUUID(),
+      options.runId ?? newRunId(),
       options.onEvent,
       options.signal ?? neverAborted,
     );

@@ -3,18 +3,27 @@
  * time), up to a cap: beyond it, journals open and close their file per flush. With more runs in flight
  * than the cap, every journal is still complete, and no descriptor is left open after the runs.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { openFilesCap, setOpenFilesCap } from '../../src/runtime/journal/journal-file.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 
 const openFds = () => readdirSync('/proc/self/fd').length;
 
 describe.runIf(process.platform === 'linux')('journal files kept open', () => {
-  it('300 runs at once (over the 256 cap) are all journaled whole, and every file is closed after', async () => {
+  it('keeps up to a quarter of the descriptor limit open, between 256 and 4,096', () => {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    const limit = Number(m?.[1] ?? 1024);
+    expect(openFilesCap()).toBe(Math.max(256, Math.min(4096, Math.floor(limit / 4))));
+  });
+
+  it('300 runs at once (over a cap of 256) are all journaled whole, and every file is closed after', async () => {
+    setOpenFilesCap(256);
+    onTestFinished(() => setOpenFilesCap(undefined));
     const dir = tempDir('hatchery-journal-fds-');
     const state = path.join(dir, 'runs');
     const store = new FileRunStore(state, { env: {} });

@@ -1,24 +1,17 @@
-import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { ConversationCursor } from '../conversations.js';
 import { checkClock, epochMs } from './clock.js';
 import { fastLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
+import { addToPiece, JournalFile, pieceEmpty, startPiece } from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
+import { nodesJson, runStartLine } from './run-start.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
 const MAX_BUFFERED = 8192;
-/** Characters of lines a flush builds before it writes them (see flush). */
-const FLUSH_PIECE = 65_536;
-/**
- * Journals that keep their file open, at most: beyond, a journal opens and closes its file at each
- * flush, so thousands of runs in flight never use up the process's descriptors (often 1,024).
- */
-const MAX_OPEN_FILES = 256;
-let openFiles = 0;
 /** What flush returns: its write is done when it returns (kept a promise for the RunJournal contract). */
 const WRITTEN: Promise<void> = Promise.resolve();
 /** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
@@ -44,11 +37,30 @@ function flushDue(): void {
   for (const j of list) j.turn();
 }
 
+/** No strings: a new run's file holds none yet. */
+const NONE: readonly string[] = [];
+
+/** What a journal's records of model calls need, made once it has one (see FileJournal.parts). */
+interface JournalParts {
+  content: RecordContent;
+  /** Messages already written per conversation. */
+  sent: ConversationCursor;
+}
+
 /**
- * The JSON of cleaned frozen values (a loaded file's node hashes), with the secret list they were
- * cleaned of: immutable both, so journals of any run may share them.
+ * The secrets of a list as they appear inside JSON text, where they differ from the secret (quotes and
+ * backslashes escaped): worked out once per list, which a store shares with all its journals until
+ * its secrets change (a new array then).
  */
-const cleanedOnce = new WeakMap<object, { secrets: readonly string[]; json: string }>();
+const jsonSecretsOnce = new WeakMap<readonly string[], readonly string[]>();
+function jsonSecretsOf(secrets: readonly string[]): readonly string[] {
+  let json = jsonSecretsOnce.get(secrets);
+  if (json === undefined) {
+    json = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
+    jsonSecretsOnce.set(secrets, json);
+  }
+  return json;
+}
 
 /** A record appended with RunJournal.append, kept in order among the buffered events. */
 class Extra {
@@ -74,26 +86,21 @@ export class FileJournal implements RunJournal {
   private onWritten: (() => void) | undefined;
   private closed = false;
   /** The file, open for appending from the first flush to the end of the run. */
-  private fd: number | undefined;
-  /** Hashes of the large strings already in the file. */
-  private readonly seen: Set<string>;
+  private readonly out: JournalFile;
+  /** Hashes of the large strings already in the file (made at the first large string: most runs have none). */
+  private seen: Set<string> | undefined;
   /** str() as a function, for fastLine. */
   private readonly strOf = (value: string | undefined) => this.str(value);
-  /** What eventRecord needs of this journal: its cleaning, and a model call's key and prompt. */
-  private readonly content: RecordContent = {
-    str: this.strOf,
-    clean: (value, depth) => this.clean(value, depth),
-    modelCall: (e) => {
-      const { key, clean, plain } = this.keys.key(e);
-      return { key, prompt: this.prompt(e, clean, plain) };
-    },
-  };
-  /** The keys of this run's model calls, hashed per conversation as it grows. */
-  private readonly keys: RequestKeys;
-  /** Messages already written per conversation. */
-  private readonly sent = new ConversationCursor();
+  /** clean() as a function, for the run_start line. */
+  private readonly cleanOf = (value: unknown, depth: number) => this.clean(value, depth);
+  /**
+   * What eventRecord needs of this journal, and the state of its model calls' keys and prompts: made
+   * at the first record that needs them, so a run's journal is a few objects until then (a thousand
+   * runs in flight each hold theirs through their model call).
+   */
+  private parts: JournalParts | undefined;
   /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
-  private readonly jsonSecrets: string[];
+  private readonly jsonSecrets: readonly string[];
   /** The last write error (a full disk): runs go on, the store reports it. */
   error: unknown;
 
@@ -103,14 +110,17 @@ export class FileJournal implements RunJournal {
     private readonly secrets: readonly string[],
     private readonly onEnd: (j: FileJournal, written: Promise<void>) => void,
     first: Extra | undefined,
-    seen: Iterable<string> = [],
+    seen: Iterable<string> = NONE,
     /** Written before the first record: a newline when the file ends in a line cut short. */
     private lead = '',
   ) {
     this.id = id;
-    this.seen = new Set(seen);
-    this.jsonSecrets = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
-    this.keys = new RequestKeys((text) => !this.mayHold(text) && !CREDENTIAL_FIELD.test(text), secrets);
+    this.out = new JournalFile(file);
+    for (const h of seen) {
+      this.seen ??= new Set();
+      this.seen.add(h);
+    }
+    this.jsonSecrets = jsonSecretsOf(secrets);
     if (first) this.push(first, performance.now());
     this.listener = (e) => {
       if (this.closed) return;
@@ -163,7 +173,7 @@ export class FileJournal implements RunJournal {
     const written = this.onWritten;
     if (written !== undefined) {
       this.onWritten = undefined;
-      this.closeFile();
+      this.out.close();
       written();
     }
   }
@@ -196,10 +206,12 @@ export class FileJournal implements RunJournal {
     const times = this.times;
     this.queue = [];
     this.times = [];
-    let text = this.lead;
+    const lead = this.lead;
     this.lead = '';
     checkClock();
-    // Written in pieces of about 64 KB, each event let go once its line is built: a young-generation
+    startPiece();
+    if (lead !== '') addToPiece(lead, false);
+    // Written in pieces of up to 64 KB, each event let go once its line is built: a young-generation
     // GC during a long flush then copies only what is left to write, not every line and event of the
     // run, which it would promote and leave for the old generation's marking during the next runs
     // (measured: 0.4 µs a node of the next run's time in a 1,000-node chain).
@@ -207,53 +219,28 @@ export class FileJournal implements RunJournal {
     for (let i = 0; i < items.length; i++) {
       const line = this.line(items[i]!, epochMs(times[i]!));
       items[i] = undefined;
-      if (line !== undefined) text += `${line}\n`;
-      if (text.length >= FLUSH_PIECE && i < items.length - 1) {
-        if (!this.writePiece(text)) return WRITTEN;
-        text = '';
-      }
+      if (line === undefined || addToPiece(line, true)) continue;
+      if (!pieceEmpty() && !this.write()) return WRITTEN;
+      // A line longer than a piece is written alone.
+      if (!addToPiece(line, true) && !this.write(`${line}\n`)) return WRITTEN;
     }
-    this.writePiece(text);
+    this.write();
     return WRITTEN;
   }
 
-  /** Appends `text` (see writeText); false after a failed write, which ends the flush (its records are lost). */
-  private writePiece(text: string): boolean {
+  /**
+   * Appends the piece gathered (or `text`); false after a failed write, which ends the flush (its
+   * records are lost).
+   */
+  private write(text?: string): boolean {
     try {
-      this.writeText(text);
+      if (text === undefined) this.out.writePiece();
+      else this.out.writeText(text);
       return true;
     } catch (err) {
       this.error = err;
       return false;
     }
-  }
-
-  /**
-   * Appends to the file, synchronously, through one descriptor kept open for the run. A flush runs on
-   * its own turn of the event loop (never inside a node), and a few hundred bytes to the page cache
-   * cost less than handing open, write and close to the thread pool with a promise each (measured:
-   * the async appendFile per flush was a fifth of a journaled MCP call's CPU).
-   */
-  private writeText(text: string): void {
-    if (this.fd === undefined) {
-      if (openFiles >= MAX_OPEN_FILES) {
-        appendFileSync(this.file, text, { mode: 0o600 });
-        return;
-      }
-      // A failed open (the folder gone) throws here and is tried again at the next flush.
-      this.fd = openSync(this.file, 'a', 0o600);
-      openFiles++;
-    }
-    writeAll(this.fd, text);
-  }
-
-  /** Closes the file after the last write. */
-  private closeFile(): void {
-    if (this.fd === undefined) return;
-    const fd = this.fd;
-    this.fd = undefined;
-    openFiles--;
-    closeQuietly(fd);
   }
 
   /** One JSON line, cleaned of secrets, large strings already written replaced by a reference. */
@@ -268,6 +255,10 @@ export class FileJournal implements RunJournal {
     }
     if (item instanceof Extra && item.fields.nodes !== undefined) {
       try {
+        if (item.type === 'run_start') {
+          const line = runStartLine(item.fields, at, this.secrets, this.strOf, this.cleanOf);
+          if (line !== undefined) return line;
+        }
         const line = this.withNodes(item, at);
         if (line !== undefined) return line;
       } catch {
@@ -304,7 +295,7 @@ export class FileJournal implements RunJournal {
    * Undefined when `nodes` is not such a map.
    */
   private withNodes(item: Extra, at: number): string | undefined {
-    const nodes = this.nodesJson(item.fields.nodes);
+    const nodes = nodesJson(item.fields.nodes, this.secrets, this.cleanOf);
     if (nodes === undefined) return undefined;
     const head: Record<string, unknown> = { v: JOURNAL_VERSION, at, type: item.type };
     let tail: Record<string, unknown> | undefined;
@@ -326,26 +317,27 @@ export class FileJournal implements RunJournal {
     return `${before.slice(0, -1)},"nodes":${nodes}${after === '{}' ? '}' : `,${after.slice(1)}`}`;
   }
 
-  /**
-   * The JSON of clean() of a frozen map of short strings, kept per map and secret list (short strings
-   * are never written as references to earlier copies, so it is the same for every journal).
-   */
-  private nodesJson(value: unknown): string | undefined {
-    if (value === null || typeof value !== 'object' || !Object.isFrozen(value)) return undefined;
-    const kept = cleanedOnce.get(value);
-    if (kept !== undefined && sameList(kept.secrets, this.secrets)) return kept.json;
-    // Frozen: what is checked here cannot change after.
-    for (const k in value) {
-      const v = (value as Record<string, unknown>)[k];
-      if (typeof v !== 'string' || v.length >= LARGE_STRING) return undefined;
-    }
-    const json = JSON.stringify(this.clean(value, 1));
-    cleanedOnce.set(value, { secrets: this.secrets, json });
-    return json;
+  private record(e: RunEvent, at: number): JournalRecord {
+    return eventRecord(e, at, this.journalParts().content);
   }
 
-  private record(e: RunEvent, at: number): JournalRecord {
-    return eventRecord(e, at, this.content);
+  /** The parts of this journal made at its first record that needs them (see `parts`). */
+  private journalParts(): JournalParts {
+    if (this.parts !== undefined) return this.parts;
+    const keys = new RequestKeys((text) => !this.mayHold(text) && !CREDENTIAL_FIELD.test(text), this.secrets);
+    const parts: JournalParts = {
+      sent: new ConversationCursor(),
+      content: {
+        str: this.strOf,
+        clean: this.cleanOf,
+        modelCall: (e) => {
+          const { key, clean, plain } = keys.key(e);
+          return { key, prompt: this.prompt(e, clean, plain) };
+        },
+      },
+    };
+    this.parts = parts;
+    return parts;
   }
 
   /** True when a text may hold something redactText removes (most texts do not: they are left alone). */
@@ -362,6 +354,7 @@ export class FileJournal implements RunJournal {
     const s = this.mayHold(value) ? redactText(value, this.secrets, { authHeaders: true }) : value;
     if (s.length < LARGE_STRING) return s;
     const h = stringHash(s);
+    this.seen ??= new Set();
     if (this.seen.has(h)) return { $same: h };
     this.seen.add(h);
     return s;
@@ -380,7 +373,7 @@ export class FileJournal implements RunJournal {
     plain: boolean | undefined,
   ): Record<string, unknown> {
     const { system, messages } = e.request;
-    const from = this.sent.next(e);
+    const from = this.journalParts().sent.next(e);
     const sent = from === 0 ? messages : messages.slice(from);
     const asIs = clean && Array.isArray(messages) && (plain ?? plainFrom(messages, from));
     const added = asIs ? sent : this.clean(sent, 0);
@@ -406,30 +399,5 @@ export class FileJournal implements RunJournal {
       out[k] = CREDENTIAL_KEY.test(k) ? '[redacted]' : this.clean(v, depth + 1);
     }
     return out;
-  }
-}
-
-/** Writes all of `text` to `fd` (the string as is: no Buffer of it unless a write falls short). */
-function writeAll(fd: number, text: string): void {
-  const written = writeSync(fd, text);
-  const total = Buffer.byteLength(text, 'utf8');
-  if (written >= total) return;
-  const buf = Buffer.from(text, 'utf8');
-  for (let off = written; off < total; ) off += writeSync(fd, buf, off);
-}
-
-/** True when both lists hold the same strings in the same order (a store's secrets: a few). */
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // Nothing is lost: every write before it returned.
   }
 }

@@ -102,6 +102,8 @@ export class FileRunStore implements RunStore {
   private listing = false;
   private made = false;
   private lastPrune = 0;
+  /** ended() as a function, one for all the journals of this store. */
+  private readonly endedOf = (j: FileJournal, done: Promise<void>) => this.ended(j, done);
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
@@ -147,12 +149,14 @@ export class FileRunStore implements RunStore {
       }
       this.made = true;
     }
+    // The meta as it is (runMeta makes one per run, and nobody changes it after): its record is built
+    // on the next turn of the event loop.
     const j = new FileJournal(
       this.fileOf(meta.id),
       meta.id,
       this.secrets,
-      (e, done) => this.ended(e, done),
-      FileJournal.record('run_start', { ...meta }),
+      this.endedOf,
+      FileJournal.record('run_start', meta as unknown as Record<string, unknown>),
     );
     this.own(j);
     for (const set of this.starting) set.add(meta.id);
@@ -191,7 +195,7 @@ export class FileRunStore implements RunStore {
         this.fileOf(id),
         id,
         this.secrets,
-        (e, done) => this.ended(e, done),
+        this.endedOf,
         FileJournal.record('resumed', { ...fields, owner: processOwner }),
         parsed.strings.keys(),
         lead,

@@ -132,7 +132,7 @@ export interface RunStore {
   readonly location: string;
   /** How long a finished run is kept before pruning may delete it, in ms (undefined: no age limit). */
   readonly retentionMs?: number;
-  /** Starts the journal of a new run. */
+  /** Starts the journal of a new run; `meta` is its first record, not to be changed after. */
   create(meta: RunMeta): RunJournal;
   /**
    * Reopens the journal of an existing run to append an attempt (resume): appends a `resumed` record

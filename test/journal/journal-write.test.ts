@@ -1,0 +1,64 @@
+/**
+ * A flush encodes its lines into one buffer shared by every journal (flushes run one at a time) and
+ * writes it in pieces: multi-byte text, lines longer than a piece, and many pieces must land whole and
+ * in order, and a journal whose write fails must lose its own lines only, never pass them to the next
+ * journal's file.
+ */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileJournal } from '../../src/runtime/journal/file-journal.js';
+import { tempDir } from '../helpers.js';
+
+type Rec = { type: string; [k: string]: unknown };
+const read = (file: string): Rec[] =>
+  readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Rec);
+
+describe('journal writes', () => {
+  it('writes multi-byte text, a line longer than a piece and many pieces whole and in order', async () => {
+    const dir = tempDir('hatchery-journal-write-');
+    const file = path.join(dir, 'a.jsonl');
+    const j = new FileJournal(file, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
+    const long = 'é🐝'.repeat(30_000); // 90,000 UTF-16 units, 180,000 bytes: longer than a piece
+    const texts = ['plain', 'é à ü', '蜂の巣', '🐝🐝', long, 'after'];
+    for (const t of texts) j.append('note', { text: t });
+    // Enough lines for several pieces of 64 KB.
+    for (let i = 0; i < 3000; i++) j.append('note', { i, text: `line ${i} ${'ü'.repeat(20)}` });
+    await j.end('succeeded', {});
+    const recs = read(file);
+    expect(recs[0]?.type).toBe('run_start');
+    expect(recs.slice(1, 7).map((r) => r.text)).toEqual(texts);
+    expect(recs.slice(7, 3007).map((r) => r.i)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    expect(recs.at(-1)?.type).toBe('run_end');
+    expect(j.error).toBeUndefined();
+  });
+
+  it('a journal that cannot write loses its own lines only, in the same turn as another', async () => {
+    const dir = tempDir('hatchery-journal-write-');
+    const gone = path.join(dir, 'gone');
+    mkdirSync(gone);
+    const a = new FileJournal(
+      path.join(gone, 'a.jsonl'),
+      'a',
+      [],
+      () => {},
+      FileJournal.record('run_start', { id: 'a' }),
+    );
+    const bFile = path.join(dir, 'b.jsonl');
+    const b = new FileJournal(bFile, 'b', [], () => {}, FileJournal.record('run_start', { id: 'b' }));
+    rmSync(gone, { recursive: true });
+    for (let i = 0; i < 50; i++) {
+      a.append('note', { from: 'a', i });
+      b.append('note', { from: 'b', i });
+    }
+    // Both end in the same turn: one flush after the other, through the shared buffer.
+    await Promise.all([a.end('succeeded', {}), b.end('succeeded', {})]);
+    expect(a.error).toBeDefined();
+    const recs = read(bFile);
+    expect(recs).toHaveLength(52);
+    expect(recs.filter((r) => r.type === 'note').every((r) => r.from === 'b')).toBe(true);
+  });
+});
