@@ -10,7 +10,8 @@
 // counted there (1.5–2.0 µs/node alone against 2.3 between journal runs). Each child warms up on the
 // same chain (at least 20,000 node executions), then times its runs; its median is one sample. Rounds interleave the children
 // (modes, builds), the figure is the median over rounds. The 100,000 vs 1,000 comparison (journal off
-// only) takes turns in one child.
+// only) takes turns in one child; that child also times the floor of the comparison (see
+// outputsByName: storing the outputs by name with no runtime), printed beside it, not subtracted.
 // This tree is timed from its dist/ when built (what users run), else from its sources through tsx.
 // Usage: npm run build && node --import tsx bench/runtime-overhead.ts [--rounds R] [--base DIST]...
 //        (BENCH_SMOKE=1: 10 and 100 nodes, 1 round of 2 runs)
@@ -36,7 +37,7 @@ function option(name: string): string | undefined {
 type Mode = 'quiet' | 'listener' | 'journal' | 'flat';
 const MODES: readonly Mode[] = ['quiet', 'listener', 'journal'];
 /** What one child prints: median µs/node of its runs, and (journal) until the journal is on disk. */
-type Sample = { run: number; written: number; big?: number };
+type Sample = { run: number; written: number; big?: number; floor?: number; floorBig?: number };
 
 /** The modules a child runs: this tree's, or another build's `dist`. */
 async function modules(dist: string | undefined) {
@@ -99,7 +100,9 @@ async function child(mode: Mode, n: number, runs: number, dist: string | undefin
 /** Journal off only: 1,000 and `big` nodes taking turns, so both see the same machine. */
 async function flat(runtime: Runtime, small: Hatchery, big: Hatchery, runs: number): Promise<Sample> {
   const hs = [small, big];
+  const names = hs.map((h) => [...h.nodes.keys()]);
   const per = [[] as number[], [] as number[]];
+  const floor = [[] as number[], [] as number[]];
   for (let i = -1; i < runs; i++) {
     for (let k = 0; k < 2; k++) {
       const n = hs[k]!.nodes.size;
@@ -110,7 +113,39 @@ async function flat(runtime: Runtime, small: Hatchery, big: Hatchery, runs: numb
       if (i >= 0) per[k]!.push(((performance.now() - t0) * 1000) / (n * reps));
     }
   }
-  return { run: median(per[0]!), written: median(per[0]!), big: median(per[1]!) };
+  // In rounds of their own, after the runs: their garbage must not be collected inside a timed run.
+  for (let i = -1; i < runs; i++) {
+    for (let k = 0; k < 2; k++) {
+      const n = names[k]!.length;
+      const reps = Math.max(1, Math.round(big.nodes.size / n / 10));
+      const t0 = performance.now();
+      for (let r = 0; r < reps; r++) kept = outputsByName(names[k]!);
+      if (i >= 0) floor[k]!.push(((performance.now() - t0) * 1000) / (n * reps));
+    }
+  }
+  if (kept === undefined) throw new Error('the floor made no outputs');
+  return {
+    run: median(per[0]!),
+    written: median(per[0]!),
+    big: median(per[1]!),
+    floor: median(floor[0]!),
+    floorBig: median(floor[1]!),
+  };
+}
+
+/** Kept so that the floor's objects are not optimised away. */
+let kept: Record<string, unknown> | undefined;
+
+/**
+ * The floor of the 1,000 vs 100,000 comparison: what a run's outputs by name cost with no runtime at
+ * all, one store per node into a fresh null-prototype object (as `out`), with the loaded file's own
+ * node names, in the same process and heap. A JavaScript dictionary grows by rehashing into tables
+ * larger than the caches, so this alone costs more per entry at 100,000 entries than at 1,000.
+ */
+function outputsByName(names: readonly string[]): Record<string, unknown> {
+  const out = Object.create(null) as Record<string, unknown>;
+  for (let j = 0; j < names.length; j++) out[names[j]!] = 'ok';
+  return out;
 }
 
 /** Runs one child and returns its sample. */
@@ -181,7 +216,12 @@ for (const { label } of builds) {
       `${n}\t${at('quiet', n).run.toFixed(2)}\t\t${at('listener', n).run.toFixed(2)}\t\t${j.run.toFixed(2)}\t\t${j.written.toFixed(2)}`,
     );
   }
-  const wide = { small: med(`${label} flat`, (s) => s.run), big: med(`${label} flat`, (s) => s.big!) };
+  const wide = {
+    small: med(`${label} flat`, (s) => s.run),
+    big: med(`${label} flat`, (s) => s.big!),
+    floor: med(`${label} flat`, (s) => s.floor!),
+    floorBig: med(`${label} flat`, (s) => s.floorBig!),
+  };
   const quiet = at('quiet', small).run;
   const jSmall = at('journal', small);
   console.log(
@@ -189,6 +229,9 @@ for (const { label } of builds) {
   );
   console.log(
     `linearity: per-node cost at ${mid} nodes / at 100 nodes = ${(at('quiet', mid).run / at('quiet', 100).run).toFixed(2)} (1.0 = linear)`,
+  );
+  console.log(
+    `of the ${(wide.big - wide.small).toFixed(2)} µs/node more at ${big} nodes, the outputs by name alone (a bare loop storing each node's output into a fresh object, no runtime) take ${(wide.floorBig - wide.floor).toFixed(2)} (${wide.floorBig.toFixed(3)} µs/node at ${big}, ${wide.floor.toFixed(3)} at 1000)`,
   );
   const ratio = wide.big / wide.small;
   console.log(
