@@ -21,7 +21,7 @@
 //        (BENCH_SMOKE=1: smallest sizes, 2 runs, one round)
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -29,6 +29,7 @@ import type { Hatchery } from '../src/engine/contracts.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
 import { Runtime } from '../src/runtime/runtime.js';
+import { buildsToTime } from './lib/builds.js';
 import { median } from './lib/stats.js';
 
 const smoke = process.env.BENCH_SMOKE === '1';
@@ -264,17 +265,7 @@ function sample(dist: string | undefined): Sample {
 }
 
 const ROUNDS = Number(option('--rounds') ?? (smoke ? 1 : 3));
-const ownDist = fileURLToPath(new URL('../dist', import.meta.url));
-const built = existsSync(path.join(ownDist, 'runtime/runtime.js'));
-if (!built)
-  console.log('no dist/ here: timing the sources through tsx (run `npm run build` to time the built code)');
-const builds: { label: string; dist: string | undefined }[] = [
-  { label: built ? 'this tree (dist)' : 'this tree (sources)', dist: built ? ownDist : undefined },
-];
-process.argv.forEach((a, i) => {
-  const dist = process.argv[i + 1];
-  if (a === '--base' && dist) builds.push({ label: `base ${dist}`, dist: path.resolve(dist) });
-});
+const builds = buildsToTime();
 const samples = builds.map(() => [] as Sample[]);
 for (let r = 0; r < ROUNDS; r++) {
   const order = builds.map((_, b) => b);

@@ -17,7 +17,7 @@
 //        (BENCH_SMOKE=1: 10 and 100 nodes, 1 round of 2 runs)
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,6 +26,7 @@ import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
 import { FileRunStore } from '../src/runtime/journal/file-store.js';
 import { Runtime } from '../src/runtime/runtime.js';
+import { buildsToTime } from './lib/builds.js';
 import { median } from './lib/stats.js';
 
 const smoke = process.env.BENCH_SMOKE === '1';
@@ -165,19 +166,7 @@ if (childMode !== undefined) {
 }
 
 const ROUNDS = Number(option('--rounds') ?? (smoke ? 1 : 3));
-// This tree's build when there is one: the sources through tsx measured slower than the built code
-// (tsx keeps function names with a call per closure made), 3.5 against 2.2 µs/node with the journal on.
-const ownDist = fileURLToPath(new URL('../dist', import.meta.url));
-const built = existsSync(path.join(ownDist, 'runtime/runtime.js'));
-if (!built)
-  console.log('no dist/ here: timing the sources through tsx (run `npm run build` to time the built code)');
-const builds: { label: string; dist: string | undefined }[] = [
-  { label: built ? 'this tree (dist)' : 'this tree (sources)', dist: built ? ownDist : undefined },
-];
-process.argv.forEach((a, i) => {
-  const dist = process.argv[i + 1];
-  if (a === '--base' && dist) builds.push({ label: `base ${dist}`, dist: path.resolve(dist) });
-});
+const builds = buildsToTime();
 const sizes = smoke ? [10, 100] : [10, 100, 1000, 5000];
 const big = smoke ? 1000 : 100_000;
 const small = smoke ? 100 : 1000;
