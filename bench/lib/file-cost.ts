@@ -15,8 +15,11 @@ export interface FileCost {
  * running beside), creating a file can cost 0.5-1 ms of kernel CPU (find_inode_bit skips each
  * recently deleted inode), against 20-40 µs usually.
  */
-export function runFileCost(dir: string, count: number): FileCost {
-  const folder = path.join(dir, `file-cost-${process.pid}`);
+export function runFileCost(dir: string, count: number, inPlace = false): FileCost {
+  // In place: the files go into `dir` itself (a server's state folder: creating a file costs what it
+  // costs in that folder, which a fresh folder beside it need not show), and are removed after.
+  const folder = inPlace ? dir : path.join(dir, `file-cost-${process.pid}`);
+  const prefix = inPlace ? `file-cost-${process.pid}-` : '';
   mkdirSync(folder, { recursive: true });
   const line = `${JSON.stringify({ v: 1, type: 'run_start', pad: 'x'.repeat(600) })}\n`;
   const wall: number[] = [];
@@ -27,7 +30,7 @@ export function runFileCost(dir: string, count: number): FileCost {
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       for (let i = 0; i < n; i++) {
-        const fd = openSync(path.join(folder, `${done + i}.jsonl`), 'a', 0o600);
+        const fd = openSync(path.join(folder, `${prefix}${done + i}.jsonl`), 'a', 0o600);
         writeSync(fd, line);
         closeSync(fd);
       }
@@ -36,7 +39,8 @@ export function runFileCost(dir: string, count: number): FileCost {
       done += n;
     }
   } finally {
-    rmSync(folder, { recursive: true, force: true });
+    if (!inPlace) rmSync(folder, { recursive: true, force: true });
+    else for (let i = 0; i < count; i++) rmSync(path.join(folder, `${prefix}${i}.jsonl`), { force: true });
   }
   return { wallUs: median(wall), systemUs: median(system) };
 }

@@ -76,6 +76,40 @@ describe('a model call’s key text', () => {
     }
   });
 
+  it('requests with only plain fields that follow each other, alike or differing in one field, get their own text', () => {
+    // Every run of a drone sends the same fields: their parts are kept from one request to the next,
+    // and any field that differs, by value or by type, must give that request's own text.
+    const base = { model: 'gpt', system: 'sys', messages: [{ role: 'user', content: 'q' }] };
+    const variants: Record<string, unknown>[] = [
+      base,
+      base,
+      { ...base, messages: [{ role: 'user', content: 'other' }] },
+      { ...base, model: 'gpt-2' },
+      { ...base, system: 'sys2' },
+      { ...base, system: undefined },
+      { ...base, maxTokens: 10 },
+      { ...base, maxTokens: '10' },
+      { ...base, temperature: 0 },
+      { ...base, temperature: -0 },
+      { ...base, temperature: Number.NaN },
+      { ...base, temperature: Number.NaN },
+      { ...base, toolChoice: 'auto' },
+      { ...base, toolChoice: { name: 'x' } },
+      { ...base, tools: [{ name: 'x', description: 'd', inputSchema: { type: 'object' } }] },
+      { ...base, responseSchema: { name: 'r', schema: { type: 'object' } } },
+      { ...base, messages: 'not a list' },
+      base,
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const v of variants) {
+        for (const vendor of ['openai', 'anthropic', 'openai']) {
+          const r = req(v);
+          expect(requestText(vendor, r).text).toBe(canonicalJson(chatRequestShape(vendor, r)));
+        }
+      }
+    }
+  });
+
   it('a conversation that grows turn by turn keeps the same text as a fresh one', () => {
     const messages: ChatRequest['messages'] = [{ role: 'user', content: 'start' }];
     for (let turn = 0; turn < 20; turn++) {

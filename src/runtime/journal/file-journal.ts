@@ -108,7 +108,11 @@ export class FileJournal implements RunJournal {
     readonly file: string,
     id: string,
     private readonly secrets: readonly string[],
-    private readonly onEnd: (j: FileJournal, written: Promise<void>) => void,
+    /**
+     * Told when the journal ends, with the promise of its last write, and again with undefined once
+     * that write is done (a call instead of a `finally` per run on the promise).
+     */
+    private readonly onEnd: (j: FileJournal, written: Promise<void> | undefined) => void,
     first: Extra | undefined,
     seen: Iterable<string> = NONE,
     /** Written before the first record: a newline when the file ends in a line cut short. */
@@ -175,6 +179,7 @@ export class FileJournal implements RunJournal {
       this.onWritten = undefined;
       this.out.close();
       written();
+      this.onEnd(this, undefined);
     }
   }
 

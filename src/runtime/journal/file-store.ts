@@ -92,7 +92,8 @@ export class FileRunStore implements RunStore {
   /** Journals of running runs this process owns. */
   private readonly live = new Map<string, FileJournal>();
   /** Final writes of ended journals still under way. */
-  private readonly pending = new Set<Promise<void>>();
+  /** The last write of each journal that ended and is not written yet. */
+  private readonly pending = new Map<FileJournal, Promise<void>>();
   private readonly cancelListeners: ((id: string) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
@@ -103,7 +104,7 @@ export class FileRunStore implements RunStore {
   private made = false;
   private lastPrune = 0;
   /** ended() as a function, one for all the journals of this store. */
-  private readonly endedOf = (j: FileJournal, done: Promise<void>) => this.ended(j, done);
+  private readonly endedOf = (j: FileJournal, done: Promise<void> | undefined) => this.ended(j, done);
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
@@ -362,12 +363,12 @@ export class FileRunStore implements RunStore {
 
   /** Resolves when everything appended so far is written (every journal of this store). */
   async idle(): Promise<void> {
-    await Promise.all([...[...this.live.values()].map((j) => j.flush()), ...this.pending]);
+    await Promise.all([...[...this.live.values()].map((j) => j.flush()), ...this.pending.values()]);
   }
 
   private async settle(id: string): Promise<void> {
     await this.live.get(id)?.flush();
-    if (this.pending.size > 0) await Promise.all(this.pending);
+    if (this.pending.size > 0) await Promise.all(this.pending.values());
   }
 
   private async text(id: string): Promise<string | undefined> {
@@ -390,10 +391,14 @@ export class FileRunStore implements RunStore {
     }
   }
 
-  private ended(j: FileJournal, done: Promise<void>): void {
+  /** A journal ended (`done`: its last write), or that write is done (undefined). */
+  private ended(j: FileJournal, done: Promise<void> | undefined): void {
+    if (done === undefined) {
+      this.pending.delete(j);
+      return;
+    }
     if (this.live.get(j.id) === j) this.live.delete(j.id);
-    this.pending.add(done);
-    void done.finally(() => this.pending.delete(done));
+    this.pending.set(j, done);
     if (this.live.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;

@@ -34,7 +34,8 @@ export interface CallKey {
 
 /** The keys of one journal's model calls (see the file's comment). */
 export class RequestKeys {
-  private readonly chains = new Map<number | string, Chain>();
+  /** Made at the first conversation (a request of two messages or more): most drones send one. */
+  private chains: Map<number | string, Chain> | undefined;
 
   constructor(
     /** True when a piece of canonical text holds nothing redaction would change. */
@@ -48,7 +49,7 @@ export class RequestKeys {
     const messages = e.request.messages;
     if (!parts.messages) return this.whole(e, parts.head + parts.tail, false);
     const id = e.call === undefined ? e.step : `${e.step}|${e.call}`;
-    let chain = this.chains.get(id);
+    let chain = this.chains?.get(id);
     if (chain === undefined && messages.length < 2) {
       // Most drones send one message once: no hash state kept for them.
       let text = parts.head;
@@ -67,6 +68,7 @@ export class RequestKeys {
         hash: createHash('sha256').update(parts.head),
         clean: this.isClean(parts.head),
       };
+      this.chains ??= new Map();
       if (this.chains.size >= MAX_CHAINS) this.chains.delete(this.chains.keys().next().value!);
       this.chains.set(id, chain);
     }

@@ -57,8 +57,65 @@ export interface RequestParts {
   messages: boolean;
 }
 
+/**
+ * The parts of the last request whose fields besides its messages are all strings, numbers or left
+ * out (a drone's: every run of a loaded file sends the same ones), kept with those fields: the next
+ * such request with the same fields gets the same parts (immutable strings), not a dozen new ones.
+ */
+let last:
+  | {
+      vendor: string;
+      maxTokens: unknown;
+      model: unknown;
+      system: unknown;
+      temperature: unknown;
+      toolChoice: unknown;
+      parts: RequestParts;
+    }
+  | undefined;
+
+/** True for what the last parts may be kept for: left out, a string or a number (compared by value). */
+const scalar = (v: unknown): boolean => v === undefined || typeof v === 'string' || typeof v === 'number';
+
 /** The parts of canonicalJson(chatRequestShape(vendor, request)) around its messages (see RequestParts). */
 export function requestParts(vendor: string, req: ChatRequest): RequestParts {
+  const simple =
+    req.responseSchema === undefined &&
+    req.tools === undefined &&
+    Array.isArray(req.messages) &&
+    scalar(req.maxTokens) &&
+    scalar(req.model) &&
+    scalar(req.system) &&
+    scalar(req.temperature) &&
+    scalar(req.toolChoice);
+  if (
+    simple &&
+    last !== undefined &&
+    last.vendor === vendor &&
+    Object.is(last.maxTokens, req.maxTokens) &&
+    last.model === req.model &&
+    last.system === req.system &&
+    Object.is(last.temperature, req.temperature) &&
+    last.toolChoice === req.toolChoice
+  ) {
+    return last.parts;
+  }
+  const parts = buildParts(vendor, req);
+  if (simple) {
+    last = {
+      vendor,
+      maxTokens: req.maxTokens,
+      model: req.model,
+      system: req.system,
+      temperature: req.temperature,
+      toolChoice: req.toolChoice,
+      parts,
+    };
+  }
+  return parts;
+}
+
+function buildParts(vendor: string, req: ChatRequest): RequestParts {
   // The shape's fields in sorted order: maxTokens, messages, model, responseSchema, system,
   // temperature, toolChoice, tools, vendor. Each field is written with a leading comma, cut below.
   let head = field('maxTokens', req.maxTokens);
