@@ -85,17 +85,6 @@ export function quickLoad(
   }
 }
 
-/** quickLoad's prepared load, when it gives one. */
-export function quickPrepareText(
-  text: string,
-  file: string,
-  options: LoadOptions = {},
-  subs?: SubFiles,
-): PreparedLoad | undefined {
-  const res = quickLoad(text, file, options, subs);
-  return res?.ok ? res.prepared : undefined;
-}
-
 /** The message of an exception thrown while loading a file (not a problem the loader reported). */
 export function unexpectedLoadError(err: unknown): string {
   const cut = (m: string) => (m.length > 200 ? `${m.slice(0, 200)}…` : m);

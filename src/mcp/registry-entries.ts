@@ -32,7 +32,7 @@ function compilingLoader(): typeof import('../loader/load.js') {
 
 /**
  * The loader's first half (parse, schemas, problems), imported when a deferred start meets a file
- * that quickPrepareText does not decide (see importFirstHalf); the compiling half includes it.
+ * that quickLoad does not decide (see importFirstHalf); the compiling half includes it.
  */
 let firstHalf: Pick<typeof import('../loader/prepare.js'), 'prepareHatcheryText'> | undefined;
 

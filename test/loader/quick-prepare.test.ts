@@ -1,15 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { prepareHatcheryText } from '../../src/loader/prepare.js';
-import { quickLoad, quickPrepareText } from '../../src/loader/quick.js';
+import { type PreparedLoad, quickLoad } from '../../src/loader/quick.js';
 import { seededRandom } from '../helpers.js';
 import { corpus } from '../schema/corpus.js';
 
 /**
- * `serve` lists a file in the common shapes from quickPrepareText, without importing the schemas, and
+ * `serve` lists a file in the common shapes from quickLoad, without importing the schemas, and
  * any other file from prepareHatcheryText: for every file the quick half decides, both must give the
  * same prepared load (definition, nodes, graph, warnings), and it must decide nothing that fails.
  */
 const files = corpus();
+
+/** quickLoad's prepared load, when it gives one. */
+function quickPrepareText(text: string, file: string): PreparedLoad | undefined {
+  const res = quickLoad(text, file);
+  return res?.ok ? res.prepared : undefined;
+}
 
 function same(what: string, text: string, file: string): boolean {
   const quick = quickPrepareText(text, file);
