@@ -43,6 +43,9 @@ export const neverAborted: AbortSignal = (() => {
   return signal;
 })();
 
+/** The options of a listener that ends with the one abort it waits for. */
+const ONCE = { once: true } as const;
+
 /**
  * A controller that aborts when any of `signals` does, and a function that detaches it again.
  * Used instead of AbortSignal.any so that long-lived signals (server shutdown) do not keep a
@@ -53,7 +56,8 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): {
   unlink: () => void;
 } {
   const controller = new AbortController();
-  const detach: (() => void)[] = [];
+  // One closure chain instead of an array of them: a served call links one signal per run.
+  let detach: (() => void) | undefined;
   for (const s of signals) {
     if (!s) continue;
     if (s.aborted) {
@@ -61,14 +65,19 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): {
       break;
     }
     const onAbort = () => controller.abort(s.reason);
-    s.addEventListener('abort', onAbort, { once: true });
-    detach.push(() => s.removeEventListener('abort', onAbort));
+    s.addEventListener('abort', onAbort, ONCE);
+    const before = detach;
+    detach = () => {
+      before?.();
+      s.removeEventListener('abort', onAbort);
+    };
   }
   return {
     controller,
     unlink: () => {
-      for (const d of detach) d();
-      detach.length = 0;
+      const d = detach;
+      detach = undefined;
+      d?.();
     },
   };
 }

@@ -1,11 +1,9 @@
+import { linkedController } from '../core/cancel.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
 import { endOf, runMeta } from './journal/run-meta.js';
 import type { RunJournal, RunStore } from './journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
 import { newRunId } from './run-id.js';
-
-/** The options of the one listener a run adds to its caller's signal. */
-const ONCE = { once: true } as const;
 
 /**
  * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
@@ -43,18 +41,11 @@ export function runJournaled(
       }
     : own;
   // Its own controller, which a cancel through the store aborts, following the caller's signal.
-  const controller = new AbortController();
-  const outer = options.signal;
-  let onAbort: (() => void) | undefined;
-  if (outer?.aborted) controller.abort(outer.reason);
-  else if (outer) {
-    onAbort = () => controller.abort(outer.reason);
-    outer.addEventListener('abort', onAbort, ONCE);
-  }
+  const { controller, unlink } = linkedController(options.signal);
   running.set(runId, controller);
   const done = () => {
     running.delete(runId);
-    if (onAbort) outer!.removeEventListener('abort', onAbort);
+    unlink();
   };
   const hold: { shared?: RunState } = {};
   let run: Promise<RunResult>;
