@@ -532,8 +532,8 @@ export interface RunContext {
   render(t: Template): string;
   /** Writes a `save_output` variable here and in every enclosing context of the same run. */
   save(key: string, value: unknown): void;
-  /** Sets out.<name> in this context. */
-  setOut(name: string, value: unknown): void;
+  /** Sets out.<name> in this context; `index`, the node's (CompiledNode.index), spares a lookup by name. */
+  setOut(name: string, value: unknown, index?: number): void;
   /** A child context: sees these variables, keeps its own writes; `signal` narrows its cancellation. */
   child(own?: Record<string, unknown>, opts?: ChildOptions): RunContext;
 }

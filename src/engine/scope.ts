@@ -14,6 +14,7 @@ import type {
   RunServices,
   RunState,
 } from './contracts.js';
+import { OutSlots } from './out-slots.js';
 import { raiseInTemplate, type Template, type TemplateVars } from './templates/templates.js';
 
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
@@ -71,7 +72,12 @@ class RunLocal implements RunLocalState {
  * through the prototype chain and keep their own writes, so nothing is ever copied.
  */
 export class Scope implements RunContext {
-  readonly vars: TemplateVars;
+  /** The variables renders get; `out` is the OutSlots while this scope keeps its outputs by index. */
+  private readonly renderVars: TemplateVars;
+  /** A top-level scope's outputs by node index, until something reads `out` whole (see out-slots.ts). */
+  private slots: OutSlots | undefined = undefined;
+  /** This scope's outputs as a dictionary; a child's is shared with its siblings until its first write. */
+  private outDict: Record<string, unknown>;
   /** Output of the node that ran last in this scope (a script's default stdin). */
   last = '';
   /** Node executions walked in this scope so far. */
@@ -96,8 +102,11 @@ export class Scope implements RunContext {
     readonly shared: RunShared,
     readonly guard: PathGuard,
     readonly ctx: Record<string, unknown>,
-    /** This scope's outputs; a child's is shared with its siblings until its first write (see setOut). */
-    public out: Record<string, unknown>,
+    /**
+     * This scope's outputs (a child's is shared with its siblings until its first write, see setOut);
+     * undefined for a top-level scope, which keeps them by node index until they are read whole.
+     */
+    out: Record<string, unknown> | undefined,
     readonly depth: number,
     /** Stable place of this scope in the run ('' at the top), undefined where not resumable one by one. */
     readonly path: string | undefined,
@@ -115,7 +124,33 @@ export class Scope implements RunContext {
   ) {
     this.local = local ?? new RunLocal();
     this.signal = signal ?? shared.signal;
-    this.vars = { ctx, out, fread: (ctx as { fread: (p: string) => string }).fread };
+    let dict = out;
+    if (dict === undefined) {
+      const slots = new OutSlots(hatchery.nodes);
+      this.slots = slots;
+      // Renders get the slots in place of `out` (templates.ts reads `out.<node>` from them).
+      dict = slots as unknown as Record<string, unknown>;
+    }
+    this.outDict = dict;
+    this.renderVars = { ctx, out: dict, fread: (ctx as { fread: (p: string) => string }).fread };
+  }
+
+  /** Outputs of the nodes so far, by name (built from the slots on the first read, see out-slots.ts). */
+  get out(): Record<string, unknown> {
+    if (this.slots !== undefined) this.unslot();
+    return this.outDict;
+  }
+
+  /** What templates see: ctx, out (as a dictionary), fread. */
+  get vars(): TemplateVars {
+    if (this.slots !== undefined) this.unslot();
+    return this.renderVars;
+  }
+
+  /** Builds the dictionary of the slots (or takes the one a render built) and keeps it from now on. */
+  private unslot(): void {
+    this.outDict = this.slots!.materialize(this.renderVars);
+    this.slots = undefined;
   }
 
   /**
@@ -142,7 +177,7 @@ export class Scope implements RunContext {
 
   /** Renders a compiled template with this scope's variables. */
   render(t: Template): string {
-    return t.render(this.vars);
+    return t.render(this.renderVars);
   }
 
   /** Writes a `save_output` variable here and in every enclosing scope of the same run. */
@@ -157,9 +192,21 @@ export class Scope implements RunContext {
    * siblings, until its first write makes its own: a branch whose only write is skipped (its last
    * node's, see outUnread) allocates none. Every write to a scope's out goes through here.
    */
-  setOut(name: string, value: unknown): void {
+  setOut(name: string, value: unknown, index?: number): void {
+    const slots = this.slots;
+    if (slots !== undefined) {
+      if (slots.dict === undefined) {
+        const at = index !== undefined && slots.names[index] === name ? index : slots.indexOf(name);
+        if (at >= 0) {
+          slots.set(at, value);
+          return;
+        }
+      }
+      // A render built the dictionary, or a name that is no node of this file: by name from now on.
+      this.unslot();
+    }
     if (!this.ownOut) this.ownOutput();
-    this.out[name] = value;
+    this.outDict[name] = value;
   }
 
   /** Gives this scope an out of its own, on top of its parent's, in place of the shared view. */
@@ -167,10 +214,10 @@ export class Scope implements RunContext {
     // In dictionary mode from the start (a null-prototype object is; setPrototypeOf keeps it): every
     // branch writes its own node names here, and on a fast object each new name is a hidden-class
     // transition of a map made per run (about 1 µs a branch, a quarter of a wide fan-out's time).
-    const parentOut = Object.getPrototypeOf(this.out) as Record<string, unknown>;
+    const parentOut = Object.getPrototypeOf(this.outDict) as Record<string, unknown>;
     const out = Object.setPrototypeOf(Object.create(null), parentOut) as Record<string, unknown>;
-    this.out = out;
-    this.vars.out = out;
+    this.outDict = out;
+    this.renderVars.out = out;
     this.ownOut = true;
   }
 
@@ -184,7 +231,9 @@ export class Scope implements RunContext {
     // The view's prototype is this scope's out for good: a scope that has children owns its out, and
     // its out object is never replaced after that.
     if (!this.ownOut) this.ownOutput();
-    this.childView ??= Object.setPrototypeOf(Object.create(null), this.out) as Record<string, unknown>;
+    // A child reads its parent's outputs through its prototype chain: they must be a dictionary.
+    if (this.slots !== undefined) this.unslot();
+    this.childView ??= Object.setPrototypeOf(Object.create(null), this.outDict) as Record<string, unknown>;
     const s = new Scope(
       this.hatchery,
       this.shared,

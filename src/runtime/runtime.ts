@@ -251,14 +251,27 @@ export class Runtime {
     return this.execute(h, shared, 0, options.input, options.vars, budget.signal).then(
       ({ scope, result }): RunResult => {
         budget.end();
+        // The run's own object, built on first read: most callers never read it, and in a large file
+        // building the dictionary is most of what a node costs more (engine/out-slots.ts).
+        let from: RunContext | undefined = scope;
+        let outputs: Record<string, unknown> | undefined;
         return {
           runId,
           output: result.text,
           value: result.value,
           usage: shared.usage,
           steps: shared.steps,
-          // The run's own object: nothing else holds it, so no copy is needed.
-          outputs: scope.out,
+          get outputs(): Record<string, unknown> {
+            if (from !== undefined) {
+              outputs = from.out;
+              from = undefined;
+            }
+            return outputs!;
+          },
+          set outputs(v: Record<string, unknown>) {
+            from = undefined;
+            outputs = v;
+          },
         };
       },
       (err: unknown) => {
@@ -503,7 +516,8 @@ export class Runtime {
       shared,
       guard,
       ctx,
-      Object.create(null),
+      // Kept by node index until read whole (engine/out-slots.ts).
+      undefined,
       depth,
       path,
       undefined,

@@ -1,3 +1,4 @@
+import { OutSlots } from '../out-slots.js';
 import { templateEnv } from './env.js';
 import { memberLookup, renderState, runtime } from './sandbox.js';
 
@@ -18,6 +19,9 @@ interface Lookup {
   keys: (string | number)[];
   /** The name is `ctx` or `out`: the render's own variables, read directly when printable. */
   scoped: boolean;
+  /** For `out.<node>`: the node's slot in a run's OutSlots, valid for the names `slotOf`. */
+  slot: number;
+  slotOf: readonly string[] | undefined;
 }
 
 /** Text parts (strings) and lookups, in template order. */
@@ -76,7 +80,13 @@ function lookupOf(name: string, path: string): Lookup | null {
     } else if (s[2] !== undefined) keys.push(Number.parseInt(s[2], 10));
     else keys.push(internalized(s[3] ?? s[4]!));
   }
-  return { name: internalized(name), keys: keys.slice(), scoped: name === 'ctx' || name === 'out' };
+  return {
+    name: internalized(name),
+    keys: keys.slice(),
+    scoped: name === 'ctx' || name === 'out',
+    slot: -1,
+    slotOf: undefined,
+  };
 }
 
 /** What `{{ x }}` looks names up in: the render's variables, then the environment's globals. */
@@ -107,12 +117,16 @@ export function renderPlan(
       // `out.X` / `ctx.X` (most lookups) read directly (see scopedField); longer paths and anything
       // but a printable value take the sandbox's way.
       if (part.scoped && part.keys.length === 1) {
-        const found = scopedField(part.name === 'out' ? vars.out : vars.ctx, part.keys[0]!);
+        const top = part.name === 'out' ? vars.out : vars.ctx;
+        const found = top instanceof OutSlots ? slotField(top, part) : scopedField(top, part.keys[0]!);
         if (found !== undefined) {
           output += found as string;
           continue;
         }
       }
+      // The sandbox reads the run's outputs as the dictionary they stand for (out-slots.ts).
+      const slots = vars.out;
+      if (slots instanceof OutSlots) slots.materialize(vars);
       return renderFrom(plan, i, output, vars);
     }
     return output;
@@ -136,6 +150,24 @@ export function scopedField(top: unknown, key: string | number): string | number
   return (t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)
     ? (found as string | number | boolean)
     : undefined;
+}
+
+/** `value` when it prints as itself (a string, number or boolean) and `key` is safe; see scopedField. */
+export function printableField(value: unknown, key: string | number): string | number | boolean | undefined {
+  const t = typeof value;
+  return (t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)
+    ? (value as string | number | boolean)
+    : undefined;
+}
+
+/** `out.<key>` of a lookup from a run's slots, as scopedField would read it from the dictionary. */
+function slotField(slots: OutSlots, part: Lookup): string | number | boolean | undefined {
+  const key = part.keys[0]!;
+  if (part.slotOf !== slots.names) {
+    part.slot = typeof key === 'string' ? slots.indexOf(key) : -1;
+    part.slotOf = slots.names;
+  }
+  return printableField(slots.get(part.slot), key);
 }
 
 /** A plan of the form `text{{ ctx.key }}text` (or `out.key`; either text may be empty), taken apart. */

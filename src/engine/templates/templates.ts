@@ -1,7 +1,8 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
+import { OutSlots } from '../out-slots.js';
 import { templateEnv } from './env.js';
-import { oneLookup, type Plan, planOf, renderPlan, scopedField } from './fast.js';
+import { oneLookup, type Plan, planOf, printableField, renderPlan, scopedField } from './fast.js';
 import { renderState } from './sandbox.js';
 import { simpleTags } from './simple.js';
 
@@ -122,6 +123,9 @@ export class Template {
   private onOut = false;
   private key: string | number | undefined = undefined;
   private after = '';
+  /** The slot of `out.<key>` in a run's OutSlots, valid for the node names `slotOf` (see out-slots.ts). */
+  private slot = -1;
+  private slotOf: readonly string[] | undefined = undefined;
 
   constructor(source: string, where: ErrorContext) {
     this.source = source;
@@ -194,7 +198,8 @@ export class Template {
     if (this.constant) return this.source;
     const key = this.key;
     if (key !== undefined) {
-      const found = scopedField(this.onOut ? vars.out : vars.ctx, key);
+      const top = this.onOut ? vars.out : vars.ctx;
+      const found = top instanceof OutSlots ? this.fromSlot(top, key) : scopedField(top, key);
       if (found !== undefined) return this.before + found + this.after;
     }
     // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
@@ -213,6 +218,9 @@ export class Template {
       if (fast !== undefined) return fast;
     }
     if (this.compiled === undefined) return this.source;
+    // Nunjucks reads the run's outputs as the dictionary they stand for (out-slots.ts).
+    const slots = vars.out;
+    if (slots instanceof OutSlots) slots.materialize(vars);
     const state = renderState;
     state.pending = undefined;
     state.fread = vars.fread;
@@ -240,6 +248,15 @@ export class Template {
       // Renders never nest (helpers do not render), so the slots simply empty; nothing of the run stays referenced.
       state.fread = state.ctx = state.out = state.loaded = undefined;
     }
+  }
+
+  /** `out.<key>` read from a run's slots when it prints as itself (as scopedField), else undefined. */
+  private fromSlot(slots: OutSlots, key: string | number): string | number | boolean | undefined {
+    if (this.slotOf !== slots.names) {
+      this.slot = typeof key === 'string' ? slots.indexOf(key) : -1;
+      this.slotOf = slots.names;
+    }
+    return printableField(slots.get(this.slot), key);
   }
 
   private translate(err: unknown): HatcheryError {

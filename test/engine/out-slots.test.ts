@@ -1,0 +1,158 @@
+/**
+ * A top-level run keeps its outputs by node index until something reads `out` whole (engine/out-slots.ts);
+ * then it builds the dictionary the run would have built. These check that a run on that path gives
+ * what a run that reads `out` whole from its first node gives (a dictionary from the start): the same
+ * prompts, the same `out` keys in the order of first writes with the latest values, in templates, in a
+ * script's arguments, in the run's result, after a node ran twice, and in a resumed run.
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HatcheryError } from '../../src/core/errors.js';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
+import type { ChatRequest } from '../../src/providers/types.js';
+import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { hatch, load, tempDir } from '../helpers.js';
+
+/** The first node's prompt, plain (slots) or through a filter, which makes nunjucks read `out` whole. */
+const FIRST = { slots: '{{ ctx.input }}', dictionary: '{{ ctx.input | string }}' };
+type Mode = keyof typeof FIRST;
+
+/** A model that answers `<prompt> #<n>`, n counting its calls, and keeps the prompts. */
+function counting() {
+  const prompts: string[] = [];
+  const model = new ScriptedProvider((req: ChatRequest) => {
+    const text = String(req.messages.at(-1)!.content);
+    prompts.push(text);
+    return `${text.slice(0, 40)} #${prompts.length}`;
+  });
+  return { model, prompts };
+}
+
+/** Runs `nodes` (the first one's prompt set by `mode`) and returns what a caller and the model saw. */
+async function runBoth(nodes: (first: string) => unknown[]) {
+  const seen: Record<
+    Mode,
+    { outputs: Record<string, unknown>; keys: string[]; prompts: string[]; output: string }
+  > = {} as never;
+  for (const mode of ['slots', 'dictionary'] as const) {
+    const { model, prompts } = counting();
+    const runtime = new Runtime({ providers: { openai: model }, env: {} });
+    const r = await runtime.run(load(hatch(nodes(FIRST[mode]), { max_steps: 50 })), { input: 'go' });
+    seen[mode] = { outputs: r.outputs, keys: Object.keys(r.outputs), prompts, output: r.output };
+    await runtime.close();
+  }
+  expect(seen.slots.prompts).toEqual(seen.dictionary.prompts);
+  expect(seen.slots.keys).toEqual(seen.dictionary.keys);
+  expect(seen.slots.outputs).toEqual(seen.dictionary.outputs);
+  expect(seen.slots.output).toBe(seen.dictionary.output);
+  return seen.slots;
+}
+
+describe('outputs kept by node index', () => {
+  it('templates read out.<node> and the result lists every output, as with the dictionary', async () => {
+    const seen = await runBoth((first) => [
+      { name: 'A', usr_prompt: first, next: 'B' },
+      { name: 'B', usr_prompt: 'B after {{ out.A }}', next: 'C' },
+      // Two lookups; then one of a node that has not run yet, with a default (nunjucks renders it).
+      { name: 'C', usr_prompt: 'C: {{ out.A }} and {{ out.B }}', next: 'D' },
+      { name: 'D', usr_prompt: 'D: {{ out.E | default("none") }} / {{ out.C }}', next: 'E' },
+      { name: 'E', usr_prompt: 'E after {{ out.D }}' },
+    ]);
+    expect(seen.keys).toEqual(['A', 'B', 'C', 'D', 'E']);
+    expect(seen.prompts[2]).toBe('C: go #1 and B after go #1 #2');
+    expect(seen.prompts[3]).toMatch(/^D: none \/ C: go #1/);
+    expect(seen.outputs.E).toBe(seen.output);
+  });
+
+  it('a node run twice keeps its first place in out and its latest output', async () => {
+    const seen = await runBoth((first) => [
+      { name: 'A', usr_prompt: first, next: 'B' },
+      { name: 'B', usr_prompt: 'B {{ out.A }}', next: 'C', max_visits: 2, on_limit: 'D' },
+      { name: 'C', usr_prompt: 'C {{ out.B }}', next: 'B' },
+      { name: 'D', usr_prompt: 'D {{ out.B }} {{ out.C }}' },
+    ]);
+    // A, B, C, B and C again, then D: B and C keep the places of their first writes.
+    expect(seen.keys).toEqual(['A', 'B', 'C', 'D']);
+    expect(seen.prompts).toHaveLength(6);
+    expect(seen.outputs.B).toMatch(/#4$/);
+    expect(seen.outputs.C).toMatch(/#5$/);
+    expect(seen.prompts[5]).toBe(`D ${seen.outputs.B as string} ${seen.outputs.C as string}`);
+  });
+
+  it('a script given all outputs sees them in order, and later nodes still read theirs', async () => {
+    const dump = {
+      name: 'S',
+      type: 'script',
+      cmd: [process.execPath, '-e', 'process.stdout.write(process.argv[1])', '{{ out | dump }}'],
+      next: 'C',
+    };
+    const seen = await runBoth((first) => [
+      { name: 'A', usr_prompt: first, next: 'B' },
+      { name: 'B', usr_prompt: 'B {{ out.A }}', next: 'S' },
+      dump,
+      { name: 'C', usr_prompt: 'C {{ out.B }}' },
+    ]);
+    expect(JSON.parse(seen.outputs.S as string)).toEqual({ A: 'go #1', B: 'B go #1 #2' });
+    expect(Object.keys(JSON.parse(seen.outputs.S as string))).toEqual(['A', 'B']);
+    expect(seen.keys).toEqual(['A', 'B', 'S', 'C']);
+    expect(seen.prompts[2]).toBe('C B go #1 #2');
+  });
+
+  it("the result's outputs is one object: read twice it is the same, and it can be replaced", async () => {
+    const { model } = counting();
+    const runtime = new Runtime({ providers: { openai: model }, env: {} });
+    const h = load(hatch([{ name: 'A', usr_prompt: '{{ ctx.input }}' }]));
+    const r = await runtime.run(h, { input: 'go' });
+    expect(r.outputs).toBe(r.outputs);
+    r.outputs.extra = 1;
+    expect(r.outputs).toEqual({ A: 'go #1', extra: 1 });
+    expect({ ...r }.outputs).toBe(r.outputs);
+    expect(JSON.parse(JSON.stringify(r)).outputs).toEqual({ A: 'go #1', extra: 1 });
+    r.outputs = {};
+    expect(r.outputs).toEqual({});
+    await runtime.close();
+  });
+
+  it('a resumed run sees the outputs of the nodes served from the journal, in their order', async () => {
+    const dir = tempDir('hatchery-slots-');
+    const state = path.join(dir, 'runs');
+    let down = true;
+    const prompts: string[] = [];
+    const model = new ScriptedProvider((req: ChatRequest) => {
+      const text = String(req.messages.at(-1)!.content);
+      if (down && text.startsWith('C')) throw new Error('the model is down');
+      prompts.push(text);
+      return `${text} #${prompts.length}`;
+    });
+    const runtime = new Runtime({
+      providers: { openai: model },
+      env: {},
+      store: new FileRunStore(state, { env: {} }),
+      cwd: dir,
+    });
+    const h = load(
+      hatch([
+        { name: 'A', model: 'openai:gpt-test', usr_prompt: '{{ ctx.input }}', next: 'B' },
+        { name: 'B', model: 'openai:gpt-test', usr_prompt: 'B {{ out.A }}', next: 'C' },
+        { name: 'C', model: 'openai:gpt-test', usr_prompt: 'C {{ out.B }}', next: 'D' },
+        { name: 'D', model: 'openai:gpt-test', usr_prompt: 'D {{ out.A }} {{ out.C }}' },
+      ]),
+      dir,
+    );
+    const failed = await runtime.run(h, { input: 'go' }).catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(HatcheryError);
+    down = false;
+    const r = await runtime.resume(String((failed as HatcheryError).context.runId));
+    // A and B came from the journal: only C and D asked the model again.
+    expect(prompts).toEqual(['go', 'B go #1', 'C B go #1 #2', 'D go #1 C B go #1 #2 #3']);
+    expect(Object.keys(r.outputs)).toEqual(['A', 'B', 'C', 'D']);
+    expect(r.outputs).toEqual({
+      A: 'go #1',
+      B: 'B go #1 #2',
+      C: 'C B go #1 #2 #3',
+      D: 'D go #1 C B go #1 #2 #3 #4',
+    });
+    await runtime.close();
+  });
+});
