@@ -65,6 +65,29 @@ describe('outputs kept by node index', () => {
     expect(seen.outputs.E).toBe(seen.output);
   });
 
+  it('a node named like a field of Object.prototype is read as its output', async () => {
+    const seen = await runBoth((first) => [
+      { name: 'valueOf', usr_prompt: first, next: 'B' },
+      { name: 'B', usr_prompt: 'B {{ out.valueOf }}' },
+    ]);
+    expect(seen.prompts[1]).toBe('B go #1');
+    expect(seen.keys).toEqual(['valueOf', 'B']);
+  });
+
+  it('a fan-out in the middle of a chain reads the outputs before it, and later nodes read its own', async () => {
+    const seen = await runBoth((first) => [
+      { name: 'A', usr_prompt: first, next: 'P' },
+      { name: 'P', type: 'parallel', branches: ['X', 'Y'], next: 'C' },
+      { name: 'X', usr_prompt: 'X {{ out.A }}' },
+      { name: 'Y', usr_prompt: 'Y {{ out.A }}' },
+      { name: 'C', usr_prompt: 'C {{ out.X }} {{ out.P | length }}', next: 'D' },
+      { name: 'D', usr_prompt: 'D {{ out.C }}' },
+    ]);
+    expect(seen.keys).toEqual(['A', 'X', 'Y', 'P', 'C', 'D']);
+    expect(seen.prompts.slice(1, 3).sort()).toEqual(['X go #1', 'Y go #1']);
+    expect(seen.prompts[4]).toBe(`D ${seen.outputs.C as string}`);
+  });
+
   it('a node run twice keeps its first place in out and its latest output', async () => {
     const seen = await runBoth((first) => [
       { name: 'A', usr_prompt: first, next: 'B' },

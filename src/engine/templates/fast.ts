@@ -152,10 +152,14 @@ export function scopedField(top: unknown, key: string | number): string | number
     : undefined;
 }
 
-/** `value` when it prints as itself (a string, number or boolean) and `key` is safe; see scopedField. */
-export function printableField(value: unknown, key: string | number): string | number | boolean | undefined {
+/**
+ * `value` when it prints as itself (a string, number or boolean), else undefined: an output read from
+ * a run's slots (out-slots.ts). Unlike scopedField, no check against Object.prototype is needed: a
+ * slot holds an own field of the dictionary it stands for, which the sandbox gives as it is.
+ */
+export function printable(value: unknown): string | number | boolean | undefined {
   const t = typeof value;
-  return (t === 'string' || t === 'number' || t === 'boolean') && !(key in OBJECT_PROTO)
+  return t === 'string' || t === 'number' || t === 'boolean'
     ? (value as string | number | boolean)
     : undefined;
 }
@@ -167,7 +171,7 @@ function slotField(slots: OutSlots, part: Lookup): string | number | boolean | u
     part.slot = typeof key === 'string' ? slots.indexOf(key) : -1;
     part.slotOf = slots.names;
   }
-  return printableField(slots.get(part.slot), key);
+  return printable(slots.get(part.slot));
 }
 
 /** A plan of the form `text{{ ctx.key }}text` (or `out.key`; either text may be empty), taken apart. */

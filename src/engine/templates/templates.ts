@@ -2,7 +2,7 @@ import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { OutSlots } from '../out-slots.js';
 import { templateEnv } from './env.js';
-import { oneLookup, type Plan, planOf, printableField, renderPlan, scopedField } from './fast.js';
+import { oneLookup, type Plan, planOf, printable, renderPlan, scopedField } from './fast.js';
 import { renderState } from './sandbox.js';
 import { simpleTags } from './simple.js';
 
@@ -250,13 +250,13 @@ export class Template {
     }
   }
 
-  /** `out.<key>` read from a run's slots when it prints as itself (as scopedField), else undefined. */
+  /** `out.<key>` read from a run's slots when it prints as itself (see printable), else undefined. */
   private fromSlot(slots: OutSlots, key: string | number): string | number | boolean | undefined {
     if (this.slotOf !== slots.names) {
       this.slot = typeof key === 'string' ? slots.indexOf(key) : -1;
       this.slotOf = slots.names;
     }
-    return printableField(slots.get(this.slot), key);
+    return printable(slots.get(this.slot));
   }
 
   private translate(err: unknown): HatcheryError {
