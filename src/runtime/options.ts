@@ -91,6 +91,9 @@ export interface RunResult {
   value?: unknown;
   usage: Usage;
   steps: number;
-  /** Latest output of every node that ran, by name. */
+  /**
+   * Latest output of every node that ran, by name, in the order of their first output. Built on the
+   * first read (the run keeps them by node index, engine/out-slots.ts); later reads give that object.
+   */
   outputs: Record<string, unknown>;
 }
