@@ -13,8 +13,10 @@
 //
 // Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
 //          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR [--prof-interval US]] [--base-cli PATH]...
+//          [--journal-off-side]
 // (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
-// `--base-cli` measures it beside this one in the same rounds.)
+// `--base-cli` measures it beside this one in the same rounds; `--journal-off-side` adds this build with
+// --no-journal as one more side, so the journal's own cost is measured in the same rounds.)
 // The journals go to a temp folder (TMPDIR=DIR puts them elsewhere): the bench prints what creating
 // one run file costs there, since the journal creates one per call and that cost is the file
 // system's (0.02-1 ms of kernel CPU, see bench/lib/file-cost.ts); the server CPU line shows its kernel part.
@@ -255,7 +257,7 @@ async function main(): Promise<void> {
   }
 
   let state = 0;
-  const startHatchery = (bin: string) =>
+  const startHatchery = (bin: string, withJournal = journal) =>
     connect(process.execPath, [
       ...(prof ? [...profFlags, '--cpu-prof-dir', prof] : []),
       ...gcPreload,
@@ -264,7 +266,7 @@ async function main(): Promise<void> {
       '--dir',
       served,
       '--no-generic-tools',
-      ...(journal ? ['--state', path.join(tmp, `state-${state++}`)] : ['--no-journal']),
+      ...(withJournal ? ['--state', path.join(tmp, `state-${state++}`)] : ['--no-journal']),
       ...(maxConcurrent ? ['--max-concurrent', maxConcurrent] : []),
     ]);
   const startBare = () =>
@@ -363,6 +365,8 @@ async function main(): Promise<void> {
   const hatch = side(`hatchery (${path.relative(root, cli) || cli})`, () => startHatchery(cli), hatcheryCall);
   const sides = [bare, hatch];
   for (const b of baseClis) sides.push(side(`hatchery (${b})`, () => startHatchery(b), hatcheryCall));
+  if (journal && process.argv.includes('--journal-off-side'))
+    sides.push(side('hatchery, --no-journal', () => startHatchery(cli, false), hatcheryCall));
   for (let round = 0; round < ROUNDS; round++) {
     const open = await Promise.all(sides.map(async (s) => ({ s, server: await s.start() })));
     const calls = open.map(({ s, server }) => ({ s, server, call: s.call(server.client) }));
