@@ -86,3 +86,9 @@ export class OutSlots {
     return dict;
   }
 }
+
+/** Points `vars.out` at the dictionary its slots stand for, before nunjucks or the sandbox reads it. */
+export function outAsDictionary(vars: { out: unknown }): void {
+  const slots = vars.out;
+  if (slots instanceof OutSlots) slots.materialize(vars);
+}

@@ -1,4 +1,4 @@
-import { OutSlots } from '../out-slots.js';
+import { OutSlots, outAsDictionary } from '../out-slots.js';
 import { templateEnv } from './env.js';
 import { memberLookup, renderState, runtime } from './sandbox.js';
 
@@ -14,12 +14,15 @@ import { memberLookup, renderState, runtime } from './sandbox.js';
  */
 
 /** One `{{ }}` tag: the variable and the keys looked up on it. */
-interface Lookup {
+interface Lookup extends SlotCache {
   name: string;
   keys: (string | number)[];
   /** The name is `ctx` or `out`: the render's own variables, read directly when printable. */
   scoped: boolean;
-  /** For `out.<node>`: the node's slot in a run's OutSlots, valid for the names `slotOf`. */
+}
+
+/** Where a template keeps the slot of its `out.<key>` in a run's OutSlots, and the names it is valid for. */
+export interface SlotCache {
   slot: number;
   slotOf: readonly string[] | undefined;
 }
@@ -118,15 +121,15 @@ export function renderPlan(
       // but a printable value take the sandbox's way.
       if (part.scoped && part.keys.length === 1) {
         const top = part.name === 'out' ? vars.out : vars.ctx;
-        const found = top instanceof OutSlots ? slotField(top, part) : scopedField(top, part.keys[0]!);
+        const found =
+          top instanceof OutSlots ? slotField(top, part.keys[0]!, part) : scopedField(top, part.keys[0]!);
         if (found !== undefined) {
           output += found as string;
           continue;
         }
       }
       // The sandbox reads the run's outputs as the dictionary they stand for (out-slots.ts).
-      const slots = vars.out;
-      if (slots instanceof OutSlots) slots.materialize(vars);
+      outAsDictionary(vars);
       return renderFrom(plan, i, output, vars);
     }
     return output;
@@ -157,21 +160,27 @@ export function scopedField(top: unknown, key: string | number): string | number
  * a run's slots (out-slots.ts). Unlike scopedField, no check against Object.prototype is needed: a
  * slot holds an own field of the dictionary it stands for, which the sandbox gives as it is.
  */
-export function printable(value: unknown): string | number | boolean | undefined {
+function printable(value: unknown): string | number | boolean | undefined {
   const t = typeof value;
   return t === 'string' || t === 'number' || t === 'boolean'
     ? (value as string | number | boolean)
     : undefined;
 }
 
-/** `out.<key>` of a lookup from a run's slots, as scopedField would read it from the dictionary. */
-function slotField(slots: OutSlots, part: Lookup): string | number | boolean | undefined {
-  const key = part.keys[0]!;
-  if (part.slotOf !== slots.names) {
-    part.slot = typeof key === 'string' ? slots.indexOf(key) : -1;
-    part.slotOf = slots.names;
+/**
+ * `out.<key>` read from a run's slots when it prints as itself (see printable), as scopedField would
+ * read it from the dictionary; the slot is found once per loaded file and kept in `at`.
+ */
+export function slotField(
+  slots: OutSlots,
+  key: string | number,
+  at: SlotCache,
+): string | number | boolean | undefined {
+  if (at.slotOf !== slots.names) {
+    at.slot = typeof key === 'string' ? slots.indexOf(key) : -1;
+    at.slotOf = slots.names;
   }
-  return printable(slots.get(part.slot));
+  return printable(slots.get(at.slot));
 }
 
 /** A plan of the form `text{{ ctx.key }}text` (or `out.key`; either text may be empty), taken apart. */

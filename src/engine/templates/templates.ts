@@ -1,8 +1,8 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
-import { OutSlots } from '../out-slots.js';
+import { OutSlots, outAsDictionary } from '../out-slots.js';
 import { templateEnv } from './env.js';
-import { oneLookup, type Plan, planOf, printable, renderPlan, scopedField } from './fast.js';
+import { oneLookup, type Plan, planOf, renderPlan, type SlotCache, scopedField, slotField } from './fast.js';
 import { renderState } from './sandbox.js';
 import { simpleTags } from './simple.js';
 
@@ -105,7 +105,7 @@ const envParts = templateEnv as unknown as { extensionsList: unknown; opts: unkn
  * its first render: compiling every template of every served file up front was a fifth of start-up.
  * `render` is cheap after the first call and never re-parses.
  */
-export class Template {
+export class Template implements SlotCache {
   readonly source: string;
   readonly where: ErrorContext;
   /** Parse tree kept for the load-time analysis until it takes it (see takeTree). */
@@ -123,9 +123,9 @@ export class Template {
   private onOut = false;
   private key: string | number | undefined = undefined;
   private after = '';
-  /** The slot of `out.<key>` in a run's OutSlots, valid for the node names `slotOf` (see out-slots.ts). */
-  private slot = -1;
-  private slotOf: readonly string[] | undefined = undefined;
+  /** The slot of `out.<key>` in a run's OutSlots, valid for the node names `slotOf` (see slotField). */
+  slot = -1;
+  slotOf: readonly string[] | undefined = undefined;
 
   constructor(source: string, where: ErrorContext) {
     this.source = source;
@@ -199,7 +199,7 @@ export class Template {
     const key = this.key;
     if (key !== undefined) {
       const top = this.onOut ? vars.out : vars.ctx;
-      const found = top instanceof OutSlots ? this.fromSlot(top, key) : scopedField(top, key);
+      const found = top instanceof OutSlots ? slotField(top, key, this) : scopedField(top, key);
       if (found !== undefined) return this.before + found + this.after;
     }
     // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
@@ -219,8 +219,7 @@ export class Template {
     }
     if (this.compiled === undefined) return this.source;
     // Nunjucks reads the run's outputs as the dictionary they stand for (out-slots.ts).
-    const slots = vars.out;
-    if (slots instanceof OutSlots) slots.materialize(vars);
+    outAsDictionary(vars);
     const state = renderState;
     state.pending = undefined;
     state.fread = vars.fread;
@@ -248,15 +247,6 @@ export class Template {
       // Renders never nest (helpers do not render), so the slots simply empty; nothing of the run stays referenced.
       state.fread = state.ctx = state.out = state.loaded = undefined;
     }
-  }
-
-  /** `out.<key>` read from a run's slots when it prints as itself (see printable), else undefined. */
-  private fromSlot(slots: OutSlots, key: string | number): string | number | boolean | undefined {
-    if (this.slotOf !== slots.names) {
-      this.slot = typeof key === 'string' ? slots.indexOf(key) : -1;
-      this.slotOf = slots.names;
-    }
-    return printable(slots.get(this.slot));
   }
 
   private translate(err: unknown): HatcheryError {
