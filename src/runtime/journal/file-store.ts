@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,9 @@ import { secretValues } from '../../core/secrets.js';
 import { FileJournal } from './file-journal.js';
 import { foldRun, ownerOf, parseJournal, storedRun } from './fold.js';
 import { pidAlive, processOwner, sameOwner } from './owner.js';
+import { pruneRuns } from './prune.js';
 import { isRunId, runIds, runNotFound, withLock } from './run-files.js';
+import { endedByLastLine } from './run-tail.js';
 import {
   JOURNAL_VERSION,
   type RunFilter,
@@ -24,48 +26,18 @@ const prunedOnOpen = new Set<string>();
 const DAY_MS = 86_400_000;
 /** The file another process writes to ask this one to cancel a run it owns: `<id>.cancel`. */
 const CANCEL_SUFFIX = '.cancel';
-/** The records after which a run is not running, whatever came before (a resume appends after them). */
-const FINAL_RECORDS: ReadonlySet<unknown> = new Set(['run_end', 'interrupted', 'cancelled']);
-/** How much of a run file's end is read to find its last record (an ended run's last line is short). */
-const TAIL_BYTES = 16 * 1024;
-
-/**
- * True when the run file's last line is a whole record that ends the run: a server start then skips
- * the file instead of reading and folding it. False when unsure (a cut line, a long one, no file).
- */
-function endedByLastLine(file: string): boolean {
-  let fd: number | undefined;
-  try {
-    // Synchronous: a server start checks every run file once, and four awaited calls per file cost
-    // more than the read itself.
-    fd = openSync(file, 'r');
-    const { size } = fstatSync(fd);
-    const length = Math.min(size, TAIL_BYTES);
-    const buf = Buffer.alloc(length);
-    readSync(fd, buf, 0, length, size - length);
-    const text = buf.toString('utf8');
-    if (!text.endsWith('\n')) return false;
-    const start = text.lastIndexOf('\n', text.length - 2);
-    if (start < 0 && length < size) return false;
-    const rec = JSON.parse(text.slice(start + 1)) as { type?: unknown } | null;
-    return rec !== null && typeof rec === 'object' && FINAL_RECORDS.has(rec.type);
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
 /** Up to this many runs in flight, a tick stats each one's cancel marker; beyond, it may list the folder once. */
 const FEW_RUNS = 8;
 /**
  * What a stat of one marker costs, in entries of a folder listing (measured on tmpfs: a stat about
  * 2.5 µs of CPU, a listed name 0.8 to 1.6 µs). Past FEW_RUNS, a tick lists the folder only when that is
- * cheaper than a stat per run in flight: the folder keeps every run until the next prune (at most one
- * per ten minutes), so a busy server's folder holds many thousands of files, and listing it every
- * poll cost more per call the longer the server ran.
+ * cheaper than a stat per run in flight: the folder keeps every run until the next prune (every ten
+ * minutes, or once it holds twice the runs kept), so a busy server's folder holds thousands of files,
+ * and listing it every poll cost more per call the longer the server ran.
  */
 const STAT_IN_ENTRIES = 3;
+/** Entries beyond twice the runs kept, and runs created since the last prune, before a prune comes early. */
+const PRUNE_SLACK = 100;
 
 /** How a FileRunStore keeps and prunes runs. */
 export interface FileRunStoreOptions {
@@ -116,6 +88,8 @@ export class FileRunStore implements RunStore {
   private entries: number | undefined;
   private made = false;
   private lastPrune = 0;
+  /** Runs created since the last prune started: a prune for a full folder waits for this many (see ended). */
+  private createdSincePrune = 0;
   /** ended() as a function, one for all the journals of this store. */
   private readonly endedOf = (j: FileJournal, done: Promise<void> | undefined) => this.ended(j, done);
 
@@ -174,6 +148,7 @@ export class FileRunStore implements RunStore {
     );
     this.own(j);
     if (this.entries !== undefined) this.entries++;
+    this.createdSincePrune++;
     for (const set of this.starting) set.add(meta.id);
     if (!prunedOnOpen.has(this.location)) {
       prunedOnOpen.add(this.location);
@@ -342,31 +317,19 @@ export class FileRunStore implements RunStore {
   }
 
   private async pruneExcept(starting: ReadonlySet<string>): Promise<number> {
-    const ids = (await runIds(this.location)).filter((id) => !starting.has(id));
-    const files = await Promise.all(
-      ids.map(async (id) => {
-        try {
-          return { id, mtime: (await stat(this.fileOf(id))).mtimeMs };
-        } catch {
-          return undefined;
-        }
-      }),
-    );
-    const known = files.filter((f) => f !== undefined).sort((a, b) => b.mtime - a.mtime);
-    const now = Date.now();
-    let deleted = 0;
-    for (let i = 0; i < known.length; i++) {
-      const { id, mtime } = known[i]!;
-      if (i < this.maxRuns && now - mtime <= this.maxAgeMs) continue;
-      if (this.live.has(id)) continue;
-      const run = await this.read(id);
-      // Running runs (and suspended ones, waiting for an answer) are never pruned.
-      if (run && (run.summary.status === 'running' || run.summary.status === 'input_required')) continue;
-      await rm(this.fileOf(id), { force: true });
-      await rm(this.markerOf(id), { force: true });
-      deleted++;
-    }
-    if (this.entries !== undefined) this.entries = Math.max(0, this.entries - deleted);
+    this.createdSincePrune = 0;
+    const { deleted, listed, removed } = await pruneRuns({
+      location: this.location,
+      prefix: this.prefix,
+      maxRuns: this.maxRuns,
+      maxAgeMs: this.maxAgeMs,
+      starting,
+      live: (id) => this.live.has(id),
+      status: async (id) => (await this.read(id))?.summary.status,
+    });
+    // The listing's count when there was no estimate yet; else the estimate (which counts the runs
+    // created meanwhile) less what was removed.
+    this.entries = Math.max(0, (this.entries ?? listed) - removed);
     return deleted;
   }
 
@@ -418,8 +381,15 @@ export class FileRunStore implements RunStore {
       clearInterval(this.timer);
       this.timer = undefined;
     }
-    // Cheap upkeep: at most one prune per ten minutes, after a run.
-    if (Date.now() - this.lastPrune > 600_000) this.backgroundPrune();
+    // Upkeep after a run: a prune every ten minutes, or sooner once the folder holds twice the runs it
+    // keeps (a busy server fills it with thousands an hour, and every listing of it grows with them).
+    if (
+      Date.now() - this.lastPrune > 600_000 ||
+      (this.entries !== undefined &&
+        this.entries > 2 * this.maxRuns + PRUNE_SLACK &&
+        this.createdSincePrune >= Math.max(PRUNE_SLACK, this.maxRuns))
+    )
+      this.backgroundPrune();
   }
 
   private backgroundPrune(except: Iterable<string> = []): void {

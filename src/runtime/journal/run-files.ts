@@ -23,10 +23,15 @@ export async function runIds(dir: string): Promise<string[]> {
   }
   const ids: string[] = [];
   for (const n of names) {
-    const m = RUN_FILE.exec(n);
-    if (m) ids.push(m[1]!);
+    const id = runIdOfFile(n);
+    if (id !== undefined) ids.push(id);
   }
   return ids;
+}
+
+/** The run id of a run file's name (`<uuid>.jsonl`), or undefined for any other name. */
+export function runIdOfFile(name: string): string | undefined {
+  return RUN_FILE.exec(name)?.[1];
 }
 
 /**
