@@ -14,21 +14,16 @@
 //
 // Usage: npm run build && node --import tsx bench/cancel-poll.ts [--rounds R] [--runs M] [--base DIST]...
 // (the folders go to the temp folder: TMPDIR=DIR puts them elsewhere)
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildsToTime } from './lib/builds.js';
+import { option } from './lib/args.js';
+import { type Build, buildsToTime, childRounds } from './lib/builds.js';
 import { median } from './lib/stats.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const smoke = process.env.BENCH_SMOKE === '1';
 const POLL_MS = 50;
-
-function option(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
 
 if (process.argv.includes('--child')) {
   // --child DIST FILES RUNS WINDOW_MS: prints the CPU µs per poll.
@@ -87,45 +82,24 @@ function main(): void {
   const windowMs = smoke ? 300 : 2_000;
   const builds = buildsToTime().filter((b) => b.dist !== undefined);
   if (builds.length === 0) throw new Error('no dist/ to time: run `npm run build` first');
-  const perPoll = new Map<string, number[]>();
-  for (let round = 0; round < rounds; round++) {
-    for (const files of sizes) {
-      // A different build goes first from round to round.
-      const order = builds.map((_, k) => builds[(k + round) % builds.length]!);
-      for (const b of order) {
-        const r = spawnSync(
-          process.execPath,
-          [
-            '--import',
-            'tsx',
-            path.join(root, 'bench/cancel-poll.ts'),
-            '--child',
-            b.dist!,
-            String(files),
-            String(runs),
-            String(windowMs),
-          ],
-          { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-        );
-        if (r.status !== 0) throw new Error(`the child of ${b.label} failed (${r.status})`);
-        const { perPoll: us } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { perPoll: number };
-        const key = `${b.label}\0${files}`;
-        perPoll.set(key, [...(perPoll.get(key) ?? []), us]);
-      }
-    }
-  }
+  const results = childRounds<{ perPoll: number }>(
+    path.join(root, 'bench/cancel-poll.ts'),
+    builds,
+    sizes,
+    rounds,
+    [String(runs), String(windowMs)],
+  );
+  const perPoll = (b: Build, n: number) => results(b, n).map((r) => r.perPoll);
   console.log(
     `a run store's poll for cancel markers (every ${POLL_MS} ms here, 500 ms by default) with ${runs} runs in flight: CPU per poll (user + system, median of ${rounds} rounds), by files in the state folder`,
   );
   for (const b of builds) {
-    const cells = sizes.map(
-      (n) => `${n.toLocaleString('en')} files ${median(perPoll.get(`${b.label}\0${n}`)!).toFixed(0)} µs`,
-    );
+    const cells = sizes.map((n) => `${n.toLocaleString('en')} files ${median(perPoll(b, n)).toFixed(0)} µs`);
     console.log(`  ${b.label.padEnd(36)} ${cells.join(', ')}`);
   }
   for (const b of builds) {
-    const first = median(perPoll.get(`${b.label}\0${sizes[0]}`)!);
-    const last = median(perPoll.get(`${b.label}\0${sizes[sizes.length - 1]}`)!);
+    const first = median(perPoll(b, sizes[0]!));
+    const last = median(perPoll(b, sizes[sizes.length - 1]!));
     const ratio = last / first;
     console.log(
       `  ${b.label}: ${sizes[sizes.length - 1]!.toLocaleString('en')} files ÷ ${sizes[0]!.toLocaleString('en')}: ${ratio.toFixed(2)}x   (target <= 2x, the poll does not grow with the folder: ${ratio <= 2 ? 'met' : 'NOT met'})`,

@@ -13,21 +13,16 @@
 //
 // Usage: npm run build && node --import tsx bench/prune.ts [--rounds R] [--base DIST]...
 // (the folders go to the temp folder: TMPDIR=DIR puts them elsewhere)
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildsToTime } from './lib/builds.js';
+import { option } from './lib/args.js';
+import { buildsToTime, childRounds } from './lib/builds.js';
 import { median } from './lib/stats.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const smoke = process.env.BENCH_SMOKE === '1';
 const KEEP = 1_000;
-
-function option(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
 
 if (process.argv.includes('--child')) {
   // --child DIST FILES: prints the CPU µs per deleted run and the longest stall in ms.
@@ -151,29 +146,18 @@ function main(): void {
   const sizes = smoke ? [1_200, 2_000] : [2_000, 20_000];
   const builds = buildsToTime().filter((b) => b.dist !== undefined);
   if (builds.length === 0) throw new Error('no dist/ to time: run `npm run build` first');
-  const results = new Map<string, { perRun: number; perFile: number; stallMs: number }[]>();
-  for (let round = 0; round < rounds; round++) {
-    for (const files of sizes) {
-      // A different build goes first from round to round.
-      const order = builds.map((_, k) => builds[(k + round) % builds.length]!);
-      for (const b of order) {
-        const r = spawnSync(
-          process.execPath,
-          ['--import', 'tsx', path.join(root, 'bench/prune.ts'), '--child', b.dist!, String(files)],
-          { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-        );
-        if (r.status !== 0) throw new Error(`the child of ${b.label} failed (${r.status})`);
-        const key = `${b.label}\0${files}`;
-        results.set(key, [...(results.get(key) ?? []), JSON.parse(r.stdout.trim().split('\n').pop()!)]);
-      }
-    }
-  }
+  const results = childRounds<{ perRun: number; perFile: number; stallMs: number }>(
+    path.join(root, 'bench/prune.ts'),
+    builds,
+    sizes,
+    rounds,
+  );
   console.log(
     `pruning a state folder of finished one-drone runs down to the ${KEEP.toLocaleString('en')} kept (median of ${rounds} rounds): CPU (user + system) per deleted run, and the longest the event loop did not turn`,
   );
   for (const b of builds) {
     const cells = sizes.map((n) => {
-      const r = results.get(`${b.label}\0${n}`)!;
+      const r = results(b, n);
       const per = median(r.map((x) => x.perRun));
       const stall = median(r.map((x) => x.stallMs));
       return `${n.toLocaleString('en')} files ${per.toFixed(0)} µs/run, stall ${stall.toFixed(1)} ms`;
@@ -181,7 +165,7 @@ function main(): void {
     console.log(`  ${b.label.padEnd(36)} ${cells.join('; ')}`);
   }
   for (const b of builds) {
-    const at = (n: number) => median(results.get(`${b.label}\0${n}`)!.map((x) => x.perFile));
+    const at = (n: number) => median(results(b, n).map((x) => x.perFile));
     const ratio = at(sizes[sizes.length - 1]!) / at(sizes[0]!);
     console.log(
       `  ${b.label}: CPU per file in the folder, ${sizes[sizes.length - 1]!.toLocaleString('en')} files ÷ ${sizes[0]!.toLocaleString('en')}: ${ratio.toFixed(2)}x   (target <= 1.5x, linear in the folder: ${ratio <= 1.5 ? 'met' : 'NOT met'})`,
