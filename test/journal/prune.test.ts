@@ -13,6 +13,7 @@ import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { JOURNAL_VERSION } from '../../src/runtime/journal/store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
+import { runStartRecord } from './run-record.js';
 
 const uuid = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 const rec = (type: string, extra: Record<string, unknown> = {}) =>
@@ -22,17 +23,7 @@ const rec = (type: string, extra: Record<string, unknown> = {}) =>
 function runFile(state: string, id: string, rest: string, age: number): string {
   const file = path.join(state, `${id}.jsonl`);
   const owner = { pid: process.pid, host: hostname(), since: 1 };
-  const start = rec('run_start', {
-    id,
-    hatchery: 'h',
-    file: '',
-    hash: '0',
-    nodes: {},
-    source: 'cli',
-    startedAt: Date.now(),
-    owner,
-  });
-  writeFileSync(file, start + rest);
+  writeFileSync(file, `${JSON.stringify(runStartRecord(id, owner))}\n${rest}`);
   const t = Date.now() / 1000 - age;
   utimesSync(file, t, t);
   return file;

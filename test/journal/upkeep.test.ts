@@ -14,6 +14,7 @@ import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { JOURNAL_VERSION } from '../../src/runtime/journal/store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { echo, hatch, load, REPO_ROOT, tempDir } from '../helpers.js';
+import { runStartRecord } from './run-record.js';
 
 /** Writes a journal by hand: its run_start, and a run_end unless it is still running. */
 function journal(
@@ -23,19 +24,7 @@ function journal(
   ended: boolean,
 ): string {
   const file = path.join(state, `${id}.jsonl`);
-  const start = {
-    v: JOURNAL_VERSION,
-    at: Date.now(),
-    type: 'run_start',
-    id,
-    hatchery: 'h',
-    file: '',
-    hash: '0',
-    nodes: {},
-    source: 'cli',
-    startedAt: Date.now(),
-    owner,
-  };
+  const start = runStartRecord(id, owner);
   const end = { v: JOURNAL_VERSION, at: Date.now(), type: 'run_end', status: 'succeeded', output: 'x' };
   writeFileSync(file, `${JSON.stringify(start)}\n${ended ? `${JSON.stringify(end)}\n` : ''}`);
   return file;
