@@ -1,6 +1,6 @@
 // What pruning a busy server's state folder costs. A served call makes a run file; the store keeps the
 // newest 1,000 finished runs and prunes the rest, every ten minutes (about 270,000 files at 450 calls
-// a second before the sixth session) or, since then, once the folder holds twice the runs it keeps.
+// a second before the sixth session) or, since then, once the folder holds 5,000 files more than it keeps.
 // Issue 15 wants no work that grows faster than what it does: the CPU per deleted run should stay the
 // same from a small excess to a large one, and the prune should not hold up the calls being served.
 // Baseline: the same prune of an older build (`--base DIST`), in the same rounds.

@@ -1,7 +1,7 @@
 /**
  * Pruning a state folder as a busy server fills it: statuses settled by a run file's last line or, when
  * that line does not settle them, by the whole file; cancel markers removed with their runs; a prune
- * that comes early once the folder holds twice the runs kept; and a large prune that lets the server's
+ * that comes early once the folder holds thousands of files more than the runs kept; and a large prune that lets the server's
  * event loop turn.
  */
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
@@ -76,10 +76,10 @@ describe('prune', () => {
     expect(readdirSync(state).sort()).toEqual([`${uuid(2)}.cancel`, `${uuid(2)}.jsonl`, `${uuid(3)}.jsonl`]);
   });
 
-  it('comes early once the folder holds twice the runs it keeps, without waiting ten minutes', async () => {
+  it('comes early once the folder holds pruneEvery files more than the runs it keeps, without waiting ten minutes', async () => {
     const dir = tempDir('hatchery-prune-early-');
     const state = path.join(dir, 'state');
-    const store = new FileRunStore(state, { maxRuns: 5, env: {} });
+    const store = new FileRunStore(state, { maxRuns: 5, pruneEvery: 100, env: {} });
     const runtime = new Runtime({
       providers: { openai: new ScriptedProvider(() => 'fine', { delayMs: 1 }) },
       env: {},
@@ -94,7 +94,7 @@ describe('prune', () => {
       ids.push(runId);
     }
     await store.idle();
-    // The prune started after the 111th run goes on in the background: wait for it to be done.
+    // The prune started after the 106th run goes on in the background: wait for it to be done.
     for (let i = 0; i < 200 && runFiles(state).length > 60; i++) await new Promise((r) => setTimeout(r, 25));
     const left = runFiles(state);
     expect(left.length).toBeLessThanOrEqual(60);

@@ -32,12 +32,16 @@ const FEW_RUNS = 8;
  * What a stat of one marker costs, in entries of a folder listing (measured on tmpfs: a stat about
  * 2.5 µs of CPU, a listed name 0.8 to 1.6 µs). Past FEW_RUNS, a tick lists the folder only when that is
  * cheaper than a stat per run in flight: the folder keeps every run until the next prune (every ten
- * minutes, or once it holds twice the runs kept), so a busy server's folder holds thousands of files,
+ * minutes, or once it holds thousands more than the runs kept), so a busy server's folder holds thousands of files,
  * and listing it every poll cost more per call the longer the server ran.
  */
 const STAT_IN_ENTRIES = 3;
-/** Entries beyond twice the runs kept, and runs created since the last prune, before a prune comes early. */
-const PRUNE_SLACK = 100;
+/**
+ * Files beyond the runs kept, and runs created since the last prune, before a prune comes early: a
+ * prune stats every file it keeps, so large batches cost less per deleted run (and a burst of calls
+ * rarely meets one).
+ */
+const PRUNE_EVERY = 5000;
 
 /** How a FileRunStore keeps and prunes runs. */
 export interface FileRunStoreOptions {
@@ -53,6 +57,11 @@ export interface FileRunStoreOptions {
   pollMs?: number;
   /** A run owned on another host whose file has not changed for this long is claimable (default 120 000 ms). */
   staleMs?: number;
+  /**
+   * A prune comes before its ten minutes once the folder holds this many files more than the runs kept
+   * and this many runs were created since the last one (default 5000).
+   */
+  pruneEvery?: number;
 }
 
 /**
@@ -69,6 +78,7 @@ export class FileRunStore implements RunStore {
   private readonly maxAgeMs: number;
   private readonly pollMs: number;
   private readonly staleMs: number;
+  private readonly pruneEvery: number;
   /** Journals of running runs this process owns. */
   private readonly live = new Map<string, FileJournal>();
   /** Final writes of ended journals still under way. */
@@ -101,6 +111,7 @@ export class FileRunStore implements RunStore {
     this.maxAgeMs = (options.maxAgeDays ?? 30) * DAY_MS;
     this.pollMs = options.pollMs ?? 500;
     this.staleMs = options.staleMs ?? 120_000;
+    this.pruneEvery = options.pruneEvery ?? PRUNE_EVERY;
   }
 
   /** The age limit of pruning: finished runs younger than this are kept (unless over the count limit). */
@@ -381,13 +392,13 @@ export class FileRunStore implements RunStore {
       clearInterval(this.timer);
       this.timer = undefined;
     }
-    // Upkeep after a run: a prune every ten minutes, or sooner once the folder holds twice the runs it
-    // keeps (a busy server fills it with thousands an hour, and every listing of it grows with them).
+    // Upkeep after a run: a prune every ten minutes, or sooner once the folder holds many more files than
+    // the runs it keeps (a busy server makes a file per call, and every listing of it grows with them).
     if (
       Date.now() - this.lastPrune > 600_000 ||
       (this.entries !== undefined &&
-        this.entries > 2 * this.maxRuns + PRUNE_SLACK &&
-        this.createdSincePrune >= Math.max(PRUNE_SLACK, this.maxRuns))
+        this.entries > this.maxRuns + this.pruneEvery &&
+        this.createdSincePrune >= this.pruneEvery)
     )
       this.backgroundPrune();
   }
