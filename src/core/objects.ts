@@ -10,3 +10,12 @@ export function withFields<T extends object, F extends object>(obj: T, fields: F
 export function withFields(obj: object, fields: object): object {
   return Object.assign({}, obj, fields);
 }
+
+/**
+ * The same text as an internalized string (an object key's own copy). A name read from a file or a
+ * regex match is a fresh string, which V8 looks up in its string table on every property read by
+ * it; the internalized copy is the key itself. For names kept per node and read on every step.
+ */
+export function internalized(text: string): string {
+  return Object.keys({ [text]: 0 })[0]!;
+}

@@ -17,15 +17,7 @@ export type { Template, TemplateVars };
 /** Where a node goes next, compiled once at load time. */
 export type Router =
   | { kind: 'end' }
-  | {
-      kind: 'one';
-      target: string;
-      /**
-       * The target's compiled node, kept by the walk on first use: in a large file the map lookup per
-       * step is a cache miss. Derived from the immutable hatchery, so every run may share it.
-       */
-      node?: CompiledNode;
-    }
+  | { kind: 'one'; target: string }
   | { kind: 'list'; targets: readonly string[]; tests: readonly RegExp[]; fallback: string };
 
 /** What a node produced. */
@@ -50,6 +42,13 @@ export interface CompiledNode {
   readonly writeOutput?: Template;
   readonly maxVisits?: number;
   readonly onLimit?: string;
+  /**
+   * The node of a fixed `next` (one target, not a list): set by the loader once every node is
+   * compiled, so the walk steps to it without a lookup by name (in a large file the map's lookup is a
+   * cache miss per step). Undefined for any other route; a node's own choice (route: choose, on_limit)
+   * still goes by name. Derived from the immutable hatchery, so every run shares it.
+   */
+  successor?: CompiledNode | undefined;
   /** Checks done once per run before any node runs (e.g. API keys of drones). */
   readonly preflight?: (scope: RunContext) => void;
   /** Runs the node in a scope. */

@@ -32,14 +32,32 @@ function names(nodes: IndexedNodes): readonly string[] {
   return list;
 }
 
-/** Outputs by node index, with the order of first writes; see the file's comment. */
+/** Slots per chunk: a power of two, so an index splits with a shift and a mask. */
+const CHUNK_BITS = 8;
+const CHUNK = 1 << CHUNK_BITS;
+const MASK = CHUNK - 1;
+
+/** A chunk of CHUNK slots, every one EMPTY. */
+function emptyChunk(): unknown[] {
+  return new Array<unknown>(CHUNK).fill(EMPTY);
+}
+
+/**
+ * Outputs by node index, with the order of first writes; see the file's comment. Values and order are
+ * kept in chunks of CHUNK entries: one array grown to 100,000 entries was copied into larger ones as it
+ * grew (about twice its size in all), and past about 128 KiB V8 puts such an array in its
+ * large-object space, which every old-generation collection walks; chunks of 2 KiB are young objects
+ * like the run's others, and an entry is written where it stays.
+ */
 export class OutSlots {
   /** Node names by index: a template caches its slot against this array (one per loaded file). */
   readonly names: readonly string[];
-  /** Values by node index, EMPTY where none; grown as far as the highest index written. */
-  private readonly values: unknown[] = [];
-  /** Indexes in the order of their first write: the dictionary's key order. */
-  private readonly order: number[] = [];
+  /** Values by node index (chunk index >> CHUNK_BITS), EMPTY where none; chunks made when first written. */
+  private readonly values: (unknown[] | undefined)[] = [];
+  /** Indexes in the order of their first write, CHUNK to a chunk: the dictionary's key order. */
+  private readonly order: number[][] = [];
+  /** Entries in `order`. */
+  private count = 0;
   /** The dictionary, once built: from then on the only copy, written by the scope directly. */
   dict: Record<string, unknown> | undefined = undefined;
 
@@ -56,14 +74,33 @@ export class OutSlots {
   /** Writes the output of the node at `index` (the caller checked that the slots are still in use). */
   set(index: number, value: unknown): void {
     const values = this.values;
-    while (values.length <= index) values.push(EMPTY);
-    if (values[index] === EMPTY) this.order.push(index);
-    values[index] = value;
+    const c = index >> CHUNK_BITS;
+    while (values.length <= c) values.push(undefined);
+    let chunk = values[c];
+    if (chunk === undefined) {
+      chunk = emptyChunk();
+      values[c] = chunk;
+    }
+    const at = index & MASK;
+    if (chunk[at] === EMPTY) this.ordered(index);
+    chunk[at] = value;
+  }
+
+  /** Appends `index` to the order of first writes. */
+  private ordered(index: number): void {
+    const count = this.count;
+    const at = count & MASK;
+    const order = this.order;
+    if (at === 0) order.push(new Array<number>(CHUNK).fill(0));
+    order[count >> CHUNK_BITS]![at] = index;
+    this.count = count + 1;
   }
 
   /** The output of the node at `index`; undefined when it wrote none (or there is no such node). */
   get(index: number): unknown {
-    const v = index < 0 ? undefined : this.values[index];
+    if (index < 0) return undefined;
+    const chunk = this.values[index >> CHUNK_BITS];
+    const v = chunk === undefined ? undefined : chunk[index & MASK];
     return v === EMPTY ? undefined : v;
   }
 
@@ -72,15 +109,16 @@ export class OutSlots {
     let dict = this.dict;
     if (dict === undefined) {
       dict = Object.create(null) as Record<string, unknown>;
-      const { order, values, names } = this;
-      for (let i = 0; i < order.length; i++) {
-        const at = order[i]!;
-        dict[names[at]!] = values[at];
+      const { order, values, names, count } = this;
+      for (let i = 0; i < count; i++) {
+        const at = order[i >> CHUNK_BITS]![i & MASK]!;
+        dict[names[at]!] = values[at >> CHUNK_BITS]![at & MASK];
       }
       this.dict = dict;
       // Nothing reads the slots again: drop them rather than keep a second copy alive.
       this.values.length = 0;
       this.order.length = 0;
+      this.count = 0;
     }
     if (vars !== undefined) vars.out = dict;
     return dict;

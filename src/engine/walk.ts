@@ -269,11 +269,9 @@ async function walkSteps(scope: RunContext, start: string | CompiledNode): Promi
       emit(event);
     }
     if (next === undefined) return result;
-    // A fixed successor's node is kept on its router: no map lookup per step.
-    if (chose === undefined && r.kind === 'one') {
-      r.node ??= nodeNamed(hatchery, next);
-      node = r.node;
-    } else node = nodeNamed(hatchery, next);
+    // A fixed successor is the loader's link (no map lookup per step); a choice or a list goes by name.
+    const successor = node.successor;
+    node = chose === undefined && successor !== undefined ? successor : nodeNamed(hatchery, next);
   }
 }
 

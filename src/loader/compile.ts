@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { HatcheryError, isError, type ValidationProblem } from '../core/errors.js';
+import { internalized } from '../core/objects.js';
 import type {
   CompileContext,
   CompiledNode,
@@ -34,10 +35,13 @@ const END_ROUTER: Router = Object.freeze({ kind: 'end' });
  * the megamorphic stub cache, which is far too small for them. A plain literal shares one map.
  * Its router is copied next to it (see `laidOut`), and its name is the internalized string: the key
  * of `out.<name>` in the dictionary and in templates' lookups, without a string-table probe per step.
+ * A node that is an instance of a class of its own (a single-call drone, nodes/drone-single.ts) has
+ * one shape for all its instances already, and its `exec` is a method of its prototype: kept as is.
  */
 function shaped(n: CompiledNode): CompiledNode {
+  if (Object.getPrototypeOf(n) !== Object.prototype) return n;
   const r = n.route;
-  const route: Router = r.kind === 'one' ? { kind: 'one', target: r.target, node: undefined } : r;
+  const route: Router = r.kind === 'one' ? { kind: 'one', target: r.target } : r;
   const node = {
     name: internalized(n.name),
     kind: n.kind,
@@ -47,6 +51,7 @@ function shaped(n: CompiledNode): CompiledNode {
     writeOutput: n.writeOutput,
     maxVisits: n.maxVisits,
     onLimit: n.onLimit,
+    successor: undefined as CompiledNode | undefined,
     preflight: n.preflight,
     exec: n.exec,
   };
@@ -59,7 +64,8 @@ function shaped(n: CompiledNode): CompiledNode {
 /**
  * The nodes reshaped (see `shaped`) in one pass after all are compiled, in file order: each node
  * and its router are allocated together, and the nodes of a chain lie in memory in the order a run
- * walks them, instead of each among its own compile's objects (2 KB apart in a large file).
+ * walks them, instead of each among its own compile's objects (2 KB apart in a large file). Then
+ * each node with a fixed `next` is linked to its successor (CompiledNode.successor).
  */
 function laidOut(compiled: Map<string, CompiledNode>): Map<string, CompiledNode> {
   const nodes = new Map<string, CompiledNode>();
@@ -67,22 +73,19 @@ function laidOut(compiled: Map<string, CompiledNode>): Map<string, CompiledNode>
     const node = shaped(n);
     nodes.set(node.name, node);
   }
+  for (const node of nodes.values()) {
+    const r = node.route;
+    // A target that is no node (reported by the graph checks) keeps the lookup by name and its error.
+    node.successor = r.kind === 'one' ? nodes.get(r.target) : undefined;
+  }
   return nodes;
-}
-
-/** The same text as an internalized string (an object key's own copy). */
-function internalized(text: string): string {
-  return Object.keys({ [text]: 0 })[0]!;
 }
 
 /** Compiles `next` into a router; list entries become whole-word tests, the last entry the default. */
 function compileRouter(next: string | string[] | undefined): Router {
   if (next === undefined) return { kind: 'end' };
   const list = typeof next === 'string' ? [next] : next;
-  // `node` is declared now: the walk sets it on first use, and added later it would go to a property
-  // array of its own (one more object to reach per step in a large file).
-  if (list.length === 1)
-    return list[0] === END ? END_ROUTER : { kind: 'one', target: list[0]!, node: undefined };
+  if (list.length === 1) return list[0] === END ? END_ROUTER : { kind: 'one', target: list[0]! };
   return {
     kind: 'list',
     targets: list,

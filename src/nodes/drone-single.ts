@@ -1,8 +1,10 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
+import { internalized } from '../core/objects.js';
 import type {
   CompiledNode,
   NodeBase,
   NodeResult,
+  Router,
   RunContext,
   RunServices,
   Template,
@@ -51,7 +53,6 @@ export class DroneModel {
 
 /** What a single drone's execution reads besides its model (see singleDrone). */
 export interface SingleDroneParts {
-  readonly name: string;
   /** The model spec, base URL, error place and client fallback (see DroneModel). */
   readonly spec: string | undefined;
   readonly baseURL: string | undefined;
@@ -68,13 +69,22 @@ export interface SingleDroneParts {
 }
 
 /**
- * A drone that makes one model call and keeps nothing. Everything an execution reads is in this one
- * object (its model cache too): in a file of 100,000 nodes each object more per node is a cache miss
- * per step, and closures made inside the drone's compile shared one large context with the other
- * drones' fields (about 250 bytes over four cache lines).
+ * A drone that makes one model call and keeps nothing, as its own compiled node. Everything an
+ * execution reads is in this one object (its model cache too), and `exec` is a method of the class's
+ * prototype: a closure per node made 100,000 functions and contexts in a 100,000-node file (each node
+ * an object more to reach per step, a cache miss), and kept the drone's fields away from the node.
+ * Every instance has one shape: its fields are set in one order by the constructor.
  */
-class SingleDrone extends DroneModel {
+class SingleDrone extends DroneModel implements CompiledNode {
   readonly name: string;
+  readonly kind: string;
+  readonly index: number;
+  readonly route: Router;
+  readonly saveOutput: string | undefined;
+  readonly writeOutput: Template | undefined;
+  readonly maxVisits: number | undefined;
+  readonly onLimit: string | undefined;
+  successor: CompiledNode | undefined = undefined;
   readonly usr: Template | undefined;
   readonly sys: Template | undefined;
   /** A constant system prompt's text, rendered never. */
@@ -85,9 +95,17 @@ class SingleDrone extends DroneModel {
   readonly stream: boolean | undefined;
   readonly noCache: boolean;
 
-  constructor(p: SingleDroneParts) {
+  constructor(base: NodeBase, p: SingleDroneParts) {
     super(p.spec, p.baseURL, p.where, p.clientFallback);
-    this.name = p.name;
+    // The internalized name: the key of `out.<name>`, with no string-table probe when it is written.
+    this.name = internalized(base.name);
+    this.kind = base.kind;
+    this.index = base.index;
+    this.route = base.route;
+    this.saveOutput = base.saveOutput;
+    this.writeOutput = base.writeOutput;
+    this.maxVisits = base.maxVisits;
+    this.onLimit = base.onLimit;
     this.usr = p.usr;
     this.sysText = p.sys?.text;
     // A constant system prompt is never rendered: its Template need not stay loaded.
@@ -118,6 +136,11 @@ class SingleDrone extends DroneModel {
     return req;
   }
 
+  /** Resolves the model before any node runs: a missing key fails the run there. */
+  preflight(scope: RunContext): void {
+    this.resolve(scope);
+  }
+
   /** One execution: the prompts, then the metered call whose answer is the node's result. */
   exec(scope: RunContext): Promise<NodeResult> {
     try {
@@ -137,16 +160,8 @@ class SingleDrone extends DroneModel {
 
 /**
  * The compiled node of a drone that makes one model call and keeps nothing: no async frame,
- * conversation or copy between the provider's answer and the walk. Built here, outside the drone's
- * compile, so that its closures hold only the SingleDrone.
+ * conversation or copy between the provider's answer and the walk (see SingleDrone).
  */
 export function singleDrone(base: NodeBase, parts: SingleDroneParts): CompiledNode {
-  const d = new SingleDrone(parts);
-  return {
-    ...base,
-    preflight: (scope: RunContext): void => {
-      d.resolve(scope);
-    },
-    exec: (scope: RunContext): Promise<NodeResult> => d.exec(scope),
-  };
+  return new SingleDrone(base, parts);
 }

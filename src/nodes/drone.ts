@@ -78,7 +78,6 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
       def.conversation === undefined;
     if (single)
       return singleDrone(base, {
-        name: base.name,
         spec: modelSpec,
         baseURL: def.base_url,
         where,

@@ -103,18 +103,25 @@ export interface ProviderRegistryOptions {
   overrides?: Partial<Record<Vendor, Provider>>;
 }
 
-/** A resolved provider and the vendor model id to send it. */
+/** A resolved provider and the vendor model id to send it; shared by the nodes that resolve alike. */
 export interface ResolvedModel {
-  provider: Provider;
-  model: string;
-  vendor: Vendor;
+  readonly provider: Provider;
+  readonly model: string;
+  readonly vendor: Vendor;
   /** The model this one stands in for (the MCP client's, when the run has no client that can sample). */
-  standIn?: string;
+  readonly standIn?: string;
 }
 
 /** Turns `model` strings into providers, checking API keys before any call is made. */
 export class ProviderRegistry {
   private readonly cache = new Map<string, Provider>();
+  /**
+   * One resolved model per provider and model id, shared by every node that resolves to them: a
+   * file of 100,000 drones naming one model held 100,000 equal objects, each one more to reach per
+   * step. Frozen, so no node can change what another sends. Kept by provider, and dropped with it
+   * (the MCP client's model is a provider per run).
+   */
+  private readonly resolvedBy = new WeakMap<Provider, Map<string, ResolvedModel>>();
 
   constructor(private readonly options: ProviderRegistryOptions) {}
 
@@ -151,9 +158,9 @@ export class ProviderRegistry {
     }
     const { vendor, model } = parseModel(chosen);
     const override = this.options.overrides?.[vendor];
-    if (override) return { provider: override, model: model || defaultFor(vendor), vendor };
+    if (override) return this.shared(override, model || defaultFor(vendor), vendor);
     if (vendor === 'sampling') {
-      if (sampling) return { provider: sampling, model, vendor };
+      if (sampling) return this.shared(sampling, model, vendor);
       return this.instead(chosen, baseURL, where, fallback);
     }
     const env = this.options.env;
@@ -176,7 +183,24 @@ export class ProviderRegistry {
       provider = this.options.factory(vendor, { apiKey, baseURL: base });
       this.cache.set(cacheKey, provider);
     }
-    return { provider, model: model || defaultFor(vendor), vendor };
+    return this.shared(provider, model || defaultFor(vendor), vendor);
+  }
+
+  /** The one resolved model of `provider`, `model` and `vendor` (see resolvedBy), made on first use. */
+  private shared(provider: Provider, model: string, vendor: Vendor): ResolvedModel {
+    let models = this.resolvedBy.get(provider);
+    if (models === undefined) {
+      models = new Map();
+      this.resolvedBy.set(provider, models);
+    }
+    // One provider may stand for several vendors (an embedder's or a test's override).
+    const key = `${vendor}\n${model}`;
+    let resolved = models.get(key);
+    if (resolved === undefined) {
+      resolved = Object.freeze({ provider, model, vendor });
+      models.set(key, resolved);
+    }
+    return resolved;
   }
 
   /**

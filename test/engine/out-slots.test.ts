@@ -12,7 +12,7 @@ import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, tempDir } from '../helpers.js';
+import { hatch, load, seededRandom, tempDir } from '../helpers.js';
 
 /** The first node's prompt, plain (slots) or through a filter, which makes nunjucks read `out` whole. */
 const FIRST = { slots: '{{ ctx.input }}', dictionary: '{{ ctx.input | string }}' };
@@ -30,7 +30,10 @@ function counting() {
 }
 
 /** Runs `nodes` (the first one's prompt set by `mode`) and returns what a caller and the model saw. */
-async function runBoth(nodes: (first: string) => unknown[]) {
+async function runBoth(
+  nodes: (first: string) => unknown[],
+  top: Record<string, unknown> = { max_steps: 50 },
+) {
   const seen: Record<
     Mode,
     { outputs: Record<string, unknown>; keys: string[]; prompts: string[]; output: string }
@@ -38,7 +41,7 @@ async function runBoth(nodes: (first: string) => unknown[]) {
   for (const mode of ['slots', 'dictionary'] as const) {
     const { model, prompts } = counting();
     const runtime = new Runtime({ providers: { openai: model }, env: {} });
-    const r = await runtime.run(load(hatch(nodes(FIRST[mode]), { max_steps: 50 })), { input: 'go' });
+    const r = await runtime.run(load(hatch(nodes(FIRST[mode]), top)), { input: 'go' });
     seen[mode] = { outputs: r.outputs, keys: Object.keys(r.outputs), prompts, output: r.output };
     await runtime.close();
   }
@@ -120,6 +123,40 @@ describe('outputs kept by node index', () => {
     expect(Object.keys(JSON.parse(seen.outputs.S as string))).toEqual(['A', 'B']);
     expect(seen.keys).toEqual(['A', 'B', 'S', 'C']);
     expect(seen.prompts[2]).toBe('C B go #1 #2');
+  });
+
+  it('600 nodes, run in another order than the file’s, across chunks of slots, as with the dictionary', async () => {
+    // The walk visits the file's nodes in a shuffled order, so first writes land in every chunk of
+    // 256 slots out of index order; some prompts read back the first node's output and a far one.
+    const random = seededRandom(15);
+    const order = Array.from({ length: 600 }, (_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const name = (i: number) => `N${order[i]}`;
+    const seen = await runBoth(
+      (first) => {
+        const nodes: unknown[] = new Array(600);
+        for (let i = 0; i < 600; i++) {
+          const prompt =
+            i === 0
+              ? first
+              : i % 100 === 0
+                ? `${name(i)} {{ out.${name(0)} }} {{ out.${name(i - 1)} }} {{ out.${name(i >> 1)} }}`
+                : `${name(i)} {{ out.${name(i - 1)} }}`;
+          nodes[order[i]!] = { name: name(i), usr_prompt: prompt, ...(i < 599 ? { next: name(i + 1) } : {}) };
+        }
+        return nodes;
+      },
+      { max_steps: 700, start: name(0) },
+    );
+    expect(seen.keys).toEqual(order.map((i) => `N${i}`));
+    expect(seen.prompts).toHaveLength(600);
+    expect(seen.prompts[300]).toBe(
+      `${name(300)} ${seen.outputs[name(0)] as string} ${seen.outputs[name(299)] as string} ${seen.outputs[name(150)] as string}`,
+    );
+    expect(seen.outputs[name(599)]).toBe(seen.output);
   });
 
   it("the result's outputs is one object: read twice it is the same, and it can be replaced", async () => {

@@ -3,7 +3,9 @@
  * (loader/compile.ts `shaped`). Node kinds build theirs with a spread, and V8 gave every such object
  * a hidden class of its own, so in a large file each field read of the walk missed its caches. The
  * fields are what a user relies on through the contract (name, kind, route, limits, exec); these
- * tests check they all survive the reshaping, for every kind, and that runs still behave.
+ * tests check they all survive the reshaping, for every kind, and that runs still behave. A
+ * single-call drone is an instance of a class of its own (nodes/drone-single.ts): its instances
+ * share one shape, and its exec is one method of their prototype.
  */
 import { describe, expect, it } from 'vitest';
 import type { CompiledNode } from '../../src/engine/contracts.js';
@@ -21,6 +23,7 @@ const FIELDS = [
   'writeOutput',
   'maxVisits',
   'onLimit',
+  'successor',
   'preflight',
   'exec',
 ];
@@ -51,9 +54,14 @@ describe('compiled nodes', () => {
       new Set(['drone', 'parallel', 'map', 'loop', 'script', 'ask', 'baneling']),
     );
     for (const n of nodes) {
-      expect(Object.keys(n)).toEqual(FIELDS);
+      for (const field of FIELDS) expect(field in n, `${n.name}.${field}`).toBe(true);
+      if (Object.getPrototypeOf(n) === Object.prototype) expect(Object.keys(n)).toEqual(FIELDS);
       expect(typeof n.exec).toBe('function');
     }
+    // The single-call drone (E) is the class's instance; the others are plain objects.
+    expect(nodes.filter((n) => Object.getPrototypeOf(n) !== Object.prototype).map((n) => n.name)).toEqual([
+      'E',
+    ]);
     const byName = (name: string) => h.nodes.get(name) as CompiledNode;
     expect(byName('D')).toMatchObject({ name: 'D', kind: 'drone', index: 0, saveOutput: 'said' });
     expect(byName('D').route).toMatchObject({ kind: 'one', target: 'P' });
@@ -64,6 +72,33 @@ describe('compiled nodes', () => {
     // Drones check their model before a run starts (a missing key fails there, not mid-run).
     expect(typeof byName('D').preflight).toBe('function');
     expect(typeof byName('C').preflight).toBe('function');
+  });
+
+  it('of single-call drones share one shape and one exec, whatever their prompts, models and settings', () => {
+    const h = load(
+      hatch([
+        { name: 'A', usr_prompt: '{{ ctx.input }}', sys_prompt: 'be {{ ctx.input }}', next: 'B' },
+        {
+          name: 'B',
+          usr_prompt: 'then {{ out.A }}',
+          model: 'anthropic:claude-x',
+          temperature: 0.5,
+          next: 'C',
+        },
+        { name: 'C', usr_prompt: 'plain', save_output: 'c', max_visits: 3, max_tokens: 9 },
+      ]),
+    );
+    const nodes = [...h.nodes.values()];
+    const keys = Object.keys(nodes[0]!);
+    for (const field of FIELDS.filter((f) => f !== 'preflight' && f !== 'exec'))
+      expect(keys).toContain(field);
+    for (const n of nodes) {
+      expect(Object.keys(n)).toEqual(keys);
+      expect(n.exec).toBe(nodes[0]!.exec);
+      expect(n.preflight).toBe(nodes[0]!.preflight);
+    }
+    expect(nodes.map((n) => n.successor?.name)).toEqual(['B', 'C', undefined]);
+    expect(nodes[2]).toMatchObject({ name: 'C', saveOutput: 'c', maxVisits: 3, route: { kind: 'end' } });
   });
 
   it('run as before: a single-call chain renders each prompt and routes to its successor', async () => {

@@ -1,3 +1,4 @@
+import { internalized } from '../../core/objects.js';
 import { OutSlots, outAsDictionary } from '../out-slots.js';
 import { templateEnv } from './env.js';
 import { memberLookup, renderState, runtime } from './sandbox.js';
@@ -60,14 +61,6 @@ export function planOf(source: string): Plan | null {
     parts.push(lookup);
     at = close + 2;
   }
-}
-
-/**
- * The same text as an internalized string (a property key's own copy): a key read from a regex match
- * is a fresh string, which V8 would look up in its string table on every property read.
- */
-function internalized(key: string): string {
-  return Object.keys({ [key]: 0 })[0]!;
 }
 
 const OBJECT_PROTO = Object.prototype;

@@ -137,7 +137,7 @@ export class Template implements SlotCache {
     // tree, and the load-time analysis reads their variables from the text (loader/analysis).
     const plan = planOf(source);
     if (plan !== null || simpleTags(source) !== null) {
-      this.plan = plan;
+      this.setPlan(plan);
       return;
     }
     try {
@@ -159,6 +159,21 @@ export class Template implements SlotCache {
     const tree = this.tree;
     this.tree = undefined;
     return tree;
+  }
+
+  /**
+   * Keeps the fast path's plan, and a one-lookup plan's parts in this object's own fields. Both ways
+   * a plan is made (the constructor's, a first render's) come through here: when only the render
+   * set the fields, a plan made by the constructor left them unset and every render took the loop.
+   */
+  private setPlan(plan: Plan | null): void {
+    this.plan = plan;
+    const one = plan === null ? undefined : oneLookup(plan);
+    if (one === undefined) return;
+    this.before = one.before;
+    this.onOut = one.onOut;
+    this.after = one.after;
+    this.key = one.key;
   }
 
   /** The compiled template (compiled now on first use); undefined for text without tags. */
@@ -203,18 +218,13 @@ export class Template implements SlotCache {
       if (found !== undefined) return this.before + found + this.after;
     }
     // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
-    if (this.plan === undefined) {
-      this.plan = planOf(this.source);
-      const one = this.plan === null ? undefined : oneLookup(this.plan);
-      if (one !== undefined) {
-        this.before = one.before;
-        this.onOut = one.onOut;
-        this.after = one.after;
-        this.key = one.key;
-      }
+    let plan = this.plan;
+    if (plan === undefined) {
+      plan = planOf(this.source);
+      this.setPlan(plan);
     }
-    if (this.plan !== null) {
-      const fast = renderPlan(this.plan, vars);
+    if (plan !== null) {
+      const fast = renderPlan(plan, vars);
       if (fast !== undefined) return fast;
     }
     if (this.compiled === undefined) return this.source;
