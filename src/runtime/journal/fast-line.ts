@@ -42,3 +42,67 @@ export function fastLine(
   if (e.next !== undefined) text += `,"next":${e.next === null ? 'null' : JSON.stringify(e.next)}`;
   return `${text}}`;
 }
+
+type ModelCall = Extract<RunEvent, { type: 'model_call' }>;
+
+/**
+ * True when a model_call has the common shape {@link modelCallLine} writes: a call that answered, with
+ * no tool call of its own, not under a spawned agent's call, not retried nor stood in for. Checked
+ * before the journal works out its key and prompt (which remember what they wrote), so a call of
+ * another shape takes the record path having done neither.
+ */
+export function commonModelCall(e: ModelCall): boolean {
+  if (e.call !== undefined || e.retries !== undefined || e.standIn !== undefined) return false;
+  if (e.error !== undefined || e.code !== undefined) return false;
+  if (typeof e.node !== 'string' || typeof e.vendor !== 'string' || typeof e.model !== 'string') return false;
+  if (typeof e.depth !== 'number' || typeof e.step !== 'number' || typeof e.ms !== 'number') return false;
+  if (e.text !== undefined && typeof e.text !== 'string') return false;
+  if (e.stopReason !== undefined && typeof e.stopReason !== 'string') return false;
+  const calls = e.toolCalls;
+  if (calls !== undefined && (!Array.isArray(calls) || calls.length > 0)) return false;
+  return e.usage === undefined || (e.usage !== null && typeof e.usage === 'object');
+}
+
+/**
+ * The model_call line of a call for which commonModelCall holds, given its key and prompt as the
+ * journal made them: exactly JSON.stringify of the record records.ts builds (same fields, same order,
+ * undefined left out), which took a third of the journal's work on a one-drone call. `str` is called
+ * in the record's order (the answer, after the prompt's), as it remembers the large strings written.
+ */
+export function modelCallLine(
+  e: ModelCall,
+  at: number,
+  key: string,
+  prompt: Record<string, unknown>,
+  str: (s: string | undefined) => string | { $same: string } | undefined,
+): string {
+  // First, as in the record: the prompt's strings went through `str` already (making the prompt).
+  const answer = str(e.text);
+  try {
+    return modelCallText(e, at, key, prompt, answer);
+  } catch (err) {
+    // A value JSON cannot hold (a BigInt): the record path writes this for it too.
+    return JSON.stringify({ v: JOURNAL_VERSION, at, type: 'unwritable', of: e.type, error: String(err) });
+  }
+}
+
+function modelCallText(
+  e: ModelCall,
+  at: number,
+  key: string,
+  prompt: Record<string, unknown>,
+  answer: string | { $same: string } | undefined,
+): string {
+  let text = `{"v":${JOURNAL_VERSION},"at":${num(at)},"type":"model_call","node":${JSON.stringify(e.node)},"depth":${num(e.depth)},"vendor":${JSON.stringify(e.vendor)},"model":${JSON.stringify(e.model)},"key":${JSON.stringify(key)},"step":${num(e.step)}`;
+  for (const k in prompt) {
+    // A value JSON leaves out (undefined, a function) gives undefined, as it is left out of the record.
+    const json = JSON.stringify(prompt[k]);
+    if (json !== undefined) text += `,${JSON.stringify(k)}:${json}`;
+  }
+  if (answer !== undefined) text += `,"text":${JSON.stringify(answer)}`;
+  // An empty list: clean() gives it as it is.
+  if (e.toolCalls !== undefined) text += ',"toolCalls":[]';
+  if (e.stopReason !== undefined) text += `,"stopReason":${JSON.stringify(e.stopReason)}`;
+  if (e.usage !== undefined) text += `,"usage":${JSON.stringify(e.usage)}`;
+  return `${text},"ms":${num(Math.round(e.ms * 100) / 100)}}`;
+}

@@ -2,7 +2,7 @@ import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { ConversationCursor } from '../conversations.js';
 import { checkClock, epochMs } from './clock.js';
-import { fastLine } from './fast-line.js';
+import { commonModelCall, fastLine, modelCallLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { addToPiece, JournalFile, pieceEmpty, startPiece } from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
@@ -257,6 +257,10 @@ export class FileJournal implements RunJournal {
       } catch {
         // A value JSON cannot hold: the record path below writes what it can.
       }
+    }
+    if (!(item instanceof Extra) && item.type === 'model_call' && commonModelCall(item)) {
+      const { key, prompt } = this.journalParts().content.modelCall(item);
+      return modelCallLine(item, at, key, prompt, this.strOf);
     }
     if (item instanceof Extra && item.fields.nodes !== undefined) {
       try {
