@@ -224,15 +224,20 @@ async function walkSteps(scope: RunContext, start: string | CompiledNode): Promi
     const value = result.value;
     // A node that chose its successor itself (route: choose) overrides the text rule; null is END.
     const chose = result.next;
+    // A fixed successor is the loader's link (no map lookup per step, and no read of the router, an
+    // object more per step in a large file); a choice or a list goes by name.
+    const successor = node.successor;
     const r = node.route;
     const next =
       chose !== undefined
         ? (chose ?? undefined)
-        : r.kind === 'one'
-          ? r.target
-          : r.kind === 'end'
-            ? undefined
-            : routeList(r, text);
+        : successor !== undefined
+          ? successor.name
+          : r.kind === 'one'
+            ? r.target
+            : r.kind === 'end'
+              ? undefined
+              : routeList(r, text);
     // A branch's last output is read by nobody: its fan-out takes it from the result, and its out is
     // dropped. Written all the same when the node's write_output path (a template) may read it.
     if (next !== undefined || !scope.outUnread || node.writeOutput !== undefined)
@@ -269,8 +274,6 @@ async function walkSteps(scope: RunContext, start: string | CompiledNode): Promi
       emit(event);
     }
     if (next === undefined) return result;
-    // A fixed successor is the loader's link (no map lookup per step); a choice or a list goes by name.
-    const successor = node.successor;
     node = chose === undefined && successor !== undefined ? successor : nodeNamed(hatchery, next);
   }
 }

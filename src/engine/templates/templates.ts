@@ -1,5 +1,6 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
+import { internalized } from '../../core/objects.js';
 import { OutSlots, outAsDictionary } from '../out-slots.js';
 import { templateEnv } from './env.js';
 import { oneLookup, type Plan, planOf, renderPlan, type SlotCache, scopedField, slotField } from './fast.js';
@@ -170,9 +171,11 @@ export class Template implements SlotCache {
     this.plan = plan;
     const one = plan === null ? undefined : oneLookup(plan);
     if (one === undefined) return;
-    this.before = one.before;
+    // Internalized: the same text around the lookup in many prompts is then one string, read from the
+    // cache, instead of a slice of each template's source (a cache miss per render in a large file).
+    this.before = internalized(one.before);
     this.onOut = one.onOut;
-    this.after = one.after;
+    this.after = internalized(one.after);
     this.key = one.key;
   }
 
