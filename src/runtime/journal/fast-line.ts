@@ -66,43 +66,42 @@ export function commonModelCall(e: ModelCall): boolean {
 /**
  * The model_call line of a call for which commonModelCall holds, given its key and prompt as the
  * journal made them: exactly JSON.stringify of the record records.ts builds (same fields, same order,
- * undefined left out), which took a third of the journal's work on a one-drone call. `str` is called
- * in the record's order (the answer, after the prompt's), as it remembers the large strings written.
+ * undefined left out), from an object of one fixed shape with no spread (the record's 25 fields,
+ * most of them undefined, and its spread prompt took a third of the journal's work on a one-drone
+ * call). The prompt is `{ system, messages }` or `{ from, messages }` (FileJournal.prompt). `str`
+ * is called in the record's order (the answer, after the prompt's), as it remembers large strings.
  */
 export function modelCallLine(
   e: ModelCall,
   at: number,
   key: string,
-  prompt: Record<string, unknown>,
+  prompt: { system?: unknown; from?: unknown; messages?: unknown },
   str: (s: string | undefined) => string | { $same: string } | undefined,
 ): string {
-  // First, as in the record: the prompt's strings went through `str` already (making the prompt).
-  const answer = str(e.text);
+  const rec = {
+    v: JOURNAL_VERSION,
+    at,
+    type: 'model_call',
+    node: e.node,
+    depth: e.depth,
+    vendor: e.vendor,
+    model: e.model,
+    key,
+    step: e.step,
+    system: prompt.system,
+    from: prompt.from,
+    messages: prompt.messages,
+    text: str(e.text),
+    // An empty list or none (commonModelCall): clean() gives it as it is.
+    toolCalls: e.toolCalls,
+    stopReason: e.stopReason,
+    usage: e.usage,
+    ms: Math.round(e.ms * 100) / 100,
+  };
   try {
-    return modelCallText(e, at, key, prompt, answer);
+    return JSON.stringify(rec);
   } catch (err) {
     // A value JSON cannot hold (a BigInt): the record path writes this for it too.
     return JSON.stringify({ v: JOURNAL_VERSION, at, type: 'unwritable', of: e.type, error: String(err) });
   }
-}
-
-function modelCallText(
-  e: ModelCall,
-  at: number,
-  key: string,
-  prompt: Record<string, unknown>,
-  answer: string | { $same: string } | undefined,
-): string {
-  let text = `{"v":${JOURNAL_VERSION},"at":${num(at)},"type":"model_call","node":${JSON.stringify(e.node)},"depth":${num(e.depth)},"vendor":${JSON.stringify(e.vendor)},"model":${JSON.stringify(e.model)},"key":${JSON.stringify(key)},"step":${num(e.step)}`;
-  for (const k in prompt) {
-    // A value JSON leaves out (undefined, a function) gives undefined, as it is left out of the record.
-    const json = JSON.stringify(prompt[k]);
-    if (json !== undefined) text += `,${JSON.stringify(k)}:${json}`;
-  }
-  if (answer !== undefined) text += `,"text":${JSON.stringify(answer)}`;
-  // An empty list: clean() gives it as it is.
-  if (e.toolCalls !== undefined) text += ',"toolCalls":[]';
-  if (e.stopReason !== undefined) text += `,"stopReason":${JSON.stringify(e.stopReason)}`;
-  if (e.usage !== undefined) text += `,"usage":${JSON.stringify(e.usage)}`;
-  return `${text},"ms":${num(Math.round(e.ms * 100) / 100)}}`;
 }
