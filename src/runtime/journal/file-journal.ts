@@ -2,6 +2,7 @@ import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { ConversationCursor } from '../conversations.js';
 import { checkClock, epochMs } from './clock.js';
+import { addDue, dueWritten } from './due.js';
 import { commonModelCall, fastLine, modelCallLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { addToPiece, JournalFile, pieceEmpty, startPiece } from './journal-file.js';
@@ -25,17 +26,6 @@ const CREDENTIAL_FIELD = /"(?:authorization|api[-_]?key|x-api-key|cookie|set-coo
  * space after the word may be an escape, and what comes before it too, so no word boundary).
  */
 const AUTH_HINT = /(?:bearer|basic)(?:\s|\\[nrtfbu])/i;
-
-/** Journals with records to write on the event loop's next turn, flushed together by one setImmediate. */
-let due: FileJournal[] = [];
-let dueScheduled = false;
-
-function flushDue(): void {
-  dueScheduled = false;
-  const list = due;
-  due = [];
-  for (const j of list) j.turn();
-}
 
 /** No strings: a new run's file holds none yet. */
 const NONE: readonly string[] = [];
@@ -82,8 +72,8 @@ export class FileJournal implements RunJournal {
   /** When each queued item happened, as performance.now() (see clock.ts). */
   private times: number[] = [];
   private scheduled = false;
-  /** Resolves end()'s promise: set from end() until the turn that writes the last records. */
-  private onWritten: (() => void) | undefined;
+  /** Set from end() until the turn that writes the last records and closes the file. */
+  private ending = false;
   private closed = false;
   /** The file, open for appending from the first flush to the end of the run. */
   private readonly out: JournalFile;
@@ -108,11 +98,8 @@ export class FileJournal implements RunJournal {
     readonly file: string,
     id: string,
     private readonly secrets: readonly string[],
-    /**
-     * Told when the journal ends, with the promise of its last write, and again with undefined once
-     * that write is done (a call instead of a `finally` per run on the promise).
-     */
-    private readonly onEnd: (j: FileJournal, written: Promise<void> | undefined) => void,
+    /** Told when the journal ends (its last records are written on the next turn: see due.ts). */
+    private readonly onEnd: (j: FileJournal) => void,
     first: Extra | undefined,
     seen: Iterable<string> = NONE,
     /** Written before the first record: a newline when the file ends in a line cut short. */
@@ -151,18 +138,11 @@ export class FileJournal implements RunJournal {
     else this.schedule();
   }
 
-  /**
-   * Flushes on the event loop's next turn. Every journal due then is flushed by the same setImmediate:
-   * a thousand runs in flight make one callback per turn, not one each.
-   */
+  /** Flushes on the event loop's next turn, with every journal due then (see due.ts). */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    due.push(this);
-    if (!dueScheduled) {
-      dueScheduled = true;
-      setImmediate(flushDue);
-    }
+    addDue(this);
   }
 
   /** This journal's flush on its turn, and the file's close after the last one (see end). */
@@ -174,12 +154,9 @@ export class FileJournal implements RunJournal {
       // A record that cannot be built loses this flush, not the other journals' turns.
       this.error = err;
     }
-    const written = this.onWritten;
-    if (written !== undefined) {
-      this.onWritten = undefined;
+    if (this.ending) {
+      this.ending = false;
       this.out.close();
-      written();
-      this.onEnd(this, undefined);
     }
   }
 
@@ -191,13 +168,11 @@ export class FileJournal implements RunJournal {
     if (this.closed) return WRITTEN;
     this.push(new Extra('run_end', { status, ...fields }), performance.now());
     this.closed = true;
+    this.ending = true;
     // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
-    const done = new Promise<void>((resolve) => {
-      this.onWritten = resolve;
-    });
     this.schedule();
-    this.onEnd(this, done);
-    return done;
+    this.onEnd(this);
+    return dueWritten();
   }
 
   /** True once end() was called. */
