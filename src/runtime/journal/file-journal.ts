@@ -54,9 +54,22 @@ function jsonSecretsOf(secrets: readonly string[]): readonly string[] {
 
 /** A record appended with RunJournal.append, kept in order among the buffered events. */
 class Extra {
+  /** When it was appended, as performance.now() (see clock.ts): set by push. */
+  ts = 0;
   constructor(
     readonly type: string,
     readonly fields: Record<string, unknown>,
+  ) {}
+}
+
+/**
+ * An event that carries no time of its own (`ts`: node and model events do), with the time it came:
+ * one object for these few instead of an array of times beside every journal's queue.
+ */
+class Stamped {
+  constructor(
+    readonly event: RunEvent,
+    readonly ts: number,
   ) {}
 }
 
@@ -68,9 +81,8 @@ class Extra {
 export class FileJournal implements RunJournal {
   readonly id: string;
   readonly listener: RunListener;
-  private queue: (RunEvent | Extra)[] = [];
-  /** When each queued item happened, as performance.now() (see clock.ts). */
-  private times: number[] = [];
+  /** What is to be written, each with its time: an Extra's, a Stamped's, or the event's own `ts`. */
+  private queue: (RunEvent | Extra | Stamped)[] = [];
   private scheduled = false;
   /** Set from end() until the turn that writes the last records and closes the file. */
   private ending = false;
@@ -112,7 +124,7 @@ export class FileJournal implements RunJournal {
       this.seen.add(h);
     }
     this.jsonSecrets = jsonSecretsOf(secrets);
-    if (first) this.push(first, performance.now());
+    if (first) this.push(first);
     this.listener = (e) => {
       if (this.closed) return;
       if (e.type === 'run_start' || e.type === 'run_end') {
@@ -122,7 +134,7 @@ export class FileJournal implements RunJournal {
         if (e.type === 'run_end') e = { ...e, usage: { ...e.usage } };
       } else if ((e.type === 'node_end' && e.replayed === true) || e.type === 'tool_start') return;
       // The time its emitter read for it (node and model events), or now.
-      this.push(e, (e as { ts?: number }).ts ?? performance.now());
+      this.push((e as { ts?: number }).ts === undefined ? new Stamped(e, performance.now()) : e);
     };
   }
 
@@ -131,9 +143,9 @@ export class FileJournal implements RunJournal {
     return new Extra(type, fields);
   }
 
-  private push(item: RunEvent | Extra, ts: number): void {
+  private push(item: RunEvent | Extra | Stamped): void {
+    if (item instanceof Extra) item.ts = performance.now();
     this.queue.push(item);
-    this.times.push(ts);
     if (this.queue.length >= MAX_BUFFERED) void this.flush();
     else this.schedule();
   }
@@ -161,12 +173,12 @@ export class FileJournal implements RunJournal {
   }
 
   append(type: string, fields: Record<string, unknown>): void {
-    if (!this.closed) this.push(new Extra(type, fields), performance.now());
+    if (!this.closed) this.push(new Extra(type, fields));
   }
 
   end(status: RunStatus, fields: Record<string, unknown>): Promise<void> {
     if (this.closed) return WRITTEN;
-    this.push(new Extra('run_end', { status, ...fields }), performance.now());
+    this.push(new Extra('run_end', { status, ...fields }));
     this.closed = true;
     this.ending = true;
     // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
@@ -183,9 +195,7 @@ export class FileJournal implements RunJournal {
   flush(): Promise<void> {
     if (this.queue.length === 0) return WRITTEN;
     const queue = this.queue;
-    const times = this.times;
     this.queue = [];
-    this.times = [];
     const lead = this.lead;
     this.lead = '';
     checkClock();
@@ -195,9 +205,13 @@ export class FileJournal implements RunJournal {
     // GC during a long flush then copies only what is left to write, not every line and event of the
     // run, which it would promote and leave for the old generation's marking during the next runs
     // (measured: 0.4 µs a node of the next run's time in a 1,000-node chain).
-    const items: (RunEvent | Extra | undefined)[] = queue;
+    const items: (RunEvent | Extra | Stamped | undefined)[] = queue;
     for (let i = 0; i < items.length; i++) {
-      const line = this.line(items[i]!, epochMs(times[i]!));
+      const item = items[i]!;
+      const line =
+        item instanceof Stamped
+          ? this.line(item.event, epochMs(item.ts))
+          : this.line(item, epochMs((item as { ts: number }).ts));
       items[i] = undefined;
       if (line === undefined || addToPiece(line, true)) continue;
       if (!pieceEmpty() && !this.write()) return WRITTEN;
