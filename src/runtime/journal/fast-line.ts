@@ -1,15 +1,15 @@
 /**
- * The JSON line of the two records every node writes, node_start and node_end, in their common
- * shape (a top-level node, no value, no branch or call around it), written as text: building the
- * record object and handing it to JSON.stringify cost twice as much. The text is exactly what
- * JSON.stringify gives for the record FileJournal.record builds (same fields, same order, undefined
- * fields left out, non-finite numbers as null); any other shape gives undefined and takes that path.
+ * The JSON lines of the records every run writes, node_start, node_end and model_call, in their
+ * common shape (a top-level node, no value, no branch or call around it), each from one object of a
+ * fixed shape with no spread: the record FileJournal.record builds (a literal of every field any such
+ * record may have, most undefined, with spreads) cost twice as much, and text built piece by piece
+ * allocated twice what JSON.stringify of the small object does (each piece, each concatenation, then
+ * the flat copy the write makes of it: 1 KB per one-drone run). Each line is exactly what
+ * JSON.stringify gives for the record (same fields, same order, undefined fields left out,
+ * non-finite numbers as null); any other shape gives undefined and takes that path.
  */
 import type { RunEvent } from '../../engine/contracts.js';
 import { JOURNAL_VERSION } from './store.js';
-
-/** A number as JSON writes it. */
-const num = (n: number): string => (Number.isFinite(n) ? `${n}` : 'null');
 
 /** A node_start or node_end line, or undefined when the event is not of the common shape. */
 export function fastLine(
@@ -22,7 +22,15 @@ export function fastLine(
     if (e.depth !== 0 || e.parent !== undefined || e.item !== undefined) return undefined;
     if (typeof e.node !== 'string' || typeof e.kind !== 'string' || typeof e.step !== 'number')
       return undefined;
-    return `{"v":${JOURNAL_VERSION},"at":${num(at)},"type":"node_start","node":${JSON.stringify(e.node)},"kind":${JSON.stringify(e.kind)},"step":${num(e.step)},"depth":0}`;
+    return JSON.stringify({
+      v: JOURNAL_VERSION,
+      at,
+      type: 'node_start',
+      node: e.node,
+      kind: e.kind,
+      step: e.step,
+      depth: 0,
+    });
   }
   if (e.type !== 'node_end') return undefined;
   if (e.depth !== 0 || e.value !== undefined || e.chose !== undefined) return undefined;
@@ -30,17 +38,37 @@ export function fastLine(
   if (typeof e.node !== 'string' || typeof e.step !== 'number' || typeof e.ms !== 'number') return undefined;
   if (typeof e.path !== 'string' || typeof e.seq !== 'number') return undefined;
   if (e.next !== undefined && e.next !== null && typeof e.next !== 'string') return undefined;
-  if (e.usage !== undefined && (e.usage === null || typeof e.usage !== 'object')) return undefined;
+  if (e.usage !== undefined && !numbersOnly(e.usage)) return undefined;
   if (e.output !== undefined && typeof e.output !== 'string') return undefined;
-  // Before str(), which remembers large strings as written: nothing may fail after it.
-  const usage = e.usage === undefined ? undefined : JSON.stringify(e.usage);
+  // After every check: str() remembers large strings as written, and JSON.stringify of what was
+  // checked cannot fail (strings, numbers, a plain object of numbers).
   const output = str(e.output);
-  let text = `{"v":${JOURNAL_VERSION},"at":${num(at)},"type":"node_end","node":${JSON.stringify(e.node)},"step":${num(e.step)},"depth":0`;
-  if (output !== undefined) text += `,"output":${JSON.stringify(output)}`;
-  if (usage !== undefined) text += `,"usage":${usage}`;
-  text += `,"ms":${num(Math.round(e.ms * 100) / 100)},"path":${JSON.stringify(e.path)},"seq":${num(e.seq)}`;
-  if (e.next !== undefined) text += `,"next":${e.next === null ? 'null' : JSON.stringify(e.next)}`;
-  return `${text}}`;
+  return JSON.stringify({
+    v: JOURNAL_VERSION,
+    at,
+    type: 'node_end',
+    node: e.node,
+    step: e.step,
+    depth: 0,
+    output,
+    usage: e.usage,
+    ms: Math.round(e.ms * 100) / 100,
+    path: e.path,
+    seq: e.seq,
+    next: e.next,
+  });
+}
+
+/** A plain object whose fields are numbers or undefined (a node's usage): JSON.stringify cannot fail on it. */
+function numbersOnly(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k in value) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v !== undefined && typeof v !== 'number') return false;
+  }
+  return true;
 }
 
 type ModelCall = Extract<RunEvent, { type: 'model_call' }>;
@@ -66,43 +94,42 @@ export function commonModelCall(e: ModelCall): boolean {
 /**
  * The model_call line of a call for which commonModelCall holds, given its key and prompt as the
  * journal made them: exactly JSON.stringify of the record records.ts builds (same fields, same order,
- * undefined left out), which took a third of the journal's work on a one-drone call. `str` is called
- * in the record's order (the answer, after the prompt's), as it remembers the large strings written.
+ * undefined left out), from an object of one fixed shape with no spread (the record's 25 fields,
+ * most of them undefined, and its spread prompt took a third of the journal's work on a one-drone
+ * call). The prompt is `{ system, messages }` or `{ from, messages }` (FileJournal.prompt). `str`
+ * is called in the record's order (the answer, after the prompt's), as it remembers large strings.
  */
 export function modelCallLine(
   e: ModelCall,
   at: number,
   key: string,
-  prompt: Record<string, unknown>,
+  prompt: { system?: unknown; from?: unknown; messages?: unknown },
   str: (s: string | undefined) => string | { $same: string } | undefined,
 ): string {
-  // First, as in the record: the prompt's strings went through `str` already (making the prompt).
-  const answer = str(e.text);
+  const rec = {
+    v: JOURNAL_VERSION,
+    at,
+    type: 'model_call',
+    node: e.node,
+    depth: e.depth,
+    vendor: e.vendor,
+    model: e.model,
+    key,
+    step: e.step,
+    system: prompt.system,
+    from: prompt.from,
+    messages: prompt.messages,
+    text: str(e.text),
+    // An empty list or none (commonModelCall): clean() gives it as it is.
+    toolCalls: e.toolCalls,
+    stopReason: e.stopReason,
+    usage: e.usage,
+    ms: Math.round(e.ms * 100) / 100,
+  };
   try {
-    return modelCallText(e, at, key, prompt, answer);
+    return JSON.stringify(rec);
   } catch (err) {
     // A value JSON cannot hold (a BigInt): the record path writes this for it too.
     return JSON.stringify({ v: JOURNAL_VERSION, at, type: 'unwritable', of: e.type, error: String(err) });
   }
-}
-
-function modelCallText(
-  e: ModelCall,
-  at: number,
-  key: string,
-  prompt: Record<string, unknown>,
-  answer: string | { $same: string } | undefined,
-): string {
-  let text = `{"v":${JOURNAL_VERSION},"at":${num(at)},"type":"model_call","node":${JSON.stringify(e.node)},"depth":${num(e.depth)},"vendor":${JSON.stringify(e.vendor)},"model":${JSON.stringify(e.model)},"key":${JSON.stringify(key)},"step":${num(e.step)}`;
-  for (const k in prompt) {
-    // A value JSON leaves out (undefined, a function) gives undefined, as it is left out of the record.
-    const json = JSON.stringify(prompt[k]);
-    if (json !== undefined) text += `,${JSON.stringify(k)}:${json}`;
-  }
-  if (answer !== undefined) text += `,"text":${JSON.stringify(answer)}`;
-  // An empty list: clean() gives it as it is.
-  if (e.toolCalls !== undefined) text += ',"toolCalls":[]';
-  if (e.stopReason !== undefined) text += `,"stopReason":${JSON.stringify(e.stopReason)}`;
-  if (e.usage !== undefined) text += `,"usage":${JSON.stringify(e.usage)}`;
-  return `${text},"ms":${num(Math.round(e.ms * 100) / 100)}}`;
 }

@@ -2,6 +2,7 @@ import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import { ConversationCursor } from '../conversations.js';
 import { checkClock, epochMs } from './clock.js';
+import { addDue, dueWritten } from './due.js';
 import { commonModelCall, fastLine, modelCallLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { addToPiece, JournalFile, pieceEmpty, startPiece } from './journal-file.js';
@@ -25,17 +26,6 @@ const CREDENTIAL_FIELD = /"(?:authorization|api[-_]?key|x-api-key|cookie|set-coo
  * space after the word may be an escape, and what comes before it too, so no word boundary).
  */
 const AUTH_HINT = /(?:bearer|basic)(?:\s|\\[nrtfbu])/i;
-
-/** Journals with records to write on the event loop's next turn, flushed together by one setImmediate. */
-let due: FileJournal[] = [];
-let dueScheduled = false;
-
-function flushDue(): void {
-  dueScheduled = false;
-  const list = due;
-  due = [];
-  for (const j of list) j.turn();
-}
 
 /** No strings: a new run's file holds none yet. */
 const NONE: readonly string[] = [];
@@ -64,9 +54,22 @@ function jsonSecretsOf(secrets: readonly string[]): readonly string[] {
 
 /** A record appended with RunJournal.append, kept in order among the buffered events. */
 class Extra {
+  /** When it was appended, as performance.now() (see clock.ts): set by push. */
+  ts = 0;
   constructor(
     readonly type: string,
     readonly fields: Record<string, unknown>,
+  ) {}
+}
+
+/**
+ * An event that carries no time of its own (`ts`: node and model events do), with the time it came:
+ * one object for these few instead of an array of times beside every journal's queue.
+ */
+class Stamped {
+  constructor(
+    readonly event: RunEvent,
+    readonly ts: number,
   ) {}
 }
 
@@ -78,12 +81,11 @@ class Extra {
 export class FileJournal implements RunJournal {
   readonly id: string;
   readonly listener: RunListener;
-  private queue: (RunEvent | Extra)[] = [];
-  /** When each queued item happened, as performance.now() (see clock.ts). */
-  private times: number[] = [];
+  /** What is to be written, each with its time: an Extra's, a Stamped's, or the event's own `ts`. */
+  private queue: (RunEvent | Extra | Stamped)[] = [];
   private scheduled = false;
-  /** Resolves end()'s promise: set from end() until the turn that writes the last records. */
-  private onWritten: (() => void) | undefined;
+  /** Set from end() until the turn that writes the last records and closes the file. */
+  private ending = false;
   private closed = false;
   /** The file, open for appending from the first flush to the end of the run. */
   private readonly out: JournalFile;
@@ -108,11 +110,8 @@ export class FileJournal implements RunJournal {
     readonly file: string,
     id: string,
     private readonly secrets: readonly string[],
-    /**
-     * Told when the journal ends, with the promise of its last write, and again with undefined once
-     * that write is done (a call instead of a `finally` per run on the promise).
-     */
-    private readonly onEnd: (j: FileJournal, written: Promise<void> | undefined) => void,
+    /** Told when the journal ends (its last records are written on the next turn: see due.ts). */
+    private readonly onEnd: (j: FileJournal) => void,
     first: Extra | undefined,
     seen: Iterable<string> = NONE,
     /** Written before the first record: a newline when the file ends in a line cut short. */
@@ -125,7 +124,7 @@ export class FileJournal implements RunJournal {
       this.seen.add(h);
     }
     this.jsonSecrets = jsonSecretsOf(secrets);
-    if (first) this.push(first, performance.now());
+    if (first) this.push(first);
     this.listener = (e) => {
       if (this.closed) return;
       if (e.type === 'run_start' || e.type === 'run_end') {
@@ -135,7 +134,7 @@ export class FileJournal implements RunJournal {
         if (e.type === 'run_end') e = { ...e, usage: { ...e.usage } };
       } else if ((e.type === 'node_end' && e.replayed === true) || e.type === 'tool_start') return;
       // The time its emitter read for it (node and model events), or now.
-      this.push(e, (e as { ts?: number }).ts ?? performance.now());
+      this.push((e as { ts?: number }).ts === undefined ? new Stamped(e, performance.now()) : e);
     };
   }
 
@@ -144,25 +143,18 @@ export class FileJournal implements RunJournal {
     return new Extra(type, fields);
   }
 
-  private push(item: RunEvent | Extra, ts: number): void {
+  private push(item: RunEvent | Extra | Stamped): void {
+    if (item instanceof Extra) item.ts = performance.now();
     this.queue.push(item);
-    this.times.push(ts);
     if (this.queue.length >= MAX_BUFFERED) void this.flush();
     else this.schedule();
   }
 
-  /**
-   * Flushes on the event loop's next turn. Every journal due then is flushed by the same setImmediate:
-   * a thousand runs in flight make one callback per turn, not one each.
-   */
+  /** Flushes on the event loop's next turn, with every journal due then (see due.ts). */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    due.push(this);
-    if (!dueScheduled) {
-      dueScheduled = true;
-      setImmediate(flushDue);
-    }
+    addDue(this);
   }
 
   /** This journal's flush on its turn, and the file's close after the last one (see end). */
@@ -174,30 +166,25 @@ export class FileJournal implements RunJournal {
       // A record that cannot be built loses this flush, not the other journals' turns.
       this.error = err;
     }
-    const written = this.onWritten;
-    if (written !== undefined) {
-      this.onWritten = undefined;
+    if (this.ending) {
+      this.ending = false;
       this.out.close();
-      written();
-      this.onEnd(this, undefined);
     }
   }
 
   append(type: string, fields: Record<string, unknown>): void {
-    if (!this.closed) this.push(new Extra(type, fields), performance.now());
+    if (!this.closed) this.push(new Extra(type, fields));
   }
 
   end(status: RunStatus, fields: Record<string, unknown>): Promise<void> {
     if (this.closed) return WRITTEN;
-    this.push(new Extra('run_end', { status, ...fields }), performance.now());
+    this.push(new Extra('run_end', { status, ...fields }));
     this.closed = true;
+    this.ending = true;
     // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
-    const done = new Promise<void>((resolve) => {
-      this.onWritten = resolve;
-    });
     this.schedule();
-    this.onEnd(this, done);
-    return done;
+    this.onEnd(this);
+    return dueWritten();
   }
 
   /** True once end() was called. */
@@ -208,9 +195,7 @@ export class FileJournal implements RunJournal {
   flush(): Promise<void> {
     if (this.queue.length === 0) return WRITTEN;
     const queue = this.queue;
-    const times = this.times;
     this.queue = [];
-    this.times = [];
     const lead = this.lead;
     this.lead = '';
     checkClock();
@@ -220,9 +205,13 @@ export class FileJournal implements RunJournal {
     // GC during a long flush then copies only what is left to write, not every line and event of the
     // run, which it would promote and leave for the old generation's marking during the next runs
     // (measured: 0.4 µs a node of the next run's time in a 1,000-node chain).
-    const items: (RunEvent | Extra | undefined)[] = queue;
+    const items: (RunEvent | Extra | Stamped | undefined)[] = queue;
     for (let i = 0; i < items.length; i++) {
-      const line = this.line(items[i]!, epochMs(times[i]!));
+      const item = items[i]!;
+      const line =
+        item instanceof Stamped
+          ? this.line(item.event, epochMs(item.ts))
+          : this.line(item, epochMs((item as { ts: number }).ts));
       items[i] = undefined;
       if (line === undefined || addToPiece(line, true)) continue;
       if (!pieceEmpty() && !this.write()) return WRITTEN;

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { HatcheryError } from '../../core/errors.js';
 import { secretValues } from '../../core/secrets.js';
+import { dueWritten } from './due.js';
 import { FileJournal } from './file-journal.js';
 import { foldRun, ownerOf, parseJournal, storedRun } from './fold.js';
 import { pidAlive, processOwner, sameOwner } from './owner.js';
@@ -81,9 +82,6 @@ export class FileRunStore implements RunStore {
   private readonly pruneEvery: number;
   /** Journals of running runs this process owns. */
   private readonly live = new Map<string, FileJournal>();
-  /** Final writes of ended journals still under way. */
-  /** The last write of each journal that ended and is not written yet. */
-  private readonly pending = new Map<FileJournal, Promise<void>>();
   private readonly cancelListeners: ((id: string) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
@@ -101,7 +99,7 @@ export class FileRunStore implements RunStore {
   /** Runs created since the last prune started: a prune for a full folder waits for this many (see ended). */
   private createdSincePrune = 0;
   /** ended() as a function, one for all the journals of this store. */
-  private readonly endedOf = (j: FileJournal, done: Promise<void> | undefined) => this.ended(j, done);
+  private readonly endedOf = (j: FileJournal) => this.ended(j);
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
@@ -352,12 +350,13 @@ export class FileRunStore implements RunStore {
 
   /** Resolves when everything appended so far is written (every journal of this store). */
   async idle(): Promise<void> {
-    await Promise.all([...[...this.live.values()].map((j) => j.flush()), ...this.pending.values()]);
+    // Ended journals are written on the turn they are due (due.ts); live ones are flushed now.
+    await Promise.all([...[...this.live.values()].map((j) => j.flush()), dueWritten()]);
   }
 
   private async settle(id: string): Promise<void> {
     await this.live.get(id)?.flush();
-    if (this.pending.size > 0) await Promise.all(this.pending.values());
+    await dueWritten();
   }
 
   private async text(id: string): Promise<string | undefined> {
@@ -380,14 +379,9 @@ export class FileRunStore implements RunStore {
     }
   }
 
-  /** A journal ended (`done`: its last write), or that write is done (undefined). */
-  private ended(j: FileJournal, done: Promise<void> | undefined): void {
-    if (done === undefined) {
-      this.pending.delete(j);
-      return;
-    }
+  /** A journal ended: its last records are written on the next turn (see due.ts). */
+  private ended(j: FileJournal): void {
     if (this.live.get(j.id) === j) this.live.delete(j.id);
-    this.pending.set(j, done);
     if (this.live.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;
