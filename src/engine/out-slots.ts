@@ -37,9 +37,12 @@ const CHUNK_BITS = 8;
 const CHUNK = 1 << CHUNK_BITS;
 const MASK = CHUNK - 1;
 
-/** A chunk of CHUNK slots, every one EMPTY. */
-function emptyChunk(): unknown[] {
-  return new Array<unknown>(CHUNK).fill(EMPTY);
+/**
+ * The length of chunk `c` for `total` node indexes: CHUNK, or what is left of them in the last chunk
+ * (a one-node run holds one slot, not 256: 4 KiB more per served call otherwise). At least `at + 1`.
+ */
+function chunkLength(total: number, c: number, at: number): number {
+  return Math.min(CHUNK, Math.max(total - (c << CHUNK_BITS), at + 1));
 }
 
 /**
@@ -77,11 +80,13 @@ export class OutSlots {
     const c = index >> CHUNK_BITS;
     while (values.length <= c) values.push(undefined);
     let chunk = values[c];
+    const at = index & MASK;
     if (chunk === undefined) {
-      chunk = emptyChunk();
+      chunk = new Array<unknown>(chunkLength(this.names.length, c, at)).fill(EMPTY);
       values[c] = chunk;
     }
-    const at = index & MASK;
+    // An index past the file's last node (none today) still gets a slot of its own.
+    while (chunk.length <= at) chunk.push(EMPTY);
     if (chunk[at] === EMPTY) this.ordered(index);
     chunk[at] = value;
   }
@@ -91,8 +96,13 @@ export class OutSlots {
     const count = this.count;
     const at = count & MASK;
     const order = this.order;
-    if (at === 0) order.push(new Array<number>(CHUNK).fill(0));
-    order[count >> CHUNK_BITS]![at] = index;
+    let chunk = order[count >> CHUNK_BITS];
+    if (chunk === undefined) {
+      chunk = new Array<number>(chunkLength(this.names.length, count >> CHUNK_BITS, 0)).fill(0);
+      order.push(chunk);
+    }
+    if (at < chunk.length) chunk[at] = index;
+    else chunk.push(index);
     this.count = count + 1;
   }
 

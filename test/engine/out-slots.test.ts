@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
+import { OutSlots } from '../../src/engine/out-slots.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
@@ -157,6 +158,28 @@ describe('outputs kept by node index', () => {
       `${name(300)} ${seen.outputs[name(0)] as string} ${seen.outputs[name(299)] as string} ${seen.outputs[name(150)] as string}`,
     );
     expect(seen.outputs[name(599)]).toBe(seen.output);
+  });
+
+  it('slots sized to a small file still take every write, in the order of first writes', () => {
+    // Three nodes: each chunk holds only as many slots as the file has nodes, and an index past the
+    // last node (a writer the slots were not sized for) still gets its slot and its place in order.
+    const nodes = new Map(['a', 'b', 'c'].map((name, index) => [name, { name, index }]));
+    const slots = new OutSlots(nodes);
+    slots.set(2, 'C');
+    slots.set(0, 'A');
+    slots.set(2, 'C2');
+    slots.set(5, 'F');
+    slots.set(1, 'B');
+    expect(slots.get(2)).toBe('C2');
+    expect(slots.get(5)).toBe('F');
+    expect(slots.get(4)).toBeUndefined();
+    (slots.names as string[])[5] = 'f';
+    expect(Object.entries(slots.materialize())).toEqual([
+      ['c', 'C2'],
+      ['a', 'A'],
+      ['f', 'F'],
+      ['b', 'B'],
+    ]);
   });
 
   it("the result's outputs is one object: read twice it is the same, and it can be replaced", async () => {
