@@ -47,39 +47,28 @@ export const neverAborted: AbortSignal = (() => {
 const ONCE = { once: true } as const;
 
 /**
- * A controller that aborts when any of `signals` does, and a function that detaches it again.
- * Used instead of AbortSignal.any so that long-lived signals (server shutdown) do not keep a
- * reference to every call that ever linked to them.
+ * A controller that aborts when `parent` does, until unlinked. Used instead of AbortSignal.any so that
+ * long-lived signals (server shutdown) do not keep a reference to every call that ever linked to them.
+ * The controller is its own listener on `parent` (handleEvent): linking a served call's run makes one
+ * object, not a closure per link plus a result object holding the controller and its unlink.
  */
-export function linkedController(...signals: (AbortSignal | undefined)[]): {
-  controller: AbortController;
-  unlink: () => void;
-} {
-  const controller = new AbortController();
-  // One closure chain instead of an array of them: a served call links one signal per run.
-  let detach: (() => void) | undefined;
-  for (const s of signals) {
-    if (!s) continue;
-    if (s.aborted) {
-      controller.abort(s.reason);
-      break;
-    }
-    const onAbort = () => controller.abort(s.reason);
-    s.addEventListener('abort', onAbort, ONCE);
-    const before = detach;
-    detach = () => {
-      before?.();
-      s.removeEventListener('abort', onAbort);
-    };
+export class LinkedController extends AbortController {
+  constructor(private readonly parent?: AbortSignal) {
+    super();
+    if (parent === undefined) return;
+    if (parent.aborted) this.abort(parent.reason);
+    else parent.addEventListener('abort', this, ONCE);
   }
-  return {
-    controller,
-    unlink: () => {
-      const d = detach;
-      detach = undefined;
-      d?.();
-    },
-  };
+
+  /** The parent signal fired. */
+  handleEvent(): void {
+    this.abort(this.parent?.reason);
+  }
+
+  /** Stops following the parent signal: it keeps no reference to this controller. */
+  unlink(): void {
+    this.parent?.removeEventListener('abort', this);
+  }
 }
 
 /** Resolves after `ms`, or early (without error) when the signal fires. */
@@ -111,13 +100,13 @@ export async function waitAtMost(
   ms: number,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  const { controller: stop, unlink } = linkedController(signal);
+  const stop = new LinkedController(signal);
   let settled = false;
   try {
     await Promise.race([promise.then(() => (settled = true)), sleep(ms, stop.signal)]);
   } finally {
     stop.abort();
-    unlink();
+    stop.unlink();
   }
   return settled;
 }

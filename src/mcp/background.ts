@@ -1,6 +1,6 @@
 /** Runs resumed in the background: a suspended task answered by tasks/update, hatchery_resume and the rest. */
 
-import { linkedController } from '../core/cancel.js';
+import { LinkedController } from '../core/cancel.js';
 import type { Provider } from '../providers/types.js';
 import { failed, succeeded } from './calls.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
@@ -18,7 +18,8 @@ export function resumeRun(
   meta: { hatchery: string; file: string; source?: string },
   sampling: Provider | undefined,
 ): BackgroundRun {
-  const { controller, unlink } = linkedController(core.signal);
+  const controller = new LinkedController(core.signal);
+  const unlink = (): void => controller.unlink();
   const structured = () => core.registry.get(meta.hatchery)?.tool.outputSchema !== undefined;
   const run = core.runs.start(
     meta,

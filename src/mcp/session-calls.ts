@@ -7,7 +7,7 @@ import type {
   Server,
   ServerContext,
 } from '@modelcontextprotocol/server';
-import { linkedController } from '../core/cancel.js';
+import { LinkedController } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
 import { type TraceContext, traceContext } from '../core/trace.js';
 import { createSamplingProvider } from '../providers/sampling.js';
@@ -78,7 +78,8 @@ async function startBackground(
   const { input, vars } = hatcheryArgs(h, args);
   const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
   const runArgs = withInputs(full, input);
-  const { controller, unlink } = linkedController(core.signal);
+  const controller = new LinkedController(core.signal);
+  const unlink = (): void => controller.unlink();
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
   const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>

@@ -3,7 +3,7 @@
  * abort controller (a spent limit or wall_ms stops every branch, model call and process tree) and a
  * record of the outputs of finished nodes, which the BUDGET_EXHAUSTED error carries.
  */
-import { linkedController } from '../core/cancel.js';
+import { LinkedController } from '../core/cancel.js';
 import type { Hatchery, RunEvent, RunListener } from '../engine/contracts.js';
 import { type Budget, Meter, mergeBudgets } from '../engine/meter.js';
 import { type PriceLookup, type PriceTable, priceLookup, toPriceTable } from '../providers/prices.js';
@@ -50,7 +50,7 @@ export function runBudget(
   for (const b of budgets) if (b !== undefined) some = true;
   const budget = some ? mergeBudgets(...budgets, h.def.budget) : undefined;
   if (budget === undefined) return { meter: new Meter(price), signal, emit, end: noEnd, failure: asIs };
-  const { controller, unlink } = linkedController(signal);
+  const controller = new LinkedController(signal);
   const meter = new Meter(price, budget, (err) => controller.abort(err));
   const timer =
     budget.wall_ms === undefined
@@ -74,7 +74,7 @@ export function runBudget(
       : record,
     end() {
       if (timer) clearTimeout(timer);
-      unlink();
+      controller.unlink();
     },
     failure(err) {
       const exhausted = meter.exhausted;

@@ -1,35 +1,9 @@
+import { LinkedController } from '../core/cancel.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
 import { endOf, runMeta } from './journal/run-meta.js';
 import type { RunJournal, RunStore } from './journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
 import { newRunId } from './run-id.js';
-
-/** Listener options of the link to the caller's signal. */
-const ONCE = { once: true } as const;
-
-/**
- * A journaled run's own controller (a cancel through the store aborts it), following the caller's
- * signal: the controller is its own listener on that signal (handleEvent), so linking a served call's
- * run makes one object, not linkedController's closures, array and result object per run.
- */
-class RunAbort extends AbortController {
-  constructor(private readonly parent: AbortSignal | undefined) {
-    super();
-    if (parent === undefined) return;
-    if (parent.aborted) this.abort(parent.reason);
-    else parent.addEventListener('abort', this, ONCE);
-  }
-
-  /** The caller's signal fired. */
-  handleEvent(): void {
-    this.abort(this.parent?.reason);
-  }
-
-  /** Stops following the caller's signal (the run ended): it keeps nothing of the run. */
-  unlink(): void {
-    this.parent?.removeEventListener('abort', this);
-  }
-}
 
 /**
  * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
@@ -67,7 +41,7 @@ export function runJournaled(
       }
     : own;
   // Its own controller, which a cancel through the store aborts, following the caller's signal.
-  const controller = new RunAbort(options.signal);
+  const controller = new LinkedController(options.signal);
   running.set(runId, controller);
   const done = () => {
     running.delete(runId);

@@ -1,6 +1,6 @@
 /** The shared cancellation helpers of core/cancel.ts and errors.ts. */
 import { describe, expect, it } from 'vitest';
-import { abortedError, linkedController, raceSignal, waitAtMost } from '../../src/core/cancel.js';
+import { abortedError, LinkedController, raceSignal, waitAtMost } from '../../src/core/cancel.js';
 import { HatcheryError } from '../../src/core/errors.js';
 
 describe('cancellation helpers', () => {
@@ -27,13 +27,14 @@ describe('cancellation helpers', () => {
     expect(abortedError(new AbortController().signal)).toBeUndefined();
   });
 
-  it('linkedController follows its signals until unlinked', () => {
+  it('LinkedController follows its signal until unlinked', () => {
     const outer = new AbortController();
-    const { controller, unlink } = linkedController(outer.signal, undefined);
-    unlink();
+    const controller = new LinkedController(outer.signal);
+    controller.unlink();
     outer.abort();
     expect(controller.signal.aborted).toBe(false);
-    const again = linkedController(outer.signal);
-    expect(again.controller.signal.aborted).toBe(true);
+    const again = new LinkedController(outer.signal);
+    expect(again.signal.aborted).toBe(true);
+    expect(new LinkedController().signal.aborted).toBe(false);
   });
 });
