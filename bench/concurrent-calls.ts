@@ -22,7 +22,7 @@
 // system's (0.02-1 ms of kernel CPU, see bench/lib/file-cost.ts); the server CPU line shows its kernel part.
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -163,16 +163,36 @@ interface Caller {
  * undefined elsewhere. Unlike wall time it hardly depends on what else the machine runs, so it is the
  * steadier figure on a loaded machine.
  */
-function cpuMs(pid: number | null | undefined): { total: number; system: number } | undefined {
+function cpuMs(
+  pid: number | null | undefined,
+): { total: number; system: number; main: number; other: number } | undefined {
   if (!pid) return undefined;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; in clock ticks (100 Hz).
-    return { total: (Number(fields[11]) + Number(fields[12])) * 10, system: Number(fields[12]) * 10 };
+    const [user, system] = ticks(`/proc/${pid}/stat`);
+    // Where it went: the JavaScript thread, or the others (V8's helpers: concurrent and parallel GC,
+    // compiling; libuv's pool: async file calls). Node 20 names them all "node", so no finer split.
+    let main = 0;
+    let other = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const [u, s] = ticks(`/proc/${pid}/task/${tid}/stat`);
+        if (tid === String(pid)) main += u + s;
+        else other += u + s;
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+    return { total: (user + system) * 10, system: system * 10, main: main * 10, other: other * 10 };
   } catch {
     return undefined;
   }
+}
+
+/** utime and stime of a /proc stat line (fields 14 and 15, 12 and 13 after the name), in clock ticks (100 Hz). */
+function ticks(file: string): [number, number] {
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [Number(fields[11]), Number(fields[12])];
 }
 
 async function main(): Promise<void> {
@@ -345,6 +365,8 @@ async function main(): Promise<void> {
     cpu: number[];
     /** The kernel's part of it (file creation, writes, pipes). */
     system: number[];
+    /** The JavaScript thread's part, and the other threads' (V8's GC helpers, libuv's pool), in µs per call. */
+    threads: { main: number[]; other: number[] };
     /** Young-generation collections per 1,000 measured calls (follows allocation, not the machine's load). */
     minorGcs: number[];
     /** KiB allocated per measured call. */
@@ -358,6 +380,7 @@ async function main(): Promise<void> {
     rates: [],
     cpu: [],
     system: [],
+    threads: { main: [], other: [] },
     minorGcs: [],
     allocKiB: [],
   });
@@ -392,6 +415,8 @@ async function main(): Promise<void> {
       if (used !== undefined && before !== undefined) {
         s.cpu.push(((used.total - before.total) * 1000) / (BURST + INFLIGHT_CALLS));
         s.system.push(((used.system - before.system) * 1000) / (BURST + INFLIGHT_CALLS));
+        for (const t of ['main', 'other'] as const)
+          s.threads[t].push(((used[t] - before[t]) * 1000) / (BURST + INFLIGHT_CALLS));
       }
     });
     await Promise.all(open.map(({ server }) => server.client.close()));
@@ -431,7 +456,7 @@ async function main(): Promise<void> {
     );
     for (const s of sides)
       console.log(
-        `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')}), of which kernel ${median(s.system).toFixed(0)} µs`,
+        `    ${s.name.padEnd(44)} ${median(s.cpu).toFixed(0)} µs   (${s.cpu.map((x) => x.toFixed(0)).join(', ')}), of which kernel ${median(s.system).toFixed(0)} µs; JavaScript thread ${median(s.threads.main).toFixed(0)} µs, other threads (GC helpers, libuv pool) ${median(s.threads.other).toFixed(0)} µs`,
       );
   }
   if (bare.allocKiB.length > 0) {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { openFilesCap, setOpenFilesCap } from '../../src/runtime/journal/journal-file.js';
+import { openFilesCap, setOpenFilesCap, setWriteThread } from '../../src/runtime/journal/journal-file.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 
@@ -23,7 +23,12 @@ describe.runIf(process.platform === 'linux')('journal files kept open', () => {
 
   it('300 runs at once (over a cap of 256) are all journaled whole, and every file is closed after', async () => {
     setOpenFilesCap(256);
-    onTestFinished(() => setOpenFilesCap(undefined));
+    // The cap of this thread's descriptors (write-thread.test.ts has the write thread's).
+    await setWriteThread('never');
+    onTestFinished(() => {
+      setOpenFilesCap(undefined);
+      return setWriteThread(undefined);
+    });
     const dir = tempDir('hatchery-journal-fds-');
     const state = path.join(dir, 'runs');
     const store = new FileRunStore(state, { env: {} });

@@ -5,6 +5,8 @@
  * promise, its resolver and an entry in the store's map per served call, which nobody awaited).
  */
 
+import { commitWrites, threadDrained } from './journal-file.js';
+
 /** What the turn calls on each journal due. */
 export interface DueJournal {
   turn(): void;
@@ -29,12 +31,18 @@ function flushDue(): void {
     // A journal's turn catches what its records throw: one journal never costs the others theirs.
     for (const j of list) j.turn();
   } finally {
+    commitWrites();
     flushing = false;
-    // The journals of this turn are written; a journal made due meanwhile waits for the next turn's.
+    // The journals of this turn are written (or with the write thread); a journal made due meanwhile
+    // waits for the next turn's.
     if (!scheduled) {
       const w = waiting;
       waiting = undefined;
-      w?.resolve();
+      if (w !== undefined) {
+        const drained = threadDrained();
+        if (drained === undefined) w.resolve();
+        else void drained.then(w.resolve);
+      }
     }
   }
 }
@@ -53,7 +61,7 @@ export function addDue(j: DueJournal): void {
  * closed); at once when none is due.
  */
 export function dueWritten(): Promise<void> {
-  if (!scheduled && !flushing) return WRITTEN;
+  if (!scheduled && !flushing) return threadDrained() ?? WRITTEN;
   if (waiting === undefined) {
     let resolve!: () => void;
     const promise = new Promise<void>((r) => {

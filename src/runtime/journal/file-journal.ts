@@ -5,7 +5,14 @@ import { checkClock, epochMs } from './clock.js';
 import { addDue, dueWritten } from './due.js';
 import { commonModelCall, fastLine, modelCallLine } from './fast-line.js';
 import { LARGE_STRING, stringHash } from './fold.js';
-import { addToPiece, JournalFile, pieceEmpty, startPiece } from './journal-file.js';
+import {
+  addToPiece,
+  commitWrites,
+  JournalFile,
+  pieceEmpty,
+  startPiece,
+  threadDrained,
+} from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
 import { nodesJson, runStartLine } from './run-start.js';
@@ -13,7 +20,7 @@ import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } 
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
 const MAX_BUFFERED = 8192;
-/** What flush returns: its write is done when it returns (kept a promise for the RunJournal contract). */
+/** What flush returns when its write is done as it returns (written on this thread). */
 const WRITTEN: Promise<void> = Promise.resolve();
 /** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
 const MAX_DEPTH = 64;
@@ -103,8 +110,8 @@ export class FileJournal implements RunJournal {
   private parts: JournalParts | undefined;
   /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
   private readonly jsonSecrets: readonly string[];
-  /** The last write error (a full disk): runs go on, the store reports it. */
-  error: unknown;
+  /** The last write error of this thread (a full disk): runs go on. */
+  private failed: unknown;
 
   constructor(
     readonly file: string,
@@ -146,8 +153,10 @@ export class FileJournal implements RunJournal {
   private push(item: RunEvent | Extra | Stamped): void {
     if (item instanceof Extra) item.ts = performance.now();
     this.queue.push(item);
-    if (this.queue.length >= MAX_BUFFERED) void this.flush();
-    else this.schedule();
+    if (this.queue.length >= MAX_BUFFERED) {
+      this.flushNow();
+      commitWrites();
+    } else this.schedule();
   }
 
   /** Flushes on the event loop's next turn, with every journal due then (see due.ts). */
@@ -161,10 +170,10 @@ export class FileJournal implements RunJournal {
   turn(): void {
     this.scheduled = false;
     try {
-      this.flush();
+      this.flushNow();
     } catch (err) {
       // A record that cannot be built loses this flush, not the other journals' turns.
-      this.error = err;
+      this.failed = err;
     }
     if (this.ending) {
       this.ending = false;
@@ -187,13 +196,24 @@ export class FileJournal implements RunJournal {
     return dueWritten();
   }
 
+  /** The last write error (a full disk), here or on the write thread: runs go on, their records are lost. */
+  get error(): unknown {
+    return this.failed ?? this.out.threadError;
+  }
+
   /** True once end() was called. */
   get ended(): boolean {
     return this.closed;
   }
 
   flush(): Promise<void> {
-    if (this.queue.length === 0) return WRITTEN;
+    this.flushNow();
+    return threadDrained() ?? WRITTEN;
+  }
+
+  /** Builds and writes (or hands to the write thread) what is queued. */
+  private flushNow(): void {
+    if (this.queue.length === 0) return;
     const queue = this.queue;
     this.queue = [];
     const lead = this.lead;
@@ -214,12 +234,11 @@ export class FileJournal implements RunJournal {
           : this.line(item, epochMs((item as { ts: number }).ts));
       items[i] = undefined;
       if (line === undefined || addToPiece(line, true)) continue;
-      if (!pieceEmpty() && !this.write()) return WRITTEN;
+      if (!pieceEmpty() && !this.write()) return;
       // A line longer than a piece is written alone.
-      if (!addToPiece(line, true) && !this.write(`${line}\n`)) return WRITTEN;
+      if (!addToPiece(line, true) && !this.write(`${line}\n`)) return;
     }
     this.write();
-    return WRITTEN;
   }
 
   /**
@@ -232,7 +251,7 @@ export class FileJournal implements RunJournal {
       else this.out.writeText(text);
       return true;
     } catch (err) {
-      this.error = err;
+      this.failed = err;
       return false;
     }
   }

@@ -5,6 +5,7 @@
  * served call, and 64 KB pieces per long run); each line is now encoded straight into the buffer.
  */
 import { appendFileSync, closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { WriteThread } from './write-thread.js';
 
 /** Bytes of lines a flush gathers before it writes them. */
 const PIECE_BYTES = 65_536;
@@ -43,6 +44,55 @@ export function setOpenFilesCap(cap: number | undefined): void {
   maxOpenFiles = cap;
 }
 
+/**
+ * Files a process opens on the JavaScript thread before it starts the write thread: a command line run
+ * journals one or a few runs, and a thread (about 35 ms to start, a few MB) would cost it more than it
+ * saves; a server passes this within its first calls.
+ */
+const THREAD_AFTER_FILES = 64;
+/** Files opened so far on the JavaScript thread (see THREAD_AFTER_FILES). */
+let openedHere = 0;
+/** The write thread, once started; undefined before, and when tests turn it off. */
+let thread: WriteThread | undefined;
+/** Tests: 'always' starts the thread at the first file, 'never' keeps every write on this thread. */
+let threadMode: 'always' | 'never' | undefined;
+
+/** The write thread when it is up, starting it when this process has journaled enough runs. */
+function writeThread(): WriteThread | undefined {
+  if (thread !== undefined) return thread.ready ? thread : undefined;
+  if (threadMode === 'never' || (threadMode === undefined && openedHere < THREAD_AFTER_FILES))
+    return undefined;
+  try {
+    thread = new WriteThread(openFilesCap());
+  } catch {
+    // No thread (a process out of threads): the JavaScript thread keeps writing.
+    threadMode = 'never';
+  }
+  return undefined;
+}
+
+/**
+ * Sets when the write thread starts (tests), and starts it now for 'always'; resolves once it is up.
+ * undefined: the default (after THREAD_AFTER_FILES files).
+ */
+export async function setWriteThread(mode: 'always' | 'never' | undefined): Promise<void> {
+  threadMode = mode;
+  if (mode !== 'always') return;
+  writeThread();
+  while (thread !== undefined && !thread.ready && thread.failed === undefined)
+    await new Promise((r) => setTimeout(r, 5));
+}
+
+/** Resolves when the write thread has written everything given to it; undefined when it has nothing left. */
+export function threadDrained(): Promise<void> | undefined {
+  return thread?.drained();
+}
+
+/** Hands the write thread what was given to it since the last commit (see WriteThread.commit). */
+export function commitWrites(): void {
+  thread?.commit();
+}
+
 /** Starts a flush's piece: whatever a flush that threw left in it belongs to no file. */
 export function startPiece(): void {
   used = 0;
@@ -74,13 +124,50 @@ export function pieceEmpty(): boolean {
 export class JournalFile {
   /** The file, open for appending from the first write to close(). */
   private fd: number | undefined;
+  /** The write thread's id of this file, when the thread writes it (from its first write on). */
+  private tid: number | undefined;
+  /** Set once this thread wrote the file: its appends stay here, in order. */
+  private here = false;
+  /** The write thread's id of this file when it last had one, for its errors (reported after a close). */
+  private lastTid: number | undefined;
 
   constructor(readonly path: string) {}
+
+  /** The last error the write thread had with this file (its own writes throw theirs). */
+  get threadError(): string | undefined {
+    return this.lastTid === undefined ? undefined : thread?.errorOf(this.lastTid);
+  }
+
+  /** The write thread's id of this file when the thread writes it (its first write decides). */
+  private threaded(): number | undefined {
+    if (this.tid !== undefined) {
+      if (thread?.failed === undefined) return this.tid;
+      // The thread died: this file's appends come here from now on.
+      this.tid = undefined;
+      this.here = true;
+      return undefined;
+    }
+    if (this.here) return undefined;
+    const t = writeThread();
+    if (t === undefined) {
+      this.here = true;
+      openedHere++;
+      return undefined;
+    }
+    this.tid = t.open(this.path);
+    this.lastTid = this.tid;
+    return this.tid;
+  }
 
   /** Appends the piece and empties it. A failed open (the folder gone) throws, and is tried again next time. */
   writePiece(): void {
     const n = used;
     used = 0;
+    const tid = this.threaded();
+    if (tid !== undefined) {
+      thread!.write(tid, piece, 0, n);
+      return;
+    }
     const fd = this.open();
     if (fd === undefined) appendFileSync(this.path, piece.subarray(0, n), { mode: 0o600 });
     else for (let off = 0; off < n; ) off += writeSync(fd, piece, off, n - off);
@@ -88,6 +175,12 @@ export class JournalFile {
 
   /** Appends `text` as it is (a line too long for the piece). */
   writeText(text: string): void {
+    const tid = this.threaded();
+    if (tid !== undefined) {
+      const bytes = Buffer.from(text, 'utf8');
+      thread!.write(tid, bytes, 0, bytes.length);
+      return;
+    }
     const fd = this.open();
     if (fd === undefined) {
       appendFileSync(this.path, text, { mode: 0o600 });
@@ -111,6 +204,12 @@ export class JournalFile {
 
   /** Closes the file after the last write. */
   close(): void {
+    if (this.tid !== undefined) {
+      const tid = this.tid;
+      this.tid = undefined;
+      if (thread?.failed === undefined) thread?.close(tid);
+      return;
+    }
     if (this.fd === undefined) return;
     const fd = this.fd;
     this.fd = undefined;

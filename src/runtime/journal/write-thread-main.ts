@@ -1,0 +1,90 @@
+/**
+ * The journal's write thread (see write-thread.ts), as one function whose source the thread runs:
+ * it must use nothing from outside its body. It reads the ring's records in order and makes their file
+ * calls synchronously (a few hundred bytes to the page cache, on its own thread). A failed call is
+ * reported and costs that file its bytes, never another file's; the next call for it tries again.
+ */
+export function writeThreadMain(): void {
+  // Not require (an eval'd worker is an ES module where the parent runs with --input-type=module)
+  // nor import() (the tests' transform rewrites it): the built-in modules as they are.
+  const { workerData, parentPort } = process.getBuiltinModule('node:worker_threads');
+  const fs = process.getBuiltinModule('node:fs');
+  const { shared, maxOpenFiles } = workerData as { shared: SharedArrayBuffer; maxOpenFiles: number };
+  // The layout of write-thread.ts.
+  const HEAD = 0;
+  const TAIL = 1;
+  const WANT = 2;
+  const CONTROL_BYTES = 64;
+  const RECORD_HEAD = 16;
+  const OP_OPEN = 1;
+  const OP_WRITE = 2;
+  const OP_CLOSE = 3;
+  const ring = shared.byteLength - CONTROL_BYTES;
+  const control = new Int32Array(shared, 0, CONTROL_BYTES / 4);
+  const data = Buffer.from(shared, CONTROL_BYTES, ring);
+  const port = parentPort!;
+  /** Open files by id: their path, and their descriptor while one is kept (up to maxOpenFiles). */
+  const files = new Map<number, { path: string; fd: number | undefined }>();
+  let open = 0;
+  let consumed = 0;
+
+  const fail = (id: number, err: unknown) =>
+    port.postMessage({ file: id, error: err instanceof Error ? err.message : String(err) });
+
+  const append = (id: number, bytes: Buffer) => {
+    const f = files.get(id);
+    if (f === undefined) return;
+    try {
+      if (f.fd === undefined && open < maxOpenFiles) {
+        f.fd = fs.openSync(f.path, 'a', 0o600);
+        open++;
+      }
+      if (f.fd === undefined) fs.appendFileSync(f.path, bytes, { mode: 0o600 });
+      else for (let off = 0; off < bytes.length; ) off += fs.writeSync(f.fd, bytes, off);
+    } catch (err) {
+      fail(id, err);
+    }
+  };
+
+  const closeFile = (id: number) => {
+    const f = files.get(id);
+    files.delete(id);
+    if (f?.fd === undefined) return;
+    open--;
+    try {
+      fs.closeSync(f.fd);
+    } catch {
+      // Every write before it returned: nothing is lost.
+    }
+  };
+
+  port.postMessage({ ready: true });
+  for (;;) {
+    const head = Atomics.load(control, HEAD);
+    let tail = Atomics.load(control, TAIL);
+    if (head === tail) {
+      if (Atomics.exchange(control, WANT, 0) === 1) port.postMessage({ consumed });
+      else Atomics.wait(control, HEAD, head);
+      continue;
+    }
+    while (tail !== head) {
+      const at = tail % ring;
+      let size = ring - at;
+      if (size >= RECORD_HEAD) {
+        const recordSize = data.readUInt32LE(at);
+        const op = data.readUInt32LE(at + 4);
+        const id = data.readUInt32LE(at + 8);
+        const payload = data.readUInt32LE(at + 12);
+        const bytes = data.subarray(at + RECORD_HEAD, at + RECORD_HEAD + payload);
+        if (op === OP_OPEN) files.set(id, { path: bytes.toString('utf8'), fd: undefined });
+        else if (op === OP_WRITE) append(id, bytes);
+        else if (op === OP_CLOSE) closeFile(id);
+        size = recordSize;
+      }
+      tail = (tail + size) % (2 * ring);
+      consumed += size;
+      Atomics.store(control, TAIL, tail);
+      Atomics.notify(control, TAIL);
+    }
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Journal writes off the JavaScript thread. A busy server's journal makes four file calls per run
+ * (open, the first records, the last ones, close): about 45 µs of the JavaScript thread's time per
+ * served call, a tenth of what the journal adds to it (bench/concurrent-calls.ts, a build with the
+ * calls taken out). Here they go to one worker thread through a ring of shared memory: the JavaScript
+ * thread copies a flush's bytes into the ring and goes on; the thread opens, appends and closes. No
+ * message per write and no promise per write: only whoever waits for the writes (a read of a run, the
+ * store's idle and close) asks the thread to say when it has caught up.
+ *
+ * Before the thread is up, and in a process that journals few runs (a command line run), the
+ * JavaScript thread writes itself (journal-file.ts); a file stays with whichever wrote it first, so its
+ * appends keep their order. At exit the JavaScript thread waits (at most EXIT_WAIT_MS) for the ring to
+ * drain, so a normal exit loses nothing.
+ */
+import { Worker } from 'node:worker_threads';
+import { writeThreadMain } from './write-thread-main.js';
+
+/** Indexes of the control words: where the JavaScript thread writes next, where the thread reads next, and a wish to be told. */
+export const HEAD = 0;
+export const TAIL = 1;
+export const WANT = 2;
+/** Bytes of the control words. */
+export const CONTROL_BYTES = 64;
+/** Bytes of the ring (a power of two): a burst of a thousand runs' first records is about 0.5 MB. */
+export const RING_BYTES = 1 << 21;
+/** Bytes before a record's payload: its length (a multiple of 4), its operation, its file, its payload's length. */
+export const RECORD_HEAD = 16;
+/** Operations of a record. */
+export const OP_OPEN = 1;
+export const OP_WRITE = 2;
+export const OP_CLOSE = 3;
+/** Skip to the ring's start (a record never straddles its end). */
+export const OP_PAD = 4;
+/** The most payload one record carries: longer writes go as several. */
+const MAX_PAYLOAD = RING_BYTES >> 3;
+/** How long an exit waits for the thread to write what the ring holds. */
+const EXIT_WAIT_MS = 5_000;
+
+/** A wait for the thread to have written `target` bytes of the ring. */
+interface Waiter {
+  target: number;
+  resolve: () => void;
+}
+
+/** What the thread says: it is up, a file's write failed, or how far it has written. */
+type ThreadMessage = { ready: true } | { file: number; error: string } | { consumed: number };
+
+/** The JavaScript thread's side of the ring, and the worker thread that writes it. */
+export class WriteThread {
+  private readonly control: Int32Array;
+  private readonly data: Buffer;
+  private readonly worker: Worker;
+  /** The next write's place, in [0, 2 × RING_BYTES) (two laps tell a full ring from an empty one). */
+  private head = 0;
+  /** Bytes put in the ring ever, and written by the thread as it last said. */
+  private submitted = 0;
+  private consumed = 0;
+  private waiters: Waiter[] = [];
+  /** Errors of files, by id, as the thread reported them (the newest 512; ids are not reused for 2^31 files). */
+  private readonly errors = new Map<number, string>();
+  private nextId = 1;
+  /** True once the thread has started: before, nobody writes through it. */
+  ready = false;
+  /** Set when the thread died: everything goes back to the JavaScript thread. */
+  failed: unknown;
+
+  constructor(maxOpenFiles: number) {
+    const shared = new SharedArrayBuffer(CONTROL_BYTES + RING_BYTES);
+    this.control = new Int32Array(shared, 0, CONTROL_BYTES / 4);
+    this.data = Buffer.from(shared, CONTROL_BYTES, RING_BYTES);
+    // The thread's code as an eval'd script, so the same source runs from dist and under the tests.
+    this.worker = new Worker(`(${writeThreadMain.toString()})()`, {
+      eval: true,
+      workerData: { shared, maxOpenFiles },
+      // None of the parent's flags (a loader, --input-type, a profiler): the thread needs none.
+      execArgv: [],
+      // It keeps no process alive: an exit waits for the ring in drainSync (see below).
+      stdout: false,
+      stderr: false,
+      resourceLimits: { maxOldGenerationSizeMb: 32 },
+    });
+    this.worker.unref();
+    this.worker.on('message', (m: ThreadMessage) => this.told(m));
+    this.worker.on('error', (err) => this.died(err));
+    this.worker.on('exit', (code) => this.died(new Error(`the journal's write thread exited (${code})`)));
+    process.on('exit', () => this.drainSync());
+  }
+
+  /** A new file's id, and its open record. */
+  open(path: string): number {
+    const id = this.nextId++;
+    if (this.nextId > 0x7fff_ffff) this.nextId = 1;
+    const bytes = Buffer.byteLength(path, 'utf8');
+    const at = this.reserve(OP_OPEN, id, bytes);
+    this.data.write(path, at, 'utf8');
+    return id;
+  }
+
+  /** Appends `n` bytes of `buf` from `from` to file `id`. */
+  write(id: number, buf: Uint8Array, from: number, n: number): void {
+    for (let off = from, end = from + n; off < end; ) {
+      const len = Math.min(MAX_PAYLOAD, end - off);
+      const at = this.reserve(OP_WRITE, id, len);
+      this.data.set(buf.subarray(off, off + len), at);
+      off += len;
+    }
+  }
+
+  /** Closes file `id` after its writes. */
+  close(id: number): void {
+    this.reserve(OP_CLOSE, id, 0);
+  }
+
+  /** The last error of file `id`'s writes, if any. */
+  errorOf(id: number): string | undefined {
+    return this.errors.get(id);
+  }
+
+  /**
+   * Makes the records put in the ring so far the thread's to write, and wakes it: once per turn of
+   * the event loop (due.ts) and per direct flush, not per record, as a sleeping thread's wake is a
+   * system call and a switch of threads.
+   */
+  commit(): void {
+    if (Atomics.load(this.control, HEAD) === this.head) return;
+    Atomics.store(this.control, HEAD, this.head);
+    Atomics.notify(this.control, HEAD);
+  }
+
+  /** Resolves when the thread has written everything put in the ring so far. */
+  drained(): Promise<void> | undefined {
+    this.commit();
+    if (this.failed !== undefined || Atomics.load(this.control, TAIL) === this.head) return undefined;
+    const target = this.submitted;
+    if (this.consumed >= target) return undefined;
+    return new Promise<void>((resolve) => {
+      this.waiters.push({ target, resolve });
+      // Kept alive while someone waits (a command's last read), and told when the ring is drained.
+      this.worker.ref();
+      Atomics.store(this.control, WANT, 1);
+      Atomics.notify(this.control, HEAD);
+    });
+  }
+
+  /** Room for a record of `payload` bytes: its payload's place in `data`, the record's head filled in. */
+  private reserve(op: number, id: number, payload: number): number {
+    const size = (RECORD_HEAD + payload + 3) & ~3;
+    let at = this.head & (RING_BYTES - 1);
+    const toEnd = RING_BYTES - at;
+    const pad = size > toEnd ? toEnd : 0;
+    this.waitForRoom(size + pad);
+    if (pad > 0) {
+      // A pad record where one fits; shorter tails the thread skips by itself.
+      if (pad >= RECORD_HEAD) this.recordHead(at, pad, OP_PAD, 0, 0);
+      this.advance(pad);
+      at = 0;
+    }
+    this.recordHead(at, size, op, id, payload);
+    this.advance(size);
+    return at + RECORD_HEAD;
+  }
+
+  private recordHead(at: number, size: number, op: number, id: number, payload: number): void {
+    this.data.writeUInt32LE(size, at);
+    this.data.writeUInt32LE(op, at + 4);
+    this.data.writeUInt32LE(id, at + 8);
+    this.data.writeUInt32LE(payload, at + 12);
+  }
+
+  private advance(bytes: number): void {
+    this.head = (this.head + bytes) % (2 * RING_BYTES);
+    this.submitted += bytes;
+  }
+
+  /** Blocks until the ring has `bytes` free (the thread writes behind; a full ring is rare). */
+  private waitForRoom(bytes: number): void {
+    for (;;) {
+      const tail = Atomics.load(this.control, TAIL);
+      const used = (this.head - tail + 2 * RING_BYTES) % (2 * RING_BYTES);
+      if (RING_BYTES - used >= bytes) return;
+      if (this.failed !== undefined) throw this.failed;
+      this.commit();
+      Atomics.wait(this.control, TAIL, tail, 100);
+    }
+  }
+
+  private told(m: ThreadMessage): void {
+    if ('ready' in m) {
+      this.ready = true;
+      return;
+    }
+    if ('error' in m) {
+      if (this.errors.size >= 512) this.errors.delete(this.errors.keys().next().value as number);
+      this.errors.set(m.file, m.error);
+      return;
+    }
+    this.consumed = Math.max(this.consumed, m.consumed);
+    this.settle();
+  }
+
+  /** Resolves the waits the thread has caught up with. */
+  private settle(all = false): void {
+    const left: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (all || w.target <= this.consumed) w.resolve();
+      else left.push(w);
+    }
+    this.waiters = left;
+    if (left.length === 0) this.worker.unref();
+    else {
+      Atomics.store(this.control, WANT, 1);
+      Atomics.notify(this.control, HEAD);
+    }
+  }
+
+  private died(err: unknown): void {
+    if (this.failed !== undefined) return;
+    this.failed = err;
+    this.ready = false;
+    this.settle(true);
+  }
+
+  /** At exit: waits for the thread to write what the ring holds (the event loop runs no more). */
+  private drainSync(): void {
+    if (this.failed !== undefined || !this.ready) return;
+    this.commit();
+    const deadline = Date.now() + EXIT_WAIT_MS;
+    for (;;) {
+      const tail = Atomics.load(this.control, TAIL);
+      if (tail === this.head || Date.now() > deadline) return;
+      Atomics.notify(this.control, HEAD);
+      Atomics.wait(this.control, TAIL, tail, 20);
+    }
+  }
+}

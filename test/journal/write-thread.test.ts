@@ -1,0 +1,157 @@
+/**
+ * A busy process hands its journal's file calls to a write thread through a ring of shared memory.
+ * What a journal holds, and when a waiter may read it, must not change: lines whole and in order
+ * (multi-byte text, lines longer than a record and than the whole ring), a failing file losing only
+ * its own lines and saying why, every descriptor closed after a burst, and a process that exits in
+ * the turn its runs end leaving every file whole.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
+import { FileJournal } from '../../src/runtime/journal/file-journal.js';
+import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { setWriteThread, threadDrained } from '../../src/runtime/journal/journal-file.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { hatch, load, tempDir } from '../helpers.js';
+
+type Rec = { type: string; [k: string]: unknown };
+const read = (file: string): Rec[] =>
+  readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Rec);
+
+beforeAll(async () => {
+  await setWriteThread('always');
+});
+afterAll(async () => {
+  await setWriteThread(undefined);
+});
+
+describe('the journal write thread', () => {
+  it('is up, and what it was given is on disk once a waiter resolves', async () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const file = path.join(dir, 'a.jsonl');
+    const j = new FileJournal(file, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
+    j.append('note', { n: 1 });
+    await j.flush();
+    // Written by the thread: flush() resolved only once the thread had caught up.
+    expect(read(file).map((r) => r.type)).toEqual(['run_start', 'note']);
+    await j.end('succeeded', {});
+    expect(read(file).at(-1)?.type).toBe('run_end');
+    expect(threadDrained()).toBeUndefined();
+  });
+
+  it('writes multi-byte text, lines longer than a record and than the ring, and many pieces, whole and in order', async () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const file = path.join(dir, 'a.jsonl');
+    const j = new FileJournal(file, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
+    const long = 'é🐝'.repeat(60_000); // 360,000 bytes: several records of the ring
+    const huge = 'x'.repeat(3_000_000); // longer than the 2 MiB ring: written as the thread frees room
+    const texts = ['plain', 'é à ü', '蜂の巣', long, 'between', huge, 'after'];
+    for (const t of texts) j.append('note', { text: t });
+    for (let i = 0; i < 3000; i++) j.append('note', { i, text: `line ${i} ${'ü'.repeat(20)}` });
+    await j.end('succeeded', {});
+    const recs = read(file);
+    expect(recs[0]?.type).toBe('run_start');
+    expect(recs.slice(1, 8).map((r) => r.text)).toEqual(texts);
+    expect(recs.slice(8, 3008).map((r) => r.i)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    expect(recs.at(-1)?.type).toBe('run_end');
+    expect(j.error).toBeUndefined();
+  });
+
+  it('a file the thread cannot write loses its own lines only, and its journal says why', async () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const gone = path.join(dir, 'gone');
+    mkdirSync(gone);
+    const a = new FileJournal(
+      path.join(gone, 'a.jsonl'),
+      'a',
+      [],
+      () => {},
+      FileJournal.record('run_start', { id: 'a' }),
+    );
+    const bFile = path.join(dir, 'b.jsonl');
+    const b = new FileJournal(bFile, 'b', [], () => {}, FileJournal.record('run_start', { id: 'b' }));
+    rmSync(gone, { recursive: true });
+    for (let i = 0; i < 50; i++) {
+      a.append('note', { from: 'a', i });
+      b.append('note', { from: 'b', i });
+    }
+    await Promise.all([a.end('succeeded', {}), b.end('succeeded', {})]);
+    expect(String(a.error)).toMatch(/ENOENT/);
+    expect(b.error).toBeUndefined();
+    const recs = read(bFile);
+    expect(recs).toHaveLength(52);
+    expect(recs.filter((r) => r.type === 'note').every((r) => r.from === 'b')).toBe(true);
+  });
+
+  it('journals a burst of 400 runs whole through a store, and closes every file after', async () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const store = new FileRunStore(path.join(dir, 'runs'), { env: {} });
+    const model = new ScriptedProvider(() => 'done', { delayMs: 20 });
+    const runtime = new Runtime({ providers: { openai: model }, env: {}, store, cwd: dir });
+    const h = load(
+      hatch([
+        { name: 'A', model: 'openai:gpt-test', usr_prompt: 'first {{ ctx.input }}', next: 'B' },
+        { name: 'B', model: 'openai:gpt-test', usr_prompt: 'then {{ out.A }}' },
+      ]),
+      dir,
+    );
+    const fds = () => readdirSync('/proc/self/fd').length;
+    const before = process.platform === 'linux' ? fds() : 0;
+    const results = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => runtime.run(h, { input: `n${i}` })),
+    );
+    await store.idle();
+    const runs = await store.list({ limit: 1000 });
+    expect(runs).toHaveLength(400);
+    for (const s of runs) expect(s).toMatchObject({ status: 'succeeded', steps: 2 });
+    const one = await store.read(results[217]!.runId);
+    expect(one?.records.map((r) => r.type)).toEqual([
+      'run_start',
+      'node_start',
+      'model_call',
+      'node_end',
+      'node_start',
+      'model_call',
+      'node_end',
+      'run_end',
+    ]);
+    if (process.platform === 'linux') expect(fds()).toBeLessThanOrEqual(before + 2);
+    await runtime.close();
+    await store.close();
+  });
+
+  it('a process that exits in the turn its runs end leaves every file whole', () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const dist = new URL('../../dist/runtime/journal/', import.meta.url).href;
+    // 3,000 journals through the thread (tens of ms of file calls for it), ended, and process.exit()
+    // in the next turn: no waiter ever asks the thread to catch up (without the exit's wait for the
+    // ring, 21 files of 3,000 were there). The parent runs with --input-type=module, which a thread
+    // inherits unless told otherwise: its code must run as a module too.
+    const script = `
+      const { FileJournal } = await import('${dist}file-journal.js');
+      const { setWriteThread } = await import('${dist}journal-file.js');
+      await setWriteThread('always');
+      for (let i = 0; i < 3000; i++) {
+        const j = new FileJournal(${JSON.stringify(dir)} + '/' + i + '.jsonl', String(i), [], () => {},
+          FileJournal.record('run_start', { id: String(i) }));
+        j.append('note', { text: 'x'.repeat(200) });
+        j.end('succeeded', { i });
+      }
+      setImmediate(() => process.exit(0));
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const files = readdirSync(dir);
+    expect(files).toHaveLength(3000);
+    for (const f of files) {
+      const recs = read(path.join(dir, f));
+      expect(recs.map((x) => x.type)).toEqual(['run_start', 'note', 'run_end']);
+    }
+  });
+});
