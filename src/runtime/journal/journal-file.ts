@@ -1,6 +1,7 @@
 /**
- * How a FileJournal writes its file: one descriptor per running run, up to a cap, and the lines of a
- * flush encoded into one reused buffer. Joining a flush's lines into one string made a chain of
+ * How a FileJournal writes its file: the lines of a flush encoded into one reused buffer, then handed
+ * to the write thread (write-thread.ts) once the process journals many runs, or written here through
+ * one descriptor per running run, up to a cap. Joining a flush's lines into one string made a chain of
  * concatenations that the write then copied whole into a flat string (about a KiB of garbage per
  * served call, and 64 KB pieces per long run); each line is now encoded straight into the buffer.
  */
@@ -116,10 +117,12 @@ export function pieceEmpty(): boolean {
 }
 
 /**
- * The file of one journal, appended to synchronously through a descriptor kept open for the run. A
- * flush runs on its own turn of the event loop (never inside a node), and a few hundred bytes to the
- * page cache cost less than handing open, write and close to the thread pool with a promise each
- * (measured: the async appendFile per flush was a fifth of a journaled MCP call's CPU).
+ * The file of one journal: appended to by the write thread, or here synchronously through a
+ * descriptor kept open for the run (its first write decides, for the file's life, so appends keep
+ * their order). A flush runs on its own turn of the event loop (never inside a node); handing open,
+ * write and close to libuv's pool with a promise each cost more than the calls (measured: the async
+ * appendFile per flush was a fifth of a journaled MCP call's CPU), the write thread takes them
+ * without a promise or a message per call.
  */
 export class JournalFile {
   /** The file, open for appending from the first write to close(). */
