@@ -154,4 +154,32 @@ describe('the journal write thread', () => {
       expect(recs.map((x) => x.type)).toEqual(['run_start', 'note', 'run_end']);
     }
   });
+
+  it('keeps no process alive: a command that journals and returns exits by itself, its files whole', () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const dist = new URL('../../dist/runtime/journal/', import.meta.url).href;
+    // No process.exit and no wait: the event loop empties, and the thread must not hold it open. The
+    // thread is still starting when the last file is written, as in a command whose run passes the
+    // threshold (with its listeners added after unref(), this hung until killed).
+    const script = `
+      const { FileJournal } = await import('${dist}file-journal.js');
+      const { setWriteThread } = await import('${dist}journal-file.js');
+      void setWriteThread('always');
+      for (let i = 0; i < 20; i++) {
+        const j = new FileJournal(${JSON.stringify(dir)} + '/' + i + '.jsonl', String(i), [], () => {},
+          FileJournal.record('run_start', { id: String(i) }));
+        j.end('succeeded', { i });
+      }
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    const files = readdirSync(dir);
+    expect(files).toHaveLength(20);
+    for (const f of files)
+      expect(read(path.join(dir, f)).map((x) => x.type)).toEqual(['run_start', 'run_end']);
+  });
 });

@@ -79,10 +79,11 @@ export class WriteThread {
       stderr: false,
       resourceLimits: { maxOldGenerationSizeMb: 32 },
     });
-    this.worker.unref();
     this.worker.on('message', (m: ThreadMessage) => this.told(m));
     this.worker.on('error', (err) => this.died(err));
     this.worker.on('exit', (code) => this.died(new Error(`the journal's write thread exited (${code})`)));
+    // After the listeners: adding a 'message' listener refs the thread again.
+    this.worker.unref();
     process.on('exit', () => this.drainSync());
   }
 
