@@ -14,6 +14,7 @@ export function writeThreadMain(): void {
   const HEAD = 0;
   const TAIL = 1;
   const WANT = 2;
+  const ERRORS = 3;
   const CONTROL_BYTES = 64;
   const RECORD_HEAD = 16;
   const OP_OPEN = 1;
@@ -28,8 +29,10 @@ export function writeThreadMain(): void {
   let open = 0;
   let consumed = 0;
 
-  const fail = (id: number, err: unknown) =>
+  const fail = (id: number, err: unknown) => {
     port.postMessage({ file: id, error: err instanceof Error ? err.message : String(err) });
+    Atomics.add(control, ERRORS, 1);
+  };
 
   const append = (id: number, bytes: Buffer) => {
     const f = files.get(id);

@@ -19,6 +19,8 @@ import { writeThreadMain } from './write-thread-main.js';
 export const HEAD = 0;
 export const TAIL = 1;
 export const WANT = 2;
+/** Errors the thread has reported so far (its messages may come after it caught up). */
+export const ERRORS = 3;
 /** Bytes of the control words. */
 export const CONTROL_BYTES = 64;
 /** Bytes of the ring (a power of two): a burst of a thousand runs' first records is about 0.5 MB. */
@@ -59,6 +61,8 @@ export class WriteThread {
   /** Errors of files, by id, as the thread reported them (the newest 512; ids are not reused for 2^31 files). */
   private readonly errors = new Map<number, string>();
   private nextId = 1;
+  /** Error messages of the thread received so far (see ERRORS). */
+  private errorsSeen = 0;
   /** True once the thread has started: before, nobody writes through it. */
   ready = false;
   /** Set when the thread died: everything goes back to the JavaScript thread. */
@@ -131,9 +135,12 @@ export class WriteThread {
   /** Resolves when the thread has written everything put in the ring so far. */
   drained(): Promise<void> | undefined {
     this.commit();
-    if (this.failed !== undefined || Atomics.load(this.control, TAIL) === this.head) return undefined;
+    if (this.failed !== undefined) return undefined;
+    // Caught up, and every error it reported is here (a waiter then reads a journal's error).
+    const told = Atomics.load(this.control, ERRORS) === this.errorsSeen;
+    if (told && Atomics.load(this.control, TAIL) === this.head) return undefined;
     const target = this.submitted;
-    if (this.consumed >= target) return undefined;
+    if (told && this.consumed >= target) return undefined;
     return new Promise<void>((resolve) => {
       this.waiters.push({ target, resolve });
       // Kept alive while someone waits (a command's last read), and told when the ring is drained.
@@ -191,6 +198,7 @@ export class WriteThread {
       return;
     }
     if ('error' in m) {
+      this.errorsSeen++;
       if (this.errors.size >= 512) this.errors.delete(this.errors.keys().next().value as number);
       this.errors.set(m.file, m.error);
       return;
