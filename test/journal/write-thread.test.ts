@@ -1,12 +1,11 @@
 /**
  * A busy process hands its journal's file calls to a write thread through a ring of shared memory.
- * What a journal holds, and when a waiter may read it, must not change: lines whole and in order
- * (multi-byte text, lines longer than a record and than the whole ring), a failing file losing only
- * its own lines and saying why, every descriptor closed after a burst, and a process that exits in
- * the turn its runs end leaving every file whole.
+ * What a journal holds, and when a waiter may read it, must not change (journal-write.test.ts runs its
+ * cases through the thread too): every descriptor closed after a burst, a process that exits in the
+ * turn its runs end leaving every file whole, and the thread keeping no process alive.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
@@ -42,50 +41,6 @@ describe('the journal write thread', () => {
     await j.end('succeeded', {});
     expect(read(file).at(-1)?.type).toBe('run_end');
     expect(threadDrained()).toBeUndefined();
-  });
-
-  it('writes multi-byte text, lines longer than a record and than the ring, and many pieces, whole and in order', async () => {
-    const dir = tempDir('hatchery-write-thread-');
-    const file = path.join(dir, 'a.jsonl');
-    const j = new FileJournal(file, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
-    const long = 'é🐝'.repeat(60_000); // 360,000 bytes: several records of the ring
-    const huge = 'x'.repeat(3_000_000); // longer than the 2 MiB ring: written as the thread frees room
-    const texts = ['plain', 'é à ü', '蜂の巣', long, 'between', huge, 'after'];
-    for (const t of texts) j.append('note', { text: t });
-    for (let i = 0; i < 3000; i++) j.append('note', { i, text: `line ${i} ${'ü'.repeat(20)}` });
-    await j.end('succeeded', {});
-    const recs = read(file);
-    expect(recs[0]?.type).toBe('run_start');
-    expect(recs.slice(1, 8).map((r) => r.text)).toEqual(texts);
-    expect(recs.slice(8, 3008).map((r) => r.i)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
-    expect(recs.at(-1)?.type).toBe('run_end');
-    expect(j.error).toBeUndefined();
-  });
-
-  it('a file the thread cannot write loses its own lines only, and its journal says why', async () => {
-    const dir = tempDir('hatchery-write-thread-');
-    const gone = path.join(dir, 'gone');
-    mkdirSync(gone);
-    const a = new FileJournal(
-      path.join(gone, 'a.jsonl'),
-      'a',
-      [],
-      () => {},
-      FileJournal.record('run_start', { id: 'a' }),
-    );
-    const bFile = path.join(dir, 'b.jsonl');
-    const b = new FileJournal(bFile, 'b', [], () => {}, FileJournal.record('run_start', { id: 'b' }));
-    rmSync(gone, { recursive: true });
-    for (let i = 0; i < 50; i++) {
-      a.append('note', { from: 'a', i });
-      b.append('note', { from: 'b', i });
-    }
-    await Promise.all([a.end('succeeded', {}), b.end('succeeded', {})]);
-    expect(String(a.error)).toMatch(/ENOENT/);
-    expect(b.error).toBeUndefined();
-    const recs = read(bFile);
-    expect(recs).toHaveLength(52);
-    expect(recs.filter((r) => r.type === 'note').every((r) => r.from === 'b')).toBe(true);
   });
 
   it('journals a burst of 400 runs whole through a store, and closes every file after', async () => {
