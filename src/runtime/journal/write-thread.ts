@@ -9,8 +9,8 @@
  *
  * Before the thread is up, and in a process that journals few runs (a command line run), the
  * JavaScript thread writes itself (journal-file.ts); a file stays with whichever wrote it first, so its
- * appends keep their order. At exit the JavaScript thread waits (at most EXIT_WAIT_MS) for the ring to
- * drain, so a normal exit loses nothing.
+ * appends keep their order. At exit the JavaScript thread waits for the ring to drain while the thread
+ * gets on (see EXIT_STALL_MS), so a normal exit loses nothing.
  */
 import { Worker } from 'node:worker_threads';
 import { writeThreadMain } from './write-thread-main.js';
@@ -35,8 +35,11 @@ export const OP_CLOSE = 3;
 export const OP_PAD = 4;
 /** The most payload one record carries: longer writes go as several. */
 const MAX_PAYLOAD = RING_BYTES >> 3;
-/** How long an exit waits for the thread to write what the ring holds. */
-const EXIT_WAIT_MS = 5_000;
+/**
+ * How long an exit waits for the thread while it writes nothing: as long as it gets on, the exit waits
+ * (a ring full of new files can take seconds on a slow disk); a thread stuck this long is given up.
+ */
+const EXIT_STALL_MS = 2_000;
 
 /** A wait for the thread to have written `target` bytes of the ring. */
 interface Waiter {
@@ -233,10 +236,15 @@ export class WriteThread {
   private drainSync(): void {
     if (this.failed !== undefined || !this.ready) return;
     this.commit();
-    const deadline = Date.now() + EXIT_WAIT_MS;
+    let last = Atomics.load(this.control, TAIL);
+    let since = Date.now();
     for (;;) {
       const tail = Atomics.load(this.control, TAIL);
-      if (tail === this.head || Date.now() > deadline) return;
+      if (tail === this.head) return;
+      if (tail !== last) {
+        last = tail;
+        since = Date.now();
+      } else if (Date.now() - since > EXIT_STALL_MS) return;
       Atomics.notify(this.control, HEAD);
       Atomics.wait(this.control, TAIL, tail, 20);
     }
