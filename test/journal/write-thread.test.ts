@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { FileJournal } from '../../src/runtime/journal/file-journal.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { setWriteThread, threadDrained } from '../../src/runtime/journal/journal-file.js';
+import { killWriteThread, setWriteThread, threadDrained } from '../../src/runtime/journal/journal-file.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 
@@ -136,5 +136,23 @@ describe('the journal write thread', () => {
     expect(files).toHaveLength(20);
     for (const f of files)
       expect(read(path.join(dir, f)).map((x) => x.type)).toEqual(['run_start', 'run_end']);
+  });
+
+  it('when the thread dies, its files and new ones are written on this thread, whole after the death', async () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const aFile = path.join(dir, 'a.jsonl');
+    const a = new FileJournal(aFile, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
+    a.append('note', { n: 1 });
+    await a.flush();
+    await killWriteThread();
+    // A file the thread had open, and one made after.
+    a.append('note', { n: 2 });
+    const bFile = path.join(dir, 'b.jsonl');
+    const b = new FileJournal(bFile, 'b', [], () => {}, FileJournal.record('run_start', { id: 'b' }));
+    await Promise.all([a.end('succeeded', {}), b.end('succeeded', {})]);
+    expect(read(aFile).map((r) => r.n ?? r.type)).toEqual(['run_start', 1, 2, 'run_end']);
+    expect(read(bFile).map((r) => r.type)).toEqual(['run_start', 'run_end']);
+    expect(a.error).toBeUndefined();
+    expect(threadDrained()).toBeUndefined();
   });
 });

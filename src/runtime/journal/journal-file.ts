@@ -89,6 +89,11 @@ export function threadDrained(): Promise<void> | undefined {
   return thread?.drained();
 }
 
+/** Stops the write thread as if it died (tests): its files are written on this thread from then on. */
+export async function killWriteThread(): Promise<void> {
+  await thread?.kill();
+}
+
 /** Hands the write thread what was given to it since the last commit (see WriteThread.commit). */
 export function commitWrites(): void {
   thread?.commit();

@@ -36,8 +36,9 @@ export const OP_PAD = 4;
 /** The most payload one record carries: longer writes go as several. */
 const MAX_PAYLOAD = RING_BYTES >> 3;
 /**
- * How long an exit waits for the thread while it writes nothing: as long as it gets on, the exit waits
- * (a ring full of new files can take seconds on a slow disk); a thread stuck this long is given up.
+ * How long an exit, or a write waiting for room in a full ring, waits for the thread while it writes
+ * nothing: as long as it gets on, they wait (a ring full of new files can take seconds on a slow disk);
+ * a thread stuck this long is given up.
  */
 const EXIT_STALL_MS = 2_000;
 
@@ -185,11 +186,22 @@ export class WriteThread {
 
   /** Blocks until the ring has `bytes` free (the thread writes behind; a full ring is rare). */
   private waitForRoom(bytes: number): void {
+    let last = -1;
+    let since = 0;
     for (;;) {
       const tail = Atomics.load(this.control, TAIL);
       const used = (this.head - tail + 2 * RING_BYTES) % (2 * RING_BYTES);
       if (RING_BYTES - used >= bytes) return;
       if (this.failed !== undefined) throw this.failed;
+      if (tail !== last) {
+        last = tail;
+        since = Date.now();
+      } else if (Date.now() - since > EXIT_STALL_MS) {
+        // A dead thread's exit event cannot come while this thread waits here: give it up now, and
+        // its files are written here from now on (what the ring held is lost).
+        this.died(new Error(`the journal's write thread wrote nothing for ${EXIT_STALL_MS} ms`));
+        throw this.failed;
+      }
       this.commit();
       Atomics.wait(this.control, TAIL, tail, 100);
     }
@@ -230,6 +242,14 @@ export class WriteThread {
     this.failed = err;
     this.ready = false;
     this.settle(true);
+    // A stuck thread is stopped; one that exited is already.
+    this.worker.terminate().catch(() => {});
+  }
+
+  /** Stops the thread as if it died (tests of the way back to this thread). */
+  async kill(): Promise<void> {
+    await this.worker.terminate();
+    this.died(new Error('the write thread was stopped'));
   }
 
   /** At exit: waits for the thread to write what the ring holds (the event loop runs no more). */
