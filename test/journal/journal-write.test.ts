@@ -4,19 +4,15 @@
  * in order, and a journal whose write fails must lose its own lines only, never pass them to the next
  * journal's file.
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileJournal } from '../../src/runtime/journal/file-journal.js';
 import { setWriteThread } from '../../src/runtime/journal/journal-file.js';
 import { tempDir } from '../helpers.js';
+import { readRecords } from './run-record.js';
 
-type Rec = { type: string; [k: string]: unknown };
-const read = (file: string): Rec[] =>
-  readFileSync(file, 'utf8')
-    .trimEnd()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Rec);
+const read = readRecords;
 
 // On this thread (a command line's few runs) and through the write thread (a busy process's).
 describe.each(['never', 'always'] as const)('journal writes, write thread %s', (mode) => {

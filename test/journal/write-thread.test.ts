@@ -5,7 +5,7 @@
  * turn its runs end leaving every file whole, and the thread keeping no process alive.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
@@ -14,13 +14,9 @@ import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { killWriteThread, setWriteThread, threadDrained } from '../../src/runtime/journal/journal-file.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
+import { readRecords } from './run-record.js';
 
-type Rec = { type: string; [k: string]: unknown };
-const read = (file: string): Rec[] =>
-  readFileSync(file, 'utf8')
-    .trimEnd()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Rec);
+const read = readRecords;
 
 beforeAll(async () => {
   await setWriteThread('always');
