@@ -1,25 +1,42 @@
 /**
- * The journal's write thread (see write-thread.ts), as one function whose source the thread runs:
- * it must use nothing from outside its body. It reads the ring's records in order and makes their file
- * calls synchronously (a few hundred bytes to the page cache, on its own thread). A failed call is
- * reported and costs that file its bytes, never another file's; the next call for it tries again.
+ * The journal's write thread (see write-thread.ts), as one function whose source the thread runs: it
+ * must use nothing from outside its body (the ring's layout comes in its workerData). It reads the
+ * ring's records in order and makes their file calls synchronously (a few hundred bytes to the page
+ * cache, on its own thread). A failed call is reported and costs that file its bytes, never another
+ * file's; the next call for it tries again.
  */
+
+/** Where things are in the shared memory, and the record operations: write-thread.ts's, handed over. */
+export interface RingLayout {
+  /** Indexes of the control words. */
+  HEAD: number;
+  TAIL: number;
+  WANT: number;
+  ERRORS: number;
+  /** Bytes of the control words, before the ring. */
+  CONTROL_BYTES: number;
+  /** Bytes before a record's payload. */
+  RECORD_HEAD: number;
+  OP_OPEN: number;
+  OP_WRITE: number;
+  OP_CLOSE: number;
+}
+
+/** What the thread is started with. */
+export interface WriteThreadData {
+  shared: SharedArrayBuffer;
+  maxOpenFiles: number;
+  layout: RingLayout;
+}
+
+/** The thread's whole code (see the top of this file): run from its source, so nothing from outside. */
 export function writeThreadMain(): void {
   // Not require (an eval'd worker is an ES module where the parent runs with --input-type=module)
   // nor import() (the tests' transform rewrites it): the built-in modules as they are.
   const { workerData, parentPort } = process.getBuiltinModule('node:worker_threads');
   const fs = process.getBuiltinModule('node:fs');
-  const { shared, maxOpenFiles } = workerData as { shared: SharedArrayBuffer; maxOpenFiles: number };
-  // The layout of write-thread.ts.
-  const HEAD = 0;
-  const TAIL = 1;
-  const WANT = 2;
-  const ERRORS = 3;
-  const CONTROL_BYTES = 64;
-  const RECORD_HEAD = 16;
-  const OP_OPEN = 1;
-  const OP_WRITE = 2;
-  const OP_CLOSE = 3;
+  const { shared, maxOpenFiles, layout } = workerData as WriteThreadData;
+  const { HEAD, TAIL, WANT, ERRORS, CONTROL_BYTES, RECORD_HEAD, OP_OPEN, OP_WRITE, OP_CLOSE } = layout;
   const ring = shared.byteLength - CONTROL_BYTES;
   const control = new Int32Array(shared, 0, CONTROL_BYTES / 4);
   const data = Buffer.from(shared, CONTROL_BYTES, ring);

@@ -13,26 +13,38 @@
  * gets on (see EXIT_STALL_MS), so a normal exit loses nothing.
  */
 import { Worker } from 'node:worker_threads';
-import { writeThreadMain } from './write-thread-main.js';
+import { type RingLayout, type WriteThreadData, writeThreadMain } from './write-thread-main.js';
 
 /** Indexes of the control words: where the JavaScript thread writes next, where the thread reads next, and a wish to be told. */
-export const HEAD = 0;
-export const TAIL = 1;
-export const WANT = 2;
+const HEAD = 0;
+const TAIL = 1;
+const WANT = 2;
 /** Errors the thread has reported so far (its messages may come after it caught up). */
-export const ERRORS = 3;
+const ERRORS = 3;
 /** Bytes of the control words. */
-export const CONTROL_BYTES = 64;
+const CONTROL_BYTES = 64;
 /** Bytes of the ring (a power of two): a burst of a thousand runs' first records is about 0.5 MB. */
-export const RING_BYTES = 1 << 21;
+const RING_BYTES = 1 << 21;
 /** Bytes before a record's payload: its length (a multiple of 4), its operation, its file, its payload's length. */
-export const RECORD_HEAD = 16;
+const RECORD_HEAD = 16;
 /** Operations of a record. */
-export const OP_OPEN = 1;
-export const OP_WRITE = 2;
-export const OP_CLOSE = 3;
-/** Skip to the ring's start (a record never straddles its end). */
-export const OP_PAD = 4;
+const OP_OPEN = 1;
+const OP_WRITE = 2;
+const OP_CLOSE = 3;
+/** Skip to the ring's start (a record never straddles its end; the thread skips by the record's length). */
+const OP_PAD = 4;
+/** The layout the thread reads the ring by: these same values, its one source. */
+const LAYOUT: RingLayout = {
+  HEAD,
+  TAIL,
+  WANT,
+  ERRORS,
+  CONTROL_BYTES,
+  RECORD_HEAD,
+  OP_OPEN,
+  OP_WRITE,
+  OP_CLOSE,
+};
 /** The most payload one record carries: longer writes go as several. */
 const MAX_PAYLOAD = RING_BYTES >> 3;
 /**
@@ -79,18 +91,16 @@ export class WriteThread {
     // The thread's code as an eval'd script, so the same source runs from dist and under the tests.
     this.worker = new Worker(`(${writeThreadMain.toString()})()`, {
       eval: true,
-      workerData: { shared, maxOpenFiles },
+      workerData: { shared, maxOpenFiles, layout: LAYOUT } satisfies WriteThreadData,
       // None of the parent's flags (a loader, --input-type, a profiler): the thread needs none.
       execArgv: [],
-      // It keeps no process alive: an exit waits for the ring in drainSync (see below).
-      stdout: false,
-      stderr: false,
       resourceLimits: { maxOldGenerationSizeMb: 32 },
     });
     this.worker.on('message', (m: ThreadMessage) => this.told(m));
     this.worker.on('error', (err) => this.died(err));
     this.worker.on('exit', (code) => this.died(new Error(`the journal's write thread exited (${code})`)));
-    // After the listeners: adding a 'message' listener refs the thread again.
+    // It keeps no process alive (an exit waits for the ring in drainSync). After the listeners:
+    // adding a 'message' listener refs the thread again.
     this.worker.unref();
     process.on('exit', () => this.drainSync());
   }
