@@ -4,13 +4,10 @@
  * than the cap, every journal is still complete, and no descriptor is left open after the runs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { openFilesCap, setOpenFilesCap, setWriteThread } from '../../src/runtime/journal/journal-file.js';
-import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, tempDir } from '../helpers.js';
+import { tempDir } from '../helpers.js';
+import { journaledChain } from './run-record.js';
 
 const openFds = () => readdirSync('/proc/self/fd').length;
 
@@ -30,17 +27,7 @@ describe.runIf(process.platform === 'linux')('journal files kept open', () => {
       return setWriteThread(undefined);
     });
     const dir = tempDir('hatchery-journal-fds-');
-    const state = path.join(dir, 'runs');
-    const store = new FileRunStore(state, { env: {} });
-    const model = new ScriptedProvider(() => 'done', { delayMs: 50 });
-    const runtime = new Runtime({ providers: { openai: model }, env: {}, store, cwd: dir });
-    const h = load(
-      hatch([
-        { name: 'A', model: 'openai:gpt-test', usr_prompt: 'first {{ ctx.input }}', next: 'B' },
-        { name: 'B', model: 'openai:gpt-test', usr_prompt: 'then {{ out.A }}' },
-      ]),
-      dir,
-    );
+    const { store, runtime, h } = journaledChain(dir, 50);
     const before = openFds();
     const results = await Promise.all(
       Array.from({ length: 300 }, (_, i) => runtime.run(h, { input: `n${i}` })),

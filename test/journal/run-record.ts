@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ScriptedProvider } from '../../src/providers/scripted.js';
+import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { JOURNAL_VERSION } from '../../src/runtime/journal/store.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { hatch, load } from '../helpers.js';
 
 /** A journal line as the tests read it. */
 export type Rec = { type: string; [k: string]: unknown };
@@ -26,4 +31,22 @@ export function runStartRecord(id: string, owner: { pid: number; host: string; s
     startedAt: Date.now(),
     owner,
   };
+}
+
+/**
+ * A journaled two-drone chain (A, then B) in `dir`, its store in `dir/runs`, whose model answers
+ * "done" after `delayMs`: for bursts of runs.
+ */
+export function journaledChain(dir: string, delayMs: number) {
+  const store = new FileRunStore(path.join(dir, 'runs'), { env: {} });
+  const model = new ScriptedProvider(() => 'done', { delayMs });
+  const runtime = new Runtime({ providers: { openai: model }, env: {}, store, cwd: dir });
+  const h = load(
+    hatch([
+      { name: 'A', model: 'openai:gpt-test', usr_prompt: 'first {{ ctx.input }}', next: 'B' },
+      { name: 'B', model: 'openai:gpt-test', usr_prompt: 'then {{ out.A }}' },
+    ]),
+    dir,
+  );
+  return { store, runtime, h };
 }

@@ -8,15 +8,48 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { FileJournal } from '../../src/runtime/journal/file-journal.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { killWriteThread, setWriteThread, threadDrained } from '../../src/runtime/journal/journal-file.js';
-import { Runtime } from '../../src/runtime/runtime.js';
-import { hatch, load, tempDir } from '../helpers.js';
-import { readRecords } from './run-record.js';
+import { tempDir } from '../helpers.js';
+import { journaledChain, readRecords } from './run-record.js';
 
 const read = readRecords;
+
+/**
+ * Journals `count` runs through the write thread in a child process of the built code, each ended at
+ * once: `threadUp` waits for the thread first (else it is still starting), `note` adds a record, and
+ * `exitNextTurn` calls process.exit() on the next turn (else the event loop just empties).
+ */
+function journalsInChild(
+  dir: string,
+  count: number,
+  o: { threadUp: boolean; note: boolean; exitNextTurn: boolean },
+) {
+  const dist = new URL('../../dist/runtime/journal/', import.meta.url).href;
+  const script = `
+    const { FileJournal } = await import('${dist}file-journal.js');
+    const { setWriteThread } = await import('${dist}journal-file.js');
+    ${o.threadUp ? 'await' : 'void'} setWriteThread('always');
+    for (let i = 0; i < ${count}; i++) {
+      const j = new FileJournal(${JSON.stringify(dir)} + '/' + i + '.jsonl', String(i), [], () => {},
+        FileJournal.record('run_start', { id: String(i) }));
+      ${o.note ? "j.append('note', { text: 'x'.repeat(200) });" : ''}
+      j.end('succeeded', { i });
+    }
+    ${o.exitNextTurn ? 'setImmediate(() => process.exit(0));' : ''}
+  `;
+  return spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
+
+/** Every one of `count` files of `dir` holds exactly `types`, in order. */
+function expectWhole(dir: string, count: number, types: string[]): void {
+  const files = readdirSync(dir);
+  expect(files).toHaveLength(count);
+  for (const f of files) expect(read(path.join(dir, f)).map((x) => x.type)).toEqual(types);
+}
 
 beforeAll(async () => {
   await setWriteThread('always');
@@ -41,16 +74,7 @@ describe('the journal write thread', () => {
 
   it('journals a burst of 400 runs whole through a store, and closes every file after', async () => {
     const dir = tempDir('hatchery-write-thread-');
-    const store = new FileRunStore(path.join(dir, 'runs'), { env: {} });
-    const model = new ScriptedProvider(() => 'done', { delayMs: 20 });
-    const runtime = new Runtime({ providers: { openai: model }, env: {}, store, cwd: dir });
-    const h = load(
-      hatch([
-        { name: 'A', model: 'openai:gpt-test', usr_prompt: 'first {{ ctx.input }}', next: 'B' },
-        { name: 'B', model: 'openai:gpt-test', usr_prompt: 'then {{ out.A }}' },
-      ]),
-      dir,
-    );
+    const { store, runtime, h } = journaledChain(dir, 20);
     const fds = () => readdirSync('/proc/self/fd').length;
     const before = process.platform === 'linux' ? fds() : 0;
     const results = await Promise.all(
@@ -78,60 +102,25 @@ describe('the journal write thread', () => {
 
   it('a process that exits in the turn its runs end leaves every file whole', () => {
     const dir = tempDir('hatchery-write-thread-');
-    const dist = new URL('../../dist/runtime/journal/', import.meta.url).href;
     // 3,000 journals through the thread (tens of ms of file calls for it), ended, and process.exit()
     // in the next turn: no waiter ever asks the thread to catch up (without the exit's wait for the
     // ring, 21 files of 3,000 were there). The parent runs with --input-type=module, which a thread
     // inherits unless told otherwise: its code must run as a module too.
-    const script = `
-      const { FileJournal } = await import('${dist}file-journal.js');
-      const { setWriteThread } = await import('${dist}journal-file.js');
-      await setWriteThread('always');
-      for (let i = 0; i < 3000; i++) {
-        const j = new FileJournal(${JSON.stringify(dir)} + '/' + i + '.jsonl', String(i), [], () => {},
-          FileJournal.record('run_start', { id: String(i) }));
-        j.append('note', { text: 'x'.repeat(200) });
-        j.end('succeeded', { i });
-      }
-      setImmediate(() => process.exit(0));
-    `;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    const r = journalsInChild(dir, 3000, { threadUp: true, note: true, exitNextTurn: true });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    const files = readdirSync(dir);
-    expect(files).toHaveLength(3000);
-    for (const f of files) {
-      const recs = read(path.join(dir, f));
-      expect(recs.map((x) => x.type)).toEqual(['run_start', 'note', 'run_end']);
-    }
+    expectWhole(dir, 3000, ['run_start', 'note', 'run_end']);
   });
 
   it('keeps no process alive: a command that journals and returns exits by itself, its files whole', () => {
     const dir = tempDir('hatchery-write-thread-');
-    const dist = new URL('../../dist/runtime/journal/', import.meta.url).href;
     // No process.exit and no wait: the event loop empties, and the thread must not hold it open. The
     // thread is still starting when the last file is written, as in a command whose run passes the
     // threshold (with its listeners added after unref(), this hung until killed).
-    const script = `
-      const { FileJournal } = await import('${dist}file-journal.js');
-      const { setWriteThread } = await import('${dist}journal-file.js');
-      void setWriteThread('always');
-      for (let i = 0; i < 20; i++) {
-        const j = new FileJournal(${JSON.stringify(dir)} + '/' + i + '.jsonl', String(i), [], () => {},
-          FileJournal.record('run_start', { id: String(i) }));
-        j.end('succeeded', { i });
-      }
-    `;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-      encoding: 'utf8',
-      timeout: 15_000,
-    });
+    const r = journalsInChild(dir, 20, { threadUp: false, note: false, exitNextTurn: false });
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
-    const files = readdirSync(dir);
-    expect(files).toHaveLength(20);
-    for (const f of files)
-      expect(read(path.join(dir, f)).map((x) => x.type)).toEqual(['run_start', 'run_end']);
+    expectWhole(dir, 20, ['run_start', 'run_end']);
   });
 
   it('when the thread dies, its files and new ones are written on this thread, whole after the death', async () => {
