@@ -22,6 +22,15 @@ import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } 
 const MAX_BUFFERED = 8192;
 /** What flush returns when its write is done as it returns (written on this thread). */
 const WRITTEN: Promise<void> = Promise.resolve();
+/**
+ * What end() returns: the writes of the turn are waited for only when someone awaits it. A served
+ * call's run never does, and a wait per turn woke the write thread and brought a message back from it
+ * (about 20 µs of the JavaScript thread per served call at a thousand calls at once).
+ */
+const ENDED: PromiseLike<void> = {
+  // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose (see above)
+  then: (done, failed) => dueWritten().then(done, failed),
+};
 /** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
 const MAX_DEPTH = 64;
 /** Fields dropped whole, as redactDeep does: their values are credentials whatever they look like. */
@@ -185,7 +194,7 @@ export class FileJournal implements RunJournal {
     if (!this.closed) this.push(new Extra(type, fields));
   }
 
-  end(status: RunStatus, fields: Record<string, unknown>): Promise<void> {
+  end(status: RunStatus, fields: Record<string, unknown>): PromiseLike<void> {
     if (this.closed) return WRITTEN;
     this.push(new Extra('run_end', { status, ...fields }));
     this.closed = true;
@@ -193,7 +202,7 @@ export class FileJournal implements RunJournal {
     // Serialized on the loop's next turn, like every record: the run's result never waits for its journal.
     this.schedule();
     this.onEnd(this);
-    return dueWritten();
+    return ENDED;
   }
 
   /** The last write error (a full disk), here or on the write thread: runs go on, their records are lost. */

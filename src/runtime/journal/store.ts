@@ -110,8 +110,11 @@ export interface RunJournal {
   readonly listener: RunListener;
   /** Appends any other record (resumed, interrupted, input_required, cancelled...). */
   append(type: string, fields: Record<string, unknown>): void;
-  /** Appends the final record of an attempt, writes everything buffered, and closes the journal. */
-  end(status: RunStatus, fields: Record<string, unknown>): Promise<void>;
+  /**
+   * Appends the final record of an attempt, writes everything buffered, and closes the journal; what it
+   * returns settles once that is written (it costs nothing until someone awaits it).
+   */
+  end(status: RunStatus, fields: Record<string, unknown>): PromiseLike<void>;
   /** Writes everything buffered so far. */
   flush(): Promise<void>;
 }
