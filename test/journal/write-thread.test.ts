@@ -5,9 +5,9 @@
  * turn its runs end leaving every file whole, and the thread keeping no process alive.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FileJournal } from '../../src/runtime/journal/file-journal.js';
 import { killWriteThread, setWriteThread, threadDrained } from '../../src/runtime/journal/journal-file.js';
 import { tempDir } from '../helpers.js';
@@ -70,6 +70,20 @@ describe('the journal write thread', () => {
     await j.end('succeeded', {});
     expect(read(file).at(-1)?.type).toBe('run_end');
     expect(threadDrained()).toBeUndefined();
+  });
+
+  it('writes records nobody waits for by itself, a moment later (the thread is woken without a waiter)', async () => {
+    const dir = tempDir('hatchery-write-thread-');
+    const file = path.join(dir, 'quiet.jsonl');
+    const j = new FileJournal(file, 'q', [], () => {}, FileJournal.record('run_start', { id: 'q' }));
+    j.append('note', { n: 1 });
+    // Not awaited, as a served call's run never awaits its journal: no waiter wakes the thread.
+    void j.end('succeeded', {});
+    const types = () => (existsSync(file) ? read(file).map((r) => r.type) : []);
+    await vi.waitFor(() => expect(types()).toEqual(['run_start', 'note', 'run_end']), {
+      timeout: 5_000,
+      interval: 5,
+    });
   });
 
   it('journals a burst of 400 runs whole through a store, and closes every file after', async () => {

@@ -13,6 +13,8 @@ export interface RingLayout {
   TAIL: number;
   WANT: number;
   ERRORS: number;
+  SLEEP: number;
+  BELL: number;
   /** Bytes of the control words, before the ring. */
   CONTROL_BYTES: number;
   /** Bytes before a record's payload. */
@@ -36,7 +38,8 @@ export function writeThreadMain(): void {
   const { workerData, parentPort } = process.getBuiltinModule('node:worker_threads');
   const fs = process.getBuiltinModule('node:fs');
   const { shared, maxOpenFiles, layout } = workerData as WriteThreadData;
-  const { HEAD, TAIL, WANT, ERRORS, CONTROL_BYTES, RECORD_HEAD, OP_OPEN, OP_WRITE, OP_CLOSE } = layout;
+  const { HEAD, TAIL, WANT, ERRORS, SLEEP, BELL, CONTROL_BYTES, RECORD_HEAD, OP_OPEN, OP_WRITE, OP_CLOSE } =
+    layout;
   const ring = shared.byteLength - CONTROL_BYTES;
   const control = new Int32Array(shared, 0, CONTROL_BYTES / 4);
   const data = Buffer.from(shared, CONTROL_BYTES, ring);
@@ -80,11 +83,19 @@ export function writeThreadMain(): void {
 
   port.postMessage({ ready: true });
   for (;;) {
+    const bell = Atomics.load(control, BELL);
     const head = Atomics.load(control, HEAD);
     let tail = Atomics.load(control, TAIL);
     if (head === tail) {
       if (Atomics.exchange(control, WANT, 0) === 1) port.postMessage({ consumed });
-      else Atomics.wait(control, HEAD, head);
+      else {
+        // Raised before HEAD is looked at again: a commit either sees it (and rings, at once or a
+        // moment later) or stored its head before, and this thread does not sleep. A ring since BELL
+        // was read ends the wait at once.
+        Atomics.store(control, SLEEP, 1);
+        if (Atomics.load(control, HEAD) === head) Atomics.wait(control, BELL, bell);
+        Atomics.store(control, SLEEP, 0);
+      }
       continue;
     }
     while (tail !== head) {
