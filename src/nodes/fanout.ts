@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { abortedError, watchAbort } from '../core/cancel.js';
+import { abortedError, WatchedController, watchAbort } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
 
 import type { CompileContext, CompiledNode, NodeResult, RunContext } from '../engine/contracts.js';
@@ -34,9 +34,6 @@ export interface FanOutSpec {
 // for an answer (INPUT_REQUIRED) has not failed: the run suspends.
 const FATAL = new Set(['MAX_STEPS', 'MAX_DEPTH', 'BUDGET_EXHAUSTED', 'INPUT_REQUIRED']);
 
-/** The fan-out's own watcher of its signal (see fanOut). */
-const KEEP = (): void => {};
-
 /** Schedules the start of the next branch: a bare microtask (queueMicrotask adds an async resource). */
 const RESOLVED = Promise.resolve();
 
@@ -60,21 +57,14 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
   const results = new Array<NodeResult>(n);
   if (n === 0) return Promise.resolve(results);
   return new Promise<NodeResult[]>((resolve, reject) => {
-    const controller = new AbortController();
+    // Its branches' watchers (tool calls, model calls, sleeps) go in its own set (watchAbort).
+    const controller = new WatchedController();
     const signal = controller.signal;
-    // Each in-flight branch may listen to this signal (provider timers, tool calls); that is expected,
+    // Each in-flight branch may listen to this signal (a tool's own listener); that is expected,
     // not a leak, so Node's 10-listener warning would only be noise for wide fan-outs.
     setMaxListeners(0, signal);
     // Through watchAbort: the branches of an outer fan-out each start one of these on its signal.
-    const unwatchParent = watchAbort(parent, () => controller.abort(parent.reason));
-    // Held for the whole fan-out, so that the branches' own watchers (tool calls, model calls,
-    // sleeps), which come and go one by one, never empty the signal's set: emptied, it is dropped
-    // with its listener and made again by the next watcher.
-    const unwatchOwn = watchAbort(signal, KEEP);
-    const unwatch = () => {
-      unwatchOwn();
-      unwatchParent();
-    };
+    const unwatch = watchAbort(parent, () => controller.abort(parent.reason));
     const limit = Math.min(spec.concurrency, n);
     let failure: { index: number; error: unknown } | undefined;
     let next = 0;
