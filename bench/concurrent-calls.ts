@@ -7,7 +7,8 @@
 //
 // Method: several rounds, each with fresh server processes and a warm-up; inside a round the two
 // servers alternate (burst of N calls at once, then a fixed count with 50 in flight), so drift hits
-// both alike. The fake's own speed is checked first: the openai SDK alone, N calls at once from this
+// both alike, with a pause of 300 ms after each measure, so that what one server still does after its
+// last reply (garbage collection, its journal's last writes) falls in no other server's measure. The fake's own speed is checked first: the openai SDK alone, N calls at once from this
 // process, must take little more than the 100 ms latency (else the fake would be the bottleneck).
 // `serve` runs at most --max-concurrent runs at once; its default is no limit, so 1,000 calls all run.
 //
@@ -399,8 +400,16 @@ async function main(): Promise<void> {
     const gc0 = await Promise.all(calls.map(({ server }) => server.gc()));
     // A different server goes first from round to round, so drift hits them alike.
     const order = calls.map((_, k) => calls[(k + round) % calls.length]!);
-    for (const { s, call } of order) s.bursts.push(await burst(call, BURST));
-    for (const { s, call } of order) s.rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
+    // A pause after each measure: what a server still does after its last reply (collecting garbage,
+    // its journal's last writes) then falls in no other server's measure.
+    for (const { s, call } of order) {
+      s.bursts.push(await burst(call, BURST));
+      await settle();
+    }
+    for (const { s, call } of order) {
+      s.rates.push(await inflight(call, INFLIGHT_CALLS, INFLIGHT));
+      await settle();
+    }
     const gc1 = await Promise.all(calls.map(({ server }) => server.gc()));
     calls.forEach(({ s }, k) => {
       const [a, b] = [gc0[k], gc1[k]];
@@ -489,4 +498,9 @@ async function main(): Promise<void> {
       `    ${INFLIGHT} in flight: ${t.toFixed(2)}x its throughput (median of per-round ratios ${median(ratios(s, 'rates')).toFixed(2)}x)   (target >= 0.95x: ${t >= 0.95 ? 'met' : 'NOT met'})`,
     );
   }
+}
+
+/** Waits for a server's trailing work after a measure (see the rounds in main). */
+function settle(): Promise<void> {
+  return new Promise((r) => setTimeout(r, smoke ? 20 : 300));
 }

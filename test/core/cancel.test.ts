@@ -75,7 +75,7 @@ describe('cancellation helpers', () => {
       fanOut.abort(run.signal.reason);
     });
     for (let i = 0; i < 3; i++) watchAbort(fanOut.signal, () => order.push(`branch ${i}`));
-    call.abort(new HatcheryError('CANCELLED', 'the client cancelled'));
+    call.abort(new HatcheryError('ABORTED', 'the client cancelled'));
     expect(order).toEqual(['run', 'branch 0', 'branch 1', 'branch 2']);
     expect(abortedError(fanOut.signal)?.message).toBe('the client cancelled');
     // A plain signal (from outside) is watched through its one listener, as before.
