@@ -14,7 +14,7 @@
 //
 // Usage: npm run build && node --import tsx bench/concurrent-calls.ts [--cli dist/cli.js] [--rounds R]
 //          [--burst N] [--inflight-calls M] [--no-journal] [--max-concurrent N] [--latency-ms MS] [--prof DIR [--prof-interval US]] [--base-cli PATH]...
-//          [--journal-off-side]
+//          [--journal-off-side] [--settle-ms MS]
 // (`--cli /work/wt/base/dist/cli.js` measures another build instead, e.g. the one before a change;
 // `--base-cli` measures it beside this one in the same rounds; `--journal-off-side` adds this build with
 // --no-journal as one more side, so the journal's own cost is measured in the same rounds.)
@@ -502,5 +502,5 @@ async function main(): Promise<void> {
 
 /** Waits for a server's trailing work after a measure (see the rounds in main). */
 function settle(): Promise<void> {
-  return new Promise((r) => setTimeout(r, smoke ? 20 : 300));
+  return new Promise((r) => setTimeout(r, num('--settle-ms', smoke ? 20 : 300)));
 }
