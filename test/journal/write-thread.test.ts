@@ -137,6 +137,53 @@ describe('the journal write thread', () => {
     expectWhole(dir, 20, ['run_start', 'run_end']);
   });
 
+  it('a thread stuck in a file call is given up when the ring is full: the writer waits 2 s, not forever, and later journals are whole', () => {
+    if (process.platform !== 'linux') return;
+    const dir = tempDir('hatchery-write-thread-');
+    // A journal file that is a FIFO nobody reads: the thread's open of it blocks, and the ring fills
+    // behind it with 20 journals of 200 KB (the ring holds 2 MiB).
+    const fifo = path.join(dir, 'stuck.jsonl');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const dist = new URL('../../dist/runtime/journal/', import.meta.url).href;
+    const script = `
+      import fs from 'node:fs';
+      const { FileJournal } = await import('${dist}file-journal.js');
+      const { setWriteThread } = await import('${dist}journal-file.js');
+      await setWriteThread('always');
+      const dir = ${JSON.stringify(dir)};
+      const stuck = new FileJournal(dir + '/stuck.jsonl', 'stuck', [], () => {}, FileJournal.record('run_start', { id: 'stuck' }));
+      void stuck.flush();
+      const journals = [];
+      for (let i = 0; i < 20; i++) {
+        const j = new FileJournal(dir + '/' + i + '.jsonl', String(i), [], () => {}, FileJournal.record('run_start', { id: String(i) }));
+        j.append('note', { text: 'x'.repeat(200000) });
+        void j.flush();
+        journals.push(j);
+      }
+      await Promise.all(journals.map((j) => j.end('succeeded', {})));
+      console.log(JSON.stringify(journals.map((j) => (j.error ? String(j.error.message ?? j.error) : null))));
+      // A reader at last, so that the thread's open returns and the process can end.
+      fs.openSync(dir + '/stuck.jsonl', fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+      process.exit(0);
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.signal).toBeNull();
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const errors = JSON.parse(r.stdout) as (string | null)[];
+    const givenUp = errors.findIndex((e) => e !== null);
+    expect(errors[givenUp]).toMatch(/write thread wrote nothing for 2000 ms/);
+    for (let i = 0; i < 20; i++) {
+      const types = read(path.join(dir, `${i}.jsonl`)).map((x) => x.type);
+      // What the ring held when the thread was given up is lost; every last record is written.
+      expect(types.at(-1)).toBe('run_end');
+      if (i > givenUp) expect(types).toEqual(['run_start', 'note', 'run_end']);
+    }
+  });
+
   it('when the thread dies, its files and new ones are written on this thread, whole after the death', async () => {
     const dir = tempDir('hatchery-write-thread-');
     const aFile = path.join(dir, 'a.jsonl');
