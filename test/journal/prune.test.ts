@@ -64,6 +64,21 @@ describe('prune', () => {
     expect((await store.read(uuid(2)))?.summary.status).toBe('running');
   });
 
+  it('keeps every run that ended in the same clock tick as the last one it keeps, and deletes the older', async () => {
+    const state = tempDir('hatchery-prune-ties-');
+    const ended = rec('run_end', { status: 'succeeded', output: 'x' });
+    // File times are as coarse as the kernel's tick: three runs share the time at the keep-3 boundary.
+    const now = Date.now() / 1000;
+    const ages = [50, 40, 30, 30, 30, 20, 10];
+    ages.forEach((age, i) => {
+      const file = runFile(state, uuid(i), ended, 0);
+      utimesSync(file, now - age, now - age);
+    });
+    const store = new FileRunStore(state, { maxRuns: 3, env: {} });
+    expect(await store.prune()).toBe(2);
+    expect(runFiles(state).sort()).toEqual([2, 3, 4, 5, 6].map((i) => `${uuid(i)}.jsonl`));
+  });
+
   it('removes the cancel markers of the runs it deletes and of runs that are gone, not those of kept runs', async () => {
     const state = tempDir('hatchery-prune-markers-');
     const ended = rec('run_end', { status: 'cancelled' });

@@ -314,11 +314,16 @@ export class FileRunStore implements RunStore {
   /** Drops finished runs beyond the count and age limits; `except` runs are starting, left out. */
   async prune(except: Iterable<string> = []): Promise<number> {
     this.lastPrune = Date.now();
+    // Now, not after the wait below: a run that ends meanwhile must not start another prune.
+    this.createdSincePrune = 0;
     // Runs this store starts while the prune goes on are neither counted nor pruned: "keep N" means N
     // finished runs besides the ones starting now (their first write can come before the listing).
     const starting = new Set<string>(except);
     this.starting.add(starting);
     try {
+      // The last records of runs that ended are on disk first (the write thread is woken only every
+      // 20 ms): else a run that ended a moment ago looks running, and stays until the next prune.
+      await dueWritten();
       return await this.pruneExcept(starting);
     } finally {
       this.starting.delete(starting);
@@ -326,7 +331,6 @@ export class FileRunStore implements RunStore {
   }
 
   private async pruneExcept(starting: ReadonlySet<string>): Promise<number> {
-    this.createdSincePrune = 0;
     const { deleted, listed, removed } = await pruneRuns({
       location: this.location,
       prefix: this.prefix,

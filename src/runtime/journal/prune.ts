@@ -84,12 +84,15 @@ export async function pruneRuns(scope: PruneScope): Promise<PruneResult> {
     }
   }
   known.sort((a, b) => b.mtime - a.mtime);
+  // File times are as coarse as the kernel's clock tick (4 ms here): runs that ended in the same tick
+  // as the last one kept are kept too, rather than one of them picked at random.
+  const lastKept = scope.maxRuns > 0 ? known[scope.maxRuns - 1]?.mtime : undefined;
   const now = Date.now();
   let deleted = 0;
   let removed = 0;
   for (let i = 0; i < known.length; i++) {
     const { id, mtime } = known[i]!;
-    if (i < scope.maxRuns && now - mtime <= scope.maxAgeMs) continue;
+    if ((i < scope.maxRuns || mtime === lastKept) && now - mtime <= scope.maxAgeMs) continue;
     if (scope.live(id)) continue;
     await slices.check();
     const file = `${scope.prefix}${id}.jsonl`;
