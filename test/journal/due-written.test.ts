@@ -9,10 +9,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { dueWritten } from '../../src/runtime/journal/due.js';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
+import { startedJournal } from './run-record.js';
 
 /** The type of the last line of a file. */
 const lastType = (file: string): string | undefined =>
@@ -28,9 +28,7 @@ describe('the last write of ended journals', () => {
   it('end() resolves once the file holds the run_end, for journals ending in the same turn and in later ones', async () => {
     const dir = tempDir('hatchery-due-');
     const files = Array.from({ length: 5 }, (_, i) => path.join(dir, `${i}.jsonl`));
-    const journals = files.map(
-      (f, i) => new FileJournal(f, `${i}`, [], () => {}, FileJournal.record('run_start', { id: `${i}` })),
-    );
+    const journals = files.map((f, i) => startedJournal(f, `${i}`));
     const first = journals.slice(0, 3).map((j) => j.end('succeeded', { output: 'a' }));
     await Promise.all(first);
     for (const f of files.slice(0, 3)) expect(lastType(f)).toBe('run_end');

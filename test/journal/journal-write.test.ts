@@ -7,10 +7,9 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
 import { setWriteThread } from '../../src/runtime/journal/journal-file.js';
 import { tempDir } from '../helpers.js';
-import { readRecords } from './run-record.js';
+import { readRecords, startedJournal } from './run-record.js';
 
 const read = readRecords;
 
@@ -22,7 +21,7 @@ describe.each(['never', 'always'] as const)('journal writes, write thread %s', (
   it('writes multi-byte text, lines longer than a piece and than the ring, and many pieces whole and in order', async () => {
     const dir = tempDir('hatchery-journal-write-');
     const file = path.join(dir, 'a.jsonl');
-    const j = new FileJournal(file, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
+    const j = startedJournal(file, 'a');
     const long = 'é🐝'.repeat(30_000); // 90,000 UTF-16 units, 180,000 bytes: longer than a piece
     // Longer than the write thread's 2 MiB ring: written as the thread frees room.
     const huge = 'x'.repeat(3_000_000);
@@ -43,15 +42,9 @@ describe.each(['never', 'always'] as const)('journal writes, write thread %s', (
     const dir = tempDir('hatchery-journal-write-');
     const gone = path.join(dir, 'gone');
     mkdirSync(gone);
-    const a = new FileJournal(
-      path.join(gone, 'a.jsonl'),
-      'a',
-      [],
-      () => {},
-      FileJournal.record('run_start', { id: 'a' }),
-    );
+    const a = startedJournal(path.join(gone, 'a.jsonl'), 'a');
     const bFile = path.join(dir, 'b.jsonl');
-    const b = new FileJournal(bFile, 'b', [], () => {}, FileJournal.record('run_start', { id: 'b' }));
+    const b = startedJournal(bFile, 'b');
     rmSync(gone, { recursive: true });
     for (let i = 0; i < 50; i++) {
       a.append('note', { from: 'a', i });

@@ -8,10 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
 import { killWriteThread, setWriteThread, threadDrained } from '../../src/runtime/journal/journal-file.js';
 import { tempDir } from '../helpers.js';
-import { journaledChain, readRecords } from './run-record.js';
+import { journaledChain, readRecords, startedJournal } from './run-record.js';
 
 const read = readRecords;
 
@@ -62,7 +61,7 @@ describe('the journal write thread', () => {
   it('is up, and what it was given is on disk once a waiter resolves', async () => {
     const dir = tempDir('hatchery-write-thread-');
     const file = path.join(dir, 'a.jsonl');
-    const j = new FileJournal(file, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
+    const j = startedJournal(file, 'a');
     j.append('note', { n: 1 });
     await j.flush();
     // Written by the thread: flush() resolved only once the thread had caught up.
@@ -75,7 +74,7 @@ describe('the journal write thread', () => {
   it('writes records nobody waits for by itself, a moment later (the thread is woken without a waiter)', async () => {
     const dir = tempDir('hatchery-write-thread-');
     const file = path.join(dir, 'quiet.jsonl');
-    const j = new FileJournal(file, 'q', [], () => {}, FileJournal.record('run_start', { id: 'q' }));
+    const j = startedJournal(file, 'q');
     j.append('note', { n: 1 });
     // Not awaited, as a served call's run never awaits its journal: no waiter wakes the thread.
     void j.end('succeeded', {});
@@ -187,14 +186,14 @@ describe('the journal write thread', () => {
   it('when the thread dies, its files and new ones are written on this thread, whole after the death', async () => {
     const dir = tempDir('hatchery-write-thread-');
     const aFile = path.join(dir, 'a.jsonl');
-    const a = new FileJournal(aFile, 'a', [], () => {}, FileJournal.record('run_start', { id: 'a' }));
+    const a = startedJournal(aFile, 'a');
     a.append('note', { n: 1 });
     await a.flush();
     await killWriteThread();
     // A file the thread had open, and one made after.
     a.append('note', { n: 2 });
     const bFile = path.join(dir, 'b.jsonl');
-    const b = new FileJournal(bFile, 'b', [], () => {}, FileJournal.record('run_start', { id: 'b' }));
+    const b = startedJournal(bFile, 'b');
     await Promise.all([a.end('succeeded', {}), b.end('succeeded', {})]);
     expect(read(aFile).map((r) => r.n ?? r.type)).toEqual(['run_start', 1, 2, 'run_end']);
     expect(read(bFile).map((r) => r.type)).toEqual(['run_start', 'run_end']);
