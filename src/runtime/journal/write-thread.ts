@@ -178,8 +178,8 @@ export class WriteThread {
     }
   }
 
-  /** Commits, and wakes the thread now (someone waits for its writes). */
-  wake(): void {
+  /** Commits, and wakes the thread now (someone waits for its writes): an armed later wake is then moot. */
+  private wake(): void {
     this.committed = this.head;
     Atomics.store(this.control, HEAD, this.head);
     this.wakeArmed = false;
@@ -211,7 +211,7 @@ export class WriteThread {
       // Kept alive while someone waits (a command's last read), and told when the ring is drained.
       this.worker.ref();
       Atomics.store(this.control, WANT, 1);
-      this.ring();
+      this.wake();
     });
   }
 
@@ -294,7 +294,7 @@ export class WriteThread {
     if (left.length === 0) this.worker.unref();
     else {
       Atomics.store(this.control, WANT, 1);
-      this.ring();
+      this.wake();
     }
   }
 
