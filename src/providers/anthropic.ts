@@ -11,6 +11,7 @@ import {
   fromAnthropicMessage,
   toAnthropicParams,
 } from './anthropic-convert.js';
+import { nodeFetch } from './node-fetch.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isAnthropicMessage } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
@@ -71,6 +72,7 @@ export function createAnthropicProvider(options: CreateAnthropicProviderOptions)
     apiKey: options.apiKey,
     baseURL: options.baseURL,
     maxRetries: options.maxRetries ?? 2,
+    fetch: nodeFetch,
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
   });
   return new AnthropicProvider(client);

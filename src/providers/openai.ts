@@ -10,6 +10,7 @@ import {
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
+import { nodeFetch } from './node-fetch.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isChatCompletion } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
@@ -81,6 +82,7 @@ export function createOpenAIProvider(options: CreateOpenAIProviderOptions): Open
     apiKey: options.apiKey,
     baseURL: options.baseURL,
     maxRetries: options.maxRetries ?? 2,
+    fetch: nodeFetch,
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
   });
   return new OpenAIProvider(client);

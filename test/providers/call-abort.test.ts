@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
+import { nodeFetch } from '../../src/providers/node-fetch.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { Provider } from '../../src/providers/types.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
@@ -14,7 +15,7 @@ import { chatRequest, failure, serveFakes } from './helpers.js';
 const signals: AbortSignal[] = [];
 const watching: typeof fetch = (input, init) => {
   if (init?.signal) signals.push(init.signal);
-  return fetch(input, init);
+  return nodeFetch(input, init);
 };
 
 const openaiFake = new FakeOpenAI();

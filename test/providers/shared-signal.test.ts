@@ -2,6 +2,7 @@ import { getEventListeners } from 'node:events';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
+import { nodeFetch } from '../../src/providers/node-fetch.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { chatRequest } from './helpers.js';
@@ -18,7 +19,9 @@ afterAll(() => fake.close());
 describe('provider calls on one shared signal', () => {
   it('50 calls in flight hold one listener; aborting ends every call and leaves none', async () => {
     const ctrl = new AbortController();
-    const p = new OpenAIProvider(new OpenAI({ apiKey: 'sk-test', baseURL: fake.baseURL, maxRetries: 0 }));
+    const p = new OpenAIProvider(
+      new OpenAI({ apiKey: 'sk-test', baseURL: fake.baseURL, maxRetries: 0, fetch: nodeFetch }),
+    );
     const calls = Array.from({ length: 50 }, () =>
       p.chat(chatRequest('gpt-4o-mini', { signal: ctrl.signal })).catch((e: HatcheryError) => e),
     );
@@ -37,7 +40,9 @@ describe('provider calls on one shared signal', () => {
     await quick.start();
     try {
       const ctrl = new AbortController();
-      const p = new OpenAIProvider(new OpenAI({ apiKey: 'sk-test', baseURL: quick.baseURL, maxRetries: 0 }));
+      const p = new OpenAIProvider(
+        new OpenAI({ apiKey: 'sk-test', baseURL: quick.baseURL, maxRetries: 0, fetch: nodeFetch }),
+      );
       const res = await p.chat(chatRequest('gpt-4o-mini', { signal: ctrl.signal }));
       expect(getEventListeners(ctrl.signal, 'abort')).toHaveLength(0);
       ctrl.abort();
