@@ -4,13 +4,13 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
 } from 'openai/resources/chat/completions';
+import { nodeFetch } from './node-fetch.js';
 import {
   fromOpenAIResponse,
   type MaxTokensField,
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
-import { nodeFetch } from './node-fetch.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isChatCompletion } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
