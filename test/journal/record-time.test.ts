@@ -77,11 +77,14 @@ describe('the time of each journal record', () => {
       expect(at).toBeGreaterThanOrEqual(before);
       expect(at).toBeLessThanOrEqual(after);
     }
-    // Each event's record: within a millisecond of the wall clock read when the listener got it.
+    // Each event's record: within 3 ms of the wall clock read when the listener got it. That is far below
+    // the model's 15 ms, so a record stamped when it was written, or with another event's time, fails;
+    // 1 ms was too tight on a loaded machine (a pause between the two readings, or Date.now() drifting
+    // from performance.now() over a long-lived worker: seen at 2 ms in CI).
     const evRecs = recs.slice(1, -1);
     for (const [i, rec] of evRecs.entries()) {
       expect(rec.type).toBe(stamps[i]!.type);
-      expect(Math.abs(rec.at - stamps[i]!.wall)).toBeLessThanOrEqual(1);
+      expect(Math.abs(rec.at - stamps[i]!.wall)).toBeLessThanOrEqual(3);
     }
     // The model waits 15 ms: a node's end is that much after its start, as its ms says.
     for (const node of ['A', 'B', 'C']) {
