@@ -113,7 +113,8 @@ describe('prune', () => {
     // all 150 files stay. With it, the 45 runs after it stay, and the 5 newest before it, plus every run
     // whose file time ties with the 5th: the write thread writes the runs of a 20 ms window together, so a
     // loaded machine can tie a few dozen (63 files were left in one CI run, 50-55 here).
-    for (let i = 0; i < 200 && runFiles(state).length >= 100; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && runFiles(state).length >= 100; i++)
+      await new Promise((r) => setTimeout(r, 25));
     const left = runFiles(state);
     expect(left.length).toBeLessThan(100);
     expect(left.length).toBeGreaterThanOrEqual(50);
