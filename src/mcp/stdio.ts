@@ -43,8 +43,6 @@ export class GuardedStdioServerTransport implements Transport {
   private skipping: { head: string; tail: string; bytes: number } | undefined;
   private started = false;
   private closed = false;
-  /** Messages of a chunk after its first, each handed over in a turn of its own (`deliver`). */
-  private inbox: JSONRPCMessage[] = [];
   /** Messages sent during this turn, written together by `flush`. */
   private queued: string[] = [];
   /** What every send of this batch returns (one promise per batch, not per message), and its resolver. */
@@ -65,13 +63,6 @@ export class GuardedStdioServerTransport implements Transport {
     } catch (err) {
       this.onerror?.(err as Error);
     }
-  };
-
-  /** Hands the oldest message waiting in the inbox to the handler, unless the transport closed meanwhile. */
-  private readonly deliver = (): void => {
-    const message = this.inbox.shift();
-    if (message === undefined || this.closed) return;
-    this.onmessage?.(message);
   };
 
   private readonly onStreamError = (err: Error): void => {
@@ -105,7 +96,6 @@ export class GuardedStdioServerTransport implements Transport {
     // Lines are read at an offset and the rest is cut once at the end: a burst of calls arrives as
     // one chunk of many lines, and cutting after each line made a Buffer object per message.
     let start = 0;
-    let first = true;
     for (;;) {
       const nl = buf.indexOf(10, start);
       if (nl < 0) break;
@@ -125,19 +115,9 @@ export class GuardedStdioServerTransport implements Transport {
         this.onerror?.(err as Error);
         continue;
       }
-      if (first) {
-        first = false;
-        this.onmessage?.(message);
-        // A handler that closed the transport ends the reading: close() dropped the buffer.
-        if (this.closed) return;
-      } else {
-        // The other messages of a chunk each get a turn of their own: a message's work (its promise
-        // jobs) then ends before the next one's begins, and what it put off to process.nextTick runs in
-        // between. node:http sends a request on that tick: with a burst's calls all started in one
-        // turn, every model request waited until the last call had started.
-        this.inbox.push(message);
-        setImmediate(this.deliver);
-      }
+      this.onmessage?.(message);
+      // A handler that closed the transport ends the reading: close() dropped the buffer.
+      if (this.closed) return;
     }
     this.buffer = start === 0 ? buf : start < buf.length ? buf.subarray(start) : undefined;
     if (this.buffer?.length === 0) this.buffer = undefined;
@@ -242,7 +222,6 @@ export class GuardedStdioServerTransport implements Transport {
     this.stdout.off('error', this.onStreamError);
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
     this.buffer = undefined;
-    this.inbox = [];
     this.onclose?.();
   }
 }
