@@ -70,15 +70,23 @@ export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
       if (signal) options.signal = signal;
       let req: http.ClientRequest;
       try {
-        req = (secure ? https : http).request(options, (res) =>
-          respond(res, input, init, signal).then(resolve, reject),
-        );
+        req = (secure ? https : http).request(options, (res) => {
+          // A throw here would be an uncaught exception in an event handler: it becomes the rejection.
+          try {
+            respond(res, input, init, signal).then(resolve, reject);
+          } catch (err) {
+            res.destroy();
+            reject(err);
+          }
+        });
       } catch (err) {
         // Node refuses a header value that fetch would refuse too (e.g. a newline): same outcome, a rejection.
         reject(err);
         return;
       }
-      req.once('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
+      // `on`, not `once`: an error event after the first (a reset after an abort) must find a listener,
+      // or it would be thrown and end the server; the promise takes only the first.
+      req.on('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
       req.end(body ?? undefined);
     });
   };
@@ -162,7 +170,7 @@ function respond(
     source.once('end', () =>
       resolve(new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), head)),
     );
-    source.once('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
+    source.on('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
     // A connection that closes mid-body ends the response without 'end' or, on some paths, 'error'.
     res.once('close', () => {
       if (!res.complete)
@@ -185,7 +193,7 @@ function decoded(res: IncomingMessage): Readable {
           ? zlib.createBrotliDecompress()
           : undefined;
   if (!decoder) return res;
-  res.once('error', (err) => decoder.destroy(err));
+  res.on('error', (err) => decoder.destroy(err));
   // A connection cut mid-body must fail the decoded stream too, not leave it waiting.
   res.once('close', () => {
     if (!res.complete) decoder.destroy(new Error('the connection closed before the response ended'));

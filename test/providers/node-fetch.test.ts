@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -219,6 +219,19 @@ describe('nodeFetch, the model SDKs’ transport', () => {
       res.write(zipped.subarray(0, 50), () => res.socket?.destroy());
     };
     await expect(nodeFetch(`${base}/`)).rejects.toThrow();
+  });
+
+  it('a status outside 200-599 (a misbehaving server) is a rejection naming it, not a crash', async () => {
+    const raw = net.createServer((s) =>
+      s.once('data', () => s.end('HTTP/1.1 999 Odd\r\ncontent-length: 2\r\n\r\nhi')),
+    );
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    try {
+      const port = (raw.address() as AddressInfo).port;
+      await expect(nodeFetch(`http://127.0.0.1:${port}/`)).rejects.toThrow(/HTTP status 999/);
+    } finally {
+      await new Promise((r) => raw.close(r));
+    }
   });
 
   it('a refused connection rejects with ECONNREFUSED, which the SDK errors name', async () => {
