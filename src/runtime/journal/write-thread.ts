@@ -247,24 +247,33 @@ export class WriteThread {
 
   /** Blocks until the ring has `bytes` free (the thread writes behind; a full ring is rare). */
   private waitForRoom(bytes: number): void {
+    const roomy = (tail: number) =>
+      RING_BYTES - ((this.head - tail + 2 * RING_BYTES) % (2 * RING_BYTES)) >= bytes;
+    if (this.waitWhileWriting(roomy, 100)) return;
+    if (this.failed !== undefined) throw this.failed;
+    // A dead thread's exit event cannot come while this thread waits here: give it up now, and its
+    // files are written here from now on (what the ring held is lost).
+    this.died(new Error(`the journal's write thread wrote nothing for ${EXIT_STALL_MS} ms`));
+    throw this.failed;
+  }
+
+  /**
+   * Blocks, waking the thread, until `done(tail)` holds: true then; false once the thread has failed
+   * or has written nothing for EXIT_STALL_MS. Each wait is at most `pollMs`.
+   */
+  private waitWhileWriting(done: (tail: number) => boolean, pollMs: number): boolean {
     let last = -1;
     let since = 0;
     for (;;) {
       const tail = Atomics.load(this.control, TAIL);
-      const used = (this.head - tail + 2 * RING_BYTES) % (2 * RING_BYTES);
-      if (RING_BYTES - used >= bytes) return;
-      if (this.failed !== undefined) throw this.failed;
+      if (done(tail)) return true;
+      if (this.failed !== undefined) return false;
       if (tail !== last) {
         last = tail;
         since = Date.now();
-      } else if (Date.now() - since > EXIT_STALL_MS) {
-        // A dead thread's exit event cannot come while this thread waits here: give it up now, and
-        // its files are written here from now on (what the ring held is lost).
-        this.died(new Error(`the journal's write thread wrote nothing for ${EXIT_STALL_MS} ms`));
-        throw this.failed;
-      }
+      } else if (Date.now() - since > EXIT_STALL_MS) return false;
       this.wake();
-      Atomics.wait(this.control, TAIL, tail, 100);
+      Atomics.wait(this.control, TAIL, tail, pollMs);
     }
   }
 
@@ -316,19 +325,7 @@ export class WriteThread {
   /** At exit: waits for the thread to write what the ring holds (the event loop runs no more). */
   private drainSync(): void {
     if (this.failed !== undefined || !this.ready) return;
-    this.wake();
-    let last = Atomics.load(this.control, TAIL);
-    let since = Date.now();
-    for (;;) {
-      const tail = Atomics.load(this.control, TAIL);
-      if (tail === this.head) return;
-      if (tail !== last) {
-        last = tail;
-        since = Date.now();
-      } else if (Date.now() - since > EXIT_STALL_MS) return;
-      this.ring();
-      Atomics.wait(this.control, TAIL, tail, 20);
-    }
+    this.waitWhileWriting((tail) => tail === this.head, 20);
   }
 }
 
