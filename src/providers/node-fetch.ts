@@ -86,7 +86,7 @@ export function createNodeFetch(options: NodeFetchOptions = {}): typeof fetch {
       }
       // `on`, not `once`: an error event after the first (a reset after an abort) must find a listener,
       // or it would be thrown and end the server; the promise takes only the first.
-      req.on('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
+      req.on('error', (err) => reject(failure(signal, err)));
       req.end(body ?? undefined);
     });
   };
@@ -170,13 +170,10 @@ function respond(
     source.once('end', () =>
       resolve(new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), head)),
     );
-    source.on('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
+    source.on('error', (err) => reject(failure(signal, err)));
     // A connection that closes mid-body ends the response without 'end' or, on some paths, 'error'.
     res.once('close', () => {
-      if (!res.complete)
-        reject(
-          signal?.aborted ? abortError(signal) : new Error('the connection closed before the response ended'),
-        );
+      if (!res.complete) reject(failure(signal, cutShort()));
     });
   });
 }
@@ -196,7 +193,7 @@ function decoded(res: IncomingMessage): Readable {
   res.on('error', (err) => decoder.destroy(err));
   // A connection cut mid-body must fail the decoded stream too, not leave it waiting.
   res.once('close', () => {
-    if (!res.complete) decoder.destroy(new Error('the connection closed before the response ended'));
+    if (!res.complete) decoder.destroy(cutShort());
   });
   return res.pipe(decoder);
 }
@@ -211,6 +208,14 @@ function headersOf(init: RequestInit['headers']): Record<string, string> {
   });
   return out;
 }
+
+/** What a request fails with: fetch's AbortError once its signal aborted (a reset follows it), else `err`. */
+function failure(signal: AbortSignal | undefined, err: unknown): unknown {
+  return signal?.aborted ? abortError(signal) : err;
+}
+
+/** The error of a response whose connection closed before its body ended. */
+const cutShort = (): Error => new Error('the connection closed before the response ended');
 
 /** The error fetch rejects with when its signal aborts: an `AbortError` carrying the reason. */
 function abortError(signal: AbortSignal): Error {
