@@ -1,6 +1,6 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import { type Price, type PriceLookup, usd } from '../providers/prices.js';
-import type { Usage } from '../providers/types.js';
+import { roundUsd, type Usage } from '../providers/types.js';
 import type { RunMeter } from './contracts.js';
 
 export type { Price, PriceLookup } from '../providers/prices.js';
@@ -32,9 +32,9 @@ export interface Spend {
 export function costOf(usage: Usage, price: Price): number {
   const cached = usage.cachedInputTokens ?? 0;
   const fresh = usage.inputTokens - cached;
-  return (
+  return roundUsd(
     (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.outputTokens * price.output) /
-    1_000_000
+      1_000_000,
   );
 }
 
@@ -154,7 +154,7 @@ export class Meter implements RunMeter {
     if (p !== undefined) {
       const cost = costOf(usage, p);
       usage.costUsd = cost;
-      s.costUsd += cost;
+      s.costUsd = roundUsd(s.costUsd + cost);
     }
   }
 

@@ -101,13 +101,22 @@ export function fullUsage(
   return { inputTokens, outputTokens, cachedInputTokens, costUsd };
 }
 
+/**
+ * Dollars rounded to a millionth of a cent: binary floating point makes 5 tokens at $0.15 and 3 at
+ * $0.60 per million cost $0.0000025499999999999997, which results, the journal and budget errors
+ * would show as is. Exact up to $9,000,000 (2^53 of the unit).
+ */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e12) / 1e12;
+}
+
 /** Adds `b` into `a` in place. */
 export function addUsage(a: Usage, b: Usage | undefined): void {
   if (!b) return;
   a.inputTokens += b.inputTokens;
   a.outputTokens += b.outputTokens;
   if (b.cachedInputTokens) a.cachedInputTokens = (a.cachedInputTokens ?? 0) + b.cachedInputTokens;
-  if (b.costUsd !== undefined) a.costUsd = (a.costUsd ?? 0) + b.costUsd;
+  if (b.costUsd !== undefined) a.costUsd = roundUsd((a.costUsd ?? 0) + b.costUsd);
 }
 
 /** Options of the SDK-backed provider factories (createOpenAIProvider, createAnthropicProvider). */

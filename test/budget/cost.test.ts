@@ -67,6 +67,26 @@ describe('cost of a run', () => {
     expect(res.usage).toEqual({ inputTokens: 1244, outputTokens: 587, costUsd: one + two });
   });
 
+  it('costs carry no floating-point noise, per call and summed over a run', async () => {
+    // In binary floating point 5 tokens at $0.15 and 3 at $0.60 per million are $0.0000025499999999999997.
+    expect((5 * 0.15 + 3 * 0.6) / 1_000_000).not.toBe(0.00000255);
+    fakes.openai.enqueue(
+      { text: 'a', usage: { input: 5, output: 3 } },
+      { text: 'b', usage: { input: 5, output: 3 } },
+      { text: 'c', usage: { input: 5, output: 3 } },
+    );
+    const model = 'openai:gpt-4o-mini';
+    const h = load(
+      hatch([drone('One', { model, next: 'Two' }), drone('Two', { model, next: 'Three' }), drone('Three', { model })]),
+    );
+    const events: RunEvent[] = [];
+    const res = await runtimeFor(fakes).run(h, { input: 'x', onEvent: (e) => events.push(e) });
+    expect(nodeEnds(events).map((e) => e.usage?.costUsd)).toEqual([0.00000255, 0.00000255, 0.00000255]);
+    // 0.00000255 * 3 is 0.0000076499999999999995 when added up unrounded.
+    expect(res.usage.costUsd).toBe(0.00000765);
+    expect(JSON.stringify(res.usage)).toContain('"costUsd":0.00000765}');
+  });
+
   it('an unknown model is counted in tokens only', async () => {
     fakes.openai.enqueue({ text: 'a', usage: { input: 100, output: 5 } });
     const events: RunEvent[] = [];
