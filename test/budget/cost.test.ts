@@ -77,7 +77,11 @@ describe('cost of a run', () => {
     );
     const model = 'openai:gpt-4o-mini';
     const h = load(
-      hatch([drone('One', { model, next: 'Two' }), drone('Two', { model, next: 'Three' }), drone('Three', { model })]),
+      hatch([
+        drone('One', { model, next: 'Two' }),
+        drone('Two', { model, next: 'Three' }),
+        drone('Three', { model }),
+      ]),
     );
     const events: RunEvent[] = [];
     const res = await runtimeFor(fakes).run(h, { input: 'x', onEvent: (e) => events.push(e) });
