@@ -22,6 +22,7 @@ function setup(max = 1000) {
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
+const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
 
 describe('GuardedStdioServerTransport', () => {
   it('answers an oversized response with an error response of the same id', async () => {
@@ -67,7 +68,6 @@ describe('GuardedStdioServerTransport', () => {
   it('reads a burst of messages from one chunk, CRLF and blank lines too, with one over the limit skipped', async () => {
     const s = setup();
     await s.t.start();
-    const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
     const big = JSON.stringify({ jsonrpc: '2.0', id: 500, method: 'ping', params: { x: 'z'.repeat(2000) } });
     const lines = [];
     for (let i = 1; i <= 300; i++) lines.push(i % 7 === 0 ? `${ping(i)}\r` : ping(i));
@@ -88,7 +88,6 @@ describe('GuardedStdioServerTransport', () => {
 
   it('gives each message of a small read a turn of its own, in order across reads; a burst is handed over at once', async () => {
     const s = setup(100_000);
-    const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
     const log: string[] = [];
     // Like a tool call, a handler takes several promise steps before its model request leaves.
     s.t.onmessage = (m) => {
@@ -119,7 +118,6 @@ describe('GuardedStdioServerTransport', () => {
 
   it('hands over nothing more once a handler closed the transport', async () => {
     const s = setup(100_000);
-    const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
     const ids: number[] = [];
     s.t.onmessage = (m) => {
       ids.push((m as { id: number }).id);
@@ -135,7 +133,6 @@ describe('GuardedStdioServerTransport', () => {
 
   it('reports a handler that throws on a message handed over later, and goes on with the next', async () => {
     const s = setup(100_000);
-    const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
     const ids: number[] = [];
     s.t.onmessage = (m) => {
       const id = (m as { id: number }).id;
