@@ -223,6 +223,11 @@ export interface RunState {
   readonly ask: AskFn | undefined;
   /** The run's trace context, passed on to the MCP servers its tools call; undefined when it has none. */
   readonly trace: TraceContext | undefined;
+  /**
+   * What the tool layer keeps for this run (the js: modules it looked at), made on first use: held
+   * here rather than in a map keyed by run, so a call finds it without a lookup.
+   */
+  toolMemo: Map<object, unknown> | undefined;
 }
 
 /** Spend of a run tree against its budget and the price table; shared by nested runs, branches and agents. */

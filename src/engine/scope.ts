@@ -24,6 +24,8 @@ export class RunShared implements RunState {
   /** Tool calls so far (their ids), counted only while someone listens. */
   calls = 0;
   readonly usage: Usage = fullUsage(0, 0);
+  /** What the tool layer keeps for the run (see RunState.toolMemo). */
+  toolMemo: Map<object, unknown> | undefined = undefined;
 
   constructor(
     readonly services: RunServices,

@@ -1,12 +1,15 @@
 import { HatcheryError } from '../core/errors.js';
+import { internalized } from '../core/objects.js';
 import type {
   CompileContext,
   CompiledNode,
   NodeBase,
   NodeKindImpl,
   NodeResult,
+  Router,
   RunContext,
   Tool,
+  ToolRef,
   ToolResult,
 } from '../engine/contracts.js';
 import { Template } from '../engine/templates/templates.js';
@@ -31,10 +34,24 @@ class ValueArg {
 
 /** An object of arguments: its keys listed once at load time, so a call makes no key array. */
 class ObjArg {
+  /** The tool schema `subs` was found for: a node calls one tool, so its calls find them once. */
+  schema: Schema | null = null;
+  /** Each key's sub-schema in `schema` (see `below`). */
+  subs: Schema[] = [];
+
   constructor(
     readonly keys: readonly string[],
     readonly values: readonly ArgTree[],
   ) {}
+
+  /** The sub-schemas of the keys in `schema`, found when it differs from the last call's. */
+  subsOf(schema: Schema): Schema[] {
+    if (schema !== this.schema) {
+      this.subs = this.keys.map((k) => below(schema, 'properties', k));
+      this.schema = schema;
+    }
+    return this.subs;
+  }
 }
 
 /**
@@ -121,15 +138,78 @@ function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
   }
   const obj: Record<string, unknown> = {};
   const { keys, values } = tree;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    obj[k] = renderArgs(values[i]!, scope, below(schema, 'properties', k));
-  }
+  const subs = tree.subsOf(schema);
+  for (let i = 0; i < keys.length; i++) obj[keys[i]!] = renderArgs(values[i]!, scope, subs[i]);
   return obj;
 }
 
 /** The arguments of a call of `tool` (the node's compiled tree), made per call; no closure per call. */
 type ArgsOf = (tool: Tool, scope: RunContext) => Record<string, unknown> | Promise<Record<string, unknown>>;
+
+/**
+ * A compiled baneling. A class, as SingleDrone: the walk and the fan-out read every node's fields
+ * and call its exec, and one class per kind keeps those reads to a handful of shapes.
+ */
+class BanelingNode implements CompiledNode {
+  readonly name: string;
+  readonly kind: string;
+  readonly index: number;
+  readonly route: Router;
+  readonly saveOutput: string | undefined;
+  readonly writeOutput: Template | undefined;
+  readonly maxVisits: number | undefined;
+  readonly onLimit: string | undefined;
+  successor: CompiledNode | undefined = undefined;
+  /** A baneling has nothing to check before a run: its tool is resolved when it runs. */
+  readonly preflight: undefined = undefined;
+  /** The node's result of the tool's; an error result fails the node. Made once: `then` takes it. */
+  readonly output: (res: ToolResult) => NodeResult;
+
+  constructor(
+    base: NodeBase,
+    private readonly toolName: string,
+    private readonly ref: ToolRef | undefined,
+    private readonly argsOf: ArgsOf,
+    private readonly timeoutMs: number | undefined,
+  ) {
+    // The internalized name: the key of `out.<name>`, with no string-table probe when it is written.
+    this.name = internalized(base.name);
+    this.kind = base.kind;
+    this.index = base.index;
+    this.route = base.route;
+    this.saveOutput = base.saveOutput;
+    this.writeOutput = base.writeOutput;
+    this.maxVisits = base.maxVisits;
+    this.onLimit = base.onLimit;
+    this.output = (res) => {
+      if (res.isError) {
+        throw new HatcheryError('TOOL', `tool "${toolName}" failed: ${res.text}`, {
+          field: 'tool_name',
+          tool: toolName,
+        });
+      }
+      return { text: res.text };
+    };
+  }
+
+  /** One call; no async frame: a fan-out of tool calls keeps one `then` per branch in flight. */
+  exec(scope: RunContext): Promise<NodeResult> {
+    const ref = this.ref;
+    if (!ref) {
+      return Promise.reject(
+        new HatcheryError('UNKNOWN_TOOL', `unknown tool "${this.toolName}"`, { field: 'tool_name' }),
+      );
+    }
+    const res = callToolRefNow(scope, this.name, ref, this.argsOf, this.timeoutMs);
+    if (res instanceof Promise) return res.then(this.output);
+    // A call that ended at once (a js: function) needs no turn of its own.
+    try {
+      return Promise.resolve(this.output(res));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+}
 
 /** Baneling: one static tool call with templated arguments; its output is the tool's text. */
 export const banelingImpl: NodeKindImpl<BanelingDef> = {
@@ -141,16 +221,6 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
         cc.problem(p.path ? `tool_args/${p.path}` : 'tool_args', p.message);
     }
     const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc, base.name);
-    /** The node's result of the tool's; an error result fails the node. */
-    const toolOutput = (res: ToolResult): NodeResult => {
-      if (res.isError) {
-        throw new HatcheryError('TOOL', `tool "${def.tool_name}" failed: ${res.text}`, {
-          field: 'tool_name',
-          tool: def.tool_name,
-        });
-      }
-      return { text: res.text };
-    };
     const render = (tool: Tool, scope: RunContext) =>
       renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
     const argsOf: ArgsOf = def.approve
@@ -164,29 +234,6 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
           return rendered;
         }
       : render;
-    // Read once here: a wide fan-out's branches would each touch their node's definition for them.
-    const name = base.name;
-    const timeoutMs = def.timeout_ms;
-    const settle = (res: ToolResult): Promise<NodeResult> => {
-      try {
-        return Promise.resolve(toolOutput(res));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    };
-    return {
-      ...base,
-      // A `then`, not an async frame: a fan-out of tool calls keeps one per branch in flight.
-      exec: (scope: RunContext): Promise<NodeResult> => {
-        if (!ref) {
-          return Promise.reject(
-            new HatcheryError('UNKNOWN_TOOL', `unknown tool "${def.tool_name}"`, { field: 'tool_name' }),
-          );
-        }
-        const res = callToolRefNow(scope, name, ref, argsOf, timeoutMs);
-        // A call that ended at once (a js: function) needs no turn of its own.
-        return res instanceof Promise ? res.then(toolOutput) : settle(res);
-      },
-    };
+    return new BanelingNode(base, def.tool_name, ref, argsOf, def.timeout_ms);
   },
 };

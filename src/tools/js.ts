@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { HatcheryError } from '../core/errors.js';
-import type { RunContext, RunState, Tool } from '../engine/contracts.js';
+import type { RunContext, Tool } from '../engine/contracts.js';
 import { type CheckedFile, checkFile, stampOf, unchanged } from './js-look.js';
 import { settleList } from './js-settled.js';
 import { buildTool, type JsRef } from './js-tool.js';
@@ -70,8 +70,6 @@ export class JsTools {
   onNotice: ((message: string) => void) | undefined;
   private readonly modules = new Map<string, ModuleVersions>();
   private readonly tools = new Map<string, { version: string; tool: Tool }>();
-  /** What each run found of each module lately (see resolve), kept as long as the run's state lives. */
-  private readonly seen = new WeakMap<RunState, Map<JsRef, SeenModule>>();
   /** One slot per folder, module and export, shared by every reference naming them. */
   private readonly slots = new Map<string, Slot>();
   private readonly refSlots = new WeakMap<JsRef, RefSlot>();
@@ -126,11 +124,12 @@ export class JsTools {
   }
 
   private seenEntry(ref: JsRef, scope: RunContext): SeenModule {
+    // What the run found of each module lately (see resolve), kept as long as the run's state lives.
     const run = scope.shared;
-    let seen = this.seen.get(run);
+    let seen = run.toolMemo as Map<JsRef, SeenModule> | undefined;
     if (seen === undefined) {
       seen = new Map();
-      this.seen.set(run, seen);
+      run.toolMemo = seen;
     }
     // By reference: the nodes of one load naming one function share theirs (tools/compile.ts), and
     // the slot (one per folder and module, whatever the reference) is needed only to look again.

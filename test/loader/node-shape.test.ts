@@ -4,8 +4,8 @@
  * a hidden class of its own, so in a large file each field read of the walk missed its caches. The
  * fields are what a user relies on through the contract (name, kind, route, limits, exec); these
  * tests check they all survive the reshaping, for every kind, and that runs still behave. A
- * single-call drone is an instance of a class of its own (nodes/drone-single.ts): its instances
- * share one shape, and its exec is one method of their prototype.
+ * single-call drone is an instance of a class of its own (nodes/drone-single.ts), and so is a
+ * baneling (nodes/baneling.ts): the instances of each share one shape, and one exec of their prototype.
  */
 import { describe, expect, it } from 'vitest';
 import type { CompiledNode } from '../../src/engine/contracts.js';
@@ -58,8 +58,11 @@ describe('compiled nodes', () => {
       if (Object.getPrototypeOf(n) === Object.prototype) expect(Object.keys(n)).toEqual(FIELDS);
       expect(typeof n.exec).toBe('function');
     }
-    // The single-call drone (E) is the class's instance; the others are plain objects.
+    // The single-call drone (E) and the banelings (A, B) are instances of their classes; the others
+    // are plain objects.
     expect(nodes.filter((n) => Object.getPrototypeOf(n) !== Object.prototype).map((n) => n.name)).toEqual([
+      'A',
+      'B',
       'E',
     ]);
     const byName = (name: string) => h.nodes.get(name) as CompiledNode;
@@ -99,6 +102,32 @@ describe('compiled nodes', () => {
     }
     expect(nodes.map((n) => n.successor?.name)).toEqual(['B', 'C', undefined]);
     expect(nodes[2]).toMatchObject({ name: 'C', saveOutput: 'c', maxVisits: 3, route: { kind: 'end' } });
+  });
+
+  it('of banelings share one shape and one exec, whatever their tools and arguments', () => {
+    const h = load(
+      hatch([
+        echo('A', '{{ ctx.input }}', { next: 'B' }),
+        {
+          name: 'B',
+          type: 'tool',
+          tool_name: 'list_dir',
+          tool_args: { path: '.' },
+          save_output: 'b',
+          next: 'C',
+        },
+        echo('C', 'x', { max_visits: 2 }),
+      ]),
+    );
+    const nodes = [...h.nodes.values()];
+    const keys = Object.keys(nodes[0]!);
+    for (const field of FIELDS.filter((f) => f !== 'exec')) expect(keys).toContain(field);
+    for (const n of nodes) {
+      expect(Object.keys(n)).toEqual(keys);
+      expect(n.exec).toBe(nodes[0]!.exec);
+    }
+    expect(nodes.map((n) => n.successor?.name)).toEqual(['B', 'C', undefined]);
+    expect(nodes[2]).toMatchObject({ name: 'C', kind: 'baneling', maxVisits: 2, route: { kind: 'end' } });
   });
 
   it('run as before: a single-call chain renders each prompt and routes to its successor', async () => {

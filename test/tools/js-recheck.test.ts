@@ -41,6 +41,29 @@ describe('js: modules are checked once per run, and edits are still picked up', 
     expect((await rt.run(h, { input: 'b' })).output).toBe('v2:b');
   });
 
+  it('an edit that changes an argument’s type in the schema changes what the same node passes', async () => {
+    // A one-expression argument keeps its value's JSON type unless the tool's schema says string:
+    // the node finds each argument's schema once per tool, and an edited module is another tool.
+    const typed = (type: string) => `
+export const kindSchema = { type: 'object', properties: { n: { type: '${type}' } } };
+export function kind(args) { return typeof args.n + ':' + JSON.stringify(args.n); }
+`;
+    const dir = tempDir();
+    const mod = path.join(dir, 'tool.mjs');
+    write(mod, typed('string'));
+    const h = load(
+      hatch([{ type: 'tool', tool_name: 'js:tool.mjs#kind', tool_args: { n: '{{ ctx.input | int + 2 }}' } }]),
+      dir,
+    );
+    const rt = runtime();
+    expect((await rt.run(h, { input: '40' })).output).toBe('string:"42"');
+    write(mod, typed('integer'));
+    expect((await rt.run(h, { input: '40' })).output).toBe('number:42');
+    write(mod, typed('string'));
+    expect((await rt.run(h, { input: '5' })).output).toBe('string:"7"');
+    await rt.close();
+  });
+
   it('a long run sees an edit made during it once JS_RECHECK_MS has passed', async () => {
     const dir = tempDir();
     const mod = path.join(dir, 'tool.mjs');
