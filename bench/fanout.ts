@@ -1,8 +1,9 @@
 // Fan-out overhead: a parallel node whose branches are drones answered by a provider that waits a fixed
 // time (a setTimeout that honours the signal). Ideally N branches × D ms take D ms; the rest is the
 // runtime's own cost: child scopes, walks, templates, the shared AbortController, the join.
-// Then the width: 100, 1,000 and 10,000 instant branches, each a drone (scripted provider, no delay)
-// or a baneling calling a `js:` tool module in a temp folder, taking turns in every round: µs per branch
+// Then the width: 100, 1,000 and 10,000 instant branches, each a drone (scripted provider, no delay,
+// answering with its prompt) or a baneling calling a `js:` tool module in a temp folder that returns
+// its argument (so both kinds end with the text they rendered), taking turns in every round: µs per branch
 // (issue 15: ≤ 2 µs from 100 to 10,000, js: branches as fast as drone branches) and the memory a run
 // holds per branch at its widest (RSS and heap growth over the idle runtime, sampled when the last
 // branch starts, in memory rounds of their own after the timed ones; with --expose-gc, as run-all.ts
@@ -28,6 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Hatchery } from '../src/engine/contracts.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
+import type { ChatRequest } from '../src/providers/types.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { buildsToTime } from './lib/builds.js';
 import { median } from './lib/stats.js';
@@ -125,6 +127,12 @@ async function bareTimers(runs: number): Promise<{ ms: number; cpu: number }> {
   return { ms: median(times), cpu: median(cpu) };
 }
 
+/** The scripted model's answer in the width runs: the prompt it was given (see width). */
+function echoPrompt(req: ChatRequest): string {
+  const last = req.messages[req.messages.length - 1];
+  return last?.content ?? '';
+}
+
 interface Width {
   us: number;
   /** CPU µs per branch (user + system; steadier than wall time on a loaded machine). */
@@ -138,7 +146,11 @@ interface Width {
  * holds per branch when its last branch starts (the peak: every branch's scope and result alive).
  */
 async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
-  const model = new m.ScriptedProvider(() => 'ok', { record: false });
+  // The model answers with the prompt it got, as the js: tool returns the text it got: each branch's
+  // output is its own string, alive until the join, for both kinds. (A constant answer against the
+  // tool's echo made the js: runs keep 1,000 more strings alive: their young collections took 4.6 ms
+  // against 1.4 for a constant js: result, and the two kinds measured 1.2-1.3x apart for that alone.)
+  const model = new m.ScriptedProvider(echoPrompt, { record: false });
   const runtime = new m.Runtime({ providers: { openai: model }, env: {} });
   const hs = KINDS.map((k) => fanout(n, k));
   const times = KINDS.map(() => [] as number[]);
@@ -151,7 +163,10 @@ async function width(n: number, runs: number): Promise<Record<Kind, Width>> {
   // does not: with memory and timed rounds in turns, 100 branches measured 6.7 µs against 0.95.
   const warm = smoke ? 2 : 2 * Math.max(2, Math.ceil(10_000 / n));
   for (let i = -warm; i < runs; i++) {
-    for (let k = 0; k < KINDS.length; k++) {
+    // The kinds swap places every round: the run after a wide run pays for collecting its garbage
+    // (a 10,000-branch drone run leaves ~17 MB), so a fixed order charged it to the same kind.
+    for (let j = 0; j < KINDS.length; j++) {
+      const k = i & 1 ? KINDS.length - 1 - j : j;
       // The CPU clock is read outside the wall-clock window (a read costs ~2.5 µs here).
       const c0 = process.cpuUsage();
       const t0 = performance.now();
