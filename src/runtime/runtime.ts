@@ -30,6 +30,7 @@ import { runJournaled } from './journaled.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
 import { prepareResume, type ResumeOptions } from './resume.js';
 import { newRunId } from './run-id.js';
+import { FinishedRun } from './run-result.js';
 import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
 export type { RunOptions, RunResult, RuntimeOptions };
@@ -251,28 +252,7 @@ export class Runtime {
     return this.execute(h, shared, 0, options.input, options.vars, budget.signal).then(
       ({ scope, result }): RunResult => {
         budget.end();
-        // The run's own object, built on first read: most callers never read it, and in a large file
-        // building the dictionary is most of what a node costs more (engine/out-slots.ts).
-        let from: RunContext | undefined = scope;
-        let outputs: Record<string, unknown> | undefined;
-        return {
-          runId,
-          output: result.text,
-          value: result.value,
-          usage: shared.usage,
-          steps: shared.steps,
-          get outputs(): Record<string, unknown> {
-            if (from !== undefined) {
-              outputs = from.out;
-              from = undefined;
-            }
-            return outputs!;
-          },
-          set outputs(v: Record<string, unknown>) {
-            from = undefined;
-            outputs = v;
-          },
-        };
+        return new FinishedRun(runId, result.text, result.value, shared.usage, shared.steps, scope);
       },
       (err: unknown) => {
         // The run id names the run to resume (a suspended run, INPUT_REQUIRED) or to inspect.

@@ -192,6 +192,7 @@ describe('outputs kept by node index', () => {
     expect(r.outputs).toEqual({ A: 'go #1', extra: 1 });
     expect({ ...r }.outputs).toBe(r.outputs);
     expect(JSON.parse(JSON.stringify(r)).outputs).toEqual({ A: 'go #1', extra: 1 });
+    expect(Object.keys(r)).toEqual(['runId', 'output', 'value', 'usage', 'steps', 'outputs']);
     r.outputs = {};
     expect(r.outputs).toEqual({});
     await runtime.close();
