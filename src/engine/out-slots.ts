@@ -63,6 +63,8 @@ export class OutSlots {
   private count = 0;
   /** The dictionary, once built: from then on the only copy, written by the scope directly. */
   dict: Record<string, unknown> | undefined = undefined;
+  /** The entries the dictionary was built with (0 before). */
+  entries = 0;
 
   constructor(private readonly nodes: IndexedNodes) {
     this.names = names(nodes);
@@ -125,6 +127,7 @@ export class OutSlots {
         dict[names[at]!] = values[at >> CHUNK_BITS]![at & MASK];
       }
       this.dict = dict;
+      this.entries = count;
       // Nothing reads the slots again: drop them rather than keep a second copy alive.
       this.values.length = 0;
       this.order.length = 0;

@@ -17,6 +17,9 @@ import type {
 import { OutSlots } from './out-slots.js';
 import { raiseInTemplate, type Template, type TemplateVars } from './templates/templates.js';
 
+/** The largest out a scope moves once its children are over (see Scope.moveOut). */
+const MOVE_MAX = 32;
+
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
 export class RunShared implements RunState {
   /** Node executions so far, across nested runs. */
@@ -98,6 +101,8 @@ export class Scope implements RunContext {
   private childView: Record<string, unknown> | undefined;
   /** Set for a fan-out's branch: nobody reads its out after its last node (see RunContext.outUnread). */
   outUnread = false;
+  /** Writes to `outDict` so far (at least its own entries): whether moveOut's copy is small. */
+  private outWrites = 0;
 
   constructor(
     readonly hatchery: Hatchery,
@@ -151,7 +156,9 @@ export class Scope implements RunContext {
 
   /** Builds the dictionary of the slots (or takes the one a render built) and keeps it from now on. */
   private unslot(): void {
-    this.outDict = this.slots!.materialize(this.renderVars);
+    const slots = this.slots!;
+    this.outDict = slots.materialize(this.renderVars);
+    this.outWrites = slots.entries;
     this.slots = undefined;
   }
 
@@ -208,7 +215,29 @@ export class Scope implements RunContext {
       this.unslot();
     }
     if (!this.ownOut) this.ownOutput();
+    else if (this.childView !== undefined && this.outWrites <= MOVE_MAX) this.moveOut();
     this.outDict[name] = value;
+    this.outWrites++;
+  }
+
+  /**
+   * Gives this scope a new out, not the prototype of its children's views, for the writes that come
+   * once they are over (a scope writes its out only after the node that made them has ended). V8 keeps
+   * a prototype alive, with all it holds, until the next young collection whatever has become of it
+   * (the maps of its children's objects point to it), so the outputs of a wide fan-out written into
+   * it were all copied to the old generation at every run (~66 bytes a branch). Only a small out is
+   * moved (its entries are copied): a large one stays, and a copy per fan-out cannot add up.
+   */
+  private moveOut(): void {
+    const old = this.outDict;
+    const proto = Object.getPrototypeOf(old) as Record<string, unknown> | null;
+    // In dictionary mode from the start, as ownOutput's.
+    const out = Object.create(null) as Record<string, unknown>;
+    if (proto !== null) Object.setPrototypeOf(out, proto);
+    for (const key of Object.keys(old)) out[key] = old[key];
+    this.outDict = out;
+    this.renderVars.out = out;
+    this.childView = undefined;
   }
 
   /** Gives this scope an out of its own, on top of its parent's, in place of the shared view. */

@@ -51,6 +51,37 @@ describe('outputs in fan-out branches', () => {
     }
   });
 
+  it('fan-outs one after another see every output before them, whatever the number of outputs so far', async () => {
+    // After a fan-out the scope writes into a new out when it holds few outputs (engine/scope.ts
+    // moveOut), and into the same one when it holds many: both must read the same to every template.
+    for (const before of [2, 40]) {
+      const lead = Array.from({ length: before }, (_, i) => `L${i}`);
+      const h = load(
+        hatch([
+          ...lead.map((n, i) => echo(n, `${n}:{{ ctx.input }}`, { next: lead[i + 1] ?? 'P' })),
+          { name: 'P', type: 'parallel', branches: ['A', 'B'], next: 'Q' },
+          echo('A', 'a<{{ out.L0 }}>'),
+          echo('B', 'b<{{ out.L1 }}>'),
+          { name: 'Q', type: 'parallel', branches: ['C', 'D'], join: '{{ out.C }}+{{ out.D }}', next: 'Z' },
+          echo('C', 'c<{{ out.A }}|{{ out.P | length }}>'),
+          echo('D', `d<{{ out.B }}|{{ out.L${before - 1} }}>`),
+          echo('Z', 'z<{{ out.Q }}|{{ out.A }}|{{ out.L0 }}>'),
+        ]),
+      );
+      const runtime = new Runtime({ providers: {}, env: {} });
+      for (let round = 0; round < 2; round++) {
+        const res = await runtime.run(h, { input: 'go' });
+        const c = 'c<a<L0:go>|28>';
+        const d = `d<b<L1:go>|L${before - 1}:go>`;
+        expect(res.output).toBe(`z<${c}+${d}|a<L0:go>|L0:go>`);
+        // Every output, in the order of first writes.
+        expect(Object.keys(res.outputs)).toEqual([...lead, 'A', 'B', 'P', 'C', 'D', 'Q', 'Z']);
+        expect(res.outputs.P).toBe('## A\na<L0:go>\n\n## B\nb<L1:go>');
+      }
+      await runtime.close();
+    }
+  });
+
   it('nested fan-outs keep each level apart', async () => {
     const h = load(
       hatch([
