@@ -20,6 +20,16 @@ import { raiseInTemplate, type Template, type TemplateVars } from './templates/t
 /** The largest out a scope moves once its children are over (see Scope.moveOut). */
 const MOVE_MAX = 32;
 
+/**
+ * An empty out on top of `proto`, in dictionary mode from the start (a null-prototype object is;
+ * setPrototypeOf keeps it): every branch writes its own node names into its out, and on a fast object
+ * each new name is a hidden-class transition of a map made per run (about 1 µs a branch, a quarter of
+ * a wide fan-out's time).
+ */
+function outOver(proto: Record<string, unknown> | null): Record<string, unknown> {
+  return Object.setPrototypeOf(Object.create(null), proto) as Record<string, unknown>;
+}
+
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
 export class RunShared implements RunState {
   /** Node executions so far, across nested runs. */
@@ -230,26 +240,22 @@ export class Scope implements RunContext {
    */
   private moveOut(): void {
     const old = this.outDict;
-    const proto = Object.getPrototypeOf(old) as Record<string, unknown> | null;
-    // In dictionary mode from the start, as ownOutput's.
-    const out = Object.create(null) as Record<string, unknown>;
-    if (proto !== null) Object.setPrototypeOf(out, proto);
+    const out = outOver(Object.getPrototypeOf(old) as Record<string, unknown> | null);
     for (const key of Object.keys(old)) out[key] = old[key];
-    this.outDict = out;
-    this.renderVars.out = out;
+    this.useOut(out);
     this.childView = undefined;
   }
 
   /** Gives this scope an out of its own, on top of its parent's, in place of the shared view. */
   private ownOutput(): void {
-    // In dictionary mode from the start (a null-prototype object is; setPrototypeOf keeps it): every
-    // branch writes its own node names here, and on a fast object each new name is a hidden-class
-    // transition of a map made per run (about 1 µs a branch, a quarter of a wide fan-out's time).
-    const parentOut = Object.getPrototypeOf(this.outDict) as Record<string, unknown>;
-    const out = Object.setPrototypeOf(Object.create(null), parentOut) as Record<string, unknown>;
+    this.useOut(outOver(Object.getPrototypeOf(this.outDict) as Record<string, unknown>));
+    this.ownOut = true;
+  }
+
+  /** Makes `out` this scope's out, for its writes and its renders. */
+  private useOut(out: Record<string, unknown>): void {
     this.outDict = out;
     this.renderVars.out = out;
-    this.ownOut = true;
   }
 
   /**
@@ -259,12 +265,12 @@ export class Scope implements RunContext {
   child(own?: Record<string, unknown>, opts: ChildOptions = {}): Scope {
     const ctx = Object.create(this.ctx) as Record<string, unknown>;
     if (own !== undefined) Object.assign(ctx, own);
-    // The view's prototype is this scope's out for good: a scope that has children owns its out, and
-    // its out object is never replaced after that.
+    // The view's prototype is this scope's out while its children run: a scope that has children owns
+    // its out, and replaces it only once they are over (moveOut, at its next write).
     if (!this.ownOut) this.ownOutput();
     // A child reads its parent's outputs through its prototype chain: they must be a dictionary.
     if (this.slots !== undefined) this.unslot();
-    this.childView ??= Object.setPrototypeOf(Object.create(null), this.outDict) as Record<string, unknown>;
+    this.childView ??= outOver(this.outDict);
     const s = new Scope(
       this.hatchery,
       this.shared,
