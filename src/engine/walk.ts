@@ -59,7 +59,7 @@ function maxStepsError(scope: RunContext, name: string): HatcheryError {
   const max = scope.shared.maxSteps;
   return new HatcheryError(
     'MAX_STEPS',
-    `the run reached max_steps (${max}) node executions; a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
+    `the run reached max_steps (${max}) node executions (spawned agents count too); a cycle may never end: check the next routes, or raise max_steps in the file or with --max-steps`,
     { file: scope.hatchery.file, node: name, field: 'max_steps' },
   );
 }

@@ -7,6 +7,7 @@ import type {
   ChatRequest,
   ChatResponse,
   Provider,
+  ToolCall,
   ToolSpec,
   Usage,
 } from '../providers/types.js';
@@ -35,6 +36,11 @@ export interface ConverseOptions {
   maxTurns?: number;
   /** Extra tools (spawn_agent...) offered beside the references. */
   extraTools?: readonly Tool[];
+  /**
+   * The tool calls of one turn refused before any runs, by position: each refused call gets its text
+   * as an error result (spawns past spawn.max_fanout). Undefined when all may run.
+   */
+  refuse?: (calls: readonly ToolCall[]) => (string | undefined)[] | undefined;
   /** Cap of each tool result in characters (the node's tool_output_limit); default the runtime's. */
   resultLimit?: number;
   /** Structured output asked of a reply without tools. */
@@ -105,8 +111,9 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
       return { text: res.text, usage, messages };
     }
     messages.push({ role: 'assistant', content: res.text, toolCalls: res.toolCalls });
+    const refused = opts.refuse?.(res.toolCalls);
     const results = await Promise.all(
-      res.toolCalls.map(async (call): Promise<ChatMessage> => {
+      res.toolCalls.map(async (call, i): Promise<ChatMessage> => {
         const reply = (content: string, isError: boolean): ChatMessage => ({
           role: 'tool',
           toolCallId: call.id,
@@ -119,6 +126,8 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
           return reply(`unknown tool "${call.name}"; available tools: ${[...tools.keys()].join(', ')}`, true);
         }
         if (call.argsError) return reply(`invalid arguments for ${call.name}: ${call.argsError}`, true);
+        const no = refused?.[i];
+        if (no !== undefined) return reply(`error: ${no}`, true);
         try {
           const r = await callTool(scope, node, tool, call.args, undefined, call.id);
           return reply(r.text, r.isError === true);

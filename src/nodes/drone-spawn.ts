@@ -3,7 +3,7 @@ import { withFields } from '../core/objects.js';
 import type { CompileContext, RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import type { Template } from '../engine/templates/templates.js';
-import type { ChatRequest } from '../providers/types.js';
+import type { ChatRequest, ToolCall } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import type { SpawnTemplateDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
@@ -11,6 +11,8 @@ import { converse } from './converse.js';
 
 /** Default nesting limit of spawned agents. */
 const DEFAULT_SPAWN_DEPTH = 3;
+/** Default number of agents one model turn may start (spawn.max_fanout). */
+export const DEFAULT_MAX_FANOUT = 8;
 const DEFAULT_SPAWN_PROMPT =
   'You are a focused helper agent. Complete the task you are given and reply with the result only.';
 
@@ -28,6 +30,8 @@ export interface SpawnSpec {
   templates: Map<string, SpawnTemplate>;
   maxDepth: number;
   anyAddition: boolean;
+  /** Refuses the spawn calls of one model turn past max_fanout (ConverseOptions.refuse). */
+  refuse: (calls: readonly ToolCall[]) => (string | undefined)[] | undefined;
 }
 
 /** What a spawned agent inherits from the drone that spawns it. */
@@ -44,7 +48,7 @@ export interface SpawnParent {
 
 /** Compiles a drone's `spawn` block: template prompts, tool references, unique names. */
 export function compileSpawn(
-  spawn: { templates: SpawnTemplateDef[]; max_depth?: number } | undefined,
+  spawn: { templates: SpawnTemplateDef[]; max_depth?: number; max_fanout?: number } | undefined,
   cc: CompileContext,
 ): SpawnSpec | undefined {
   if (!spawn) return undefined;
@@ -65,7 +69,56 @@ export function compileSpawn(
     templates,
     maxDepth: spawn.max_depth ?? DEFAULT_SPAWN_DEPTH,
     anyAddition: [...templates.values()].some((t) => t.allowAddition),
+    refuse: fanoutLimit(spawn.max_fanout ?? DEFAULT_MAX_FANOUT),
   };
+}
+
+/** Agents a tool call asks for: 1 for spawn_agent, its task count for spawn_agents_parallel. */
+function agentsAsked(call: ToolCall): number {
+  if (call.name === 'spawn_agent') return 1;
+  if (call.name !== 'spawn_agents_parallel') return 0;
+  const tasks = call.args.tasks;
+  return Array.isArray(tasks) ? tasks.length : 0;
+}
+
+/**
+ * The per-turn fan-out limit: the spawn calls of one turn run in the order the model gave them while
+ * their agents fit in `max`; each later one (a whole spawn_agents_parallel call) is an error the model
+ * sees. Decided before any call runs, so which calls run never depends on timing.
+ */
+function fanoutLimit(max: number): SpawnSpec['refuse'] {
+  return (calls) => {
+    let left = max;
+    let asked = 0;
+    for (const c of calls) asked += agentsAsked(c);
+    if (asked <= max) return undefined;
+    const refused: (string | undefined)[] = [];
+    calls.forEach((c, i) => {
+      const n = agentsAsked(c);
+      if (n === 0) return;
+      if (n <= left) left -= n;
+      else
+        refused[i] =
+          `not started: at most ${max} agents per turn (spawn.max_fanout) and this turn asked for ${asked}; spawn fewer or in later turns`;
+    });
+    return refused;
+  };
+}
+
+/**
+ * Claims one step of the run tree for a spawned agent: agents count against max_steps like node
+ * executions, so a model that spawns copies of itself cannot make more than max_steps of them.
+ */
+function claimStep(scope: RunContext, node: string): void {
+  const shared = scope.shared;
+  if (shared.steps >= shared.maxSteps) {
+    throw new HatcheryError(
+      'MAX_STEPS',
+      `no agent started: the run used all its max_steps (${shared.maxSteps}), and each node execution and spawned agent takes one; answer with what you have (or raise max_steps in the file or with --max-steps)`,
+      { file: scope.hatchery.file, node, field: 'max_steps' },
+    );
+  }
+  shared.steps++;
 }
 
 /** The spawn tools offered at `depth` (the depth their agents will have), or none at the limit. */
@@ -99,6 +152,7 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
     }
     const addition =
       typeof args.system_prompt_addition === 'string' ? args.system_prompt_addition : undefined;
+    claimStep(scope, parent.node);
     return runSpawned(
       scope.child({}, { signal, call, agent: true }),
       spec,
@@ -195,6 +249,7 @@ async function runSpawned(
     request,
     refs,
     extraTools: extra,
+    refuse: extra.length > 0 ? spec.refuse : undefined,
     history: false,
   });
   // Spawned agents are not nodes: their tokens go straight into the run's total.

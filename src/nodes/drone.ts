@@ -153,6 +153,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
           refs,
           maxTurns: def.max_turns,
           extraTools: extra,
+          refuse: spawn?.refuse,
           resultLimit: def.tool_output_limit,
           responseSchema,
           history: keep || schema !== undefined || choice !== undefined,

@@ -40,6 +40,14 @@ const spawnSchema = fileObject({
     .describe(
       'How deep spawned agents may spawn again (default 3); at the limit the spawn tools are not offered',
     ),
+  max_fanout: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "Most agents one model turn may start (default 8); further spawn calls of that turn are tool errors the model sees. Every agent also counts as one of the run's max_steps",
+    ),
 });
 
 /** A drone: one LLM call, with an optional tool-use loop. */
