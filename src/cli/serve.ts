@@ -19,6 +19,9 @@ Options:
                         (HOST defaults to 127.0.0.1; PORT 0 picks a free port)
   --token TOKEN         with --http: demand "Authorization: Bearer TOKEN"
                         (default: the HATCHERY_MCP_TOKEN environment variable)
+                        Required unless HOST is 127.0.0.1, ::1 or localhost
+  --insecure-no-token   with --http: serve another HOST (0.0.0.0, a LAN address) without a
+                        token anyway; anyone who reaches the port can run your hatcheries
   --max-concurrent N    run at most N hatcheries at once; further calls wait their turn
   --max-result-bytes N  cut tool results longer than N bytes (default 1048576, at least
                         1024); the full output stays readable as hatchery-output://
@@ -124,6 +127,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       dir: { type: 'string', short: 'd' },
       http: { type: 'string' },
       token: { type: 'string' },
+      'insecure-no-token': { type: 'boolean' },
       'max-concurrent': { type: 'string' },
       'max-result-bytes': { type: 'string' },
       'max-inline-bytes': { type: 'string' },
@@ -160,6 +164,18 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw new HatcheryError('USAGE', '--token only applies with --http (stdio needs no token)');
   }
   const token = http ? values.token || process.env.HATCHERY_MCP_TOKEN || undefined : undefined;
+  const insecureNoToken = values['insecure-no-token'] === true;
+  if (insecureNoToken && !http) {
+    throw new HatcheryError('USAGE', '--insecure-no-token only applies with --http (stdio has no network)');
+  }
+  // Checked before anything starts: a refused address must never listen, nor resume a run.
+  const open = http && (await import('../mcp/http-guard.js')).openBindProblem(http.host, http.port, token);
+  if (open && !insecureNoToken) throw new HatcheryError('USAGE', open);
+  if (open) {
+    process.stderr.write(
+      `WARNING: --insecure-no-token: serving MCP over HTTP on ${http.host} without a token. Anyone who can reach this port can run every hatchery served here, and their tools (files, programs, network). Pass --token TOKEN unless a proxy in front checks who calls.\n`,
+    );
+  }
   const maxConcurrent = intOption(values['max-concurrent'], 'max-concurrent');
   const maxResultBytes = intOption(values['max-result-bytes'], 'max-result-bytes');
   const maxInlineBytes = intOption(values['max-inline-bytes'], 'max-inline-bytes');
@@ -214,6 +230,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
         host: http.host,
         port: http.port,
         token,
+        insecureNoToken,
         maxSessions,
         maxBodyBytes,
       });

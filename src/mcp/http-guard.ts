@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
+import { blockedRange } from '../tools/builtin/net-guard.js';
 
 /** Host names that always mean this machine. */
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
@@ -79,4 +80,23 @@ export function bearerChecker(token: string | undefined): ((req: IncomingMessage
     const m = typeof auth === 'string' ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
     return m !== null && timingSafeEqual(digest(m[1]!), want);
   };
+}
+
+/**
+ * True when `host` (an --http host) is reachable from this machine only: `localhost`, 127.0.0.0/8 or
+ * ::1 in any spelling. Any other name counts as reachable from the network, whatever it resolves to.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || blockedRange(h) === 'loopback';
+}
+
+/**
+ * Why serving on `host` without a token is refused (undefined when it is not: a token is set or the
+ * host is loopback). Anyone who reaches the port could run every hatchery served, and their tools.
+ */
+export function openBindProblem(host: string, port: number, token: string | undefined): string | undefined {
+  if (token || isLoopbackHost(host)) return undefined;
+  const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `--http ${shown}:${port} serves beyond this machine without a token: anyone who can reach the port could run every hatchery served here, and their tools. Pass --token TOKEN (or set HATCHERY_MCP_TOKEN), bind 127.0.0.1 (--http 127.0.0.1:${port}), or pass --insecure-no-token to serve without a token anyway`;
 }

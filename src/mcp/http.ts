@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { formatBinaryBytes } from '../core/bytes.js';
+import { HatcheryError } from '../core/errors.js';
 import { claimsVersion } from './envelope.js';
 import { isOAuthPath, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
-import { allowedHostnames, bearerChecker, checkHost, checkOrigin } from './http-guard.js';
+import { allowedHostnames, bearerChecker, checkHost, checkOrigin, openBindProblem } from './http-guard.js';
 import type { HatcheryMcpServer } from './server.js';
 
 /** Where and how to serve Streamable HTTP. */
@@ -17,6 +18,11 @@ export interface HttpServeOptions {
   port: number;
   /** Demand `Authorization: Bearer <token>` on every request. */
   token?: string;
+  /**
+   * Serve a non-loopback host without a token (the CLI's --insecure-no-token). Without it, such a
+   * serveHttp call rejects with a USAGE error before it listens.
+   */
+  insecureNoToken?: boolean;
   /** More Host names to accept (a reverse proxy's). */
   allowedHosts?: readonly string[];
   /** Largest request body, in bytes (default 4 MiB). */
@@ -156,6 +162,8 @@ function isModern(req: IncomingMessage, body: unknown): boolean {
  */
 export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptions): Promise<HttpHandle> {
   const host = options.host ?? '127.0.0.1';
+  const open = options.insecureNoToken ? undefined : openBindProblem(host, options.port, options.token);
+  if (open) throw new HatcheryError('USAGE', open);
   const allowed = allowedHostnames(host, options.allowedHosts);
   const authorized = bearerChecker(options.token);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
