@@ -86,7 +86,7 @@ export function bearerChecker(token: string | undefined): ((req: IncomingMessage
  * True when `host` (an --http host) is reachable from this machine only: `localhost`, 127.0.0.0/8 or
  * ::1 in any spelling. Any other name counts as reachable from the network, whatever it resolves to.
  */
-export function isLoopbackHost(host: string): boolean {
+function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || blockedRange(h) === 'loopback';
 }

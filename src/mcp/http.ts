@@ -163,7 +163,7 @@ function isModern(req: IncomingMessage, body: unknown): boolean {
 export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptions): Promise<HttpHandle> {
   const host = options.host ?? '127.0.0.1';
   const open = options.insecureNoToken ? undefined : openBindProblem(host, options.port, options.token);
-  if (open) throw new HatcheryError('USAGE', open);
+  if (open) throw new HatcheryError('USAGE', `${open} (serveHttp: the token or insecureNoToken option)`);
   const allowed = allowedHostnames(host, options.allowedHosts);
   const authorized = bearerChecker(options.token);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
