@@ -12,7 +12,7 @@ import { converse } from './converse.js';
 /** Default nesting limit of spawned agents. */
 const DEFAULT_SPAWN_DEPTH = 3;
 /** Default number of agents one model turn may start (spawn.max_fanout). */
-export const DEFAULT_MAX_FANOUT = 8;
+const DEFAULT_MAX_FANOUT = 8;
 const DEFAULT_SPAWN_PROMPT =
   'You are a focused helper agent. Complete the task you are given and reply with the result only.';
 
@@ -73,8 +73,10 @@ export function compileSpawn(
   };
 }
 
-/** Agents a tool call asks for: 1 for spawn_agent, its task count for spawn_agents_parallel. */
+/** Agents a tool call asks for: 1 for spawn_agent, its task count for spawn_agents_parallel, else 0. */
 function agentsAsked(call: ToolCall): number {
+  // A call whose arguments did not parse starts nothing (the loop answers it with the parse error).
+  if (call.argsError !== undefined) return 0;
   if (call.name === 'spawn_agent') return 1;
   if (call.name !== 'spawn_agents_parallel') return 0;
   const tasks = call.args.tasks;

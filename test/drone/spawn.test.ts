@@ -111,6 +111,50 @@ describe('spawning', () => {
     expect(model.calls.filter((c) => !c.tools?.length)).toHaveLength(1);
   });
 
+  it('runs the spawn calls of a turn in order while they fit in max_fanout; a later one that does not is refused whole', async () => {
+    const tasks = (n: number, tag: string) =>
+      Array.from({ length: n }, (_, i) => ({ template: 'researcher', task: `${tag}${i}` }));
+    const model = coordinator({
+      text: '',
+      toolCalls: [
+        { id: 'a', name: 'spawn_agents_parallel', args: { tasks: tasks(5, 'a') } },
+        { id: 'b', name: 'spawn_agent', args: { template: 'researcher', task: 'b' } },
+        { id: 'c', name: 'spawn_agents_parallel', args: { tasks: tasks(3, 'c') } },
+        { id: 'd', name: 'spawn_agent', args: { template: 'researcher', task: 'd' } },
+      ],
+    });
+    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(
+      load(def({ max_fanout: 7 })),
+      { input: 'go' },
+    );
+    const ran = model.calls.filter((c) => c.system.startsWith('Research:')).map((c) => c.system.slice(10));
+    expect(ran.sort()).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'b', 'd']);
+    const results = model.calls[model.calls.length - 1]!.messages.filter((m) => m.role === 'tool');
+    expect(results.map((m) => (m as { isError?: boolean }).isError)).toEqual([false, false, true, false]);
+    expect(results[2]).toMatchObject({
+      content:
+        'error: not started: at most 7 agents per turn (spawn.max_fanout) and this turn asked for 10; spawn fewer or in later turns',
+    });
+    // Seven agents and the Coordinator: eight steps of the run.
+    expect(res.steps).toBe(8);
+  });
+
+  it('counts each agent as a step: past max_steps a spawn starts nothing and the model is told why', async () => {
+    const model = coordinator(
+      call('spawn_agents_parallel', {
+        tasks: [1, 2, 3].map((i) => ({ template: 'researcher', task: `t${i}` })),
+      }),
+    );
+    const h = load({ ...def(), max_steps: 3 });
+    const res = await new Runtime({ providers: { openai: model }, env: {} }).run(h, { input: 'go' });
+    expect(model.calls.filter((c) => c.system.startsWith('Research:'))).toHaveLength(2);
+    const { results } = JSON.parse(res.output.replace('summary: ', '')) as { results: { error?: string }[] };
+    expect(results.filter((r) => r.error)).toHaveLength(1);
+    expect(results.find((r) => r.error)?.error).toMatch(
+      /no agent started: the run used all its max_steps \(3\)/,
+    );
+  });
+
   it('validates spawn templates when the file loads', () => {
     expect(
       problems(
