@@ -7,6 +7,7 @@ import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
+import { printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { failureExit, failureJson } from './view/outcome.js';
 import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
@@ -108,7 +109,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     'run',
   );
   if (values.help) {
-    process.stdout.write(`${RUN_HELP}\n`);
+    printOut(`${RUN_HELP}\n`);
     return EXIT.OK;
   }
   const file = positionals[0];
@@ -160,11 +161,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     });
     view.close();
     if (values.json) {
-      process.stdout.write(
+      printOut(
         `${JSON.stringify({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
       );
     } else {
-      process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+      printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
     }
     return EXIT.OK;
   } catch (err) {
@@ -174,10 +175,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     // With --events the run_end event holds the error: stderr stays JSON lines only.
     const told = flags.events === true && view.totals().ms !== undefined;
-    if (!told) process.stderr.write(`error: ${formatError(err)}\n`);
+    if (!told) printErr(`error: ${formatError(err)}\n`);
     const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
-    if (partial && !values.json && !told) process.stderr.write(partialText(partial));
-    if (values.json) process.stdout.write(`${JSON.stringify(failureJson(err, view.totals()))}\n`);
+    if (partial && !values.json && !told) printErr(partialText(partial));
+    if (values.json) printOut(`${JSON.stringify(failureJson(err, view.totals()))}\n`);
     // Ctrl-C, or `runs cancel` from another process (through the journal): 130; a budget: 5.
     return failureExit(err, controller.signal.aborted);
   } finally {
