@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest } from '../engine/contracts.js';
 import { EXIT } from './args.js';
-import { printable, printErr, printOut } from './print.js';
+import { printable, printableJson, printErr, printOut } from './print.js';
 
 /** The prompt of one question: the question, numbered choices or the schema, and where to type. */
 export function questionText(q: AskRequest): string {
@@ -76,13 +76,14 @@ export function suspended(err: HatcheryError, json: boolean): number {
   const q = err.context.question as AskRequest | undefined;
   const question = q?.question ?? err.message;
   if (json) {
-    printOut(`${JSON.stringify({ status: 'input_required', runId, question: q ?? { question } })}\n`);
+    printOut(`${printableJson({ status: 'input_required', runId, question: q ?? { question } })}\n`);
   }
   const lines = [
     `waiting for input: node "${q?.node ?? String(err.context.node ?? '')}" ${q?.kind === 'approve' ? 'waits for approval' : 'asks'}: ${question}`,
   ];
   if (q?.choices) lines.push(`  choices: ${q.choices.join(', ')}`);
-  if (q?.schema) lines.push(`  the answer is JSON matching ${JSON.stringify(q.schema).slice(0, 400)}`);
+  if (q?.schema)
+    lines.push(`  the answer is JSON matching ${printable(JSON.stringify(q.schema)).slice(0, 400)}`);
   // printErr cleans the whole text: the question and choices came from a model or a file.
   lines.push(`answer it with: hatchery-mcp runs resume ${runId} --answer TEXT`);
   printErr(`${lines.join('\n')}\n`);

@@ -8,7 +8,7 @@ import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { shellQuote } from './client-config.js';
 import { readMcpConfig } from './config.js';
-import { printOut } from './print.js';
+import { printableJson, printOut } from './print.js';
 import { checkFile } from './validate.js';
 import { findCommand } from './which.js';
 
@@ -298,7 +298,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
   const problems = checks.filter((c) => c.status === 'problem').length;
   const warnings = checks.filter((c) => c.status === 'warning').length;
   if (values.json) {
-    printOut(`${JSON.stringify({ ok: problems === 0, problems, warnings, checks }, null, 2)}\n`);
+    printOut(`${printableJson({ ok: problems === 0, problems, warnings, checks }, 2)}\n`);
   } else {
     const lines = checks.map(
       (c) => `${c.status.padEnd(8)} ${c.name}: ${c.message}${c.fix ? `\n         fix: ${c.fix}` : ''}`,

@@ -62,3 +62,11 @@ export function printOut(text: string): void {
 export function printErr(text: string): void {
   process.stderr.write(printable(text));
 }
+
+/**
+ * The JSON of `value` with every string in it made printable first (JSON would keep an escape
+ * sequence as `\u001b...`, in which a secret it splits would not be recognised): for --json output.
+ */
+export function printableJson(value: unknown, space?: number): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? printable(v) : v), space);
+}

@@ -7,7 +7,7 @@ import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { printErr, printOut } from './print.js';
+import { printableJson, printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { failureExit, failureJson } from './view/outcome.js';
 import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
@@ -162,7 +162,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     view.close();
     if (values.json) {
       printOut(
-        `${JSON.stringify({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
+        `${printableJson({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
       );
     } else {
       printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
@@ -178,7 +178,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (!told) printErr(`error: ${formatError(err)}\n`);
     const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
     if (partial && !values.json && !told) printErr(partialText(partial));
-    if (values.json) printOut(`${JSON.stringify(failureJson(err, view.totals()))}\n`);
+    if (values.json) printOut(`${printableJson(failureJson(err, view.totals()))}\n`);
     // Ctrl-C, or `runs cancel` from another process (through the journal): 130; a budget: 5.
     return failureExit(err, controller.signal.aborted);
   } finally {
@@ -194,7 +194,7 @@ function partialText(partial: Record<string, unknown>): string {
   if (keys.length === 0) return 'partial outputs: none (no node finished)\n';
   const blocks = keys.map((k) => {
     const v = partial[k];
-    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    const text = typeof v === 'string' ? v : printableJson(v);
     return `--- ${k}\n${text.endsWith('\n') ? text : `${text}\n`}`;
   });
   return `partial outputs (${keys.length} node${keys.length === 1 ? '' : 's'} finished):\n${blocks.join('')}`;

@@ -14,7 +14,7 @@ import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { printErr, printOut } from './print.js';
+import { printableJson, printErr, printOut } from './print.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { seconds, usageText } from './view/format.js';
 import { failureExit, failureJson } from './view/outcome.js';
@@ -218,7 +218,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
         hatchery: values.hatchery,
         limit: intOption(values.limit, 'limit'),
       });
-      printOut(`${values.json ? JSON.stringify(runs) : listText(runs)}\n`);
+      printOut(`${values.json ? printableJson(runs) : listText(runs)}\n`);
       return EXIT.OK;
     }
     const full = await resolveRunId(store, id!);
@@ -226,7 +226,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
       const run = await store.read(full);
       if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
       const nodes = shownNodes(run.records);
-      printOut(`${values.json ? JSON.stringify({ ...run.summary, nodes }) : showText(run.summary, nodes)}\n`);
+      printOut(`${values.json ? printableJson({ ...run.summary, nodes }) : showText(run.summary, nodes)}\n`);
       return EXIT.OK;
     }
     if (sub === 'cancel') {
@@ -234,7 +234,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
       if (!s) throw new HatcheryError('NOT_FOUND', `no run "${full}" in ${store.location}`);
       printOut(
         values.json
-          ? `${JSON.stringify(s)}\n`
+          ? `${printableJson(s)}\n`
           : s.status === 'cancelled'
             ? `cancelled run ${full}\n`
             : `asked the process running ${full} to stop it\n`,
@@ -279,7 +279,7 @@ async function resumeCommand(
     view.close();
     if (values.json) {
       printOut(
-        `${JSON.stringify({ runId: result.runId, output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
+        `${printableJson({ runId: result.runId, output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
       );
     } else {
       printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
@@ -291,7 +291,7 @@ async function resumeCommand(
       return suspended(err, values.json === true);
     // With --events the run_end event holds the error: stderr stays JSON lines only.
     if (!(flags.events && view.totals().ms !== undefined)) printErr(`error: ${formatError(err)}\n`);
-    if (values.json) printOut(`${JSON.stringify(failureJson(err, { runId: id, ...view.totals() }))}\n`);
+    if (values.json) printOut(`${printableJson(failureJson(err, { runId: id, ...view.totals() }))}\n`);
     // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
     return failureExit(err, controller.signal.aborted);
   } finally {

@@ -7,7 +7,7 @@ import { nearestSibling } from '../tools/compile.js';
 import { runtimeRoots } from '../tools/path-check.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
-import { printErr, printOut } from './print.js';
+import { printableJson, printErr, printOut } from './print.js';
 
 /** Help text of `hatchery-mcp validate`. */
 export const VALIDATE_HELP = `Usage: hatchery-mcp validate [file or dir]... [options]
@@ -159,7 +159,7 @@ export function textReport({ file, hatchery, problems, unreadable }: FileReport)
 /** One JSON line per problem, then `{"file","ok":true,...}` when the file loads. */
 export function jsonReport({ file, hatchery, problems }: FileReport): string {
   const lines = problems.map((p) =>
-    JSON.stringify({
+    printableJson({
       file,
       path: p.path,
       line: p.line ?? null,
@@ -171,7 +171,7 @@ export function jsonReport({ file, hatchery, problems }: FileReport): string {
   );
   if (hatchery) {
     lines.push(
-      JSON.stringify({
+      printableJson({
         file,
         ok: true,
         name: hatchery.name,

@@ -81,7 +81,9 @@ describe('texts the studio cuts', () => {
     const s = await studioWith({ GITHUB_TOKEN: SECRET });
     const cookie = await login(s);
     const feed = events(s);
-    closers.push(async () => feed.close());
+    closers.push(async () => {
+      feed.close();
+    });
     await feed.open;
     // The studio cuts event texts at 2000 characters: the secret starts 12 characters before.
     const input = `${'x'.repeat(1988)}${SECRET}${'y'.repeat(50)}`;
