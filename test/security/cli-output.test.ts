@@ -7,8 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printable } from '../../src/cli/print.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, seededRandom, tempDir } from '../helpers.js';
 
 const TOKEN = 'ghp_0123456789abcdefghijKLMNOPQRSTUV';
 /** OSC 52 (writes the clipboard), CSI clear screen + cursor home, RIS (resets the terminal), 8-bit CSI. */
@@ -179,6 +180,40 @@ describe('validate --connect', () => {
       expect(r.code, r.stderr).toBe(3);
       expect(r.stdout).toContain('err [redacted] [redacted]');
       expectClean(`validate --connect ${mode.join(' ')}`, r.stdout, r.stderr);
+    }
+  });
+});
+
+describe('printable', () => {
+  it('leaves no control character but newline and tab, whatever pieces of sequences a text mixes', () => {
+    const pieces = [
+      '\x1b',
+      '[',
+      ']',
+      'P',
+      '\\',
+      '\x07',
+      '\u009b',
+      '\u009d',
+      '\u009c',
+      '52;c;',
+      '2J',
+      '0m',
+      'a',
+      '\n',
+      '\t',
+      '\r',
+      '\x00',
+      '\x7f',
+      TOKEN.slice(0, 9),
+      ';',
+    ];
+    const random = seededRandom(36);
+    for (let i = 0; i < 5000; i++) {
+      let text = '';
+      for (let n = Math.floor(random() * 24); n > 0; n--)
+        text += pieces[Math.floor(random() * pieces.length)];
+      expect(printable(text), JSON.stringify(text)).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     }
   });
 });
