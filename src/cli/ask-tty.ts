@@ -2,28 +2,21 @@ import { createInterface } from 'node:readline/promises';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest } from '../engine/contracts.js';
 import { EXIT } from './args.js';
-
-/** Control characters but newline and tab: a question rendered from model output must not drive the terminal. */
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-/** Text safe to print on a terminal: no escape sequences, no carriage returns that overwrite a line. */
-export function terminalSafe(text: string): string {
-  return text.replace(CONTROL, '');
-}
+import { printable, printableJson, printErr, printOut } from './print.js';
 
 /** The prompt of one question: the question, numbered choices or the schema, and where to type. */
 export function questionText(q: AskRequest): string {
   const head =
     q.kind === 'approve'
-      ? `approve? node "${q.node}" wants to ${terminalSafe(q.question)}`
-      : `? ${terminalSafe(q.question)}`;
+      ? `approve? node "${printable(q.node)}" wants to ${printable(q.question)}`
+      : `? ${printable(q.question)}`;
   const lines = [head];
   if (q.choices) {
     q.choices.forEach((c, i) => {
-      lines.push(`  ${i + 1}) ${terminalSafe(c)}`);
+      lines.push(`  ${i + 1}) ${printable(c)}`);
     });
   } else if (q.schema)
-    lines.push(`  (answer JSON matching ${terminalSafe(JSON.stringify(q.schema)).slice(0, 400)})`);
+    lines.push(`  (answer JSON matching ${printable(JSON.stringify(q.schema)).slice(0, 400)})`);
   return `${lines.join('\n')}\n> `;
 }
 
@@ -83,17 +76,16 @@ export function suspended(err: HatcheryError, json: boolean): number {
   const q = err.context.question as AskRequest | undefined;
   const question = q?.question ?? err.message;
   if (json) {
-    process.stdout.write(
-      `${JSON.stringify({ status: 'input_required', runId, question: q ?? { question } })}\n`,
-    );
+    printOut(`${printableJson({ status: 'input_required', runId, question: q ?? { question } })}\n`);
   }
   const lines = [
-    `waiting for input: node "${terminalSafe(q?.node ?? String(err.context.node ?? ''))}" ${q?.kind === 'approve' ? 'waits for approval' : 'asks'}: ${terminalSafe(question)}`,
+    `waiting for input: node "${q?.node ?? String(err.context.node ?? '')}" ${q?.kind === 'approve' ? 'waits for approval' : 'asks'}: ${question}`,
   ];
-  if (q?.choices) lines.push(`  choices: ${q.choices.map(terminalSafe).join(', ')}`);
+  if (q?.choices) lines.push(`  choices: ${q.choices.join(', ')}`);
   if (q?.schema)
-    lines.push(`  the answer is JSON matching ${terminalSafe(JSON.stringify(q.schema)).slice(0, 400)}`);
+    lines.push(`  the answer is JSON matching ${printable(JSON.stringify(q.schema)).slice(0, 400)}`);
+  // printErr cleans the whole text: the question and choices came from a model or a file.
   lines.push(`answer it with: hatchery-mcp runs resume ${runId} --answer TEXT`);
-  process.stderr.write(`${lines.join('\n')}\n`);
+  printErr(`${lines.join('\n')}\n`);
   return EXIT.INPUT_REQUIRED;
 }

@@ -6,6 +6,7 @@ import { readFailure } from '../core/fs/safe-fs.js';
 import { parseJson } from '../loader/parse.js';
 import { isYamlFile, parseYaml } from '../loader/yaml.js';
 import { EXIT, parseArgs } from './args.js';
+import { printErr, printOut } from './print.js';
 
 /** Help text of `hatchery-mcp convert`. */
 export const CONVERT_HELP = `Usage: hatchery-mcp convert <file> [-o OUT] [--force]
@@ -68,7 +69,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
     'convert',
   );
   if (values.help) {
-    process.stdout.write(`${CONVERT_HELP}\n`);
+    printOut(`${CONVERT_HELP}\n`);
     return EXIT.OK;
   }
   const file = positionals[0];
@@ -93,7 +94,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
   if (parsed.problem) {
     const p = parsed.problem;
     const at = p.line === undefined ? '' : ` (line ${p.line}, column ${p.column})`;
-    process.stderr.write(`${file}${at}: ${p.message}\n`);
+    printErr(`${file}${at}: ${p.message}\n`);
     return EXIT.INVALID;
   }
   const result = toJson ? yamlToJson(text, parsed.value) : jsonToYaml(parsed.value);
@@ -108,6 +109,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
       `convert: "${file}" holds values the ${toJson ? 'JSON' : 'YAML'} form cannot keep (such as .nan or .inf); write them as strings`,
     );
   if (out === undefined) {
+    // The converted file is the author's own text, meant for a file: kept byte for byte, not cleaned.
     process.stdout.write(result);
     return EXIT.OK;
   }
@@ -118,6 +120,6 @@ export async function convertCommand(argv: string[]): Promise<number> {
       throw new HatcheryError('USAGE', `convert: "${out}" exists; pass --force to overwrite it`);
     throw new HatcheryError('FILE_IO', `convert: cannot write "${out}": ${(err as Error).message}`);
   }
-  process.stderr.write(`wrote ${out}\n`);
+  printErr(`wrote ${out}\n`);
   return EXIT.OK;
 }

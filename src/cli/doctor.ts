@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { formatError, HatcheryError } from '../core/errors.js';
-import { secretRedactor } from '../core/secrets.js';
 import { listHatcheryFileNames } from '../loader/load.js';
 import { KEY_VARS, modelSpecProblem, ProviderRegistry, vendorDefault } from '../providers/resolve.js';
 import type { McpServerDef } from '../schema/hatchery.js';
@@ -9,6 +8,7 @@ import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { shellQuote } from './client-config.js';
 import { readMcpConfig } from './config.js';
+import { printableJson, printOut } from './print.js';
 import { checkFile } from './validate.js';
 import { findCommand } from './which.js';
 
@@ -283,7 +283,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     'doctor',
   );
   if (values.help) {
-    process.stdout.write(`${DOCTOR_HELP}\n`);
+    printOut(`${DOCTOR_HELP}\n`);
     return EXIT.OK;
   }
   if (positionals.length > 0)
@@ -294,16 +294,11 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     mcpConfig: values['mcp-config'],
     timeoutMs,
   });
-  // Server errors may echo their environment: no secret value of ours leaves through them.
-  const redact = secretRedactor(process.env);
-  for (const c of checks) {
-    c.message = redact(c.message);
-    if (c.fix) c.fix = redact(c.fix);
-  }
+  // Server errors may echo their environment: printOut redacts every secret value of ours from them.
   const problems = checks.filter((c) => c.status === 'problem').length;
   const warnings = checks.filter((c) => c.status === 'warning').length;
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ ok: problems === 0, problems, warnings, checks }, null, 2)}\n`);
+    printOut(`${printableJson({ ok: problems === 0, problems, warnings, checks }, 2)}\n`);
   } else {
     const lines = checks.map(
       (c) => `${c.status.padEnd(8)} ${c.name}: ${c.message}${c.fix ? `\n         fix: ${c.fix}` : ''}`,
@@ -313,7 +308,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
         ? `all good${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}`
         : `${problems} problem${problems === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`,
     );
-    process.stdout.write(`${lines.join('\n')}\n`);
+    printOut(`${lines.join('\n')}\n`);
   }
   return problems === 0 ? EXIT.OK : EXIT.RUN_FAILED;
 }

@@ -4,6 +4,7 @@ import { loadHatchery } from '../loader/load.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
+import { printOut } from './print.js';
 
 /** Help text of `hatchery-mcp graph`. */
 export const GRAPH_HELP = `Usage: hatchery-mcp graph <file> [options]
@@ -46,7 +47,7 @@ export async function graphCommand(argv: string[]): Promise<number> {
     'graph',
   );
   if (values.help) {
-    process.stdout.write(`${GRAPH_HELP}\n`);
+    printOut(`${GRAPH_HELP}\n`);
     return EXIT.OK;
   }
   const format = values.format ?? 'mermaid';
@@ -66,6 +67,6 @@ export async function graphCommand(argv: string[]): Promise<number> {
         : `${bm.renderMermaidASCII(mermaid, { colorMode: values.output || process.env.NO_COLOR ? 'none' : 'auto' })}\n`;
   }
   if (values.output) await writeFile(values.output, text);
-  else process.stdout.write(text);
+  else printOut(text);
   return EXIT.OK;
 }

@@ -4,6 +4,7 @@ import { HatcheryError } from '../core/errors.js';
 import { EXIT, parseArgs } from './args.js';
 import { CLI_JS, clientConfigText, INSTALL_ROOT, shellQuote } from './client-config.js';
 import { HATCHERYIGNORE, HELLO_QUESTION, helloCassette, helloJson, helloTestYaml } from './init-template.js';
+import { printOut } from './print.js';
 import { findCommand } from './which.js';
 
 /** Help text of `hatchery-mcp init`. */
@@ -140,7 +141,7 @@ export async function initCommand(argv: string[]): Promise<number> {
     'init',
   );
   if (values.help) {
-    process.stdout.write(`${INIT_HELP}\n`);
+    printOut(`${INIT_HELP}\n`);
     return EXIT.OK;
   }
   if (positionals.length > 1) {
@@ -155,7 +156,7 @@ export async function initCommand(argv: string[]): Promise<number> {
   const shown = shellQuote(dirArg);
   const cli = await cliWord();
   const q = (rel: string) => shellQuote(path.join(dirArg, rel));
-  process.stdout.write(`Created ${dir}:
+  printOut(`Created ${dir}:
 ${written.map((f) => `  ${path.relative(dir, f)}`).join('\n')}
 
 ${clientConfigText(dir)}

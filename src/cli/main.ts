@@ -1,6 +1,7 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
 import { type COMMANDS, EXIT, parseArgs, unknownCommand } from './args.js';
+import { printErr, printOut } from './print.js';
 
 // Commands are imported when they run: --version, help and validate then start without loading the
 // MCP server, the vendor SDKs or the runtime they do not use.
@@ -108,28 +109,28 @@ export async function main(argv: string[]): Promise<number> {
       case 'schema': {
         // Options are checked like every command's, so a typo is named instead of ignored.
         if (parseArgs(rest, { help: { type: 'boolean', short: 'h' } }, 'schema').values.help) {
-          process.stdout.write(`${SCHEMA_HELP}\n`);
+          printOut(`${SCHEMA_HELP}\n`);
           return EXIT.OK;
         }
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
-        process.stdout.write(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
+        printOut(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
         return EXIT.OK;
       }
       case 'help':
       case '-h':
       case '--help':
-        process.stdout.write(`${await helpOf(rest[0])}\n`);
+        printOut(`${await helpOf(rest[0])}\n`);
         return EXIT.OK;
       case '-v':
       case '--version':
-        process.stdout.write(`${packageVersion()}\n`);
+        printOut(`${packageVersion()}\n`);
         return EXIT.OK;
       default:
         if (first === undefined || first.startsWith('-')) return await (await MODULES.serve()).run(argv);
         throw new HatcheryError('USAGE', unknownCommand(first));
     }
   } catch (err) {
-    process.stderr.write(`${err instanceof ValidationError ? err.message : `error: ${formatError(err)}`}\n`);
+    printErr(`${err instanceof ValidationError ? err.message : `error: ${formatError(err)}`}\n`);
     if (err instanceof ValidationError) return EXIT.INVALID;
     if (err instanceof HatcheryError && err.code === 'USAGE') return EXIT.USAGE;
     return EXIT.RUN_FAILED;

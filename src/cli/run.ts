@@ -7,6 +7,7 @@ import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
+import { printableJson, printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { failureExit, failureJson } from './view/outcome.js';
 import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
@@ -108,7 +109,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     'run',
   );
   if (values.help) {
-    process.stdout.write(`${RUN_HELP}\n`);
+    printOut(`${RUN_HELP}\n`);
     return EXIT.OK;
   }
   const file = positionals[0];
@@ -160,11 +161,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     });
     view.close();
     if (values.json) {
-      process.stdout.write(
-        `${JSON.stringify({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
+      printOut(
+        `${printableJson({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
       );
     } else {
-      process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+      printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
     }
     return EXIT.OK;
   } catch (err) {
@@ -174,10 +175,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     // With --events the run_end event holds the error: stderr stays JSON lines only.
     const told = flags.events === true && view.totals().ms !== undefined;
-    if (!told) process.stderr.write(`error: ${formatError(err)}\n`);
+    if (!told) printErr(`error: ${formatError(err)}\n`);
     const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
-    if (partial && !values.json && !told) process.stderr.write(partialText(partial));
-    if (values.json) process.stdout.write(`${JSON.stringify(failureJson(err, view.totals()))}\n`);
+    if (partial && !values.json && !told) printErr(partialText(partial));
+    if (values.json) printOut(`${printableJson(failureJson(err, view.totals()))}\n`);
     // Ctrl-C, or `runs cancel` from another process (through the journal): 130; a budget: 5.
     return failureExit(err, controller.signal.aborted);
   } finally {
@@ -193,7 +194,7 @@ function partialText(partial: Record<string, unknown>): string {
   if (keys.length === 0) return 'partial outputs: none (no node finished)\n';
   const blocks = keys.map((k) => {
     const v = partial[k];
-    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    const text = typeof v === 'string' ? v : printableJson(v);
     return `--- ${k}\n${text.endsWith('\n') ? text : `${text}\n`}`;
   });
   return `partial outputs (${keys.length} node${keys.length === 1 ? '' : 's'} finished):\n${blocks.join('')}`;

@@ -14,6 +14,7 @@ import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
+import { printableJson, printErr, printOut } from './print.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { seconds, usageText } from './view/format.js';
 import { failureExit, failureJson } from './view/outcome.js';
@@ -188,7 +189,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
     'runs',
   );
   if (values.help) {
-    process.stdout.write(`${RUNS_HELP}\n`);
+    printOut(`${RUNS_HELP}\n`);
     return EXIT.OK;
   }
   const [sub, id, ...extra] = positionals;
@@ -217,7 +218,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
         hatchery: values.hatchery,
         limit: intOption(values.limit, 'limit'),
       });
-      process.stdout.write(`${values.json ? JSON.stringify(runs) : listText(runs)}\n`);
+      printOut(`${values.json ? printableJson(runs) : listText(runs)}\n`);
       return EXIT.OK;
     }
     const full = await resolveRunId(store, id!);
@@ -225,17 +226,15 @@ export async function runsCommand(argv: string[]): Promise<number> {
       const run = await store.read(full);
       if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
       const nodes = shownNodes(run.records);
-      process.stdout.write(
-        `${values.json ? JSON.stringify({ ...run.summary, nodes }) : showText(run.summary, nodes)}\n`,
-      );
+      printOut(`${values.json ? printableJson({ ...run.summary, nodes }) : showText(run.summary, nodes)}\n`);
       return EXIT.OK;
     }
     if (sub === 'cancel') {
       const s = await store.cancel(full);
       if (!s) throw new HatcheryError('NOT_FOUND', `no run "${full}" in ${store.location}`);
-      process.stdout.write(
+      printOut(
         values.json
-          ? `${JSON.stringify(s)}\n`
+          ? `${printableJson(s)}\n`
           : s.status === 'cancelled'
             ? `cancelled run ${full}\n`
             : `asked the process running ${full} to stop it\n`,
@@ -279,11 +278,11 @@ async function resumeCommand(
     });
     view.close();
     if (values.json) {
-      process.stdout.write(
-        `${JSON.stringify({ runId: result.runId, output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
+      printOut(
+        `${printableJson({ runId: result.runId, output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
       );
     } else {
-      process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+      printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
     }
     return EXIT.OK;
   } catch (err) {
@@ -291,10 +290,8 @@ async function resumeCommand(
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted)
       return suspended(err, values.json === true);
     // With --events the run_end event holds the error: stderr stays JSON lines only.
-    if (!(flags.events && view.totals().ms !== undefined))
-      process.stderr.write(`error: ${formatError(err)}\n`);
-    if (values.json)
-      process.stdout.write(`${JSON.stringify(failureJson(err, { runId: id, ...view.totals() }))}\n`);
+    if (!(flags.events && view.totals().ms !== undefined)) printErr(`error: ${formatError(err)}\n`);
+    if (values.json) printOut(`${printableJson(failureJson(err, { runId: id, ...view.totals() }))}\n`);
     // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
     return failureExit(err, controller.signal.aborted);
   } finally {

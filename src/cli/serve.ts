@@ -4,6 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
+import { printErr, printOut } from './print.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
 
@@ -146,11 +147,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'serve',
   );
   if (values.help) {
-    process.stdout.write(`${SERVE_HELP}\n`);
+    printOut(`${SERVE_HELP}\n`);
     return EXIT.OK;
   }
   if (values.version) {
-    process.stdout.write(`${packageVersion()}\n`);
+    printOut(`${packageVersion()}\n`);
     return EXIT.OK;
   }
   if (positionals.length > 0) {
@@ -239,7 +240,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     } else {
       core.serveStdio(new GuardedStdioServerTransport());
       if (shouldWelcome(false, process.stdin.isTTY === true, process.stderr.isTTY === true))
-        process.stderr.write(welcomeText(dir, core.registry.listed().length));
+        printErr(welcomeText(dir, core.registry.listed().length));
     }
     const why = await shutdown.done;
     core.log('info', `shutting down (${why})`);

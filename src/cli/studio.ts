@@ -3,6 +3,7 @@ import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
+import { printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
 
@@ -60,7 +61,7 @@ export async function studioCommand(argv: string[]): Promise<number> {
     'studio',
   );
   if (values.help) {
-    process.stdout.write(`${STUDIO_HELP}\n`);
+    printOut(`${STUDIO_HELP}\n`);
     return EXIT.OK;
   }
   if (positionals.length > 0)
@@ -85,9 +86,9 @@ export async function studioCommand(argv: string[]): Promise<number> {
   const stop = shutdownRequested(false);
   try {
     const studio = await startStudio({ dir, runtime, port });
-    process.stdout.write(`studio: ${studio.url}\n`);
+    printOut(`studio: ${studio.url}\n`);
     const why = await stop.done;
-    process.stderr.write(`studio: stopping (${why})\n`);
+    printErr(`studio: stopping (${why})\n`);
     await studio.close();
   } finally {
     stop.dispose();

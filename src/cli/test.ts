@@ -5,6 +5,7 @@ import { findTestFiles, type LoadedTestFile, loadTestFile } from '../runtime/tes
 import { runTestFile } from '../runtime/testing/runner.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
+import { printErr, printOut } from './print.js';
 import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp test`. */
@@ -35,7 +36,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     'test',
   );
   if (values.help) {
-    process.stdout.write(`${TEST_HELP}\n`);
+    printOut(`${TEST_HELP}\n`);
     return EXIT.OK;
   }
   const recordMissing = values['record-missing'] === true;
@@ -49,7 +50,7 @@ export async function testCommand(argv: string[]): Promise<number> {
   const files: string[] = [];
   for (const p of paths) files.push(...(await findTestFiles(p)));
   if (files.length === 0) {
-    process.stderr.write(`error: no test files (*.test.yaml, *.test.json) under ${paths.join(', ')}\n`);
+    printErr(`error: no test files (*.test.yaml, *.test.json) under ${paths.join(', ')}\n`);
     return EXIT.USAGE;
   }
   // Every file is checked before any case runs: a broken test file is reported whole, at once.
@@ -60,7 +61,7 @@ export async function testCommand(argv: string[]): Promise<number> {
       loaded.push(await loadTestFile(f, recordMissing));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      process.stderr.write(`${err.message}\n`);
+      printErr(`${err.message}\n`);
       invalid = true;
     }
   }
@@ -70,7 +71,7 @@ export async function testCommand(argv: string[]): Promise<number> {
   let passed = 0;
   let failed = 0;
   for (const t of loaded) {
-    process.stdout.write(`${relative(process.cwd(), t.file) || t.file}\n`);
+    printOut(`${relative(process.cwd(), t.file) || t.file}\n`);
     await runTestFile(t, {
       runtime,
       recordMissing,
@@ -78,11 +79,11 @@ export async function testCommand(argv: string[]): Promise<number> {
         if (r.passed) passed++;
         else failed++;
         const mark = r.passed ? '✓' : '✗';
-        process.stdout.write(`  ${mark} ${r.name} (${Math.round(r.ms)} ms)\n`);
-        for (const f of r.failures) process.stdout.write(`      ${f.replace(/\n/g, '\n      ')}\n`);
+        printOut(`  ${mark} ${r.name} (${Math.round(r.ms)} ms)\n`);
+        for (const f of r.failures) printOut(`      ${f.replace(/\n/g, '\n      ')}\n`);
       },
     });
   }
-  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  printOut(`${passed} passed, ${failed} failed\n`);
   return failed > 0 ? EXIT.RUN_FAILED : EXIT.OK;
 }

@@ -7,6 +7,7 @@ import { nearestSibling } from '../tools/compile.js';
 import { runtimeRoots } from '../tools/path-check.js';
 import { EXIT, parseArgs } from './args.js';
 import { readMcpConfig } from './config.js';
+import { printableJson, printErr, printOut } from './print.js';
 
 /** Help text of `hatchery-mcp validate`. */
 export const VALIDATE_HELP = `Usage: hatchery-mcp validate [file or dir]... [options]
@@ -59,7 +60,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
     'validate',
   );
   if (values.help) {
-    process.stdout.write(`${VALIDATE_HELP}\n`);
+    printOut(`${VALIDATE_HELP}\n`);
     return EXIT.OK;
   }
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
@@ -108,12 +109,11 @@ export async function validateCommand(argv: string[]): Promise<number> {
       // A server that does not answer or a tool it lacks fails the file, like a load error.
       if (found.length > 0) report = { file, problems: [...found, ...report.problems] };
     }
-    process.stdout.write(format(report));
+    printOut(format(report));
     if (fails(report, values.strict === true)) bad++;
   }
-  if (checked === 0)
-    process.stderr.write(`no hatchery files (*.json, *.yaml, *.yml) found in ${targets.join(', ')}\n`);
-  process.stderr.write(`${checked - bad} valid, ${bad} invalid\n`);
+  if (checked === 0) printErr(`no hatchery files (*.json, *.yaml, *.yml) found in ${targets.join(', ')}\n`);
+  printErr(`${checked - bad} valid, ${bad} invalid\n`);
   return bad > 0 ? EXIT.INVALID : EXIT.OK;
 }
 
@@ -159,7 +159,7 @@ export function textReport({ file, hatchery, problems, unreadable }: FileReport)
 /** One JSON line per problem, then `{"file","ok":true,...}` when the file loads. */
 export function jsonReport({ file, hatchery, problems }: FileReport): string {
   const lines = problems.map((p) =>
-    JSON.stringify({
+    printableJson({
       file,
       path: p.path,
       line: p.line ?? null,
@@ -171,7 +171,7 @@ export function jsonReport({ file, hatchery, problems }: FileReport): string {
   );
   if (hatchery) {
     lines.push(
-      JSON.stringify({
+      printableJson({
         file,
         ok: true,
         name: hatchery.name,

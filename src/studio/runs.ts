@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { HatcheryError } from '../core/errors.js';
+import { redactText } from '../core/secrets.js';
 import type { RunEvent } from '../engine/contracts.js';
 import { redactDeep } from '../runtime/cassette/canonical.js';
 import { isRunId } from '../runtime/journal/run-files.js';
@@ -244,7 +245,7 @@ export class StudioRuns {
           runId: run.id,
           hatchery: run.hatchery,
           status: run.status,
-          output: clip(run.output),
+          output: clip(run.output, this.secrets),
           error: run.error,
           code: run.code,
         });
@@ -257,7 +258,7 @@ export class StudioRuns {
       const { system, messages } = e.request;
       run.prompts[entry.id] = redactDeep({ system, messages }, this.secrets);
     }
-    this.send('run_event', { runId: run.id, event: slim(e), entry: entry?.id });
+    this.send('run_event', { runId: run.id, event: slim(e, this.secrets), entry: entry?.id });
   }
 
   private summaryOf(run: LiveRun): RunSummary {
@@ -280,17 +281,23 @@ export class StudioRuns {
 }
 
 /** A run event for the page: no request (the detail has it), long texts cut. */
-function slim(e: RunEvent): Record<string, unknown> {
+function slim(e: RunEvent, secrets: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(e)) {
     if (k === 'request' || k === 'value' || v === undefined) continue;
-    out[k] = typeof v === 'string' ? clip(v) : v;
+    out[k] = typeof v === 'string' ? clip(v, secrets) : v;
   }
   return out;
 }
 
-function clip(s: string | undefined): string | undefined {
-  return s !== undefined && s.length > EVENT_TEXT ? `${s.slice(0, EVENT_TEXT)}…` : s;
+/**
+ * A text cut to EVENT_TEXT characters, redacted before it is cut: a cut through a secret would leave a
+ * half that the redaction of the whole response no longer recognises.
+ */
+function clip(s: string | undefined, secrets: readonly string[]): string | undefined {
+  if (s === undefined || s.length <= EVENT_TEXT) return s;
+  const clean = redactText(s, secrets, { authHeaders: true });
+  return clean.length > EVENT_TEXT ? `${clean.slice(0, EVENT_TEXT)}…` : clean;
 }
 
 /** The tree of a journaled run, rebuilt from its records at their times, and the prompts they kept. */

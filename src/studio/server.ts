@@ -15,7 +15,12 @@ import type { Runtime } from '../runtime/runtime.js';
 import { type FolderChange, StudioFolder } from './folder.js';
 import { StudioRuns } from './runs.js';
 
-/** The cookie that carries the token after the first page load (one per port: cookies ignore ports). */
+/**
+ * The prefix of the cookie that lets the page in after its first load. Browsers send a 127.0.0.1
+ * cookie to every port of 127.0.0.1, so its name carries the port and a random instance id, and its
+ * value is a random key of this instance, not the token: another local server that receives it learns
+ * neither the URL's token nor a key any other studio accepts.
+ */
 const COOKIE = 'hatchery_studio_';
 /** Largest request body accepted. */
 const MAX_BODY = 1024 * 1024;
@@ -57,6 +62,8 @@ export interface Studio {
   readonly url: string;
   readonly port: number;
   readonly token: string;
+  /** The `name=value` of this instance's cookie, as a browser sends it back after the first load. */
+  readonly cookie: string;
   readonly folder: StudioFolder;
   readonly runs: StudioRuns;
   /** Cancels the studio's runs, stops watching and closes the server (not the runtime). */
@@ -122,7 +129,10 @@ function statusOf(err: unknown): number {
 /** Starts the studio: loads and watches the folder, listens on 127.0.0.1. */
 export async function startStudio(options: StudioOptions): Promise<Studio> {
   const token = options.token ?? randomBytes(16).toString('hex');
-  const secrets = secretValues(options.runtime.env, [token]);
+  // Unrelated to the token and new for every instance, even one restarted with the same token.
+  const instance = randomBytes(6).toString('hex');
+  const cookieKey = randomBytes(32).toString('hex');
+  const secrets = secretValues(options.runtime.env, [token, cookieKey]);
   const clean = (value: unknown) => JSON.stringify(redactDeep(value, secrets));
   const streams = new Set<ServerResponse>();
   const send = (type: string, data: unknown) => {
@@ -146,6 +156,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   const runs = new StudioRuns(options.runtime, folder, send, secrets);
   const assets = new URL('./assets/', import.meta.url);
   let port = 0;
+  const cookieName = () => `${COOKIE}${port}_${instance}`;
 
   const reply = (res: ServerResponse, status: number, value: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
@@ -212,14 +223,15 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     if (origin !== undefined && origin !== `http://${host}`)
       throw new HttpError(403, 'requests from other origins are refused');
     const fromQuery = url.searchParams.get('token');
-    const given = fromQuery ?? cookieToken(req, `${COOKIE}${port}`);
-    if (given === undefined || !same(given, token))
-      throw new HttpError(401, 'open the URL that "hatchery-mcp studio" printed (it holds the token)');
+    const fromCookie = fromQuery === null ? cookieToken(req, cookieName()) : undefined;
+    const ok =
+      fromQuery !== null ? same(fromQuery, token) : fromCookie !== undefined && same(fromCookie, cookieKey);
+    if (!ok) throw new HttpError(401, 'open the URL that "hatchery-mcp studio" printed (it holds the token)');
     if (fromQuery !== null && req.method === 'GET' && url.pathname === '/') {
       // The token moves to a cookie the page's script cannot read, and leaves the address bar.
       res.writeHead(303, {
         location: '/',
-        'set-cookie': `${COOKIE}${port}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${cookieName()}=${cookieKey}; HttpOnly; SameSite=Strict; Path=/`,
       });
       res.end();
       return;
@@ -265,6 +277,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   }
   port = (server.address() as AddressInfo).port;
   return {
+    cookie: `${cookieName()}=${cookieKey}`,
     url: `http://127.0.0.1:${port}/?token=${token}`,
     port,
     token,

@@ -94,7 +94,8 @@ describe('hatchery-mcp run keeps a journal', () => {
     expect(recs[0]).toMatchObject({ hatchery: 'chain', file, input: 'go', source: 'cli' });
     expect(name).toBe(`${recs[0]!.id}.jsonl`);
     const out = JSON.parse(res.stdout);
-    expect(out.output).toBe(`second knows ${ENV_SECRET}`);
+    // What the CLI prints goes through its output step too (issue 36): redacted like the journal.
+    expect(out.output).toBe('second knows [redacted]');
     expect(recs.at(-1)).toMatchObject({
       status: 'succeeded',
       output: 'second knows [redacted]',

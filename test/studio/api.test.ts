@@ -29,39 +29,34 @@ async function ended(s: NonNullable<typeof open>, id: string, status: string) {
 describe('studio access', () => {
   it('refuses requests without the token or with a wrong one (401), and moves a right one to a cookie', async () => {
     open = await openStudio({ 'hello.json': hello });
-    const { port, token } = open.studio;
+    const { port, token, cookie: studioCookie } = open.studio;
     const host = { host: `127.0.0.1:${port}` };
     for (const path of ['/', '/app.js', '/api/hatcheries', '/api/runs', '/api/events']) {
       expect((await raw(port, { path, headers: host })).status).toBe(401);
       expect((await raw(port, { path: `${path}?token=${'0'.repeat(32)}`, headers: host })).status).toBe(401);
-      const cookie = { ...host, cookie: `hatchery_studio_${port}=${token.slice(0, -1)}x` };
+      const cookie = { ...host, cookie: `${studioCookie.slice(0, -1)}x` };
       expect((await raw(port, { path, headers: cookie })).status).toBe(401);
     }
     const first = await raw(port, { path: `/?token=${token}`, headers: host });
     expect(first.status).toBe(303);
-    expect(first.headers['set-cookie']).toEqual([
-      `hatchery_studio_${port}=${token}; HttpOnly; SameSite=Strict; Path=/`,
-    ]);
+    expect(first.headers['set-cookie']).toEqual([`${studioCookie}; HttpOnly; SameSite=Strict; Path=/`]);
     const page = await raw(port, {
       path: '/',
-      headers: { ...host, cookie: `hatchery_studio_${port}=${token}` },
+      headers: { ...host, cookie: studioCookie },
     });
     expect(page.status).toBe(200);
     expect(page.body).toContain('<script type="module" src="/app.js">');
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
     // The page fetches nothing from outside: no URL of another host in its files.
     for (const f of ['/', '/app.js', '/style.css']) {
-      const body = (
-        await raw(port, { path: f, headers: { ...host, cookie: `hatchery_studio_${port}=${token}` } })
-      ).body;
+      const body = (await raw(port, { path: f, headers: { ...host, cookie: studioCookie } })).body;
       expect(body).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     }
   });
 
   it('refuses a foreign Host (DNS rebinding) and a foreign Origin with 403', async () => {
     open = await openStudio({ 'hello.json': hello });
-    const { port, token } = open.studio;
-    const cookie = `hatchery_studio_${port}=${token}`;
+    const { port, token, cookie } = open.studio;
     for (const host of [
       `evil.example:${port}`,
       '127.0.0.1',
@@ -91,8 +86,8 @@ describe('studio access', () => {
 
   it('serves no file but its own: path traversal in static and run-id URLs is refused', async () => {
     open = await openStudio({ 'hello.json': hello });
-    const { port, token } = open.studio;
-    const headers = { host: `127.0.0.1:${port}`, cookie: `hatchery_studio_${port}=${token}` };
+    const { port, cookie } = open.studio;
+    const headers = { host: `127.0.0.1:${port}`, cookie };
     for (const path of [
       '/../../../../etc/passwd',
       '/%2e%2e/%2e%2e/package.json',
@@ -120,8 +115,8 @@ describe('studio access', () => {
 
   it('starts runs only on a POST with a JSON body: a GET, a form or plain text starts nothing', async () => {
     open = await openStudio({ 'hello.json': hello });
-    const { port, token } = open.studio;
-    const headers = { host: `127.0.0.1:${port}`, cookie: `hatchery_studio_${port}=${token}` };
+    const { port, cookie } = open.studio;
+    const headers = { host: `127.0.0.1:${port}`, cookie };
     const get = await raw(port, { path: '/api/runs?hatchery=hello&input=x', headers });
     expect(get.status).toBe(200);
     expect(JSON.parse(get.body).runs).toEqual([]);

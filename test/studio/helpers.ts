@@ -37,7 +37,7 @@ export async function openStudio(
       fetch(`http://127.0.0.1:${studio.port}${path}`, {
         ...init,
         headers: {
-          cookie: `hatchery_studio_${studio.port}=${studio.token}`,
+          cookie: studio.cookie,
           ...(init.headers as Record<string, string>),
         },
       }),
@@ -45,7 +45,7 @@ export async function openStudio(
       fetch(`http://127.0.0.1:${studio.port}${path}`, {
         method: 'POST',
         headers: {
-          cookie: `hatchery_studio_${studio.port}=${studio.token}`,
+          cookie: studio.cookie,
           'content-type': 'application/json',
         },
         body: JSON.stringify(body),
@@ -54,7 +54,7 @@ export async function openStudio(
     json: async (path: string): Promise<Frame['data']> =>
       (
         await fetch(`http://127.0.0.1:${studio.port}${path}`, {
-          headers: { cookie: `hatchery_studio_${studio.port}=${studio.token}` },
+          headers: { cookie: studio.cookie },
         })
       ).json(),
     close: async () => {
@@ -100,7 +100,7 @@ export function events(studio: Studio) {
     host: '127.0.0.1',
     port: studio.port,
     path: '/api/events',
-    headers: { cookie: `hatchery_studio_${studio.port}=${studio.token}`, host: `127.0.0.1:${studio.port}` },
+    headers: { cookie: studio.cookie, host: `127.0.0.1:${studio.port}` },
   });
   const open = new Promise<void>((resolve, reject) => {
     req.on('response', (res) => {

@@ -6,6 +6,7 @@
  */
 import type { RunEvent } from '../../engine/contracts.js';
 import { chatRequestShape, redactDeep } from '../../runtime/cassette/canonical.js';
+import { printableJson } from '../print.js';
 
 /** The JSON line of one event (no newline). */
 export function eventLine(e: RunEvent, at: number, secrets: readonly string[]): string {
@@ -15,7 +16,7 @@ export function eventLine(e: RunEvent, at: number, secrets: readonly string[]): 
   if (e.type === 'model_call') fields.request = chatRequestShape(e.vendor, e.request);
   const clean = redactDeep(fields, secrets);
   try {
-    return JSON.stringify(clean);
+    return printableJson(clean);
   } catch (err) {
     // A value JSON cannot hold (a BigInt in a structured output) loses the event's content, not the stream.
     return JSON.stringify({ at, type, runId: e.runId, unwritable: String(err) });

@@ -2,7 +2,7 @@
 import type { RunEvent } from '../../engine/contracts.js';
 import { usd } from '../../providers/prices.js';
 import type { Usage } from '../../providers/types.js';
-import { terminalSafe } from '../ask-tty.js';
+import { printable } from '../print.js';
 
 /** `120+30 tokens (20 cached), $0.0012` (the parts known), or '' when nothing was spent. */
 export function usageText(usage: Usage | undefined): string {
@@ -40,16 +40,14 @@ export function summaryLine(e: Extract<RunEvent, { type: 'run_end' }>): string {
   return `${outcome(e)}: ${e.steps} step${e.steps === 1 ? '' : 's'}, ${seconds(e.ms)}${tokens(e.usage)}`;
 }
 
-/** Whole escape sequences (CSI `ESC [ ... m`, OSC `ESC ] ... BEL`), removed before stray control characters. */
-const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]/g;
-
 /**
- * The first line of a text (an error, a retry reason), without terminal control characters, cut to
- * `max` characters: what fits on one line of progress.
+ * The first line of a text (an error, a retry reason), cleaned as the CLI prints (see printable), cut
+ * to `max` characters: what fits on one line of progress. Redacted before it is cut, so a cut cannot
+ * leave half a secret.
  */
 export function oneLine(text: string, max = 160): string {
   const nl = text.indexOf('\n');
-  const first = terminalSafe((nl >= 0 ? text.slice(0, nl) : text).replace(ESCAPES, '')).trim();
+  const first = printable(nl >= 0 ? text.slice(0, nl) : text).trim();
   const more = nl >= 0 && text.slice(nl + 1).trim() !== '';
   if (first.length > max) return `${first.slice(0, max - 1)}…`;
   return more ? `${first} …` : first;

@@ -9,6 +9,7 @@ import { secretValues } from '../../core/secrets.js';
 import type { AskFn, RunEvent, RunListener } from '../../engine/contracts.js';
 import type { Usage } from '../../providers/types.js';
 import { RunTree } from '../../runtime/run-tree.js';
+import { printable } from '../print.js';
 import { eventLine } from './events.js';
 import { plainLine } from './lines.js';
 import type { LiveView, TerminalStream } from './live.js';
@@ -113,7 +114,7 @@ export async function openRunView(flags: ViewFlags, options: ViewOptions = {}): 
       mode: 'events',
       onEvent: (e) => {
         track(e);
-        stream.write(`${eventLine(e, clock(), secrets)}\n`);
+        stream.write(`${printable(eventLine(e, clock(), secrets), secrets)}\n`);
       },
     };
   }

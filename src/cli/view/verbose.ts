@@ -5,11 +5,10 @@
  * stripped of terminal control codes and cut to a length a person reads.
  */
 
-import { redactText } from '../../core/secrets.js';
 import type { RunEvent } from '../../engine/contracts.js';
 import type { ChatMessage } from '../../providers/types.js';
 import { ConversationCursor } from '../../runtime/conversations.js';
-import { terminalSafe } from '../ask-tty.js';
+import { printable } from '../print.js';
 import { label } from './format.js';
 import type { Paint } from './style.js';
 
@@ -85,7 +84,7 @@ export class VerboseText {
 
   /** Redacted, safe for a terminal, cut to the maximum length. */
   private clean(text: string): string {
-    const safe = terminalSafe(redactText(text, this.secrets, { authHeaders: true }));
+    const safe = printable(text, this.secrets, { authHeaders: true });
     if (safe.length <= this.max) return safe;
     return `${safe.slice(0, this.max)}… (${safe.length - this.max} more characters)`;
   }
