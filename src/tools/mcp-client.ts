@@ -11,6 +11,7 @@ import {
 import { raceSignal } from '../core/cancel.js';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import { childEnv } from '../core/process/child-env.js';
+import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
 import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
@@ -24,6 +25,13 @@ type CallToolParams = CallToolRequest['params'];
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 /** Characters of a server's stderr kept for error messages. */
 const STDERR_TAIL = 2000;
+/**
+ * The last `max` characters of a server's stderr, redacted before the cut: cutting first could keep
+ * half of a secret, which redaction would no longer recognise.
+ */
+function stderrTail(conn: { stderr: string }, max: number): string {
+  return secretRedactor(process.env)(conn.stderr.trim()).slice(-max);
+}
 /** The SDK's own request timeout would cut calls at 60 s; the tool layer's signal is the real limit. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
 
@@ -306,10 +314,10 @@ export class McpPool {
       why = 'it exited (or closed its output) before completing the MCP handshake';
     else if (isSdkError(err, SdkErrorCode.RequestTimeout))
       why = `it did not complete the MCP handshake within ${this.connectTimeoutMs} ms`;
-    const tail = conn.stderr.trim();
+    const tail = stderrTail(conn, 800);
     return new HatcheryError(
       'TOOL',
-      `MCP server "${conn.name}": cannot ${what}: ${why}${tail ? `; its stderr ends with: ${tail.slice(-800)}` : ''}; ${'url' in conn.def ? 'check that the server is up at that URL' : 'run the command yourself to see why'}, or fix the server entry`,
+      `MCP server "${conn.name}": cannot ${what}: ${why}${tail ? `; its stderr ends with: ${tail}` : ''}; ${'url' in conn.def ? 'check that the server is up at that URL' : 'run the command yourself to see why'}, or fix the server entry`,
       { server: conn.name, command: describeServer(conn.def) },
       { cause: err },
     );
@@ -376,10 +384,10 @@ export class McpPool {
         conn.tools = undefined;
       }
       client.close().catch(() => {});
-      const tail = conn.stderr.trim();
+      const tail = stderrTail(conn, 500);
       return new HatcheryError(
         'TOOL',
-        `MCP server "${conn.name}" lost its connection during ${what} (${(err as Error).message})${tail ? `; its stderr ends with: ${tail.slice(-500)}` : ''}; the next call starts it again`,
+        `MCP server "${conn.name}" lost its connection during ${what} (${(err as Error).message})${tail ? `; its stderr ends with: ${tail}` : ''}; the next call starts it again`,
         { server: conn.name, tool: what },
         { cause: err },
       );

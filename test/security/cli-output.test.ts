@@ -182,6 +182,28 @@ describe('validate --connect', () => {
       expectClean(`validate --connect ${mode.join(' ')}`, r.stdout, r.stderr);
     }
   });
+
+  it('redacts a server stderr before keeping its tail, so the cut never keeps half a token', async () => {
+    const file = path.join(dir, 'connect-tail.json');
+    // The error keeps the last 800 characters: cutting before redacting kept the token's last 10.
+    const code = `process.stderr.write(process.env.GITHUB_TOKEN + 'x'.repeat(790)); process.exit(1)`;
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'connect-tail',
+        desc: 'uses a server whose stderr tail starts inside its token',
+        mcpServers: {
+          bad: { command: process.execPath, args: ['-e', code], env: { GITHUB_TOKEN: `\${GITHUB_TOKEN}` } },
+        },
+        nodes: [{ name: 'A', type: 'tool', tool_name: 'mcp:bad/echo', tool_args: { text: 'x' } }],
+      }),
+    );
+    const r = await runCli(['validate', file, '--connect'], { env: env(), cwd: dir });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toContain('xxxxxxxx');
+    expect(`${r.stdout}${r.stderr}`).not.toContain(TOKEN.slice(-10));
+    expectClean('validate --connect', r.stdout, r.stderr);
+  });
 });
 
 describe('printable', () => {
