@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import type { WireBody } from '../fakes/http.js';
 import { runCli, tempDir } from '../helpers.js';
+import { spawnCli, textOf } from '../mcp/helpers.js';
 
 const fake = new FakeOpenAI();
 beforeAll(async () => {
@@ -173,6 +174,36 @@ describe('runs never plant code in what the server loads', () => {
         ? readFileSync(path.join(cwd, 'flows', target), 'utf8')
         : undefined;
       expect(now, target).toBe(before);
+    }
+  });
+
+  it('a server started with --mcp-config refuses a served run rewriting it or a js: import', async () => {
+    const cwd = project();
+    const served = path.join(cwd, 'flows');
+    const config = path.join(cwd, 'config', 'mcp.json');
+    const targets = [config, path.join(cwd, 'lib', 'deep', 'more.mjs'), path.join(cwd, 'lib', 'planned.mjs')];
+    // A module may import a file that does not exist yet: a run must not be the one to create it.
+    put(
+      cwd,
+      'lib/deep/more.mjs',
+      "export function helper() { return 'hi'; }\nexport const later = () => import('../planned.mjs');\n",
+    );
+    const before = targets.map((t) => (existsSync(t) ? readFileSync(t, 'utf8') : undefined));
+    plantEach(targets);
+    const server = await spawnCli(served, {
+      args: ['--mcp-config', config, '--allow-write', cwd],
+      env: { OPENAI_API_KEY: 'test', OPENAI_BASE_URL: `${fake.url}/v1` },
+    });
+    try {
+      const res = await server.client.callTool({ name: 'plant', arguments: { input: 'plant' } });
+      expect(res.isError, textOf(res)).toBeFalsy();
+      const answers = JSON.parse(textOf(res)) as Record<string, string>;
+      expect(answers.w0).toMatch(/files given on the command line are protected: .*--mcp-config/);
+      expect(answers.w1).toMatch(/modules imported by a js: module are protected: .*tool\.mjs/);
+      expect(answers.w2).toMatch(/modules imported by a js: module are protected/);
+      expect(targets.map((t) => (existsSync(t) ? readFileSync(t, 'utf8') : undefined))).toEqual(before);
+    } finally {
+      await server.close();
     }
   });
 });

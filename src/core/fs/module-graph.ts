@@ -7,10 +7,11 @@ const CODE_FILE = /\.(?:[cm]?js|[cm]?ts|jsx|tsx)$/i;
 
 /**
  * The specifiers worth following, from a cheap scan rather than a parse: `... from '<spec>'` (static
- * import and export-from), `import '<spec>'`, `import('<spec>')` and `require('<spec>')`. A match in
+ * import and export-from), `import '<spec>'`, `import('<spec>')` and `require('<spec>')`, in any quotes
+ * (a template literal's `${...}` is kept as text: it names no file, and protects none). A match in
  * a comment or a string only protects one file more; a specifier built at run time is not seen.
  */
-const SPECIFIER = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*(['"])([^'"\r\n]+)\1/g;
+const SPECIFIER = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*(['"`])([^'"`\r\n]+)\1/g;
 
 /** Suffixes CommonJS tries for an extensionless `require('./x')`. */
 const CJS_SUFFIXES = ['.js', '.cjs', '.mjs', '.json', `${path.sep}index.js`];
