@@ -53,7 +53,9 @@ function defaultRoot(cwd: string): string | undefined {
  * Where the runs of one Runtime may write. Write roots: the working folder, --allow-root and
  * --allow-write folders. Carved out of them: protected folders (served folders, and the folder of
  * every hatchery file run or loaded), unless an --allow-write folder is that folder or inside it;
- * and, always, hatchery files: served `*.json`/`*.yaml`/`*.yml`, loaded hatchery files and what they depend on.
+ * and, always, hatchery files: served `*.json`/`*.yaml`/`*.yml`, loaded hatchery files and what they depend on,
+ * and what the server loads at its next start: files given on the command line, the local import graph
+ * of every loaded js: module, and node_modules, package.json and .env* below any write root.
  * Grows as hatcheries are loaded; never shrinks.
  */
 export class WritePolicy {
