@@ -79,6 +79,10 @@ export async function runtimeOptions(
       mcpServers,
     },
   };
+  // A run that rewrote a file the process was started with would plant code or prices for the next start.
+  const files = (['mcp-config', 'prices'] as const).filter((f) => values[f] !== undefined);
+  if (files.length)
+    options.protectedFiles = files.map((f) => ({ file: values[f] as string, flag: `--${f}` }));
   const budget = budgetOptions(values);
   if (budget) options.budget = budget;
   if (values.prices !== undefined)

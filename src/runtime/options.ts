@@ -1,4 +1,5 @@
 // The options of a Runtime and of one run, and what a run returns; runtime.ts re-exports them.
+import type { CommandLineFile } from '../core/fs/write-policy.js';
 import type { TraceContext } from '../core/trace.js';
 import type { AskFn, NodeMemo, RunListener } from '../engine/contracts.js';
 import type { Budget } from '../engine/meter.js';
@@ -22,6 +23,8 @@ export interface RuntimeOptions {
   allowWrite?: readonly string[];
   /** Served folders: runs never write in them (unless allowWrite opens them) nor create hatchery files there. */
   protectedDirs?: readonly string[];
+  /** Files the process was started with (--mcp-config, --prices, ...): runs never write them. */
+  protectedFiles?: readonly CommandLineFile[];
   /** The default write root (default process.cwd(); ignored when it is / or the home folder). */
   cwd?: string;
   /** Overrides the files' max_steps (the CLI's --max-steps). */

@@ -77,6 +77,7 @@ export class Runtime {
       allowRoots: options.allowRoots,
       allowWrite: options.allowWrite,
       protectedDirs: options.protectedDirs,
+      protectedFiles: options.protectedFiles,
     });
     const store = options.store;
     if (store) {

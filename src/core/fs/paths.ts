@@ -102,8 +102,11 @@ export class PathGuard {
     where: ErrorContext,
     o: WriteOptions = {},
   ): Promise<void> {
-    const abs = this.resolveWrite(base, p, where);
     const policy = this.policy;
+    // The import graphs of js: modules are found asynchronously: a write waits until they are known.
+    const walking = policy.settled();
+    if (walking !== undefined) await walking;
+    const abs = this.resolveWrite(base, p, where);
     try {
       await writeTextChecked(
         abs,

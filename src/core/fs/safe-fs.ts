@@ -9,7 +9,7 @@ import {
   realpathSync,
   statSync,
 } from 'node:fs';
-import { type FileHandle, mkdir, open, readlink, realpath, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readlink, realpath, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 // Every file access of a run goes through here: open first, then check where the opened file really
@@ -196,18 +196,7 @@ export async function writeTextChecked(
   const target = path.join(realDir, path.basename(abs));
   checkFile(target);
   const base = constants.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | (o.append ? constants.O_APPEND : 0);
-  let fh: FileHandle;
-  let created = false;
-  try {
-    fh = await open(target, base);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw symlinkAware(err);
-    // O_EXCL also refuses any symlink at the last component, dangling ones included.
-    fh = await open(target, base | constants.O_CREAT | constants.O_EXCL, 0o666).catch((e) => {
-      throw symlinkAware(e);
-    });
-    created = true;
-  }
+  const { fh, created } = await openForWrite(target, base);
   try {
     const real = await fdRealpath(fh, target);
     try {
@@ -219,13 +208,45 @@ export async function writeTextChecked(
     const info = await fh.stat();
     if (!info.isFile()) throw errno('EINVAL', 'not a regular file');
     if (!o.append) await fh.truncate(0);
-    await fh.writeFile(content, 'utf8');
+    // One write() of the whole text: with O_APPEND the kernel puts it at the end in one piece, so
+    // concurrent appends never interleave within a line. A short write (a full disk) goes on after it.
+    const bytes = Buffer.from(content, 'utf8');
+    for (let done = 0; done < bytes.length; ) {
+      done += (await fh.write(bytes, done, bytes.length - done)).bytesWritten;
+    }
   } finally {
     await fh.close();
   }
 }
 
-/** ELOOP from O_NOFOLLOW and EEXIST from O_EXCL both mean "a symlink is in the way". */
+/** Tries of the open-or-create race (another writer creating or removing the file in between). */
+const OPEN_TRIES = 3;
+
+/**
+ * Opens an existing file, or creates it with O_EXCL (which refuses any symlink there, dangling ones
+ * included). EEXIST means either a symlink or a file another writer created first: lstat tells them
+ * apart, and the latter is opened again without O_CREAT, still with O_NOFOLLOW.
+ */
+async function openForWrite(target: string, flags: number): Promise<{ fh: FileHandle; created: boolean }> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return { fh: await open(target, flags), created: false };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw symlinkAware(err);
+    }
+    try {
+      return { fh: await open(target, flags | constants.O_CREAT | constants.O_EXCL, 0o666), created: true };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw symlinkAware(err);
+      const info = await lstat(target).catch(() => undefined);
+      if (info?.isSymbolicLink()) throw symlinkAware(err);
+      if (tries >= OPEN_TRIES) throw err;
+    }
+  }
+}
+
+/** ELOOP from O_NOFOLLOW (EMLINK on some BSDs), or EEXIST from O_EXCL on a link: "a symlink is in the way". */
 function symlinkAware(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ELOOP' || code === 'EEXIST' || code === 'EMLINK') {

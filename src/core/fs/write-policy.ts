@@ -1,11 +1,20 @@
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { type ErrorContext, HatcheryError } from '../errors.js';
+import { isCodeFile, localImports } from './module-graph.js';
 import { isInside, realish } from './safe-fs.js';
 
 /** Why a protected folder is protected, quoted in every refusal. */
 const WHY_PROTECTED =
   'a run may not change the folder hatcheries are loaded from: a model could plant a tool';
+
+/** A file the process was started with (a flag's value), which runs must never change. */
+export interface CommandLineFile {
+  /** The file, as given or absolute. */
+  file: string;
+  /** The flag that named it, e.g. `--mcp-config`. */
+  flag: string;
+}
 
 /** How the write policy of a Runtime is set up. */
 export interface WritePolicyOptions {
@@ -17,6 +26,8 @@ export interface WritePolicyOptions {
   allowWrite?: readonly string[];
   /** Served folders: protected, and no hatchery file (`*.json`, `*.yaml`, `*.yml` the server would load) is ever written in them. */
   protectedDirs?: readonly string[];
+  /** Files given on the command line (--mcp-config, --prices, ...): never written. */
+  protectedFiles?: readonly CommandLineFile[];
 }
 
 /**
@@ -42,7 +53,9 @@ function defaultRoot(cwd: string): string | undefined {
  * Where the runs of one Runtime may write. Write roots: the working folder, --allow-root and
  * --allow-write folders. Carved out of them: protected folders (served folders, and the folder of
  * every hatchery file run or loaded), unless an --allow-write folder is that folder or inside it;
- * and, always, hatchery files: served `*.json`/`*.yaml`/`*.yml`, loaded hatchery files and what they depend on.
+ * and, always, hatchery files: served `*.json`/`*.yaml`/`*.yml`, loaded hatchery files and what they depend on,
+ * and what the server loads at its next start: files given on the command line, the local import graph
+ * of every loaded js: module, and node_modules, package.json and .env* below any write root.
  * Grows as hatcheries are loaded; never shrinks.
  */
 export class WritePolicy {
@@ -58,6 +71,13 @@ export class WritePolicy {
   private readonly fileSources: (() => Iterable<string>)[] = [];
   /** State folders (run journals): never writable, not even with --allow-write. */
   private readonly sealed = new Set<string>();
+  /** Files given on the command line (real path), with the flag and value that named them. */
+  private readonly cliFiles = new Map<string, string>();
+  /** Files in the import graph of a loaded js: module (real path), with that module. */
+  private readonly imported = new Map<string, string>();
+  /** js: modules whose import graph was asked for, and the walks not finished yet. */
+  private readonly walked = new Set<string>();
+  private readonly walking = new Set<Promise<void>>();
 
   constructor(o: WritePolicyOptions = {}) {
     this.defaultRoot = defaultRoot(o.cwd ?? process.cwd());
@@ -70,6 +90,34 @@ export class WritePolicy {
     this.realRoots = this.roots.map(realish);
     this.optIns = (o.allowWrite ?? []).map((r) => realish(path.resolve(r)));
     for (const d of o.protectedDirs ?? []) this.protectServed(d);
+    for (const f of o.protectedFiles ?? [])
+      this.cliFiles.set(realish(path.resolve(f.file)), `${f.flag} ${f.file}`);
+  }
+
+  /**
+   * Protects the local files the js: module `entry` imports, found asynchronously (once per load:
+   * writes wait for it through `settled`). The graph only grows: a file once imported stays protected.
+   */
+  protectModule(entry: string): void {
+    this.walked.add(entry);
+    const walk: Promise<void> = localImports(entry)
+      .then((found) => {
+        for (const [file, by] of found) if (!this.imported.has(file)) this.imported.set(file, by);
+      })
+      .finally(() => this.walking.delete(walk));
+    this.walking.add(walk);
+  }
+
+  /**
+   * Undefined when every js: module known so far (loaded, or a served hatchery's dependency) has its
+   * import graph found; else a promise of that. A write awaits it before its checks.
+   */
+  settled(): Promise<void> | undefined {
+    for (const source of this.fileSources) {
+      for (const f of source()) if (isCodeFile(f) && !this.walked.has(f)) this.protectModule(f);
+    }
+    if (this.walking.size === 0) return undefined;
+    return Promise.all(this.walking).then(() => undefined);
   }
 
   /** Protects a served folder; `files` lists more files runs must never change (the served ones' dependencies). */
@@ -106,7 +154,11 @@ export class WritePolicy {
     if (!h.file) return;
     this.hatcheryDirs.add(realish(h.dir));
     this.files.add(realish(h.file));
-    for (const d of h.dependencies) this.files.add(realish(d));
+    for (const d of h.dependencies) {
+      this.files.add(realish(d));
+      // Walked again on every load of the hatchery: the module may import other files now.
+      if (isCodeFile(d)) this.protectModule(d);
+    }
   }
 
   /** True when `real` is a hatchery file or a file a loaded hatchery depends on. */
@@ -153,7 +205,15 @@ export class WritePolicy {
     if (!this.inRoots(real)) throw this.outside(p, abs, where, 'cannot write');
     const locked = this.lockedBy(real);
     const hatchery = this.isHatcheryFile(real);
-    if (locked === undefined && !hatchery) return;
+    if (locked === undefined && !hatchery) {
+      const rule = this.plantRule(real);
+      if (rule === undefined) return;
+      throw new HatcheryError(
+        'PATH_DENIED',
+        `cannot write "${p}" (${abs}): ${rule}; a run never creates or changes it, even with --allow-write: write elsewhere`,
+        { ...where, path: p },
+      );
+    }
     const inLocked =
       locked === undefined ? '' : `it is inside the protected folder ${locked} (${WHY_PROTECTED})`;
     const why = hatchery
@@ -164,6 +224,36 @@ export class WritePolicy {
       path: p,
       ...(locked === undefined ? {} : { protected: locked }),
     });
+  }
+
+  /** The path of `real` below the innermost write root holding it, split in names. */
+  private namesBelowRoot(real: string): string[] {
+    let root = '';
+    for (const r of this.realRoots) if (r.length > root.length && isInside(real, r)) root = r;
+    const rel = root ? path.relative(root, real) : real;
+    return rel ? rel.split(path.sep) : [];
+  }
+
+  /**
+   * The rule that keeps runs from planting code or settings the server loads at its next start, when
+   * `real` falls under one (letter case ignored: a case-insensitive disk maps `Package.JSON` to the file).
+   */
+  private plantRule(real: string): string | undefined {
+    const given = this.cliFiles.get(real);
+    if (given !== undefined)
+      return `files given on the command line are protected: the server was started with ${given}, and what a run wrote there would act on the next start, doctor or validate --connect`;
+    const by = this.imported.get(real);
+    if (by !== undefined)
+      return `modules imported by a js: module are protected: ${by} imports it, so code planted there would run on the next import`;
+    const names = this.namesBelowRoot(real).map((n) => n.toLowerCase());
+    if (names.includes('node_modules'))
+      return 'node_modules is protected: code planted there runs when a module is imported';
+    const name = names[names.length - 1] ?? '';
+    if (name === 'package.json')
+      return 'package.json is protected: it decides what a module import loads and what npm runs';
+    if (name.startsWith('.env'))
+      return '.env files are protected: they set the environment of the next start';
+    return undefined;
   }
 
   /** Throws unless folders may be made at `real`: inside a write root, or on the way to one. */
@@ -185,6 +275,13 @@ export class WritePolicy {
         'PATH_DENIED',
         `working folder "${p}" (${abs}) is inside the protected folder ${locked} (${WHY_PROTECTED}); use another folder, or start with --allow-write ${locked}`,
         { ...where, path: p, protected: locked },
+      );
+    }
+    if (this.namesBelowRoot(real).some((n) => n.toLowerCase() === 'node_modules')) {
+      throw new HatcheryError(
+        'PATH_DENIED',
+        `working folder "${p}" (${abs}): node_modules is protected: a program working there could plant code that runs when a module is imported; use another folder`,
+        { ...where, path: p },
       );
     }
   }
