@@ -5,6 +5,7 @@ import type { McpServerDef } from '../schema/hatchery.js';
 import { TASK_SOURCE } from './ext-tasks/declared.js';
 import type { ServerHost } from './host.js';
 import type { RegistryChange } from './registry.js';
+import { servesRun } from './run-access.js';
 import type { HatcheryServerOptions, LogLevel } from './server-options.js';
 import { HatcheryWatcher } from './watcher.js';
 
@@ -32,10 +33,10 @@ export async function recoverRuns(
   }
   const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
   for (const run of claimed) {
-    const entry = host.registry.get(run.hatchery);
-    const served = entry !== undefined && entry.file === run.file;
+    // A run of a file this server does not serve is not its business: not named, never resumed.
+    if (!servesRun(host, run)) continue;
     const background = run.source === 'background' || run.source === TASK_SOURCE;
-    const resume = resumeInterrupted && served && background;
+    const resume = resumeInterrupted && background;
     const at = run.node ? ` at node "${run.node}"` : '';
     log(
       'info',
