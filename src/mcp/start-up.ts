@@ -26,15 +26,14 @@ export async function recoverRuns(
   if (!store) return;
   let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
   try {
-    claimed = await store.claimInterrupted();
+    // A run of a file this server does not serve is not its business: left as it is, not named.
+    claimed = await store.claimInterrupted((run) => servesRun(host, run));
   } catch (err) {
     log('warning', `run journal ${store.location}: ${formatError(err)}`);
     return;
   }
   const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
   for (const run of claimed) {
-    // A run of a file this server does not serve is not its business: not named, never resumed.
-    if (!servesRun(host, run)) continue;
     const background = run.source === 'background' || run.source === TASK_SOURCE;
     const resume = resumeInterrupted && background;
     const at = run.node ? ` at node "${run.node}"` : '';

@@ -6,13 +6,13 @@
  * remaining script never runs through the server.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pick } from '../ask/fixtures.js';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, startCli, tempDir } from '../helpers.js';
 import { CLI, echoDef, spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
 
 const children = new Set<ChildProcess>();
@@ -172,5 +172,63 @@ describe('a server knows only runs of the files it serves', () => {
     expect(existsSync(marker)).toBe(false);
     // Not answered, resumed nor cancelled: the CLI run is exactly as the CLI left it.
     expect(readFileSync(journal, 'utf8')).toBe(before);
+  }, 60_000);
+
+  it('a killed CLI run of an unserved file is neither claimed nor resumed at start-up', async () => {
+    const root = tempDir('hatchery-foreign-');
+    const served = path.join(root, 'X');
+    const state = path.join(root, 'state');
+    const marker = path.join(root, 'marker');
+    const slow = (name: string) => ({
+      name,
+      desc: 'waits, then (foreign only) writes a marker',
+      nodes: [
+        { name: 'Slow', type: 'script', cmd: ['sleep', '20'], next: 'Mark' },
+        { name: 'Mark', type: 'script', cmd: ['sh', '-c', `echo ${name} >> '${marker}.${name}'`] },
+      ],
+    });
+    const mine = writeHatchery(served, 'mine.json', slow('mine'));
+    const foreign = path.join(root, 'foreign.json');
+    writeFileSync(foreign, JSON.stringify(slow('foreign')));
+    const env = { ...ENV, HATCHERY_STATE: state };
+    const runs = [
+      startCli(['run', mine, '--input', 'x'], { env }),
+      startCli(['run', foreign, '--input', 'x'], { env }),
+    ];
+    for (const r of runs) r.child.stdin.end();
+    const journals = await waitFor(
+      () => {
+        if (!existsSync(state)) return undefined;
+        const found = readdirSync(state, { withFileTypes: true }).filter((f) => f.name.endsWith('.jsonl'));
+        const texts = found.map((f) => readFileSync(path.join(state, f.name), 'utf8'));
+        return texts.filter((t) => t.includes('"node_start","node":"Slow"')).length === 2 ? found : undefined;
+      },
+      15_000,
+      'both CLI runs at their Slow node',
+    );
+    for (const r of runs) r.child.kill('SIGKILL');
+    await Promise.all(runs.map((r) => r.exit));
+    const files = journals.map((f) => path.join(state, f.name));
+    const foreignJournal = files.find((f) => readFileSync(f, 'utf8').includes('"hatchery":"foreign"'))!;
+    const mineJournal = files.find((f) => f !== foreignJournal)!;
+    const before = readFileSync(foreignJournal, 'utf8');
+    const foreignId = path.basename(foreignJournal, '.jsonl');
+
+    const cli = await spawnCli(served, {
+      env: ENV,
+      args: ['--state', state, '--resume-interrupted', '--list-all-runs'],
+    });
+    try {
+      // A call waits for the start-up's recovery of runs.
+      const listed = await call(cli.client, 'hatchery_runs', { limit: 500 });
+      expect(JSON.stringify(listed.data)).not.toContain(foreignId);
+      // The served file's run was claimed: the recovery did run.
+      expect(readFileSync(mineJournal, 'utf8')).toContain('"type":"interrupted"');
+      expect(cli.stderr()).not.toContain(foreignId);
+    } finally {
+      await cli.close();
+    }
+    expect(readFileSync(foreignJournal, 'utf8')).toBe(before);
+    expect(existsSync(`${marker}.foreign`)).toBe(false);
   }, 60_000);
 });
