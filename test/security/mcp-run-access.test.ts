@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pick } from '../ask/fixtures.js';
 import { runCli, startCli, tempDir } from '../helpers.js';
 import { CLI, echoDef, spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
+import { TasksClient } from '../mcp/tasks-client.js';
 
 const children = new Set<ChildProcess>();
 const clients: Client[] = [];
@@ -230,5 +231,70 @@ describe('a server knows only runs of the files it serves', () => {
     }
     expect(readFileSync(foreignJournal, 'utf8')).toBe(before);
     expect(existsSync(`${marker}.foreign`)).toBe(false);
+  }, 60_000);
+
+  it("a task of another server's folder, on the same state folder, is unknown to tasks/* and to a forged requestState", async () => {
+    const root = tempDir('hatchery-foreign-');
+    const state = path.join(root, 'state');
+    const marker = path.join(root, 'marker');
+    const foreign = {
+      name: 'foreign',
+      desc: 'asks, then writes a marker',
+      nodes: [
+        { name: 'Pick', type: 'ask', question: 'Which colour?', choices: ['red', 'blue'], next: 'Mark' },
+        { name: 'Mark', type: 'script', cmd: ['sh', '-c', `echo ran > '${marker}'; echo marked`] },
+      ],
+    };
+    writeHatchery(path.join(root, 'Y'), 'foreign.json', foreign);
+    // X serves a file of the same name: only the file tells the runs apart.
+    writeHatchery(path.join(root, 'X'), 'foreign.json', echoDef('foreign', '!'));
+    const y = new TasksClient({ url: await serveHttp(path.join(root, 'Y'), state) });
+    const xUrl = await serveHttp(path.join(root, 'X'), state, ['--list-all-runs']);
+    const x = new TasksClient({ url: xUrl });
+
+    const created = await y.callTool('foreign', { input: 'go' });
+    expect(created).toMatchObject({ resultType: 'task', status: 'input_required' });
+    const id = created.taskId as string;
+    const journal = path.join(state, `${id}.jsonl`);
+    const before = readFileSync(journal, 'utf8');
+    // Stateless requests have no session: the run is listed to nobody, its starter included.
+    const own = await y.callTool('hatchery_runs', {});
+    expect((own.structuredContent as { runs: unknown[] }).runs).toEqual([]);
+
+    const invented = '00000000-0000-4000-8000-000000000000';
+    const answer = { 'ask-1': { action: 'accept', content: { answer: 'red' } } };
+    const tries: [string, (taskId: string) => Record<string, unknown>][] = [
+      ['tasks/get', (taskId) => ({ taskId })],
+      ['tasks/update', (taskId) => ({ taskId, inputResponses: answer })],
+      ['tasks/cancel', (taskId) => ({ taskId })],
+    ];
+    for (const [method, params] of tries) {
+      const r = await x.request(method, params(id));
+      expect(r.error, method).toBeDefined();
+      const unknown = await x.request(method, params(invented));
+      expect(r.error?.message.replaceAll(id, invented), method).toBe(unknown.error?.message);
+    }
+    // A 2026 retry naming the run in its requestState, to X's tool of the same name.
+    const forms = new TasksClient({ url: xUrl, declare: false, capabilities: { elicitation: { form: {} } } });
+    const retry = (requestState: string) =>
+      forms.request('tools/call', {
+        name: 'foreign',
+        arguments: { input: 'go' },
+        requestState,
+        inputResponses: { answer: { action: 'accept', content: { answer: 'red' } } },
+      });
+    const forged = await retry(id);
+    expect(forged.result?.isError).toBe(true);
+    expect(textOf(forged.result)).toContain('unknown run id');
+    expect(textOf(forged.result).replaceAll(id, invented)).toBe(textOf((await retry(invented)).result));
+    const listed = await x.callTool('hatchery_runs', { limit: 500 });
+    expect(JSON.stringify(listed)).not.toContain(id);
+
+    expect(existsSync(marker)).toBe(false);
+    expect(readFileSync(journal, 'utf8')).toBe(before);
+    // Its own server still answers it, and then the script runs: the marker is a real witness.
+    await y.updateTask(id, answer);
+    expect((await y.poll(id)).status).toBe('completed');
+    expect(readFileSync(marker, 'utf8')).toBe('ran\n');
   }, 60_000);
 });
