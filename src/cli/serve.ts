@@ -62,6 +62,9 @@ Options:
   --keep-days N         delete finished runs older than N days (default 30)
   --resume-interrupted  resume background runs that a stop of the server interrupted
                         (they are always marked "interrupted" in the run journal at start)
+  --list-all-runs       hatchery_runs lists every run of the served files to every client
+                        (default: only the runs the asking session started); use it for
+                        one trusted client, or to find runs from before a restart
   --task-wait SECONDS   a tool call from a client with the MCP tasks extension becomes a
                         task when its run takes longer than this (default 10; 0: always)
   --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
@@ -138,6 +141,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'sync-wait': { type: 'string' },
       'no-generic-tools': { type: 'boolean' },
       'resume-interrupted': { type: 'boolean' },
+      'list-all-runs': { type: 'boolean' },
       'task-wait': { type: 'string' },
       ...RUNTIME_FLAGS,
       ...JOURNAL_FLAGS,
@@ -219,6 +223,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     syncWaitMs: secondsOption(values['sync-wait'], 'sync-wait'),
     secrets: token ? [token] : [],
     resumeInterrupted: values['resume-interrupted'] === true,
+    listAllRuns: values['list-all-runs'] === true,
     taskWaitMs: secondsOption(values['task-wait'], 'task-wait'),
   });
   const shutdown = shutdownRequested(!http);

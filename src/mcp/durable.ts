@@ -12,6 +12,7 @@ import {
 import { quote } from '../schema/suggest.js';
 import type { ServerHost } from './host.js';
 import { jsonResult, outputValue } from './results.js';
+import { servesRun } from './run-access.js';
 import { type BackgroundRun, NEXT_STEP, seconds, statusOutput, usageFields } from './runs.js';
 
 /** A run of the journal as hatchery_runs lists it. */
@@ -86,12 +87,15 @@ export function json(value: Record<string, unknown>, nextStep?: string): CallToo
   );
 }
 
-/** The journal's record of a run, or a NOT_FOUND error that says where runs are kept. */
+/**
+ * The journal's record of a run of a served file, or a NOT_FOUND error that says where runs are
+ * kept; a run of another file (a CLI run sharing the state folder) gets the same error.
+ */
 export async function readStored(core: ServerHost, id: string): Promise<StoredRun> {
   const stored = await core.runtime.store?.read(id);
-  if (!stored) {
+  if (!stored || !servesRun(core, stored.meta)) {
     const where = core.runtime.store
-      ? `neither this server nor its run journal (${core.runtime.store.location}) has it`
+      ? `neither this server nor its run journal (${core.runtime.store.location}) has a run of a file it serves with this id`
       : 'no run of this server has it (the server runs without a journal: --no-journal)';
     throw new HatcheryError(
       'NOT_FOUND',
@@ -126,8 +130,15 @@ export async function waitStored(
   return run;
 }
 
-/** hatchery_runs: the runs of the journal (newest first), or of this server's memory without one. */
-export async function listRuns(core: ServerHost, args: Record<string, unknown>): Promise<CallToolResult> {
+/**
+ * hatchery_runs: the runs of the journal (newest first), or of this server's memory without one;
+ * only runs of served files, and only those in `mine` (the session's) unless the server lists all.
+ */
+export async function listRuns(
+  core: ServerHost,
+  args: Record<string, unknown>,
+  mine: ReadonlySet<string>,
+): Promise<CallToolResult> {
   const filter: RunFilter = {};
   const { status, hatchery, limit } = args;
   if (status !== undefined) {
@@ -144,15 +155,25 @@ export async function listRuns(core: ServerHost, args: Record<string, unknown>):
       throw new HatcheryError('USAGE', '"limit" must be a whole number from 1 to 500');
     filter.limit = limit;
   }
+  const visible = (r: { id: string; hatchery: string; file: string }) =>
+    (core.listAllRuns || mine.has(r.id)) && servesRun(core, r);
+  const max = filter.limit ?? 50;
   const store = core.runtime.store;
-  if (store) return json({ runs: (await store.list(filter)).map(summaryView), journal: store.location });
+  if (store) {
+    // The limit applies to what this session may see: the store lists every match, filtered here.
+    const all = await store.list({ ...filter, limit: Number.POSITIVE_INFINITY });
+    const runs = all.filter(visible).slice(0, max).map(summaryView);
+    return json({ runs, journal: store.location });
+  }
   const live = core.runs
     .all()
     .filter(
       (r) =>
-        (!filter.status || r.state === filter.status) && (!filter.hatchery || r.hatchery === filter.hatchery),
+        (!filter.status || r.state === filter.status) &&
+        (!filter.hatchery || r.hatchery === filter.hatchery) &&
+        visible(r),
     )
-    .slice(0, filter.limit ?? 50)
+    .slice(0, max)
     .map((r: BackgroundRun) => core.runs.status(r));
   return json({ runs: live, journal: null });
 }

@@ -122,7 +122,7 @@ export const GENERIC_TOOLS: readonly Tool[] = [
   ),
   tool(
     'hatchery_runs',
-    'List recent runs from the run journal, newest first: id, hatchery, state, steps, tokens and cost. Filter by state (e.g. "interrupted", "input_required") or hatchery name.',
+    'List recent runs from the run journal that this session started (every run of the served files when the server lists all runs), newest first: id, hatchery, state, steps, tokens and cost. Filter by state (e.g. "interrupted", "input_required") or hatchery name.',
     {
       status: {
         type: 'string',

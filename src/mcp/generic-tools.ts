@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
+import { newRunId } from '../runtime/run-id.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
@@ -32,6 +33,10 @@ export interface GenericCallContext {
   env: CallEnv;
   /** Starts a background run (hatchery_start); the session supplies sampling and elicitation. */
   start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
+  /** The runs this session started, which hatchery_runs lists (unless the server lists all runs). */
+  mine: ReadonlySet<string>;
+  /** Records a run as this session's (hatchery_run, hatchery_resume, hatchery_respond). */
+  own: (id: string) => void;
   /** Resumes a journaled run in the background (hatchery_resume, hatchery_respond). */
   resume: (
     id: string,
@@ -155,7 +160,9 @@ export async function callGenericTool(
         return list(core);
       case 'hatchery_run': {
         const t = target(core, args);
-        return (await runHatcheryCall(core, t.entry, t.args, ctx.env)).result;
+        const id = newRunId();
+        ctx.own(id);
+        return (await runHatcheryCall(core, t.entry, t.args, { ...ctx.env, runId: id })).result;
       }
       case 'hatchery_start': {
         const t = target(core, args);
@@ -169,7 +176,7 @@ export async function callGenericTool(
         return json(storedStatus(await readStored(core, runId(args))));
       }
       case 'hatchery_runs':
-        return await listRuns(core, args);
+        return await listRuns(core, args, ctx.mine);
       case 'hatchery_resume':
       case 'hatchery_respond': {
         const id = runId(args);
@@ -196,6 +203,7 @@ export async function callGenericTool(
         // The source goes along: a task resumed here is still a task (tasks/get reads it live).
         const { hatchery, file, source } = stored.meta;
         const run = ctx.resume(id, attempt, { hatchery, file, source });
+        ctx.own(id);
         if (name === 'hatchery_respond')
           run.note =
             'answered with hatchery_respond; the nodes that had finished were taken from the run journal';

@@ -73,6 +73,8 @@ export async function callWithHandoff(
     controller,
     (signal, onEvent, runId) =>
       runHatcheryCall(core, entry, args, { ...callEnv, signal, onEvent, runId, source }),
+    // The id the session chose (and lists the run under), if it chose one.
+    env.runId,
   );
   let timer: NodeJS.Timeout | undefined;
   const ended =

@@ -25,6 +25,8 @@ export interface ServerHost extends CallHost {
    * when calls wait for their run (--sync-wait 0, or no generic tools to poll with).
    */
   readonly syncWaitMs: number | undefined;
+  /** Whether hatchery_runs lists every run of the served files to every session (--list-all-runs). */
+  readonly listAllRuns: boolean;
   /** Whether the generic tools (hatchery_list, hatchery_start...) are offered. */
   readonly genericTools: boolean;
   readonly version: string;

@@ -75,6 +75,11 @@ export interface HatcheryServerOptions {
    * marked `interrupted` in the journal at start either way).
    */
   resumeInterrupted?: boolean;
+  /**
+   * hatchery_runs lists every run of the served files to every session (default false: only the runs
+   * the asking session started). Status, result, respond and cancel take any known id either way.
+   */
+  listAllRuns?: boolean;
 }
 
 /** Default wait of a tools/call before it becomes a task (tasks extension), in ms. */

@@ -50,6 +50,7 @@ export class HatcheryMcpServer implements ServerHost {
   readonly outputs: OutputStore;
   readonly heartbeatMs: number;
   readonly genericTools: boolean;
+  readonly listAllRuns: boolean;
   readonly syncWaitMs: number | undefined;
   readonly version = packageVersion();
   private readonly sessions = new Set<Session>();
@@ -105,6 +106,7 @@ export class HatcheryMcpServer implements ServerHost {
     );
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.genericTools = options.genericTools !== false;
+    this.listAllRuns = options.listAllRuns === true;
     const wait = options.syncWaitMs ?? DEFAULT_SYNC_WAIT_MS;
     this.syncWaitMs = this.genericTools && wait > 0 ? wait : undefined;
     this.writeLine = options.log ?? ((line) => process.stderr.write(`${line}\n`));

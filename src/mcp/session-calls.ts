@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type {
   CallToolRequest,
   CallToolResult,
@@ -12,6 +11,7 @@ import { HatcheryError } from '../core/errors.js';
 import { type TraceContext, traceContext } from '../core/trace.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
+import { newRunId } from '../runtime/run-id.js';
 import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
@@ -22,6 +22,7 @@ import { callWithHandoff } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
 import type { RegistryEntry } from './registry.js';
+import { ownRun, sessionRuns } from './run-access.js';
 import type { BackgroundRun, RunOutcome } from './runs.js';
 import { hatcheryArgs, unknownName, withInputs } from './tool-defs.js';
 
@@ -85,6 +86,7 @@ async function startBackground(
   const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
     runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
   );
+  ownRun(server, run.id);
   run.done.then(unlink, unlink);
   return run;
 }
@@ -122,6 +124,11 @@ export function handleCall(
       };
     }
     const entry = core.registry.get(name);
+    if (entry) {
+      // The id is chosen here so that hatchery_runs lists the run to this session (and only to it).
+      env.runId = newRunId();
+      ownRun(server, env.runId);
+    }
     // A client with the tasks extension gets a task when the run takes longer than --task-wait.
     if (!entry || modernClient(ctx).forms || (core.tasks && declaresTasks(req.envelope)))
       return handleOther(core, server, entry, name, args, env, ctx);
@@ -150,6 +157,8 @@ async function handleOther(
         core,
         env,
         start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
+        mine: sessionRuns(server),
+        own: (id) => ownRun(server, id),
         resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
       });
       return core.out.result(r);
@@ -173,8 +182,8 @@ async function handleOther(
     const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
     if (core.syncWaitMs !== undefined)
       return callWithHandoff(core, entry, completed.args, env, { waitMs: core.syncWaitMs, answer: ask });
-    const id = randomUUID();
-    return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, { ...env, runId: id })) });
+    const id = env.runId!;
+    return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, env)) });
   }
   const task = await maybeTask(core, req, entry, args, env);
   if (task) return task;

@@ -5,6 +5,7 @@ import type { McpServerDef } from '../schema/hatchery.js';
 import { TASK_SOURCE } from './ext-tasks/declared.js';
 import type { ServerHost } from './host.js';
 import type { RegistryChange } from './registry.js';
+import { servesRun } from './run-access.js';
 import type { HatcheryServerOptions, LogLevel } from './server-options.js';
 import { HatcheryWatcher } from './watcher.js';
 
@@ -25,17 +26,16 @@ export async function recoverRuns(
   if (!store) return;
   let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
   try {
-    claimed = await store.claimInterrupted();
+    // A run of a file this server does not serve is not its business: left as it is, not named.
+    claimed = await store.claimInterrupted((run) => servesRun(host, run));
   } catch (err) {
     log('warning', `run journal ${store.location}: ${formatError(err)}`);
     return;
   }
   const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
   for (const run of claimed) {
-    const entry = host.registry.get(run.hatchery);
-    const served = entry !== undefined && entry.file === run.file;
     const background = run.source === 'background' || run.source === TASK_SOURCE;
-    const resume = resumeInterrupted && served && background;
+    const resume = resumeInterrupted && background;
     const at = run.node ? ` at node "${run.node}"` : '';
     log(
       'info',

@@ -123,7 +123,8 @@ describe('durable runs over MCP', () => {
     await first.close().catch(() => undefined);
 
     script(0);
-    const second = await spawnCli(dir, { env, args: ['--state', state] });
+    // A restarted server has new sessions: runs from before are listed only with --list-all-runs.
+    const second = await spawnCli(dir, { env, args: ['--state', state, '--list-all-runs'] });
     try {
       const status = await call(second.client, 'hatchery_status', { run_id: id });
       expect(status.data).toMatchObject({ run_id: id, state: 'interrupted', node: 'B' });

@@ -51,6 +51,8 @@ export async function maybeTask(
     signal: env.signal,
     trace: env.trace,
     ...(env.progress ? { progress: env.progress } : {}),
+    // The session's id for the run, so its hatchery_runs lists the task's run.
+    ...(env.runId ? { runId: env.runId } : {}),
   };
   const result = await callWithHandoff(core, entry, args, taskEnv, {
     waitMs: core.taskWaitMs,

@@ -16,6 +16,7 @@ import { askForm } from '../elicit.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import { structuredOf } from '../results.js';
+import { servesRun } from '../run-access.js';
 import type { BackgroundRun } from '../runs.js';
 import { type DetailedTask, type InputRequest, TASK_SOURCE, type Task, type TaskStatus } from './schemas.js';
 
@@ -47,7 +48,8 @@ export async function readTaskRun(core: ServerHost, id: string): Promise<StoredR
   // Checked before any lookup: a path like ../../etc/passwd never reaches the store.
   if (!isRunId(id)) throw taskNotFound(core, id);
   const stored = await core.runtime.store?.read(id);
-  if (!stored || stored.meta.source !== TASK_SOURCE) throw taskNotFound(core, id);
+  if (!stored || stored.meta.source !== TASK_SOURCE || !servesRun(core, stored.meta))
+    throw taskNotFound(core, id);
   return stored;
 }
 

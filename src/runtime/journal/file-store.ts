@@ -241,7 +241,7 @@ export class FileRunStore implements RunStore {
     return runs.slice(0, filter.limit ?? 50);
   }
 
-  async claimInterrupted(): Promise<RunSummary[]> {
+  async claimInterrupted(only?: (run: RunMeta) => boolean): Promise<RunSummary[]> {
     const claimed: RunSummary[] = [];
     for (const id of await runIds(this.location)) {
       if (this.live.has(id)) continue;
@@ -249,6 +249,7 @@ export class FileRunStore implements RunStore {
       if (endedByLastLine(this.fileOf(id))) continue;
       const run = await this.read(id);
       if (run?.summary.status !== 'running') continue;
+      if (only && !only(run.meta)) continue;
       if (await this.ownerAlive(id, ownerOf(run.meta, run.records))) continue;
       const summary = await this.locked(id, async (text) => {
         const now = storedRun(text);

@@ -148,9 +148,10 @@ export interface RunStore {
   list(filter?: RunFilter): Promise<RunSummary[]>;
   /**
    * Marks runs still `running` whose owner process is gone as `interrupted` and returns them; when
-   * several processes claim at once, each run is returned to one of them only.
+   * several processes claim at once, each run is returned to one of them only. With `only`, runs it
+   * refuses are left as they are (a server claims only runs of the files it serves).
    */
-  claimInterrupted(): Promise<RunSummary[]>;
+  claimInterrupted(only?: (run: RunMeta) => boolean): Promise<RunSummary[]>;
   /**
    * Cancels a run: a run this or another live process owns is asked to stop (`onCancel` fires in
    * its owner); one nobody owns (interrupted, suspended) is ended as `cancelled` at once.
