@@ -213,12 +213,19 @@ export async function runsCommand(argv: string[]): Promise<number> {
           `--status must be one of ${RUN_STATUSES.join(', ')}, got "${status}"`,
         );
       }
+      const skipped: string[] = [];
       const runs = await store.list({
         status,
         hatchery: values.hatchery,
         limit: intOption(values.limit, 'limit'),
+        skipped: (_run, why) => skipped.push(why),
       });
       printOut(`${values.json ? printableJson(runs) : listText(runs)}\n`);
+      if (skipped.length > 0) {
+        printErr(
+          `warning: ${skipped.length} journal file${skipped.length === 1 ? '' : 's'} in ${store.location} could not be read and ${skipped.length === 1 ? 'was' : 'were'} left out; first: ${skipped[0]}\n`,
+        );
+      }
       return EXIT.OK;
     }
     const full = await resolveRunId(store, id!);

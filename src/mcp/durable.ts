@@ -161,9 +161,17 @@ export async function listRuns(
   const store = core.runtime.store;
   if (store) {
     // The limit applies to what this session may see: the store lists every match, filtered here.
-    const all = await store.list({ ...filter, limit: Number.POSITIVE_INFINITY });
+    let skipped = 0;
+    const all = await store.list({
+      ...filter,
+      limit: Number.POSITIVE_INFINITY,
+      skipped: () => {
+        skipped++;
+      },
+    });
     const runs = all.filter(visible).slice(0, max).map(summaryView);
-    return json({ runs, journal: store.location });
+    // Unreadable journal files are left out, counted so that a missing run has an explanation.
+    return json(skipped > 0 ? { runs, journal: store.location, skipped } : { runs, journal: store.location });
   }
   const live = core.runs
     .all()

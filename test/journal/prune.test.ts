@@ -61,7 +61,9 @@ describe('prune', () => {
     expect(await store.prune()).toBe(3);
     expect(runFiles(state).sort()).toEqual([uuid(1), uuid(2), uuid(9)].map((id) => `${id}.jsonl`));
     expect((await store.read(uuid(1)))?.summary.status).toBe('input_required');
-    expect((await store.read(uuid(2)))?.summary.status).toBe('running');
+    // Kept as running work; its owner (this pid with another start time) is gone, so a reader sees it
+    // as interrupted, never as running.
+    expect((await store.read(uuid(2)))?.summary.status).toBe('interrupted');
   });
 
   it('keeps every run that ended in the same clock tick as the last one it keeps, and deletes the older', async () => {

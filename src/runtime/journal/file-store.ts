@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { HatcheryError } from '../../core/errors.js';
@@ -63,7 +63,12 @@ export interface FileRunStoreOptions {
    * and this many runs were created since the last one (default 5000).
    */
   pruneEvery?: number;
+  /** A journal file larger than this is not read: listing skips it, reading it is an error (default 256 MiB). */
+  maxFileBytes?: number;
 }
+
+/** Default cap of a journal file read (a run of 1,000 nodes with 100 KB outputs each stays well below). */
+const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 /**
  * The embedded run store: one JSON-lines journal per run, `<dir>/<id>.jsonl`. Cancels of runs owned
@@ -76,6 +81,7 @@ export class FileRunStore implements RunStore {
   private readonly prefix: string;
   private secrets: string[];
   private readonly maxRuns: number;
+  private readonly maxFileBytes: number;
   private readonly maxAgeMs: number;
   private readonly pollMs: number;
   private readonly staleMs: number;
@@ -110,6 +116,7 @@ export class FileRunStore implements RunStore {
     this.pollMs = options.pollMs ?? 500;
     this.staleMs = options.staleMs ?? 120_000;
     this.pruneEvery = options.pruneEvery ?? PRUNE_EVERY;
+    this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
   }
 
   /** The age limit of pruning: finished runs younger than this are kept (unless over the count limit). */
@@ -181,7 +188,11 @@ export class FileRunStore implements RunStore {
     // processes resuming one run at once, the second sees it running and refuses.
     const journal = await this.locked(id, async (text) => {
       const stored = storedRun(text);
-      if (stored?.summary.status === 'running') {
+      // A run still `running` in its file whose owner is gone was interrupted and may go on.
+      if (
+        stored?.summary.status === 'running' &&
+        (await this.ownerAlive(id, ownerOf(stored.meta, stored.records)))
+      ) {
         throw new HatcheryError(
           'RESUME_REFUSED',
           `run ${id} is running again in another process (it was resumed meanwhile); wait for it, or cancel it with "hatchery-mcp runs cancel ${id}"`,
@@ -213,11 +224,35 @@ export class FileRunStore implements RunStore {
     return journal;
   }
 
+  /** A run as stored, except that a run still `running` whose owner is gone reads as `interrupted`. */
   async read(id: string): Promise<StoredRun | undefined> {
+    const run = await this.stored(id);
+    if (run?.summary.status === 'running' && !(await this.ownerAlive(id, ownerOf(run.meta, run.records)))) {
+      // Its journal is left as it is: claiming it (writing `interrupted`) is the server's start-up and
+      // resume's business; a reader only must not call a dead run running.
+      run.summary.status = 'interrupted';
+    }
+    return run;
+  }
+
+  /**
+   * A run exactly as its journal says; a file that holds text but no readable `run_start` line (a
+   * damaged or planted file) is an error, undefined is only a run that does not exist (yet).
+   */
+  private async stored(id: string): Promise<StoredRun | undefined> {
     if (!isRunId(id)) return undefined;
     await this.settle(id);
     const text = await this.text(id);
-    return text === undefined ? undefined : storedRun(text);
+    if (text === undefined) return undefined;
+    const run = storedRun(text);
+    if (run === undefined && text.includes('\n')) {
+      throw new HatcheryError(
+        'FILE_IO',
+        `run ${id} in ${this.location} is not read: its first line is not a readable run_start record (a damaged file, or one not written by hatchery-mcp)`,
+        { run: id, state: this.location },
+      );
+    }
+    return run;
   }
 
   async list(filter: RunFilter = {}): Promise<RunSummary[]> {
@@ -228,7 +263,15 @@ export class FileRunStore implements RunStore {
     const ids = prefix === undefined ? all : all.filter((id) => id.startsWith(prefix));
     const runs: RunSummary[] = [];
     for (let i = 0; i < ids.length; i += 32) {
-      const batch = await Promise.all(ids.slice(i, i + 32).map((id) => this.read(id)));
+      const batch = await Promise.all(
+        ids.slice(i, i + 32).map((id) =>
+          this.read(id).catch((err: Error) => {
+            // One unreadable file (too large, no permission) must not hide every other run.
+            filter.skipped?.(id, err.message);
+            return undefined;
+          }),
+        ),
+      );
       for (const r of batch) {
         if (!r) continue;
         const s = r.summary;
@@ -247,7 +290,8 @@ export class FileRunStore implements RunStore {
       if (this.live.has(id)) continue;
       // Most runs ended long ago: their last line says so, without reading and folding the whole file.
       if (endedByLastLine(this.fileOf(id))) continue;
-      const run = await this.read(id);
+      // An unreadable file is nobody's run to claim; the others still are.
+      const run = await this.stored(id).catch(() => undefined);
       if (run?.summary.status !== 'running') continue;
       if (only && !only(run.meta)) continue;
       if (await this.ownerAlive(id, ownerOf(run.meta, run.records))) continue;
@@ -339,7 +383,8 @@ export class FileRunStore implements RunStore {
       maxAgeMs: this.maxAgeMs,
       starting,
       live: (id) => this.live.has(id),
-      status: async (id) => (await this.read(id))?.summary.status,
+      // As stored: a run whose owner died is not finished work to prune, and an unreadable file is no run.
+      status: async (id) => (await this.stored(id).catch(() => undefined))?.summary.status,
     });
     // The listing's count when there was no estimate yet; else the estimate (which counts the runs
     // created meanwhile) less what was removed.
@@ -365,8 +410,16 @@ export class FileRunStore implements RunStore {
   }
 
   private async text(id: string): Promise<string | undefined> {
+    let size = 0;
     try {
-      return await readFile(this.fileOf(id), 'utf8');
+      const fh = await open(this.fileOf(id), 'r');
+      try {
+        // The size of the file opened, not of the path: a file swapped meanwhile is not read unchecked.
+        size = (await fh.stat()).size;
+        if (size <= this.maxFileBytes) return await fh.readFile('utf8');
+      } finally {
+        await fh.close();
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw new HatcheryError(
@@ -374,6 +427,11 @@ export class FileRunStore implements RunStore {
         `cannot read run ${id} in ${this.location}: ${(err as Error).message}`,
       );
     }
+    throw new HatcheryError(
+      'FILE_IO',
+      `run ${id} in ${this.location} is not read: its journal file holds ${size} bytes, more than the ${this.maxFileBytes} a journal may; delete the file if it is not a run of yours`,
+      { run: id, state: this.location },
+    );
   }
 
   private own(j: FileJournal): void {
@@ -463,7 +521,9 @@ export class FileRunStore implements RunStore {
   }
 
   /** True when `owner` still runs `id`: this process, a live pid on this host, or a fresh file of another host. */
-  private async ownerAlive(id: string, owner: RunOwner): Promise<boolean> {
+  private async ownerAlive(id: string, owner: RunOwner | undefined): Promise<boolean> {
+    // A run_start without a readable owner (a damaged or planted file) has nobody running it.
+    if (owner === null || typeof owner !== 'object' || typeof owner.pid !== 'number') return false;
     if (sameOwner(owner, processOwner)) return this.live.has(id);
     if (owner.host !== hostname()) {
       try {

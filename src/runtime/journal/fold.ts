@@ -19,6 +19,18 @@ export function stringHash(s: string): string {
   return createHash('sha256').update(s).digest('hex').slice(0, 16);
 }
 
+/**
+ * The deepest a journal record may nest. The journal writes records a few levels deep around the
+ * values of a run (structured outputs included, which a hatchery file caps at 64 levels); a deeper line
+ * was not written by hatchery-mcp, and recursive readers would overflow the stack on it.
+ */
+export const MAX_RECORD_DEPTH = 128;
+/** The longest journal line read, in characters: a longer one is skipped as unreadable. */
+export const MAX_LINE_CHARS = 64 * 1024 * 1024;
+
+/** Thrown inside resolve() for a record nested past MAX_RECORD_DEPTH; parseJournal counts the line. */
+const TOO_DEEP = Symbol('too deep');
+
 /** What a journal file's text parses to: its records in order, and how many lines were unreadable. */
 export interface ParsedJournal {
   records: JournalRecord[];
@@ -29,7 +41,8 @@ export interface ParsedJournal {
 
 /**
  * Parses a journal file. A line that is not a JSON record (a write cut short by SIGKILL, a damaged
- * file) is skipped and counted, never thrown: the rest of the run stays readable. Large-string
+ * file, a line nested past MAX_RECORD_DEPTH or longer than MAX_LINE_CHARS) is skipped and counted,
+ * never thrown: the rest of the run stays readable. Large-string
  * references are resolved against the strings seen before them.
  */
 export function parseJournal(text: string): ParsedJournal {
@@ -38,6 +51,10 @@ export function parseJournal(text: string): ParsedJournal {
   let corrupt = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
+    if (line.length > MAX_LINE_CHARS) {
+      corrupt++;
+      continue;
+    }
     let rec: unknown;
     try {
       rec = JSON.parse(line);
@@ -54,12 +71,17 @@ export function parseJournal(text: string): ParsedJournal {
       corrupt++;
       continue;
     }
-    records.push(resolve(rec, strings) as JournalRecord);
+    try {
+      records.push(resolve(rec, strings, 0) as JournalRecord);
+    } catch (err) {
+      if (err !== TOO_DEEP) throw err;
+      corrupt++;
+    }
   }
   return { records, corrupt, strings };
 }
 
-function resolve(v: unknown, strings: Map<string, string>): unknown {
+function resolve(v: unknown, strings: Map<string, string>, depth: number): unknown {
   if (typeof v === 'string') {
     if (v.length >= LARGE_STRING) {
       const h = stringHash(v);
@@ -68,8 +90,9 @@ function resolve(v: unknown, strings: Map<string, string>): unknown {
     return v;
   }
   if (v === null || typeof v !== 'object') return v;
+  if (depth >= MAX_RECORD_DEPTH) throw TOO_DEEP;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) v[i] = resolve(v[i], strings);
+    for (let i = 0; i < v.length; i++) v[i] = resolve(v[i], strings, depth + 1);
     return v;
   }
   const o = v as Record<string, unknown>;
@@ -78,7 +101,7 @@ function resolve(v: unknown, strings: Map<string, string>): unknown {
     const s = strings.get(same);
     if (s !== undefined) return s;
   }
-  for (const k of Object.keys(o)) o[k] = resolve(o[k], strings);
+  for (const k of Object.keys(o)) o[k] = resolve(o[k], strings, depth + 1);
   return o;
 }
 

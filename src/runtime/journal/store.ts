@@ -127,6 +127,8 @@ export interface RunFilter {
   idPrefix?: string;
   /** Newest first; default 50. */
   limit?: number;
+  /** Told of each journal file that could not be read (too large, unreadable): it is left out, not fatal. */
+  skipped?: (id: string, why: string) => void;
 }
 
 /** Durable runs: create, append, read, list, claim interrupted ones, cancel, prune. */
