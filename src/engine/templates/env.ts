@@ -74,6 +74,10 @@ env.getTemplate = function limitedGetTemplate(...args: unknown[]): unknown {
       ),
     );
   includeDepth++;
+  // Compile a partial when it is loaded (eagerCompile): a syntax error is then thrown inside this
+  // render. Compiled lazily, nunjucks reports it from a later microtask, where it escapes the render
+  // and ends the process (include, import and extends all come through here).
+  if (typeof args[1] === 'boolean') args[1] = true;
   try {
     return getTemplate.apply(this, args);
   } finally {

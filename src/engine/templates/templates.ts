@@ -264,6 +264,17 @@ export class Template implements SlotCache {
 
   private translate(err: unknown): HatcheryError {
     const msg = err instanceof Error ? err.message : String(err);
+    const inner = partialError(msg, this.path);
+    if (inner) {
+      // Positions are the partial's: reported against it, not against this template's source.
+      const at = inner.line ? ` at line ${inner.line}, column ${inner.column}` : '';
+      return new HatcheryError(
+        'TEMPLATE',
+        `template error in partial "${inner.name}"${at}: ${inner.message}; fix that file (it is loaded by {% include %}, {% import %} or {% extends %})`,
+        { ...this.where, partial: inner.name, ...(inner.line ? { line: inner.line } : {}) },
+        { cause: err },
+      );
+    }
     const pos = /\[Line (\d+), Column (\d+)\]/.exec(msg);
     if (msg.includes('attempted to output null or undefined value') && pos) {
       const expr = expressionAt(this.source, Number(pos[1]), Number(pos[2]));
@@ -283,6 +294,30 @@ export class Template implements SlotCache {
       );
     return new HatcheryError('TEMPLATE', `template error: ${cleanMessage(err)}`, this.where, { cause: err });
   }
+}
+
+/**
+ * The innermost partial a nunjucks error happened in, when it happened in one: nunjucks nests a
+ * `Template render error: (name) [Line l, Column c]` header per template the error passed through,
+ * and names the including template `own` (its field).
+ */
+function partialError(
+  msg: string,
+  own: string,
+): { name: string; line?: number; column?: number; message: string } | undefined {
+  const heads = [...msg.matchAll(/Template render error: \(([^)\n]*)\)(?: \[Line (\d+), Column (\d+)\])?/g)];
+  const last = heads[heads.length - 1];
+  if (last === undefined || last[1] === own) return undefined;
+  const message = msg
+    .slice((last.index ?? 0) + last[0].length)
+    .replace(/^\s*Error:\s*/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return {
+    name: last[1]!,
+    ...(last[2] ? { line: Number(last[2]), column: Number(last[3]) } : {}),
+    message,
+  };
 }
 
 /**
