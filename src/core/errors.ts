@@ -152,6 +152,19 @@ export function isAbortError(err: unknown): boolean {
 }
 
 /** Formats any thrown value for a user: HatcheryErrors with their location, others by message. */
+/**
+ * The reason a stopping server (or CLI) aborts its runs with: the runs end `interrupted`, to be
+ * resumed, not `cancelled`, which only a user's cancel is.
+ */
+export function shutdownReason(message = 'the server is shutting down'): HatcheryError {
+  return new HatcheryError('ABORTED', message, { shutdown: true });
+}
+
+/** True for an abort reason made by shutdownReason. */
+export function isShutdown(reason: unknown): boolean {
+  return reason instanceof HatcheryError && reason.context.shutdown === true;
+}
+
 export function formatError(err: unknown): string {
   if (err instanceof HatcheryError) return err.toString();
   if (err instanceof Error) return err.message;

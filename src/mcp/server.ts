@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Server, Tool, Transport } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { waitAtMost } from '../core/cancel.js';
-import { formatError, HatcheryError } from '../core/errors.js';
+import { formatError, HatcheryError, shutdownReason } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -384,7 +384,7 @@ export class HatcheryMcpServer implements ServerHost {
     this.closing ??= (async () => {
       // A watcher not started yet never starts (start() after close() does nothing).
       await this.watcher?.close();
-      this.shutdown.abort(new HatcheryError('ABORTED', 'the server is shutting down'));
+      this.shutdown.abort(shutdownReason());
       await this.runs.cancelAll(this.shutdown.signal.reason, graceMs);
       // Closing a session aborts the signals of its calls in flight, which cancels their runs.
       await Promise.all([...this.sessions].map((s) => s.server.close().catch(() => undefined)));

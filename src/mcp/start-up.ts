@@ -13,8 +13,9 @@ import { HatcheryWatcher } from './watcher.js';
 // stop interrupted, recovered from the journal (HatcheryMcpServer.ready); the folder's watcher.
 
 /**
- * Marks the journal's runs whose process is gone as interrupted, and resumes the background runs of
- * served files among them when the server was started with resumeInterrupted. A journal that
+ * Marks the journal's runs whose process is gone as interrupted, and resumes the interrupted
+ * background runs and tasks of served files (those just claimed and those an earlier stop left
+ * interrupted) when the server was started with resumeInterrupted. A journal that
  * cannot be read is a warning: serving goes on.
  */
 export async function recoverRuns(
@@ -31,6 +32,20 @@ export async function recoverRuns(
   } catch (err) {
     log('warning', `run journal ${store.location}: ${formatError(err)}`);
     return;
+  }
+  if (resumeInterrupted) {
+    // Runs a stop already left interrupted (a graceful shutdown, or an earlier server without the
+    // flag that claimed them) are resumed too: that is what background runs and tasks are for.
+    try {
+      const claimedIds = new Set(claimed.map((r) => r.id));
+      const earlier = await store.list({ status: 'interrupted', limit: Number.POSITIVE_INFINITY });
+      for (const r of earlier) {
+        const background = r.source === 'background' || r.source === TASK_SOURCE;
+        if (background && !claimedIds.has(r.id) && servesRun(host, r)) claimed.push(r);
+      }
+    } catch (err) {
+      log('warning', `run journal ${store.location}: ${formatError(err)}`);
+    }
   }
   const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
   for (const run of claimed) {

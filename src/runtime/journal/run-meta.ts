@@ -1,4 +1,4 @@
-import { formatError, HatcheryError } from '../../core/errors.js';
+import { formatError, HatcheryError, isShutdown } from '../../core/errors.js';
 import type { TraceContext } from '../../core/trace.js';
 import type { Hatchery } from '../../engine/contracts.js';
 import { definitionHashes } from './hash.js';
@@ -38,7 +38,8 @@ export function runMeta(h: Hatchery, id: string, options: MetaOptions): RunMeta 
 
 /**
  * The status and final fields of a journaled run that failed with `err`: INPUT_REQUIRED suspends
- * it (with the question), a cancellation (ABORTED, or its signal fired) cancels it, anything else
+ * it (with the question), a stopping server interrupts it, a cancellation (ABORTED, or its signal
+ * fired) cancels it, anything else
  * fails it with the error's code; the node it failed at is kept.
  */
 export function endOf(err: unknown, signal: AbortSignal, ms: number): [RunStatus, Record<string, unknown>] {
@@ -50,5 +51,7 @@ export function endOf(err: unknown, signal: AbortSignal, ms: number): [RunStatus
     fields.question = context.question;
     return ['input_required', fields];
   }
+  // A server that stops leaves its runs to be resumed; only a user's cancel is `cancelled`.
+  if (signal.aborted && isShutdown(signal.reason)) return ['interrupted', fields];
   return [code === 'ABORTED' || signal.aborted ? 'cancelled' : 'failed', fields];
 }
