@@ -21,6 +21,7 @@ export const RUNTIME_FLAGS = {
   'budget-model-calls': { type: 'string' },
   'budget-wall-ms': { type: 'string' },
   prices: { type: 'string' },
+  'max-reply-bytes': { type: 'string' },
 } as const;
 
 /** Help lines of the budget and price flags, for the help texts of run and serve. */
@@ -33,7 +34,9 @@ export const BUDGET_HELP = `  --budget-tokens N   end the run with BUDGET_EXHAUS
   --budget-wall-ms N  ... after N milliseconds; for each limit the smaller of the flag
                       and the file's budget wins
   --prices FILE       model prices {"vendor:model": {"input", "output", "cached_input"}} in
-                      USD per million tokens, overriding the file's and the built-in ones`;
+                      USD per million tokens, overriding the file's and the built-in ones
+  --max-reply-bytes N fail a model call whose reply (decoded, streamed or not) passes N
+                      bytes (default 8388608); memory stays bounded whatever an endpoint sends`;
 
 const BUDGET_FLAGS = [
   ['budget-tokens', 'tokens'],
@@ -72,6 +75,7 @@ export async function runtimeOptions(
     allowRoots: values['allow-root'],
     allowWrite: values['allow-write'],
     maxSteps: intOption(values['max-steps'], 'max-steps'),
+    maxReplyBytes: intOption(values['max-reply-bytes'], 'max-reply-bytes'),
     tools: {
       allowShell: values['allow-shell'] === true,
       allowHosts: hosts && (await import('../tools/builtin/net-guard.js')).checkAllowHosts(hosts),

@@ -76,6 +76,8 @@ Options:
                         and the file's budget wins
   --prices FILE         model prices {"vendor:model": {"input", "output", "cached_input"}}
                         in USD per million tokens, overriding the files' and built-in ones
+  --max-reply-bytes N   fail a model call whose reply (decoded, streamed or not) passes N
+                        bytes (default 8388608); memory stays bounded whatever an endpoint sends
   -h, --help            show this help
   -v, --version         print the version
 

@@ -12,6 +12,7 @@ import {
   toAnthropicParams,
 } from './anthropic-convert.js';
 import { nodeFetch } from './node-fetch.js';
+import { cappedFetch, DEFAULT_MAX_REPLY_BYTES } from './reply-cap.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isAnthropicMessage } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
@@ -72,7 +73,7 @@ export function createAnthropicProvider(options: CreateAnthropicProviderOptions)
     apiKey: options.apiKey,
     baseURL: options.baseURL,
     maxRetries: options.maxRetries ?? 2,
-    fetch: nodeFetch,
+    fetch: cappedFetch(nodeFetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
   });
   return new AnthropicProvider(client);

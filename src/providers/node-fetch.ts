@@ -159,23 +159,21 @@ function respond(
     return Promise.resolve(new Response(null, head));
   }
   const source = decoded(res);
-  // A server-sent event stream is read as it comes; anything else is read whole first, which is what
-  // the SDKs do with it anyway (`response.json()`), without a web stream in between.
-  if (/^text\/event-stream\b/i.test(res.headers['content-type'] ?? '')) {
-    return Promise.resolve(new Response(Readable.toWeb(source) as ReadableStream<Uint8Array>, head));
+  if (signal) {
+    // An abort while the body streams fails the body with fetch's AbortError, not the socket's
+    // "aborted" that destroying the request gives the response.
+    const onAbort = () => source.destroy(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    source.once('close', () => signal.removeEventListener('abort', onAbort));
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    source.on('data', (c: Buffer) => chunks.push(c));
-    source.once('end', () =>
-      resolve(new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), head)),
-    );
-    source.on('error', (err) => reject(failure(signal, err)));
-    // A connection that closes mid-body ends the response without 'end' or, on some paths, 'error'.
-    res.once('close', () => {
-      if (!res.complete) reject(failure(signal, cutShort()));
-    });
+  // A connection that closes mid-body ends the response without 'end' or, on some paths, 'error'.
+  res.once('close', () => {
+    if (!res.complete) source.destroy(failure(signal, cutShort()) as Error);
   });
+  // Every body is read as it comes, with backpressure: one read whole first (as this did for JSON)
+  // holds what a hostile endpoint sends, a small gzip body inflating to gigabytes, before any cap
+  // (reply-cap.ts) can stop it.
+  return Promise.resolve(new Response(Readable.toWeb(source) as ReadableStream<Uint8Array>, head));
 }
 
 /** The body as sent, or decompressed as fetch would (the SDKs' request headers accept any encoding). */

@@ -5,6 +5,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
 } from 'openai/resources/chat/completions';
 import { nodeFetch } from './node-fetch.js';
+import { cappedFetch, DEFAULT_MAX_REPLY_BYTES } from './reply-cap.js';
 import {
   fromOpenAIResponse,
   type MaxTokensField,
@@ -82,7 +83,7 @@ export function createOpenAIProvider(options: CreateOpenAIProviderOptions): Open
     apiKey: options.apiKey,
     baseURL: options.baseURL,
     maxRetries: options.maxRetries ?? 2,
-    fetch: nodeFetch,
+    fetch: cappedFetch(nodeFetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
   });
   return new OpenAIProvider(client);

@@ -91,7 +91,7 @@ function parseModel(spec: string): ModelSpec {
 /** Builds a real provider for a vendor; injected so tests and embedders can swap transports. */
 export type ProviderFactory = (
   vendor: 'openai' | 'anthropic',
-  options: { apiKey: string; baseURL: string | undefined },
+  options: { apiKey: string; baseURL: string | undefined; maxReplyBytes?: number | undefined },
 ) => Provider;
 
 /** Options of the provider registry. */
@@ -101,6 +101,8 @@ export interface ProviderRegistryOptions {
   factory: ProviderFactory;
   /** Fixed providers by vendor id; they win over the factory and need no key (tests, embedding). */
   overrides?: Partial<Record<Vendor, Provider>>;
+  /** Largest decoded model reply, in bytes (the factory's default when unset). */
+  maxReplyBytes?: number | undefined;
 }
 
 /** A resolved provider and the vendor model id to send it; shared by the nodes that resolve alike. */
@@ -180,7 +182,11 @@ export class ProviderRegistry {
     const cacheKey = `${vendor}\n${base ?? ''}\n${apiKey}`;
     let provider = this.cache.get(cacheKey);
     if (!provider) {
-      provider = this.options.factory(vendor, { apiKey, baseURL: base });
+      provider = this.options.factory(vendor, {
+        apiKey,
+        baseURL: base,
+        maxReplyBytes: this.options.maxReplyBytes,
+      });
       this.cache.set(cacheKey, provider);
     }
     return this.shared(provider, model || defaultFor(vendor), vendor);

@@ -128,4 +128,6 @@ export interface SdkProviderOptions {
   maxRetries?: number;
   /** Timeout of a call (all attempts and retry waits) when a request sets none. */
   timeoutMs?: number | undefined;
+  /** Largest decoded reply accepted, in bytes (default 8 MiB); a longer one fails the call. */
+  maxReplyBytes?: number | undefined;
 }

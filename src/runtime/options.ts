@@ -35,6 +35,8 @@ export interface RuntimeOptions {
   providers?: Partial<Record<Vendor, Provider>>;
   /** Builds SDK-backed providers; default uses the openai and @anthropic-ai/sdk clients. */
   providerFactory?: ProviderFactory;
+  /** Largest decoded model reply, in bytes (default 8 MiB, `--max-reply-bytes`); a longer one fails the call. */
+  maxReplyBytes?: number;
   /** Options of the tool layer (shell access, MCP servers, result limits). */
   tools?: ToolResolverOptions;
   /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */

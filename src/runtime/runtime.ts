@@ -94,6 +94,7 @@ export class Runtime {
       env: this.env,
       overrides: options.providers,
       factory: options.providerFactory ?? sdkFactory,
+      maxReplyBytes: options.maxReplyBytes,
     });
     const toolOptions = options.tools ?? {};
     const cassette = options.cassette;

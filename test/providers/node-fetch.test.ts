@@ -186,10 +186,13 @@ describe('nodeFetch, the model SDKs’ transport', () => {
       res.write('{"partial":');
     };
     const c = new AbortController();
-    const got = nodeFetch(`${base}/`, { signal: c.signal }).then(
-      () => new Error('expected a rejection'),
-      (e: unknown) => e as Error,
-    );
+    // As with fetch, the response comes with its head; reading the body is what fails.
+    const got = nodeFetch(`${base}/`, { signal: c.signal })
+      .then((r) => r.text())
+      .then(
+        () => new Error('expected a rejection'),
+        (e: unknown) => e as Error,
+      );
     await new Promise((r) => setTimeout(r, 50));
     c.abort();
     expect((await got).name).toBe('AbortError');
@@ -209,7 +212,7 @@ describe('nodeFetch, the model SDKs’ transport', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
       res.write('{"partial":', () => res.socket?.destroy());
     };
-    await expect(nodeFetch(`${base}/`)).rejects.toThrow();
+    await expect(nodeFetch(`${base}/`).then((r) => r.text())).rejects.toThrow();
   });
 
   it('a gzip body cut in the middle rejects instead of hanging', async () => {
@@ -218,7 +221,7 @@ describe('nodeFetch, the model SDKs’ transport', () => {
       res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': String(zipped.length) });
       res.write(zipped.subarray(0, 50), () => res.socket?.destroy());
     };
-    await expect(nodeFetch(`${base}/`)).rejects.toThrow();
+    await expect(nodeFetch(`${base}/`).then((r) => r.text())).rejects.toThrow();
   });
 
   it('a status outside 200-599 (a misbehaving server) is a rejection naming it, not a crash', async () => {
