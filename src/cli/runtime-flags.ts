@@ -22,6 +22,7 @@ export const RUNTIME_FLAGS = {
   'budget-wall-ms': { type: 'string' },
   prices: { type: 'string' },
   'max-reply-bytes': { type: 'string' },
+  'max-render-chars': { type: 'string' },
 } as const;
 
 /** Help lines of the budget and price flags, for the help texts of run and serve. */
@@ -36,7 +37,10 @@ export const BUDGET_HELP = `  --budget-tokens N   end the run with BUDGET_EXHAUS
   --prices FILE       model prices {"vendor:model": {"input", "output", "cached_input"}} in
                       USD per million tokens, overriding the file's and the built-in ones
   --max-reply-bytes N fail a model call whose reply (decoded, streamed or not) passes N
-                      bytes (default 8388608); memory stays bounded whatever an endpoint sends`;
+                      bytes (default 8388608); memory stays bounded whatever an endpoint sends
+  --max-render-chars N
+                      most characters a template may print, join with ~ or read with fread
+                      in one render (default 8388608); past it the node fails with TEMPLATE`;
 
 const BUDGET_FLAGS = [
   ['budget-tokens', 'tokens'],
@@ -76,6 +80,7 @@ export async function runtimeOptions(
     allowWrite: values['allow-write'],
     maxSteps: intOption(values['max-steps'], 'max-steps'),
     maxReplyBytes: intOption(values['max-reply-bytes'], 'max-reply-bytes'),
+    maxRenderChars: intOption(values['max-render-chars'], 'max-render-chars'),
     tools: {
       allowShell: values['allow-shell'] === true,
       allowHosts: hosts && (await import('../tools/builtin/net-guard.js')).checkAllowHosts(hosts),

@@ -78,6 +78,8 @@ Options:
                         in USD per million tokens, overriding the files' and built-in ones
   --max-reply-bytes N   fail a model call whose reply (decoded, streamed or not) passes N
                         bytes (default 8388608); memory stays bounded whatever an endpoint sends
+  --max-render-chars N  most characters a template may print, join with ~ or read with fread
+                        in one render (default 8388608); past it the node fails with TEMPLATE
   -h, --help            show this help
   -v, --version         print the version
 

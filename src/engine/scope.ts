@@ -15,7 +15,7 @@ import type {
   RunState,
 } from './contracts.js';
 import { OutSlots } from './out-slots.js';
-import { raiseInTemplate, type Template, type TemplateVars } from './templates/templates.js';
+import { raiseInTemplate, renderState, type Template, type TemplateVars } from './templates/templates.js';
 
 /** The largest out a scope moves once its children are over (see Scope.moveOut). */
 const MOVE_MAX = 32;
@@ -179,7 +179,21 @@ export class Scope implements RunContext {
   static ctxBase(hatchery: Hatchery, guard: PathGuard): Record<string, unknown> {
     const fread = (p: unknown): string => {
       try {
-        return guard.readTextSync(hatchery.dir, String(p), { function: 'fread' });
+        const limit = renderState.limit;
+        return guard.readTextSync(
+          hatchery.dir,
+          String(p),
+          { function: 'fread' },
+          {
+            maxBytes: limit,
+            tooBig: (size) =>
+              new HatcheryError(
+                'TEMPLATE',
+                `fread("${String(p)}"): the file holds ${size} bytes, past the template limit of ${limit} (--max-render-chars); read a smaller file, or raise the limit`,
+                { path: String(p), limit },
+              ),
+          },
+        );
       } catch (err) {
         if (err instanceof HatcheryError) raiseInTemplate(err);
         const code = (err as NodeJS.ErrnoException).code ?? '';

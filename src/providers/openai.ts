@@ -5,13 +5,13 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
 } from 'openai/resources/chat/completions';
 import { nodeFetch } from './node-fetch.js';
-import { cappedFetch, DEFAULT_MAX_REPLY_BYTES } from './reply-cap.js';
 import {
   fromOpenAIResponse,
   type MaxTokensField,
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
+import { cappedFetch, DEFAULT_MAX_REPLY_BYTES } from './reply-cap.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isChatCompletion } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';

@@ -37,6 +37,11 @@ export interface RuntimeOptions {
   providerFactory?: ProviderFactory;
   /** Largest decoded model reply, in bytes (default 8 MiB, `--max-reply-bytes`); a longer one fails the call. */
   maxReplyBytes?: number;
+  /**
+   * Most characters a template may print in one render, build with `~` or read with fread (default
+   * 8 Mi, `--max-render-chars`). Process-wide: the template engine is shared.
+   */
+  maxRenderChars?: number;
   /** Options of the tool layer (shell access, MCP servers, result limits). */
   tools?: ToolResolverOptions;
   /** Records every model and tool call of its runs, or answers them from a recording (run --record/--replay). */

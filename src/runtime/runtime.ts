@@ -17,6 +17,7 @@ import type {
   RunState,
 } from '../engine/contracts.js';
 import { RunShared, Scope } from '../engine/scope.js';
+import { setTemplateTextLimit } from '../engine/templates/templates.js';
 import { walk } from '../engine/walk.js';
 import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
@@ -96,6 +97,7 @@ export class Runtime {
       factory: options.providerFactory ?? sdkFactory,
       maxReplyBytes: options.maxReplyBytes,
     });
+    if (options.maxRenderChars !== undefined) setTemplateTextLimit(options.maxRenderChars);
     const toolOptions = options.tools ?? {};
     const cassette = options.cassette;
     // Constant paths of the files it loads are checked against the same roots its runs are confined to.

@@ -128,10 +128,16 @@ export function readTextCheckedSync(abs: string, check: RealPathCheck, o: ReadOp
     const info = fstatSync(fd);
     checkOpened(info, o);
     const chunks: Buffer[] = [];
+    let total = 0;
     for (;;) {
       const buf = Buffer.allocUnsafe(Math.max(64 * 1024, Math.min(info.size + 1, 16 * 1024 * 1024)));
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
+      total += n;
+      // A file that grows while it is read is held to the same limit as its size was.
+      if (o.maxBytes !== undefined && total > o.maxBytes) {
+        throw o.tooBig?.(total) ?? errno('EFBIG', `${total} bytes, over the limit`);
+      }
       chunks.push(n === buf.length ? buf : buf.subarray(0, n));
     }
     return Buffer.concat(chunks).toString('utf8');

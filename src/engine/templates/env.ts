@@ -1,6 +1,6 @@
 import nunjucks from 'nunjucks';
 import { HatcheryError } from '../../core/errors.js';
-import { allowCall, memberLookup, raiseInTemplate, renderState, runtime } from './sandbox.js';
+import { allowCall, memberLookup, raiseInTemplate, renderState, runtime, tooLongText } from './sandbox.js';
 
 /** The most items `range()` makes: a template must not be able to exhaust memory with one call. */
 const MAX_RANGE = 100_000;
@@ -89,8 +89,36 @@ env.getTemplate = function limitedGetTemplate(...args: unknown[]): unknown {
 // or `is toString` is "not found" instead of Object's members.
 env.getFilter = function getFilter(name: string): Fn {
   if (!hasOwn.call(this.filters, name)) throw new Error(`filter not found: ${name}`);
-  return this.filters[name]!;
+  const filter = this.filters[name]!;
+  let measured = measuredFilters.get(filter);
+  if (measured === undefined) {
+    measured = measuredFilter(name, filter);
+    measuredFilters.set(filter, measured);
+  }
+  return measured;
 };
+
+/** Each filter with its text measured (see measuredFilter), made once per filter. */
+const measuredFilters = new WeakMap<Fn, Fn>();
+const SafeString = (
+  nunjucks as unknown as { runtime: { SafeString: new (...a: unknown[]) => { length: number } } }
+).runtime.SafeString;
+
+/**
+ * A filter whose text result is held to the template text limit: `replace`, `join` or `indent` in a
+ * loop can double a string each time, and must stop at the limit, not when memory runs out.
+ */
+function measuredFilter(name: string, filter: Fn): Fn {
+  return function measured(this: unknown, ...args: unknown[]): unknown {
+    const r = filter.apply(this, args);
+    if (
+      (typeof r === 'string' || r instanceof SafeString) &&
+      (r as { length: number }).length > renderState.limit
+    )
+      tooLongText(`the result of filter "${name}"`, (r as { length: number }).length);
+    return r;
+  };
+}
 env.getTest = function getTest(name: string): Fn {
   if (!hasOwn.call(this.tests, name)) throw new Error(`test not found: ${name}`);
   return this.tests[name]!;

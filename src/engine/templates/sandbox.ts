@@ -21,7 +21,14 @@ interface RenderState {
   /** The render's ctx and out: the run's scope objects, read on a fast path. */
   ctx: unknown;
   out: unknown;
+  /** Characters the render has printed so far (every `{{ }}`, macros and partials included). */
+  printed: number;
+  /** The most characters one text of a render may have (see setTemplateTextLimit). */
+  limit: number;
 }
+
+/** Default of the template text limit: 8 Mi characters, far above any prompt. */
+export const DEFAULT_TEMPLATE_TEXT_LIMIT = 8 * 1024 * 1024;
 
 /**
  * The sandbox patches the nunjucks runtime, which every copy of this package in a process shares when
@@ -38,7 +45,15 @@ const SHARED = Symbol.for('hatchery-mcp/template-sandbox');
 const nunjucksRuntime = (nunjucks as unknown as { runtime: Record<symbol, SandboxShared | undefined> })
   .runtime;
 const shared: SandboxShared = nunjucksRuntime[SHARED] ?? {
-  state: { fread: undefined, pending: undefined, loaded: undefined, ctx: undefined, out: undefined },
+  state: {
+    fread: undefined,
+    pending: undefined,
+    loaded: undefined,
+    ctx: undefined,
+    out: undefined,
+    printed: 0,
+    limit: DEFAULT_TEMPLATE_TEXT_LIMIT,
+  },
   callable: new WeakSet<object>(),
   installed: false,
 };
@@ -46,6 +61,27 @@ nunjucksRuntime[SHARED] = shared;
 
 /** State of the render in progress, shared with every copy of this module in the process. */
 export const renderState: RenderState = shared.state;
+
+/**
+ * Sets the most characters a template may print in one render, and the longest text it may build
+ * with `~` or read with fread (process-wide: `--max-render-chars`). A template that doubles a string
+ * in a loop ends with a TEMPLATE error at this size instead of filling memory.
+ */
+export function setTemplateTextLimit(chars: number): void {
+  renderState.limit = chars;
+}
+
+/** Raises the TEMPLATE error of a text past the limit; `what` says which text. */
+export function tooLongText(what: string, length: number): never {
+  const limit = renderState.limit;
+  raiseInTemplate(
+    new HatcheryError(
+      'TEMPLATE',
+      `${what} reached ${length} characters, past the template limit of ${limit} (--max-render-chars); does a loop keep doubling a string?`,
+      { limit },
+    ),
+  );
+}
 
 /** Throws `err` from inside a template helper so that `render` rethrows it unchanged. */
 export function raiseInTemplate(err: unknown): never {
@@ -301,9 +337,42 @@ if (!shared.installed) {
     if (val !== null && typeof val === 'object' && !(val instanceof SafeString)) {
       if (val instanceof BoundMethod) refuse('a method cannot be printed, only called', 'method');
       // Objects and arrays print as JSON, not "[object Object]": structured outputs stay readable in prompts.
-      return originalSuppress(JSON.stringify(val), autoescape);
+      return counted(originalSuppress(JSON.stringify(val), autoescape));
     }
     if (typeof val === 'function') refuse('a function cannot be printed, only called', 'function');
-    return originalSuppress(val, autoescape);
+    return counted(originalSuppress(val, autoescape));
   };
+
+  // `a ~ b` is a call, not JavaScript's `+`, so that the text it builds is measured as it grows.
+  (runtime as unknown as Record<string, unknown>).cappedConcat = function cappedConcat(
+    a: unknown,
+    b: unknown,
+  ): string {
+    const s = `${a}${b}`;
+    if (s.length > renderState.limit) tooLongText('a text joined with ~', s.length);
+    return s;
+  };
+  const compiler = (nunjucks as unknown as { compiler: { Compiler: { prototype: Record<string, unknown> } } })
+    .compiler.Compiler.prototype;
+  compiler.compileConcat = function compileConcat(
+    this: { _emit(s: string): void; compile(n: unknown, f: unknown): void },
+    node: { left: unknown; right: unknown },
+    frame: unknown,
+  ): void {
+    this._emit('runtime.cappedConcat(');
+    this.compile(node.left, frame);
+    this._emit(', ');
+    this.compile(node.right, frame);
+    this._emit(')');
+  };
+}
+
+/** Counts printed text against the render's limit (strings only: numbers and booleans are short). */
+function counted(v: unknown): unknown {
+  if (typeof v === 'string') {
+    const state = renderState;
+    state.printed += v.length;
+    if (state.printed > state.limit) tooLongText('the rendered text', state.printed);
+  }
+  return v;
 }

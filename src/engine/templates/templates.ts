@@ -16,7 +16,7 @@ export interface TemplateVars {
 }
 
 export { templateEnv } from './env.js';
-export { raiseInTemplate } from './sandbox.js';
+export { raiseInTemplate, renderState, setTemplateTextLimit } from './sandbox.js';
 
 const TAG = /\{\{|\{%|\{#/;
 
@@ -239,6 +239,7 @@ export class Template implements SlotCache {
     state.ctx = vars.ctx;
     state.out = vars.out;
     state.loaded = undefined;
+    state.printed = 0;
     try {
       return this.compiled.render(vars);
     } catch (err) {
