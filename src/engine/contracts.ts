@@ -5,7 +5,7 @@
 import type { ErrorContext, ValidationProblem } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import type { TraceContext } from '../core/trace.js';
-import type { ResolvedModel } from '../providers/resolve.js';
+import type { Endpoint, ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
 import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
 import type { NodeKind } from '../schema/nodes.js';
@@ -151,7 +151,7 @@ export interface RunServices {
    */
   resolveModel(
     spec: string | undefined,
-    baseURL: string | undefined,
+    baseURL: Endpoint | undefined,
     sampling: Provider | undefined,
     where: ErrorContext,
     fallback?: string,

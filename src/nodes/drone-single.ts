@@ -10,7 +10,7 @@ import type {
   Template,
 } from '../engine/contracts.js';
 import { meteredResult } from '../engine/metered.js';
-import type { ResolvedModel } from '../providers/resolve.js';
+import type { Endpoint, ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, ChatRequest, Provider } from '../providers/types.js';
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
@@ -27,7 +27,7 @@ export class DroneModel {
 
   constructor(
     readonly spec: string | undefined,
-    readonly baseURL: string | undefined,
+    readonly baseURL: Endpoint | undefined,
     readonly where: ErrorContext,
     readonly clientFallback: string | undefined,
   ) {}
@@ -55,7 +55,7 @@ export class DroneModel {
 export interface SingleDroneParts {
   /** The model spec, base URL, error place and client fallback (see DroneModel). */
   readonly spec: string | undefined;
-  readonly baseURL: string | undefined;
+  readonly baseURL: Endpoint | undefined;
   readonly where: ErrorContext;
   readonly clientFallback: string | undefined;
   readonly usr: Template | undefined;

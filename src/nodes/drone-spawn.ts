@@ -3,6 +3,7 @@ import { withFields } from '../core/objects.js';
 import type { CompileContext, RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import type { Template } from '../engine/templates/templates.js';
+import type { Endpoint } from '../providers/resolve.js';
 import type { ChatRequest, ToolCall } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import type { SpawnTemplateDef } from '../schema/drone.js';
@@ -38,7 +39,7 @@ export interface SpawnSpec {
 export interface SpawnParent {
   system: string;
   modelSpec: string | undefined;
-  baseURL: string | undefined;
+  baseURL: Endpoint | undefined;
   /** The calling drone's client_fallback: its agents fall back like it when the client cannot sample. */
   clientFallback: string | undefined;
   refs: readonly ToolRef[];

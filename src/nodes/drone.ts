@@ -68,6 +68,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     // Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were.
     const noCache = (def.cache ?? cc.def.cache) === false;
 
+    const endpoint = def.base_url === undefined ? undefined : { url: def.base_url, keyVar: def.api_key_env };
     // Most drones make one model call and keep nothing: their exec is that call (drone-single.ts).
     const single =
       refs.length === 0 &&
@@ -79,7 +80,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     if (single)
       return singleDrone(base, {
         spec: modelSpec,
-        baseURL: def.base_url,
+        baseURL: endpoint,
         where,
         clientFallback,
         usr,
@@ -90,7 +91,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
         stream: def.stream,
         noCache,
       });
-    const droneModel = new DroneModel(modelSpec, def.base_url, where, clientFallback);
+    const droneModel = new DroneModel(modelSpec, endpoint, where, clientFallback);
     const resolve = (scope: RunContext): ResolvedModel => droneModel.resolve(scope);
     const name = base.name;
     const responseSchema = schema
@@ -137,7 +138,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
               {
                 system,
                 modelSpec,
-                baseURL: def.base_url,
+                baseURL: endpoint,
                 clientFallback,
                 refs,
                 request,

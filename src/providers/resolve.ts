@@ -88,6 +88,28 @@ function parseModel(spec: string): ModelSpec {
   return { vendor: spec.startsWith('claude-') ? 'anthropic' : 'openai', model: spec };
 }
 
+/** A node's own endpoint: its base_url, and the environment variable of the key it may receive. */
+export interface Endpoint {
+  readonly url: string;
+  readonly keyVar?: string | undefined;
+}
+
+/** The vendors' own API hosts: the only ones their key variable is sent to unless a node names it. */
+const VENDOR_HOSTS: Readonly<Record<'openai' | 'anthropic', string>> = {
+  openai: 'api.openai.com',
+  anthropic: 'api.anthropic.com',
+};
+
+/** The host of an https URL, lowercased; undefined for other schemes (a key never goes over http). */
+function vendorHost(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:' ? u.hostname.toLowerCase() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Builds a real provider for a vendor; injected so tests and embedders can swap transports. */
 export type ProviderFactory = (
   vendor: 'openai' | 'anthropic',
@@ -145,7 +167,7 @@ export class ProviderRegistry {
    */
   resolve(
     spec: string | undefined,
-    baseURL: string | undefined,
+    baseURL: Endpoint | undefined,
     sampling: Provider | undefined,
     where: ErrorContext,
     fallback?: string,
@@ -166,12 +188,15 @@ export class ProviderRegistry {
       return this.instead(chosen, baseURL, where, fallback);
     }
     const env = this.options.env;
-    const keyVar = KEY_VARS[vendor];
     const envBase = vendor === 'openai' ? env.OPENAI_BASE_URL : env.ANTHROPIC_BASE_URL;
-    const base = baseURL ?? (envBase || undefined);
-    let apiKey = env[keyVar];
-    // Local OpenAI-compatible servers (Ollama, vLLM) named by the node's own base_url usually need no key.
-    if (!apiKey && vendor === 'openai' && baseURL) apiKey = 'not-needed';
+    const base = baseURL?.url ?? (envBase || undefined);
+    // The vendor's key goes to the vendor (or to the base URL the user's own environment names); a
+    // node's other base_url gets only the key it names, so a file cannot send OPENAI_API_KEY elsewhere.
+    const own = baseURL === undefined || vendorHost(baseURL.url) === VENDOR_HOSTS[vendor];
+    const keyVar = baseURL?.keyVar ?? KEY_VARS[vendor];
+    let apiKey = own || baseURL?.keyVar !== undefined ? env[keyVar] : undefined;
+    // Servers at a node's own base_url (Ollama, vLLM) usually need no key; the SDKs need a non-empty one.
+    if (!apiKey && baseURL !== undefined && baseURL.keyVar === undefined) apiKey = 'not-needed';
     if (!apiKey) {
       throw new HatcheryError(
         'MISSING_API_KEY',
@@ -215,7 +240,7 @@ export class ProviderRegistry {
    */
   private instead(
     chosen: string,
-    baseURL: string | undefined,
+    baseURL: Endpoint | undefined,
     where: ErrorContext,
     fallback: string | undefined,
   ): ResolvedModel {

@@ -73,6 +73,13 @@ export const droneSchema = lazily(() =>
           "Model used instead of the MCP client's (model sampling/client) when the run has no client that can sample, e.g. \"openai:gpt-5.4-mini\"; default the hatchery's client_fallback, else the environment's default model",
         ),
       base_url: z.url().optional().describe('OpenAI-compatible endpoint (Ollama, vLLM, ...) for this node'),
+      api_key_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name, e.g. GROQ_API_KEY')
+        .optional()
+        .describe(
+          "Environment variable whose value is the API key sent to base_url. Without it a base_url gets no key: OPENAI_API_KEY and ANTHROPIC_API_KEY go only to their vendor's endpoint",
+        ),
       temperature: z.number().min(0).max(2).optional(),
       max_tokens: z.number().int().min(1).optional().describe('Maximum tokens of the reply'),
       timeout_ms: timeoutMs

@@ -131,6 +131,7 @@ export const FAST_NODE_FIELDS: Readonly<Record<string, readonly Field[]>> = {
     ['model', nonEmpty],
     ['client_fallback', nonEmpty],
     ['base_url', () => NO],
+    ['api_key_env', () => NO],
     ['temperature', (v) => (typeof v === 'number' && v >= 0 && v <= 2 ? v : NO)],
     ['max_tokens', intFrom(1)],
     ['timeout_ms', intFrom(1)],

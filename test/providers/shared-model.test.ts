@@ -43,7 +43,7 @@ describe('resolved models', () => {
     expect(registry.resolve('openai:m1', undefined, undefined, where).model).toBe('m1');
     // Providers of the factory: one per base URL, each with its own resolved model.
     const c1 = registry.resolve('anthropic:c', undefined, undefined, where);
-    const c2 = registry.resolve('anthropic:c', 'http://127.0.0.1:9/', undefined, where);
+    const c2 = registry.resolve('anthropic:c', { url: 'http://127.0.0.1:9/' }, undefined, where);
     expect(registry.resolve('anthropic:c', undefined, undefined, where)).toBe(c1);
     expect(c2).not.toBe(c1);
     expect(c2.provider).not.toBe(c1.provider);
