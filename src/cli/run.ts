@@ -168,7 +168,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     view.close();
     if (values.json) {
       printOut(
-        `${printableJson({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps })}\n`,
+        `${printableJson({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps, ...(result.journal ? { journal: result.journal } : {}) })}\n`,
       );
     } else {
       printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);

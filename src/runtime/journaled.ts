@@ -64,6 +64,7 @@ export function runJournaled(
         steps: result.steps,
         ms: Math.round(performance.now() - t0),
       });
+      if (journal.error !== undefined) result.journal = 'incomplete';
       return result;
     },
     (err: unknown) => {

@@ -106,4 +106,6 @@ export interface RunResult {
    * first read (the run keeps them by node index, engine/out-slots.ts); later reads give that object.
    */
   outputs: Record<string, unknown>;
+  /** `incomplete` when a write of the run's journal failed (a full disk): resume may lack records. */
+  journal?: 'incomplete';
 }

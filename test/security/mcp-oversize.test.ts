@@ -61,7 +61,11 @@ export const bigSchema = { type: 'object', properties: { n: { type: 'string' } }
       nodes: Array.from({ length: 130_000 }, () => ({ x: 1 })),
     }),
   );
-  server = await spawnCli(dir, { env: fakeEnv(openai.baseURL, anthropic.baseURL) });
+  // Model replies are capped at 8 MiB by default; this server takes the 50 MB one below.
+  server = await spawnCli(dir, {
+    env: fakeEnv(openai.baseURL, anthropic.baseURL),
+    args: ['--max-reply-bytes', String(64 * MiB)],
+  });
   client = server.client;
   const onmessage = server.transport.onmessage!;
   server.transport.onmessage = (m) => {

@@ -17,6 +17,7 @@ import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
 import { nodesJson, runStartLine } from './run-start.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
+import { journalWriteFailed } from './write-errors.js';
 
 /** Events buffered beyond this are serialized at once instead of waiting for the event loop's turn. */
 const MAX_BUFFERED = 8192;
@@ -181,8 +182,10 @@ export class FileJournal implements RunJournal {
     try {
       this.flushNow();
     } catch (err) {
-      // A record that cannot be built loses this flush, not the other journals' turns.
+      // A record that cannot be built, or a write that fails (a full disk), loses this flush, not
+      // the other journals' turns.
       this.failed = err;
+      journalWriteFailed(this.file, err);
     }
     if (this.ending) {
       this.ending = false;
@@ -261,6 +264,7 @@ export class FileJournal implements RunJournal {
       return true;
     } catch (err) {
       this.failed = err;
+      journalWriteFailed(this.file, err);
       return false;
     }
   }

@@ -117,6 +117,8 @@ export interface RunJournal {
   end(status: RunStatus, fields: Record<string, unknown>): PromiseLike<void>;
   /** Writes everything buffered so far. */
   flush(): Promise<void>;
+  /** Set once a write of this journal failed (a full disk): its records after that may be lost. */
+  readonly error?: unknown;
 }
 
 /** Which runs to list. */

@@ -13,6 +13,7 @@
  * gets on (see EXIT_STALL_MS), so a normal exit loses nothing.
  */
 import { Worker } from 'node:worker_threads';
+import { journalWriteFailed } from './write-errors.js';
 import { type RingLayout, type WriteThreadData, writeThreadMain } from './write-thread-main.js';
 
 /** Indexes of the control words: where the JavaScript thread writes next, where the thread reads next, and a wish to be told. */
@@ -99,6 +100,8 @@ export class WriteThread {
   private waiters: Waiter[] = [];
   /** Errors of files, by id, as the thread reported them (the newest 512; ids are not reused for 2^31 files). */
   private readonly errors = new Map<number, string>();
+  /** The path of each file opened lately (the newest 512), for write error reports. */
+  private readonly folders = new Map<number, string>();
   private nextId = 1;
   /** Error messages of the thread received so far (see ERRORS). */
   private errorsSeen = 0;
@@ -132,6 +135,9 @@ export class WriteThread {
   open(path: string): number {
     const id = this.nextId++;
     if (this.nextId > 0x7fff_ffff) this.nextId = 1;
+    // Only the folder is kept, for the report of a failed write (all journals of a store share it).
+    this.folders.set(id, path);
+    if (this.folders.size > 512) this.folders.delete(this.folders.keys().next().value as number);
     const bytes = Buffer.byteLength(path, 'utf8');
     const at = this.reserve(OP_OPEN, id, bytes);
     this.data.write(path, at, 'utf8');
@@ -286,6 +292,7 @@ export class WriteThread {
       this.errorsSeen++;
       if (this.errors.size >= 512) this.errors.delete(this.errors.keys().next().value as number);
       this.errors.set(m.file, m.error);
+      journalWriteFailed(this.folders.get(m.file) ?? 'the state folder/', m.error);
       return;
     }
     this.consumed = Math.max(this.consumed, m.consumed);
