@@ -14,6 +14,6 @@ export function journalWriteFailed(file: string, err: unknown): void {
   if (reported.has(kind)) return;
   reported.add(kind);
   process.stderr.write(
-    `hatchery-mcp: writing the run journal in ${path.dirname(file)} failed (${kind}: ${text.split('\n')[0]}); runs go on, but their journals are incomplete: free space there, or choose another folder with --state DIR\n`,
+    `hatchery-mcp: writing the run journal in ${path.dirname(file)} failed (${kind}: ${text.split('\n')[0]}); runs go on, but their journals are incomplete: check that disk (full, read-only, hung), or choose another folder with --state DIR\n`,
   );
 }
