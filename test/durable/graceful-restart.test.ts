@@ -7,9 +7,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { lastUserText, type WireBody } from '../fakes/http.js';
 import { runCli, tempDir } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, waitFor, writeHatchery } from '../mcp/helpers.js';
+import { chain, chainCallsFor, scriptChain } from './chain.js';
 
 const openai = new FakeOpenAI();
 let env: Record<string, string>;
@@ -20,28 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => openai.close());
 
-const chain = {
-  name: 'chain',
-  desc: 'three steps',
-  nodes: [
-    { name: 'A', usr_prompt: 'step A of {{ ctx.input }}', next: 'B' },
-    { name: 'B', usr_prompt: 'step B after {{ out.A }}', next: 'C' },
-    { name: 'C', usr_prompt: 'step C after {{ out.B }}' },
-  ],
-};
-
-/** Replies "done <step>"; holds step B for `holdB` ms. */
-function script(holdB: number) {
-  openai.reset();
-  const reply = (body: WireBody) => {
-    const step = /step (\w)/.exec(lastUserText(body.messages))?.[1] ?? '?';
-    return step === 'B' && holdB > 0 ? { text: `done ${step}`, delayMs: holdB } : { text: `done ${step}` };
-  };
-  for (let i = 0; i < 50; i++) openai.enqueue(reply);
-}
-
-const callsFor = (step: string) =>
-  openai.requests.filter((r) => lastUserText(r.body?.messages).startsWith(`step ${step}`)).length;
+const script = (holdB: number) => scriptChain(openai, holdB);
+const callsFor = (step: string) => chainCallsFor(openai, step);
 
 /** The run's status as `runs show --json` reads it from the journal. */
 async function statusOf(state: string, id: string): Promise<string> {

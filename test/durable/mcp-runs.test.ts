@@ -12,6 +12,7 @@ import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { lastUserText, type WireBody } from '../fakes/http.js';
 import { tempDir } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
+import { chain, chainCallsFor, scriptChain } from './chain.js';
 
 const openai = new FakeOpenAI();
 let env: Record<string, string>;
@@ -22,32 +23,8 @@ beforeAll(async () => {
 });
 afterAll(() => openai.close());
 
-/** A three-drone chain; node B's prompt is recognisable so a test can hold it. */
-const chain = {
-  name: 'chain',
-  desc: 'three steps',
-  nodes: [
-    { name: 'A', usr_prompt: 'step A of {{ ctx.input }}', next: 'B' },
-    { name: 'B', usr_prompt: 'step B after {{ out.A }}', next: 'C' },
-    { name: 'C', usr_prompt: 'step C after {{ out.B }}' },
-  ],
-};
-
-/** Replies "done <step>" to every request; holds step B for `holdB` ms (until the client hangs up). */
-function script(holdB: number) {
-  openai.reset();
-  const reply = (body: WireBody) => {
-    const text = lastUserText(body.messages);
-    const step = /step (\w)/.exec(text)?.[1] ?? '?';
-    return step === 'B' && holdB > 0 ? { text: `done ${step}`, delayMs: holdB } : { text: `done ${step}` };
-  };
-  for (let i = 0; i < 50; i++) openai.enqueue(reply);
-}
-
-/** Requests the fake model received for a step. */
-function callsFor(step: string): number {
-  return openai.requests.filter((r) => lastUserText(r.body?.messages).startsWith(`step ${step}`)).length;
-}
+const script = (holdB: number) => scriptChain(openai, holdB);
+const callsFor = (step: string) => chainCallsFor(openai, step);
 
 /** True once the run's journal file holds a record of node `node` starting (journal writes are batched). */
 function journaled(state: string, id: string, node: string): boolean {
