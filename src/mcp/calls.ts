@@ -135,7 +135,8 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   // serialised), and building it twice was a quarter of this function's allocation.
   const json = usageJson(result.usage);
   // A literal key (USAGE_META): a computed one makes the object through the runtime, per call.
-  const _meta = { 'hatchery/usage': json };
+  const _meta: Record<string, unknown> = { 'hatchery/usage': json };
+  if (result.journal) _meta['hatchery/journal'] = result.journal;
   // Guarded here rather than when sent: background runs keep their result, so keep it small.
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return {
@@ -149,7 +150,7 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   const usage = u.inputTokens === 0 && u.outputTokens === 0 ? undefined : json;
   return {
     state: 'succeeded',
-    result: host.out.json(outputValue(output, result.runId, usage), { _meta }),
+    result: host.out.json(outputValue(output, result.runId, usage, result.journal), { _meta }),
   };
 }
 

@@ -6,10 +6,10 @@ import { formatError, HatcheryError } from '../core/errors.js';
  * `structuredContent` (what Claude Code and other structured clients read) and as the only text
  * block (what Claude Desktop and text-only clients read). The shapes are:
  *
- * - a run that ended well: `{ output, run_id, usage? }`, where `output` is the final text (or the
- *   structured value of a final node whose schema is not an object);
+ * - a run that ended well: `{ output, run_id, usage?, journal? }`, where `output` is the final text
+ *   (or the structured value of a final node whose schema is not an object);
  * - a run of a tool that declares an `outputSchema`: the object itself (clients check it against
- *   the schema), its tokens and cost in `_meta` only;
+ *   the schema), its tokens and cost (and an incomplete journal) in `_meta` only;
  * - a failure: `{ error, code, ... }` (`isError: true`), plus what the failure adds (a budget's
  *   `limit`, `spent` and `partial` outputs; a question's `question` and `run_id`);
  * - the generic tools' answers: their fields (`run_id`, `state`, `runs`, ...) and `next_step` when
@@ -55,15 +55,20 @@ export function errorValue(err: unknown, message = formatError(err)): ResultValu
   return { error: message, code: errorCode(err) };
 }
 
-/** The value of a run that ended well, for tools without an output schema. */
+/**
+ * The value of a run that ended well, for tools without an output schema; `journal: "incomplete"`
+ * when writes of its journal failed (a full disk), so a caller knows resume may lack its records.
+ */
 export function outputValue(
   output: unknown,
   runId: string | undefined,
   usage: Record<string, number> | undefined,
+  journal?: 'incomplete',
 ): ResultValue {
   const value: ResultValue = { output };
   if (runId !== undefined) value.run_id = runId;
   if (usage && Object.keys(usage).length > 0) value.usage = usage;
+  if (journal !== undefined) value.journal = journal;
   return value;
 }
 

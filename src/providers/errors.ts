@@ -41,6 +41,12 @@ export function redactSecrets(text: string, apiKey?: string): string {
   return redactText(text, apiKey ? [apiKey] : [], { mark: '***', authHeaders: true });
 }
 
+/**
+ * The key sent to a node's own base_url when it names no key variable: local servers (Ollama, vLLM)
+ * need none, the SDKs need a non-empty one. A 401 with it means the endpoint wants a real key.
+ */
+export const PLACEHOLDER_KEY = 'not-needed';
+
 /** A base URL without user info or query, safe to print in a hint. */
 export function displayURL(url: string): string {
   try {
@@ -85,7 +91,9 @@ export function toProviderError(err: unknown, ctx: ErrorMappingContext): Hatcher
     if (typeof status === 'number') {
       const hint =
         status === 401 || status === 403
-          ? ' (check the API key)'
+          ? ctx.apiKey === PLACEHOLDER_KEY
+            ? ` (no API key was sent to ${displayURL(ctx.baseURL)}: a vendor's key goes only to its own API or to the base URL its ${vendor.toUpperCase()}_BASE_URL variable names; if this endpoint needs a key, name the variable that holds it with "api_key_env" on the node)`
+            : ' (check the API key)'
           : status === 404
             ? ` (check the model name and the base URL ${displayURL(ctx.baseURL)})`
             : '';

@@ -1,5 +1,6 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import { didYouMean, quote } from '../schema/suggest.js';
+import { PLACEHOLDER_KEY } from './errors.js';
 import type { Provider } from './types.js';
 
 /** The vendors a `model` string can name. */
@@ -196,7 +197,7 @@ export class ProviderRegistry {
     const keyVar = baseURL?.keyVar ?? KEY_VARS[vendor];
     let apiKey = own || baseURL?.keyVar !== undefined ? env[keyVar] : undefined;
     // Servers at a node's own base_url (Ollama, vLLM) usually need no key; the SDKs need a non-empty one.
-    if (!apiKey && baseURL !== undefined && baseURL.keyVar === undefined) apiKey = 'not-needed';
+    if (!apiKey && baseURL !== undefined && baseURL.keyVar === undefined) apiKey = PLACEHOLDER_KEY;
     if (!apiKey) {
       throw new HatcheryError(
         'MISSING_API_KEY',

@@ -50,7 +50,7 @@ afterEach(() => {
 
 describe('the time of each journal record', () => {
   it('is the wall-clock time of its event to the millisecond, in order, from the same clock as ms', async () => {
-    const { h, store, runtime, records } = setup(15);
+    const { h, store, runtime, records } = setup(40);
     const events: RunEvent[] = [];
     const stamps: { type: string; node?: string; wall: number }[] = [];
     const before = Date.now();
@@ -77,16 +77,16 @@ describe('the time of each journal record', () => {
       expect(at).toBeGreaterThanOrEqual(before);
       expect(at).toBeLessThanOrEqual(after);
     }
-    // Each event's record: within 3 ms of the wall clock read when the listener got it. That is far below
-    // the model's 15 ms, so a record stamped when it was written, or with another event's time, fails;
-    // 1 ms was too tight on a loaded machine (a pause between the two readings, or Date.now() drifting
-    // from performance.now() over a long-lived worker: seen at 2 ms in CI).
+    // Each event's record: within 12 ms of the wall clock read when the listener got it. That is well
+    // below the model's 40 ms, so a record stamped with another node's event time fails; tighter bounds
+    // failed on a loaded CI machine (a pause between the two readings, or Date.now() drifting from
+    // performance.now() over a long-lived worker: 2 ms, then 5 ms).
     const evRecs = recs.slice(1, -1);
     for (const [i, rec] of evRecs.entries()) {
       expect(rec.type).toBe(stamps[i]!.type);
-      expect(Math.abs(rec.at - stamps[i]!.wall)).toBeLessThanOrEqual(3);
+      expect(Math.abs(rec.at - stamps[i]!.wall)).toBeLessThanOrEqual(12);
     }
-    // The model waits 15 ms: a node's end is that much after its start, as its ms says.
+    // The model waits 40 ms: a node's end is that much after its start, as its ms says.
     for (const node of ['A', 'B', 'C']) {
       const start = evRecs.find((x) => x.type === 'node_start' && x.node === node)!;
       const end = evRecs.find((x) => x.type === 'node_end' && x.node === node)!;

@@ -104,4 +104,30 @@ describe('vendor keys', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('NOT_SET_KEY');
   });
+
+  it('a 401 from a base_url that got no key says so and how to name one; with a key, to check it', async () => {
+    const dir = hatcheryDir();
+    const node = { name: 'A', model: 'gpt-4o-mini', usr_prompt: 'hi', base_url: `${openai.url}/v1` };
+    const noKey = writeHatchery(dir, 'k.json', { name: 'k', desc: 'asks', nodes: [node] });
+    openai.reset();
+    openai.enqueue({ status: 401, message: 'Invalid API key' });
+    const r = await runCli(['run', noKey, '--input', 'x'], { env });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('401');
+    expect(r.stderr).toContain(`no API key was sent to ${openai.url}/v1`);
+    expect(r.stderr).toContain('api_key_env');
+    expect(r.stderr).not.toContain(OPENAI_KEY);
+    const named = writeHatchery(dir, 'n.json', {
+      name: 'n',
+      desc: 'asks',
+      nodes: [{ ...node, api_key_env: 'GROQ_API_KEY' }],
+    });
+    openai.reset();
+    openai.enqueue({ status: 401, message: 'Invalid API key' });
+    const r2 = await runCli(['run', named, '--input', 'x'], { env });
+    expect(r2.code).not.toBe(0);
+    expect(r2.stderr).toContain('check the API key');
+    expect(r2.stderr).not.toContain('no API key was sent');
+    expect(r2.stderr).not.toContain(OWN_KEY);
+  });
 });
