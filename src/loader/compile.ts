@@ -176,7 +176,15 @@ export function compileHatchery(
     };
     compiled.set(n.name, impl.compile(n.def, base, cc));
   });
-  const { inputRequired } = analyzeHatchery(def, nodes, templates, problems);
+  // A file already known to be broken (its rest checked in the same pass) may trip the analysis over
+  // what is missing: what it found until then stays reported.
+  const broken = problems.some(isError);
+  let inputRequired = false;
+  try {
+    inputRequired = analyzeHatchery(def, nodes, templates, problems).inputRequired;
+  } catch (err) {
+    if (!broken) throw err;
+  }
   for (const rel of Object.values(def.files ?? {})) dependencies.add(path.resolve(dir, rel));
   checkTopLevel(def, dir, roots, problems);
   if (problems.some(isError)) return undefined;

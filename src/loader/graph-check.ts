@@ -48,7 +48,7 @@ export function join(...parts: (string | number)[]): string {
  */
 export function validateQuickly(
   raw: unknown,
-): { def?: HatcheryDef; nodes: ValidNode[]; problems: ValidationProblem[] } | undefined {
+): { def?: HatcheryDef; nodes: ValidNode[]; problems: ValidationProblem[]; draft?: HatcheryDef } | undefined {
   const quick = fastDefinition(raw);
   if (!quick) return undefined;
   const nodes: ValidNode[] = quick.nodes.map(({ kind, def }, index) => ({
@@ -60,8 +60,9 @@ export function validateQuickly(
   const problems: ValidationProblem[] = [];
   const top = raw as Record<string, unknown>;
   checkGraph(top, top.nodes as unknown[], nodes, problems);
-  if (problems.length > 0) return { nodes, problems };
-  return { def: { ...quick.top, nodes: nodes.map((n) => n.def) } as HatcheryDef, nodes, problems };
+  const def = { ...quick.top, nodes: nodes.map((n) => n.def) } as HatcheryDef;
+  // With graph problems, the draft lets the rest of the file be checked in the same pass (validate.ts).
+  return problems.length > 0 ? { nodes, problems, draft: def } : { def, nodes, problems };
 }
 
 /** Names nameless nodes and checks names, `start`, `next` and `on_limit` targets and inputs. */

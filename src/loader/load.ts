@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { HatcheryError, type ValidationProblem } from '../core/errors.js';
+import { HatcheryError, isError, type ValidationProblem } from '../core/errors.js';
 import { type RealPathCheck, readFailure, readTextChecked } from '../core/fs/safe-fs.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { nearestSibling } from '../tools/compile.js';
@@ -43,7 +43,8 @@ export function loadHatcheryText(
   subs?: SubFiles,
 ): LoadResult {
   const first = prepareHatcheryText(text, file, options, subs);
-  return first.ok ? completeHatcheryText(first.prepared) : first;
+  if (first.ok) return completeHatcheryText(first.prepared);
+  return first.rest ? completeHatcheryText(first.rest) : first;
 }
 
 /**
@@ -66,7 +67,8 @@ export function loadHatcheryObject(
   subs?: SubFiles,
 ): LoadResult {
   const first = prepareValue(value, file, options, subs);
-  const res = 'prepared' in first ? completeValue(first.prepared) : first;
+  const res =
+    'prepared' in first ? completeValue(first.prepared) : first.rest ? completeValue(first.rest) : first;
   return 'hatchery' in res
     ? { ok: true, hatchery: res.hatchery }
     : invalid(file, res.problems, res.notHatchery);
@@ -83,13 +85,33 @@ function completeValue(p: PreparedLoad, options = p.options): Loaded {
     }
     // Warnings of validation travel on with the compile problems, so the hatchery carries them all.
     const compileProblems: ValidationProblem[] = [...p.problems];
+    const own = p.problems.length;
     const hatchery = compileHatchery(abs, p.def, p.nodes, options, compileProblems, sub, p.graph);
-    if (p.design) for (const q of compileProblems) q.path = p.design.sourcePath(q.path);
-    if (!hatchery) return { problems: compileProblems };
+    // The first half's problems have their paths in the file's terms already.
+    if (p.design) for (const q of compileProblems.slice(own)) q.path = p.design.sourcePath(q.path);
+    if (!hatchery) {
+      // Of a file already broken, only the rest's errors: its warnings (a node unreachable through a
+      // misspelt `next`) are often what the errors cause, and come once those are fixed.
+      if (!p.problems.some(isError)) return { problems: compileProblems };
+      return { problems: unique([...p.problems, ...compileProblems.slice(own).filter(isError)]) };
+    }
     return { hatchery };
   } catch (err) {
+    // A file known to be broken keeps the problems found before: the rest was checked as far as it could be.
+    if (p.problems.some(isError)) return { problems: p.problems };
     return { problems: [{ path: '', message: unexpectedLoadError(err) }] };
   }
+}
+
+/** Problems without repeats: the checks of a broken file's rest may find what validation found. */
+function unique(problems: ValidationProblem[]): ValidationProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((q) => {
+    const key = `${q.path}\n${q.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** Why a hatchery file could not be read, with the nearest file's name when it does not exist. */

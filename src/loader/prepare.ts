@@ -41,7 +41,7 @@ export function prepareHatcheryText(
   file: string,
   options: LoadOptions = {},
   subs?: SubFiles,
-): { ok: true; prepared: PreparedLoad } | Extract<LoadResult, { ok: false }> {
+): { ok: true; prepared: PreparedLoad } | (Extract<LoadResult, { ok: false }> & { rest?: PreparedLoad }) {
   const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
   if (parsed.problem) return invalid(file, [parsed.problem]) as Extract<LoadResult, { ok: false }>;
   const res = prepareValue(parsed.value, file, options, subs);
@@ -49,7 +49,9 @@ export function prepareHatcheryText(
     res.prepared.text = text;
     return { ok: true, prepared: res.prepared };
   }
-  return finish(text, file, res) as Extract<LoadResult, { ok: false }>;
+  if (res.rest) res.rest.text = text;
+  const failed = finish(text, file, res) as Extract<LoadResult, { ok: false }>;
+  return res.rest ? { ...failed, rest: res.rest } : failed;
 }
 
 /** Problems located in the text (line, column) and sorted as an editor lists them; warnings too. */
@@ -74,7 +76,9 @@ export function prepareValue(
   file: string,
   options: LoadOptions,
   subs?: SubFiles,
-): { prepared: PreparedLoad } | { problems: ValidationProblem[]; notHatchery?: boolean } {
+):
+  | { prepared: PreparedLoad }
+  | { problems: ValidationProblem[]; notHatchery?: boolean; rest?: PreparedLoad } {
   try {
     if (
       value !== null &&
@@ -84,13 +88,19 @@ export function prepareValue(
     )
       return { problems: [{ ...NOT_A_HATCHERY }], notHatchery: true };
     const design = isDesign(value) ? fromDesign(value as Record<string, unknown>, file) : undefined;
-    const { def, nodes, problems } = validateDefinition(design ? design.value : value);
+    const { def, nodes, problems, draft } = validateDefinition(design ? design.value : value);
     if (design) {
       problems.unshift(...design.problems);
       for (const p of problems) p.path = design.sourcePath(p.path);
     }
-    // A file that fails lists its warnings too: every problem of the file, once.
-    if (!def || problems.some(isError)) return { problems };
+    // A file that fails lists its warnings too: every problem of the file, once. What is valid of it
+    // goes on to be compiled (load.ts), so its other problems are reported in the same pass.
+    if (!def || problems.some(isError)) {
+      const base = def ?? draft;
+      if (base === undefined || nodes.length === 0) return { problems };
+      const graph = new HatcheryGraph(base.start, nodes);
+      return { problems, rest: { file, def: base, nodes, graph, problems, options, design, subs } };
+    }
     const graph = new HatcheryGraph(def.start, nodes);
     return { prepared: { file, def, nodes, graph, problems, options, design, subs } };
   } catch (err) {

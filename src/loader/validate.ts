@@ -22,6 +22,11 @@ export interface Validated {
   def?: HatcheryDef;
   nodes: ValidNode[];
   problems: ValidationProblem[];
+  /**
+   * With problems: the definition of the nodes that are valid, when the top level is, so the rest of
+   * the file (templates, tool arguments, models) can still be checked and reported in the same pass.
+   */
+  draft?: HatcheryDef;
 }
 
 // Free-form values (tool arguments, JSON Schemas, maps of user names) keep their `$`/`_` keys.
@@ -167,9 +172,9 @@ export function validateDefinition(raw: unknown): Validated {
   });
 
   checkGraph(top as Partial<HatcheryDef>, rawNodes, nodes, problems);
-  if (!topData || problems.length > 0) return { nodes, problems };
+  if (!topData) return { nodes, problems };
   const def = { ...topData, nodes: nodes.map((n) => n.def) } as HatcheryDef;
-  return { def, nodes, problems };
+  return problems.length > 0 ? { nodes, problems, draft: def } : { def, nodes, problems };
 }
 
 /**

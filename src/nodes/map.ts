@@ -35,7 +35,8 @@ export function parseItems(text: string): unknown[] {
 
 /**
  * Map: renders `items`, runs `node` and its next chain once per item in a child scope with
- * ctx.item and ctx.index, `concurrency` at a time; the output is the JSON array of the outputs, in order.
+ * ctx.item and ctx.index, `concurrency` at a time; the output is the list of the items' outputs, in
+ * order (each a structured value when its node has an output_schema, else its text), as JSON text.
  */
 export const mapImpl: NodeKindImpl<MapDef> = {
   compile(def: MapDef, base: NodeBase, cc: CompileContext): CompiledNode {
@@ -75,8 +76,12 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           loneNode: () => alone,
           scope: itemScope,
         });
-        const outputs = new Array<string>(results.length);
-        for (let i = 0; i < results.length; i++) outputs[i] = results[i]!.text;
+        // An item keeps its structured value (an output_schema's), as a single node's output does.
+        const outputs = new Array<unknown>(results.length);
+        for (let i = 0; i < results.length; i++) {
+          const r = results[i]!;
+          outputs[i] = r.value === undefined ? r.text : r.value;
+        }
         return { text: JSON.stringify(outputs), value: outputs };
       },
     };

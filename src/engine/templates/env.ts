@@ -231,6 +231,21 @@ const filters: Record<string, Fn> = {
     }
     return groups;
   },
+  /** Text that holds JSON, as its value (`{{ (out.Raw | fromjson).title }}`); a value passes as it is. */
+  fromjson(text: unknown) {
+    if (typeof text !== 'string') return text;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      raiseInTemplate(
+        new HatcheryError(
+          'TEMPLATE',
+          `fromjson: the text is not JSON (${(err as Error).message}); it starts ${JSON.stringify(text.slice(0, 60))}`,
+          { variable: 'fromjson' },
+        ),
+      );
+    }
+  },
   sort: runtime.makeMacro(['value', 'reverse', 'case_sensitive', 'attribute'], [], function sort(
     this: Ctx,
     arr: unknown,

@@ -4,8 +4,9 @@ import { internalized } from '../../core/objects.js';
 import { OutSlots, outAsDictionary } from '../out-slots.js';
 import { templateEnv } from './env.js';
 import { oneLookup, type Plan, planOf, renderPlan, type SlotCache, scopedField, slotField } from './fast.js';
+import { unknownName } from './names.js';
 import { renderState } from './sandbox.js';
-import { simpleTags } from './simple.js';
+import { type SimpleTag, simpleTags } from './simple.js';
 
 /** What every template sees: the run's ctx, node outputs by name, and `fread`. */
 export interface TemplateVars {
@@ -50,17 +51,32 @@ function isTreeNode(v: unknown): v is TreeNode {
 }
 
 /**
- * False when the checks below cannot fail: no statement tag (set, macro, call) and no `{` other than
- * tag delimiters (a dict literal needs one). Most prompts are then spared the walk.
+ * False when the checks below cannot fail: no statement tag (set, macro, call, filter), no `{` other
+ * than tag delimiters (a dict literal needs one), no filter and no test. Most prompts are then spared
+ * the walk.
  */
 function mayHaveCompileOnlyError(source: string): boolean {
-  return source.includes('{%') || source.replace(/\{\{|\{#/g, '').includes('{');
+  return (
+    source.includes('{%') ||
+    source.includes('|') ||
+    /\bis\b/.test(source) ||
+    source.replace(/\{\{|\{#/g, '').includes('{')
+  );
+}
+
+/** The test an `is` names: `x is odd`, `x is divisibleby(3)`, and `x is none` (a literal). */
+function testName(right: unknown): string | undefined {
+  if (!isTreeNode(right)) return undefined;
+  if (right.typename === 'Symbol' || right.typename === 'Literal') return String(right.value);
+  if (right.typename === 'FunCall' && isTreeNode(right.name)) return String(right.name.value);
+  return undefined;
 }
 
 /**
  * What nunjucks' compiler would reject in a template that parses: a dict key that is neither a name
- * nor a string, a `set` target or macro argument that is not a plain name. Checked on the load parse,
- * so these stay load problems although templates are compiled only when first rendered.
+ * nor a string, a `set` target or macro argument that is not a plain name; and what its render would
+ * reject whatever the data: a filter or a test the environment lacks. Checked on the load parse, so
+ * these stay load problems although templates are compiled only when first rendered.
  */
 function compileOnlyError(tree: unknown): { message: string; node: TreeNode } | undefined {
   const stack: unknown[] = [tree];
@@ -71,7 +87,14 @@ function compileOnlyError(tree: unknown): { message: string; node: TreeNode } | 
       continue;
     }
     if (!isTreeNode(n)) continue;
-    if (n.typename === 'Pair') {
+    if (n.typename === 'Filter' || n.typename === 'FilterAsync') {
+      const bad = isTreeNode(n.name) ? unknownName('filter', String(n.name.value)) : undefined;
+      if (bad) return { message: bad, node: n.name as TreeNode };
+    } else if (n.typename === 'Is') {
+      const name = testName(n.right);
+      const bad = name === undefined ? undefined : unknownName('test', name);
+      if (bad) return { message: bad, node: n.right as TreeNode };
+    } else if (n.typename === 'Pair') {
       const key = n.key;
       if (
         isTreeNode(key) &&
@@ -137,7 +160,9 @@ export class Template implements SlotCache {
     // Text and plain lookups (fast.ts) and simple filtered lookups (simple.ts) always parse: no parse
     // tree, and the load-time analysis reads their variables from the text (loader/analysis).
     const plan = planOf(source);
-    if (plan !== null || simpleTags(source) !== null) {
+    const simple = plan === null ? simpleTags(source) : null;
+    if (plan !== null || simple !== null) {
+      if (simple !== null) this.checkFilters(simple);
       this.setPlan(plan);
       return;
     }
@@ -149,6 +174,25 @@ export class Template implements SlotCache {
       if (bad) throw new nj.lib.TemplateError(bad.message, bad.node.lineno + 1, bad.node.colno + 1);
     } catch (err) {
       throw this.syntaxError(nj.lib._prettifyError(this.path, false, err));
+    }
+  }
+
+  /** Refuses a filter the environment lacks in simple tags (the parsed ones: compileOnlyError). */
+  private checkFilters(tags: readonly SimpleTag[]): void {
+    for (const tag of tags) {
+      for (const name of tag.filters) {
+        const bad = unknownName('filter', name);
+        if (bad === undefined) continue;
+        // The filter's own position: its first `| name` after the tag's variable.
+        const found = new RegExp(`\\|\\s*${name}\\b`).exec(this.source.slice(tag.at));
+        const at = tag.at + (found ? found.index + found[0].length - name.length : 0);
+        const before = this.source.slice(0, at);
+        const line = before.split('\n').length;
+        const column = at - before.lastIndexOf('\n');
+        throw this.syntaxError(
+          nj.lib._prettifyError(this.path, false, new nj.lib.TemplateError(bad, line, column)),
+        );
+      }
     }
   }
 

@@ -1,0 +1,205 @@
+/**
+ * What a new user's first files meet, through the built CLI against the fake OpenAI server: map
+ * items of a structured node are values, `fromjson` reads JSON text, and `validate` reports an
+ * unknown filter or test (a Jinja2 habit) before any model is paid, with what to write instead, and
+ * every problem of a file in one pass (a graph error no longer hides the templates and tools).
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { fakeVendors } from '../fakes/vendors.js';
+import { runCli, tempDir } from '../helpers.js';
+
+const { openai } = fakeVendors();
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir('hatchery-first-');
+  openai.reset();
+});
+
+function write(name: string, def: unknown): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, JSON.stringify(def));
+  return file;
+}
+
+const env = () => ({
+  OPENAI_API_KEY: 'sk-first-files-0123456789',
+  OPENAI_BASE_URL: openai.baseURL,
+  HATCHERY_MODEL: 'openai:gpt-test',
+});
+
+const run = (file: string, more: string[] = []) =>
+  runCli(['run', file, '--input', 'go', '--no-journal', ...more], { env: env(), cwd: dir });
+
+const SECTION = {
+  type: 'object',
+  properties: { heading: { type: 'string' }, words: { type: 'integer' } },
+  required: ['heading', 'words'],
+};
+
+describe('map items of a structured node', () => {
+  it('are values templates read by field, and the map output is a JSON list of them', async () => {
+    const file = write('sections.json', {
+      name: 'sections',
+      desc: 'drafts sections',
+      nodes: [
+        { name: 'M', type: 'map', items: '["intro", "body"]', node: 'Draft', next: 'Show' },
+        { name: 'Draft', usr_prompt: 'a section about {{ ctx.item }}', output_schema: SECTION },
+        {
+          name: 'Show',
+          type: 'script',
+          cmd: ['cat'],
+          stdin:
+            '{{ out.M[0].heading }}/{{ out.M[1].words + 1 }}/{{ out.M[0] is string }}/{{ out.M | join(",", "heading") }}',
+        },
+      ],
+    });
+    openai.enqueue({ text: '{"heading":"Intro","words":120}' }, { text: '{"heading":"Body","words":300}' });
+    const r = await run(file);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('Intro/301/false/Intro,Body');
+  });
+
+  it('as the last node, gives the list of objects as the run output', async () => {
+    const file = write('last.json', {
+      name: 'last',
+      desc: 'drafts sections',
+      nodes: [
+        { name: 'M', type: 'map', items: '["intro"]', node: 'Draft' },
+        { name: 'Draft', usr_prompt: 'a section about {{ ctx.item }}', output_schema: SECTION },
+      ],
+    });
+    openai.enqueue({ text: '{"heading":"Intro","words":120}' });
+    const r = await run(file, ['--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout) as { output: string; value: unknown };
+    expect(JSON.parse(result.output)).toEqual([{ heading: 'Intro', words: 120 }]);
+  });
+});
+
+describe('the fromjson filter', () => {
+  it('reads text that holds JSON, and names bad JSON', async () => {
+    const ok = write('ok.json', {
+      name: 'ok',
+      desc: 'parses',
+      nodes: [
+        { name: 'Raw', type: 'script', cmd: ['echo', '{"title": "Owls", "tags": ["a", "b"]}'], next: 'Use' },
+        {
+          name: 'Use',
+          type: 'script',
+          cmd: ['cat'],
+          stdin: '{% set v = out.Raw | fromjson %}{{ v.title }}:{{ v.tags | length }}',
+        },
+      ],
+    });
+    const r = await run(ok);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('Owls:2');
+    const bad = write('bad.json', {
+      name: 'bad',
+      desc: 'parses',
+      nodes: [
+        { name: 'Raw', type: 'script', cmd: ['echo', 'not json'], next: 'Use' },
+        { name: 'Use', type: 'script', cmd: ['cat'], stdin: '{{ (out.Raw | fromjson).title }}' },
+      ],
+    });
+    const r2 = await run(bad);
+    expect(r2.code).not.toBe(0);
+    expect(r2.stderr).toContain('fromjson: the text is not JSON');
+    expect(r2.stderr).toContain('Use');
+  });
+});
+
+describe('validate, on a filter or test the templates lack', () => {
+  it('reports a Jinja2 filter with what to write instead, before any model call', async () => {
+    const file = write('jinja.json', {
+      name: 'jinja',
+      desc: 'outline then headings',
+      nodes: [
+        { name: 'Outline', usr_prompt: 'outline {{ ctx.input }}', next: 'Headings' },
+        { name: 'Headings', usr_prompt: "list: {{ out.Outline | map('heading') | join(', ') }}" },
+      ],
+    });
+    const v = await runCli(['validate', file], { env: env(), cwd: dir });
+    expect(v.code).not.toBe(0);
+    expect(v.stdout + v.stderr).toContain('unknown filter "map"');
+    expect(v.stdout + v.stderr).toContain('join(", ", "heading")');
+    expect(v.stdout + v.stderr).toContain('nodes/1/usr_prompt');
+    const r = await run(file);
+    expect(r.code).not.toBe(0);
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('suggests the nearest name for a misspelt filter, in simple and in parsed templates', async () => {
+    for (const prompt of ['{{ ctx.input | uper }}', '{% if ctx.input %}{{ ctx.input | uper }}{% endif %}']) {
+      const file = write('typo.json', {
+        name: 'typo',
+        desc: 'd',
+        nodes: [{ name: 'A', usr_prompt: prompt }],
+      });
+      const v = await runCli(['validate', file], { env: env(), cwd: dir });
+      expect(v.code, prompt).not.toBe(0);
+      expect(v.stdout + v.stderr, prompt).toMatch(/unknown filter "uper" \(did you mean "upper"\?\)/);
+    }
+  });
+
+  it('reports a Jinja2 test and a missing test, and passes the ones nunjucks has', async () => {
+    const bad = write('tests.json', {
+      name: 'tests',
+      desc: 'd',
+      nodes: [{ name: 'A', usr_prompt: '{% if ctx.input is sequence %}many{% endif %}' }],
+    });
+    const v = await runCli(['validate', bad], { env: env(), cwd: dir });
+    expect(v.code).not.toBe(0);
+    expect(v.stdout + v.stderr).toContain('unknown test "sequence"');
+    expect(v.stdout + v.stderr).toContain('is iterable');
+    const good = write('good.json', {
+      name: 'good',
+      desc: 'd',
+      nodes: [
+        {
+          name: 'A',
+          usr_prompt:
+            '{% if ctx.input is string and ctx.input is not none %}{{ ctx.input | upper | fromjson | default("x") }}{% endif %}{% filter lower %}X{% endfilter %}',
+        },
+      ],
+    });
+    const ok = await runCli(['validate', good], { env: env(), cwd: dir });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+  });
+});
+
+describe('validate, on a file with several problems', () => {
+  it('reports graph, key, template, tool and argument problems in one pass', async () => {
+    const file = write('many.json', {
+      name: 'many',
+      desc: 'many problems',
+      nodes: [
+        { name: 'Plan', usr_prompt: 'plan {{ ctx.input }}', next: 'Wrte' },
+        { name: 'Write', usr_prompt: 'write {{ out.Plan | uper }}', tools: ['nosuch_tool'], next: 'Check' },
+        { name: 'Check', type: 'script', cmd: ['cat'], temperature: 3, next: 'Read' },
+        { name: 'Read', type: 'baneling', tool: 'read_file', tool_args: { pathh: 'x' } },
+      ],
+    });
+    const v = await runCli(['validate', file], { env: env(), cwd: dir });
+    expect(v.code).not.toBe(0);
+    const out = v.stdout + v.stderr;
+    const lines = out.split('\n').filter((l) => l.startsWith(file));
+    expect(lines.some((l) => l.includes('nodes/0/next') && l.includes('no node named "Wrte"'))).toBe(true);
+    expect(lines.some((l) => l.includes('nodes/1/usr_prompt') && l.includes('unknown filter "uper"'))).toBe(
+      true,
+    );
+    expect(lines.some((l) => l.includes('nodes/1/tools/0') && l.includes('unknown tool "nosuch_tool"'))).toBe(
+      true,
+    );
+    expect(lines.some((l) => l.includes('nodes/2/temperature'))).toBe(true);
+    expect(
+      lines.some((l) => l.includes('nodes/3/tool_args/pathh') && l.includes('did you mean "path"')),
+    ).toBe(true);
+    // Each once, and no warning that only follows from the errors (Write is unreachable through "Wrte").
+    expect(new Set(lines).size).toBe(lines.length);
+    expect(out).not.toContain('unreachable');
+  });
+});
