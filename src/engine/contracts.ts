@@ -76,6 +76,8 @@ export interface Hatchery {
   readonly def: HatcheryDef;
   /** JSON Schema of the structured result: the output_schema of the one node where runs end, if any. */
   readonly outputSchema?: Record<string, unknown>;
+  /** The top-level `output` template: the run's result, rendered when it ends (else the last node's output). */
+  readonly output?: Template;
   /** Files this hatchery depends on (hatch: targets, files entries), for hot reload. */
   readonly dependencies: readonly string[];
   /** Problems that do not stop the file from loading (severity `warning`), for `validate` and logs. */

@@ -41,6 +41,7 @@ export function meteredChat(
     const vendor = resolved.vendor;
     return resolved.provider.chat(req).then((res) => {
       res.usage = priced(meter, vendor, req.model, res.usage);
+      if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
       return res;
     });
   }
@@ -64,9 +65,11 @@ export function meteredResult(
   const emit = shared.emit;
   if (emit === undefined) {
     const vendor = resolved.vendor;
-    return resolved.provider
-      .chat(req)
-      .then((res): NodeResult => ({ text: res.text, usage: priced(meter, vendor, req.model, res.usage) }));
+    return resolved.provider.chat(req).then((res): NodeResult => {
+      const usage = priced(meter, vendor, req.model, res.usage);
+      if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
+      return { text: res.text, usage };
+    });
   }
   return reported(scope, emit, resolved, node, req, true) as Promise<NodeResult>;
 }
@@ -168,12 +171,30 @@ function reported(
         usage,
         ts: t1,
       });
+      if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
       return asResult ? { text: res.text, usage } : res;
     },
     (err: unknown): never => {
       failed(err);
       throw err;
     },
+  );
+}
+
+/**
+ * Fails a call whose model asked for tools the request never offered: its text is then usually
+ * empty, and passing that on as the node's output hid the mistake (a prompt that names a tool the
+ * node lacks, a model that calls tools it was told of elsewhere).
+ */
+function checkToolsOffered(req: ChatRequest, res: ChatResponse, node: string): void {
+  // With tools offered, the tool loop answers a call of another name itself (an error the model sees).
+  if (req.tools !== undefined && req.tools.length > 0) return;
+  const names = [...new Set(res.toolCalls.map((c) => c.name))];
+  const list = names.map((n) => `"${n}"`).join(', ');
+  throw new HatcheryError(
+    'UNKNOWN_TOOL',
+    `the model asked for the tool${names.length > 1 ? 's' : ''} ${list}, but this drone offers no tools: add ${names.length > 1 ? 'them' : 'it'} to the node's "tools" if it should use ${names.length > 1 ? 'them' : 'it'}, or say in the prompt that the answer is text`,
+    { node, field: 'tools', tool: names[0] },
   );
 }
 

@@ -155,6 +155,8 @@ async function walkSteps(scope: RunContext, start: string | CompiledNode): Promi
   // A fan-out passes its branch's node (no lookup per branch); a name is looked up.
   let node: CompiledNode = typeof start === 'string' ? nodeNamed(hatchery, start) : start;
   let result: NodeResult = { text: '' };
+  // The result of the node before this one in the walk: what a supervisor that ends it leaves.
+  let before: NodeResult | undefined;
   for (;;) {
     if (node.maxVisits !== undefined) {
       const redirect = visit(scope, node);
@@ -273,7 +275,13 @@ async function walkSteps(scope: RunContext, start: string | CompiledNode): Promi
       placeOf(scope, event);
       emit(event);
     }
-    if (next === undefined) return result;
+    if (next === undefined) {
+      // A supervisor (route: choose) that chose END decided the run is done: its routing text is not
+      // the work, the output of the node before it is.
+      if (chose === null && before !== undefined) return { text: before.text, value: before.value };
+      return result;
+    }
+    before = result;
     node = chose === undefined && successor !== undefined ? successor : nodeNamed(hatchery, next);
   }
 }

@@ -16,6 +16,8 @@ import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import { writePathProblem } from '../tools/path-check.js';
 import { analyzeHatchery, type TemplateUse, usedTemplate } from './analysis/index.js';
+import { templateRefs } from './analysis/template-refs.js';
+import { didYouMean } from './graph-check.js';
 import type { SubFiles } from './sub-files.js';
 import { checkTopLevel } from './top-level.js';
 import type { ValidNode } from './validate.js';
@@ -93,6 +95,42 @@ function compileRouter(next: string | string[] | undefined): Router {
     tests: list.map((t) => new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(t)}(?![A-Za-z0-9_])`)),
     fallback: list[list.length - 1]!,
   };
+}
+
+/**
+ * The top-level `output` template, rendered when a run ends: its syntax, filters, and the names it
+ * reads (a node for `out.X`; an input, a file or a save_output for `ctx.X`), checked now.
+ */
+function outputTemplate(
+  def: HatcheryDef,
+  file: string,
+  graph: HatcheryGraph,
+  problems: ValidationProblem[],
+): Template | undefined {
+  let t: Template;
+  try {
+    t = new Template(def.output!, { file, field: 'output' });
+  } catch (err) {
+    problems.push({ path: 'output', message: (err as HatcheryError).message });
+    return undefined;
+  }
+  const refs = templateRefs(def.output!, undefined, t.takeTree());
+  if (!Array.isArray(refs)) return t;
+  const saved = def.nodes.map((n) => (n as { save_output?: string }).save_output);
+  const ctxNames = ['input', ...Object.keys(def.inputs ?? {}), ...Object.keys(def.files ?? {}), ...saved];
+  for (const r of refs) {
+    if (r.soft) continue;
+    const known = r.kind === 'out' ? [...graph.names] : r.kind === 'ctx' ? ctxNames : undefined;
+    if (known === undefined || known.includes(r.name)) continue;
+    problems.push({
+      path: 'output',
+      message: `${r.expr} (line ${r.line}, column ${r.column} of the template) is never set: ${r.kind === 'out' ? 'no node has that name' : 'no input, files entry or save_output has that name'}${didYouMean(
+        r.name,
+        known.filter((k): k is string => typeof k === 'string'),
+      )}`,
+    });
+  }
+  return t;
 }
 
 /** Builds the runnable hatchery from a validated definition; problems found here are added to `problems`. */
@@ -187,6 +225,7 @@ export function compileHatchery(
   }
   for (const rel of Object.values(def.files ?? {})) dependencies.add(path.resolve(dir, rel));
   checkTopLevel(def, dir, roots, problems);
+  const output = def.output === undefined ? undefined : outputTemplate(def, file, graph, problems);
   if (problems.some(isError)) return undefined;
   const first = nodes[0];
   if (!first) throw new HatcheryError('INVALID_FILE', 'no nodes', { file });
@@ -204,7 +243,9 @@ export function compileHatchery(
     maxDepth: def.max_depth,
     nodes: laidOut(compiled),
     def,
-    outputSchema: graph.finalOutputSchema,
+    // The result is the output template's text then, whatever schema the last node has.
+    outputSchema: def.output === undefined ? graph.finalOutputSchema : undefined,
+    output,
     inputRequired,
     dependencies: [...dependencies],
     warnings: problems.filter((p) => !isError(p)),

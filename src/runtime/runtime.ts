@@ -365,7 +365,9 @@ export class Runtime {
       // A scope needs no wait unless the file reads `files` or the first run checks its js: tools.
       const made = this.scopeFor(h, shared, depth, input, vars, signal, place);
       const scope = made instanceof Scope ? made : await made;
-      const result = await walk(scope, h.start);
+      const walked = await walk(scope, h.start);
+      // The file's own `output` says what its result is; it reads the outputs of the whole run.
+      const result: NodeResult = h.output === undefined ? walked : { text: scope.render(h.output) };
       emit?.({
         type: 'run_end',
         runId: shared.runId,

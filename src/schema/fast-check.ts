@@ -210,6 +210,7 @@ export const FAST_TOP_FIELDS: readonly Field[] = [
   ['prices', () => NO],
   ['cache', bool],
   ['mcpServers', () => NO],
+  ['output', str],
   ['nodes', arrayOf(anything, 1), true],
 ];
 

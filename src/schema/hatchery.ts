@@ -113,6 +113,12 @@ export const hatcherySchema = fileObject(
     mcpServers: mcpServersSchema
       .optional()
       .describe('MCP servers whose tools drones may use as mcp:<server>[/<tool>]'),
+    output: z
+      .string()
+      .optional()
+      .describe(
+        'Template of the run\'s result, rendered when the run ends (e.g. "{{ out.Writer }}"); default: the output of the node where the run ended',
+      ),
     nodes: z.array(anyNodeSchema).min(1).describe('The nodes of the graph'),
   },
   hatcheryAliases,
