@@ -16,6 +16,7 @@ import type {
 } from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
 import type { ScriptDef } from '../schema/script.js';
+import { cwdProblem } from '../tools/mcp-entry.js';
 import { approve } from './asking.js';
 
 /** The last `n` characters of stderr, trimmed, for error messages. */
@@ -43,6 +44,14 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
     const timeoutMs = def.timeout_ms ?? DEFAULT_SCRIPT_TIMEOUT_MS;
     // Only what the file names reaches the program besides the allow-list (core/process/child-env.ts).
     const env = def.env;
+    // A constant folder, so a missing one is a load problem, before any model is paid.
+    const ownDir = def.cwd === undefined ? undefined : path.resolve(cc.dir, def.cwd);
+    const missing = ownDir === undefined ? undefined : cwdProblem(ownDir);
+    if (missing)
+      cc.problem(
+        'cwd',
+        `the script cannot run in "${def.cwd}": ${missing}; create it or fix "cwd" (relative to ${cc.dir})`,
+      );
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
@@ -53,7 +62,7 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
         // whatever folder it runs in; bare names are looked up on PATH.
         const prog = argv[0] ?? '';
         if (/[\\/]/.test(prog) && !path.isAbsolute(prog)) argv[0] = path.resolve(dir, prog);
-        const cwd = scope.guard.workDir(dir, undefined);
+        const cwd = ownDir ?? scope.guard.startDir(dir);
         if (def.approve) await approve(scope, base.name, `run ${JSON.stringify(argv)} in ${cwd}`);
         const res = await runProgram(argv, {
           stdin: input,
@@ -79,9 +88,11 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
         const failure = programFailure(argv[0]!, res);
         if (failure) {
           const err = tail(res.stderr);
-          throw new HatcheryError('SCRIPT', `${failure}${err ? `; stderr: ${err}` : ''}`, {
+          // The folder it ran in: relative paths in its arguments and its errors are read from there.
+          throw new HatcheryError('SCRIPT', `${failure} (it ran in ${cwd})${err ? `; stderr: ${err}` : ''}`, {
             field: 'cmd',
             exitCode: res.code,
+            cwd,
           });
         }
         return { text: res.stdout };

@@ -160,6 +160,7 @@ export const FAST_NODE_FIELDS: Readonly<Record<string, readonly Field[]>> = {
     ['cmd', arrayOf(str, 1), true],
     ['stdin', str],
     ['env', recordOf(str, ENV_NAME)],
+    ['cwd', nonEmpty],
     ['timeout_ms', intFrom(1)],
     ['approve', bool],
   ],

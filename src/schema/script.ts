@@ -25,6 +25,13 @@ export const scriptSchema = lazily(() =>
       .describe('The program and its arguments as an argv array; never run through a shell'),
     stdin: template("Text fed to the program's stdin; default the previous node's output").optional(),
     env: childEnvField.optional(),
+    cwd: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Folder the program runs in, relative to this file. Default: the folder the command was started in, or this file's folder when that is / or the home folder (a desktop client)",
+      ),
     timeout_ms: timeoutMs
       .optional()
       .describe('Kill the program and every process it started after this many milliseconds (default 60000)'),

@@ -2,13 +2,16 @@
  * What a new user's first files meet, through the built CLI against the fake OpenAI server: map
  * items of a structured node are values, `fromjson` reads JSON text, and `validate` reports an
  * unknown filter or test (a Jinja2 habit) before any model is paid, with what to write instead, and
- * every problem of a file in one pass (a graph error no longer hides the templates and tools).
+ * every problem of a file in one pass (a graph error no longer hides the templates and tools); a
+ * script finds relative files where the user works, and says where it ran when it fails.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
-import { runCli, tempDir } from '../helpers.js';
+import { CLI_PATH, runCli, tempDir } from '../helpers.js';
 
 const { openai } = fakeVendors();
 
@@ -201,5 +204,74 @@ describe('validate, on a file with several problems', () => {
     // Each once, and no warning that only follows from the errors (Write is unreachable through "Wrte").
     expect(new Set(lines).size).toBe(lines.length);
     expect(out).not.toContain('unreachable');
+  });
+});
+
+describe("a script's working folder", () => {
+  it('is where the command was started (the hatchery folder too), a node cwd, and named on failure', async () => {
+    const flows = path.join(dir, 'flows');
+    const work = path.join(dir, 'work');
+    mkdirSync(path.join(flows, 'data'), { recursive: true });
+    mkdirSync(work);
+    writeFileSync(path.join(flows, 'notes.txt'), 'beside the file\n');
+    writeFileSync(path.join(flows, 'data', 'notes.txt'), 'in data\n');
+    writeFileSync(path.join(work, 'notes.txt'), 'in the work folder\n');
+    const cat = (name: string, extra: Record<string, unknown> = {}) => {
+      const file = path.join(flows, `${name}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          name,
+          desc: 'reads notes',
+          nodes: [{ name: 'Cat', type: 'script', cmd: ['cat', 'notes.txt'], ...extra }],
+        }),
+      );
+      return file;
+    };
+    const file = cat('notes');
+    const inFlows = await runCli(['run', file, '--no-journal'], { env: env(), cwd: flows });
+    expect(inFlows.code, inFlows.stderr).toBe(0);
+    expect(inFlows.stdout.trim()).toBe('beside the file');
+    const inWork = await runCli(['run', file, '--no-journal'], { env: env(), cwd: work });
+    expect(inWork.stdout.trim()).toBe('in the work folder');
+    const own = await runCli(['run', cat('own', { cwd: 'data' }), '--no-journal'], { env: env(), cwd: work });
+    expect(own.stdout.trim()).toBe('in data');
+    const missing = await runCli(['validate', cat('gone', { cwd: 'nowhere' })], { env: env(), cwd: work });
+    expect(missing.code).not.toBe(0);
+    expect(missing.stdout + missing.stderr).toMatch(/nodes\/0\/cwd.*does not exist/);
+    const empty = mkdtempSync(path.join(dir, 'empty-'));
+    const failed = await runCli(['run', file, '--no-journal'], { env: env(), cwd: empty });
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toContain(`(it ran in ${empty})`);
+  });
+
+  it("served from / (as a desktop client starts a server), is the hatchery file's folder", async () => {
+    const flows = path.join(dir, 'served');
+    mkdirSync(flows);
+    writeFileSync(path.join(flows, 'notes.txt'), 'served notes\n');
+    writeFileSync(
+      path.join(flows, 'notes.json'),
+      JSON.stringify({
+        name: 'notes',
+        desc: 'reads notes',
+        nodes: [{ type: 'script', cmd: ['cat', 'notes.txt'] }],
+      }),
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI_PATH, '--dir', flows, '--no-journal'],
+      cwd: '/',
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'desktop', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const r = await client.callTool({ name: 'notes', arguments: { input: '' } });
+      expect(r.isError, JSON.stringify(r)).toBeFalsy();
+      expect((r.structuredContent as { output: string }).output.trim()).toBe('served notes');
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -1,10 +1,11 @@
 /**
- * Issue 8, scripts' working folder: a script node ran in the hatchery's folder, so a program writing
- * a relative file could plant a tool there. Programs now run in a write root that is not protected
- * (the working folder of the process), and shell_exec's `cwd` must be such a folder.
+ * Programs' working folders. A script node starts where the user works (the process's working
+ * folder, also when that is the hatchery's folder; the hatchery's folder under a server started
+ * from / or home, as desktop clients start it), never silently in a temp folder (issue 37);
+ * shell_exec, which a model drives, works only in a write root that is not protected (issue 8).
  */
 import { chmodSync, existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -28,7 +29,7 @@ const scriptDef = (cmd: string[]) => ({
   nodes: [{ type: 'script', cmd }],
 });
 
-describe('programs run in a write root, never in a protected folder', () => {
+describe('the working folder of programs', () => {
   it('a script served over MCP runs in the working folder, not the served folder', async () => {
     const project = tempDir('files-workdir-');
     const served = path.join(project, 'hatchery');
@@ -61,11 +62,18 @@ describe('programs run in a write root, never in a protected folder', () => {
     expect((await new Runtime({ env: {}, cwd: work }).run(h)).output).toBe(`${work}\n`);
   });
 
-  it("runs in the hatchery's folder only when --allow-write opens it; in the temp folder when nothing is writable", async () => {
+  it("a script runs where the user works, in the hatchery's folder under a desktop client, never in the temp folder", async () => {
     const dir = tempDir('files-workdir-h-');
+    const work = tempDir('files-workdir-w-');
     const h = load(scriptDef([process.execPath, '-e', 'process.stdout.write(process.cwd())']), dir);
-    expect((await new Runtime({ env: {}, cwd: tempDir(), allowWrite: [dir] }).run(h)).output).toBe(dir);
-    expect((await new Runtime({ env: {}, cwd: '/' }).run(h)).output).toBe(realpathSync(tmpdir()));
+    expect((await new Runtime({ env: {}, cwd: work }).run(h)).output).toBe(work);
+    // Started in the hatchery's own folder (protected from runs' writes): the script still runs there.
+    expect((await new Runtime({ env: {}, cwd: dir }).run(h)).output).toBe(dir);
+    for (const desktop of ['/', homedir()]) {
+      const out = (await new Runtime({ env: {}, cwd: desktop }).run(h)).output;
+      expect(out).toBe(dir);
+      expect(out).not.toBe(realpathSync(tmpdir()));
+    }
   });
 
   it('shell_exec: cwd outside the write roots or in a protected folder is refused; the default is the working folder', async () => {

@@ -96,7 +96,7 @@ describe('declared inputs: no prototype names, no undeclared names', () => {
       desc: 'd',
       inputs: { topic: 't' },
       files: { toString: 'a.txt', topic: 'b.txt', input: 'c.txt' },
-      nodes: [{ type: 'tool', tool_name: 'echo', save_output: 'constructor' }],
+      nodes: [{ type: 'tool', tool_name: 'echo', tool_args: { text: 'x' }, save_output: 'constructor' }],
     };
     expect(problems(def)).toEqual([
       'files/toString: "toString" is reserved: it names part of every JavaScript object (its prototype), and a variable with this name could change how ctx behaves; give the file variable another name',

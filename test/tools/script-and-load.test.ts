@@ -21,7 +21,7 @@ describe('script nodes', () => {
       { type: 'script', cmd: [process.execPath, '-e', 'console.error("disk full"); process.exit(4)'] },
     ]).catch((e) => e)) as HatcheryError;
     expect(err.code).toBe('SCRIPT');
-    expect(err.message).toMatch(/exited with code 4; stderr: disk full/);
+    expect(err.message).toMatch(/exited with code 4 \(it ran in .+\); stderr: disk full/);
   });
 
   it('kills a hanging program after timeout_ms', async () => {

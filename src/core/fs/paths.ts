@@ -127,6 +127,16 @@ export class PathGuard {
   }
 
   /**
+   * Where a program of a hatchery file in `base` starts when its node names no folder: the folder the
+   * user works in (where the command was started), else `base` (a server started from / or the home
+   * folder, as desktop clients start it). A folder to start in, never one runs may write: a script is
+   * the file author's own program, and finds relative files where the user does.
+   */
+  startDir(base: string): string {
+    return this.policy.defaultRoot ?? base;
+  }
+
+  /**
    * The working folder of a program: `p` (relative to `base`) when given, which must be a write root
    * or below one and not protected; otherwise `base` if runs may write there, else a default write root.
    */
