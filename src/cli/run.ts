@@ -146,7 +146,16 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   let input = values.input;
   const stdinIsTty = process.stdin.isTTY === true;
-  if (input === '-' || (input === undefined && !stdinIsTty)) input = await readStdin();
+  if (input === '-' || (input === undefined && !stdinIsTty)) {
+    input = await readStdin();
+    // Nothing on stdin (</dev/null, an empty pipe) is no input: a run that needs one stops before
+    // any model is paid (runtime's requireInput) instead of asking the model an empty question.
+    if (input === '' && hatchery.inputRequired) input = undefined;
+  }
+  if (input === undefined && stdinIsTty && hatchery.inputRequired) {
+    const prompt = hatchery.def.input_prompt?.replace(/[:\s]+$/, '') || 'input';
+    input = (await askMissing({ input: prompt }, ['input'])).input;
+  }
 
   const missing = Object.keys(hatchery.inputs).filter((k) => vars[k] === undefined);
   if (missing.length > 0 && stdinIsTty && values.input !== '-') {

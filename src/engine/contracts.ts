@@ -364,7 +364,18 @@ export interface LoadOptions {
    * always readable. Without roots those paths are not checked at load (where the file will run
    * is unknown) and hatch: sub-files are checked only below the file's own folder.
    */
-  roots?: { read: readonly string[]; write: readonly string[] };
+  roots?: LoadRoots;
+}
+
+/** The roots of LoadOptions, and the runtime's own rule for a constant path a run would write. */
+export interface LoadRoots {
+  read: readonly string[];
+  write: readonly string[];
+  /**
+   * Why a run of a file in `dir` could not write `abs` (`p` as written), or undefined: the write
+   * roots, protected folders (the file's own among them), hatchery files and the other refused files.
+   */
+  writeProblem?: (p: string, abs: string, dir: string) => string | undefined;
 }
 
 /** What a node kind's compiler can use and report to, for one node of one file. */

@@ -139,6 +139,17 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
       preds.set(t, [...(preds.get(t) ?? []), from]);
     }
   }
+  const typeOf = new Map<unknown, string | undefined>(
+    rawNodes.map((n) => [idOf(n), isObj(n) ? designType(n.type) : undefined]),
+  );
+  // The text a node hands on: an event.file's is the text it wrote, not its tool's `wrote N bytes`.
+  const handedOn = (from: string, seen = new Set<string>()): string => {
+    const before = preds.get(from) ?? [];
+    if (typeOf.get(from) !== 'event.file' || before.length !== 1 || seen.has(from))
+      return `{{ ${outRef(from)} }}`;
+    seen.add(from);
+    return handedOn(before[0]!, seen);
+  };
   let stdinTaken = false;
   const inputs: Obj = isObj(top.inputs) ? { ...top.inputs } : {};
   top.nodes = rawNodes.map((n, i) => {
@@ -170,7 +181,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
     const name = typeof node.name === 'string' ? node.name : `node_${i + 1}`;
     const input = (kind: string): string | undefined => {
       const from = preds.get(name) ?? [];
-      if (from.length === 1) return `{{ ${outRef(from[0]!)} }}`;
+      if (from.length === 1) return handedOn(from[0]!);
       if (kind === 'scenario.termination' || kind === 'scenario.terminate' || kind === 'scenario.entry')
         return '';
       problems.push({
@@ -200,6 +211,11 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
         // The first stdin is the run's input (stdin, --input, the tool's "input"); later ones are named inputs.
         if (!stdinTaken) {
           stdinTaken = true;
+          // Shown when the CLI asks for the input on a terminal, and the MCP tool's input description.
+          if (typeof prompt === 'string' && prompt.trim() !== '' && top.input_prompt === undefined) {
+            top.input_prompt = prompt;
+            renames.set('input_prompt', `${at}/prompt`);
+          }
           tool('echo', { text: '{{ ctx.input }}' }, {});
         } else if (!IDENT.test(name)) {
           problems.push({

@@ -93,6 +93,7 @@ export function hatcheryTool(h: Hatchery): Tool {
     name: h.name,
     desc: h.desc,
     inputs: h.inputs,
+    inputPrompt: h.def.input_prompt,
     inputRequired: h.inputRequired,
     annotations: annotationsFor(h),
     outputSchema: h.outputSchema,
@@ -110,9 +111,11 @@ export function preparedTool(p: PreparedLoad): Tool {
     name: def.name,
     desc: def.desc,
     inputs: def.inputs ?? {},
+    inputPrompt: def.input_prompt,
     inputRequired: likelyInputRequired(def, nodes, graph.start),
     annotations: annotationsOf(def.name, def.nodes as Record<string, unknown>[], nodes),
-    outputSchema: graph.finalOutputSchema,
+    // A top-level output template makes the result its text, whatever the last node's schema.
+    outputSchema: def.output === undefined ? graph.finalOutputSchema : undefined,
   });
 }
 
@@ -121,6 +124,8 @@ interface ToolSource {
   readonly name: string;
   readonly desc: string;
   readonly inputs: Readonly<Record<string, string>>;
+  /** The file's input_prompt: what its `input` is. */
+  readonly inputPrompt: string | undefined;
   readonly inputRequired: boolean;
   readonly annotations: ToolAnnotations;
   readonly outputSchema: Record<string, unknown> | undefined;
@@ -128,7 +133,12 @@ interface ToolSource {
 
 function toolOf(h: ToolSource): Tool {
   const properties: Record<string, object> = {
-    input: { type: 'string', description: INPUT_DESCRIPTION },
+    input: {
+      type: 'string',
+      description: h.inputPrompt
+        ? `${h.inputPrompt.replace(/[:\s]+$/, '')} ({{ ctx.input }})`
+        : INPUT_DESCRIPTION,
+    },
   };
   for (const [name, prompt] of Object.entries(h.inputs)) {
     properties[name] = { type: 'string', description: prompt || name };

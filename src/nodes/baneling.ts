@@ -17,6 +17,7 @@ import type { BanelingDef } from '../schema/baneling.js';
 import { checkToolArgs, loadTimeSchema, singleExpression } from '../tools/check-args.js';
 import { checkToolRef, loadedSub } from '../tools/compile.js';
 import { callToolRefNow } from '../tools/invoke.js';
+import { writePathProblem } from '../tools/path-check.js';
 import { approve } from './asking.js';
 
 /**
@@ -219,6 +220,13 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
     if (ref && schema) {
       for (const p of checkToolArgs(ref, def.tool_args ?? {}, schema))
         cc.problem(p.path ? `tool_args/${p.path}` : 'tool_args', p.message);
+    }
+    // A constant file to write is checked like write_output: refused now, before any model is paid.
+    const target = (def.tool_args as { path?: unknown } | undefined)?.path;
+    const roots = cc.options.roots;
+    if (ref?.kind === 'builtin' && ref.name === 'write_file' && typeof target === 'string' && roots) {
+      const why = writePathProblem(target, cc.dir, roots);
+      if (why) cc.problem('tool_args/path', why);
     }
     const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc, base.name);
     const render = (tool: Tool, scope: RunContext) =>

@@ -37,6 +37,20 @@ export function applyVars(
   }
 }
 
+/**
+ * Refuses a run without input of a hatchery that cannot do without it (a template on a path from
+ * its start reads ctx.input with no default), before any node runs, naming what the input is.
+ */
+export function requireInput(h: Hatchery, input: string | undefined): void {
+  if (input !== undefined || !h.inputRequired) return;
+  const what = h.def.input_prompt ? `: ${h.def.input_prompt.replace(/[:\s]+$/, '')}` : '';
+  throw new HatcheryError(
+    'MISSING_INPUT',
+    `${h.name} needs its input ({{ ctx.input }}${what}) and none was given; pass --input TEXT or pipe it on stdin (echo "..." | hatchery-mcp run FILE), run it on a terminal to be asked, or give the tool's "input" argument`,
+    { file: h.file, field: 'input' },
+  );
+}
+
 /** Reads every `files` entry concurrently into ctx. */
 export async function loadFiles(
   h: Hatchery,

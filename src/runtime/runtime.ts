@@ -25,7 +25,7 @@ import { ProviderRegistry } from '../providers/resolve.js';
 import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver } from '../tools/resolve.js';
 import { type RunBudget, runBudget } from './budget.js';
-import { applyVars, loadFiles } from './inputs.js';
+import { applyVars, loadFiles, requireInput } from './inputs.js';
 import type { RunStore } from './journal/store.js';
 import { runJournaled } from './journaled.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
@@ -103,7 +103,11 @@ export class Runtime {
     // Constant paths of the files it loads are checked against the same roots its runs are confined to.
     this.loadOptions = {
       mcpServers: toolOptions.mcpServers,
-      roots: { read: this.guard.roots, write: policy.roots },
+      roots: {
+        read: this.guard.roots,
+        write: policy.roots,
+        writeProblem: (p, abs, dir) => policy.loadWriteProblem(p, abs, dir),
+      },
     };
     this.hatcheries = new HatcheryCache(this.loadOptions);
     this.tools = new ToolResolver(toolOptions, async (abs, check) => {
@@ -474,6 +478,7 @@ export class Runtime {
       base = Scope.ctxBase(h, guard);
       this.ctxBases.set(h, base);
     }
+    requireInput(h, input);
     const ctx = Object.create(base) as Record<string, unknown>;
     if (input !== undefined) ctx.input = input;
     applyVars(h, ctx, vars);

@@ -202,6 +202,7 @@ export const FAST_TOP_FIELDS: readonly Field[] = [
   ['desc', nonEmpty, true],
   ['start', nodeRef],
   ['inputs', recordOf(str, IDENTIFIER)],
+  ['input_prompt', nonEmpty],
   ['files', recordOf(nonEmpty, IDENTIFIER)],
   ['model', nonEmpty],
   ['client_fallback', nonEmpty],

@@ -75,6 +75,13 @@ export const hatcherySchema = fileObject(
       .describe(
         'Declared inputs: variable name to the prompt/description shown when asking for it; available as {{ ctx.<name> }}',
       ),
+    input_prompt: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "What the run's input ({{ ctx.input }}) is: asked on a terminal when no input is given, and the MCP tool's description of its input argument",
+      ),
     files: z
       .record(identifier, z.string().min(1))
       .optional()

@@ -1,13 +1,10 @@
 import path from 'node:path';
 import { isInside, realish } from '../core/fs/safe-fs.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
+import type { LoadRoots } from '../engine/contracts.js';
 import { hasTemplateTags } from '../engine/templates/templates.js';
 
-/** The read and write roots constant paths are checked against at load time. */
-export interface LoadRoots {
-  read: readonly string[];
-  write: readonly string[];
-}
+export type { LoadRoots } from '../engine/contracts.js';
 
 /**
  * The roots a Runtime with these options confines its runs to (read roots besides each file's own
@@ -16,8 +13,12 @@ export interface LoadRoots {
 export function runtimeRoots(
   o: { cwd?: string; allowRoots?: readonly string[]; allowWrite?: readonly string[] } = {},
 ): LoadRoots {
-  const roots = new WritePolicy({ cwd: o.cwd, allowRoots: o.allowRoots, allowWrite: o.allowWrite }).roots;
-  return { read: roots, write: roots };
+  const policy = new WritePolicy({ cwd: o.cwd, allowRoots: o.allowRoots, allowWrite: o.allowWrite });
+  return {
+    read: policy.roots,
+    write: policy.roots,
+    writeProblem: (p, abs, dir) => policy.loadWriteProblem(p, abs, dir),
+  };
 }
 
 /** The run-time guard's rule: the real location (links followed) must be inside a root's real location. */
@@ -38,10 +39,14 @@ export function readPathProblem(p: string, dir: string, roots: LoadRoots): strin
   return `"${p}" (${abs}) is outside the folders runs may read (${allowed.join(', ')}); move the file below one of them, or allow its folder with --allow-root DIR`;
 }
 
-/** Why a constant `write_output` path (relative to `dir`) cannot be written by a run, or undefined. */
+/**
+ * Why a constant path to write (`write_output`, a write_file baneling's `path`; relative to `dir`)
+ * cannot be written by a run, or undefined: the runtime's whole rule when the roots carry it.
+ */
 export function writePathProblem(p: string, dir: string, roots: LoadRoots): string | undefined {
   if (hasTemplateTags(p)) return undefined;
   const abs = path.resolve(dir, p);
+  if (roots.writeProblem) return roots.writeProblem(p, abs, dir);
   if (insideRoots(abs, roots.write)) return undefined;
   const where = roots.write.length
     ? `the folders runs may write (${roots.write.join(', ')})`

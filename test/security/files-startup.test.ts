@@ -167,7 +167,8 @@ describe('runs never plant code in what the server loads', () => {
         ? readFileSync(path.join(cwd, 'flows', target), 'utf8')
         : undefined;
       const res = await runCli(['run', 'flows/log.json', '-q'], { cwd });
-      expect(res.code, target).toBe(1);
+      // A constant path: refused when the file loads (exit 3), before anything runs.
+      expect(res.code, target).toBe(3);
       expect(res.stderr, target).toContain(`cannot write "${target}"`);
       expect(res.stderr, target).toContain(rule);
       const now = existsSync(path.join(cwd, 'flows', target))

@@ -82,7 +82,7 @@ describe('the YAML multi-agent design, mapped onto node kinds', () => {
           name: 'show',
           type: 'tool',
           tool_name: 'echo',
-          tool_args: { text: 'Saved: {{ out.save }}' },
+          tool_args: { text: 'Saved: {{ out.shout }}' },
           next: 'END',
         },
       ],
@@ -236,7 +236,8 @@ describe('the design example runs unchanged through the CLI', () => {
     // event.file writes next to the hatchery file, a folder runs may write in only when allowed.
     const r = await runCli(['run', file, '--quiet', '--allow-write', dir], { cwd: dir });
     expect(r).toMatchObject({ code: 0, stderr: '' });
-    expect(r.stdout).toBe('Done: wrote 11 bytes to out/shout.txt\n');
+    // An event.file hands on the text it wrote, not its tool's status.
+    expect(r.stdout).toBe('Done: HELLO NOTES\n');
     expect(readFileSync(path.join(dir, 'out/shout.txt'), 'utf8')).toBe('HELLO NOTES');
   });
 });

@@ -198,6 +198,25 @@ export class WritePolicy {
     );
   }
 
+  /**
+   * Why a run of a hatchery file in `dir` could not write `abs` (`p` as the file wrote it), checked
+   * when the file loads: this policy's rule, with `dir` protected as it is once the file runs.
+   */
+  loadWriteProblem(p: string, abs: string, dir: string): string | undefined {
+    const real = realish(abs);
+    try {
+      this.checkWrite(real, p, abs, {});
+    } catch (err) {
+      return (err as Error).message;
+    }
+    const own = realish(dir);
+    if (!isInside(real, own) || this.optIns.some((o) => isInside(o, own) && isInside(real, o)))
+      return undefined;
+    const elsewhere = this.roots.find((r) => !isInside(realish(r), own));
+    const instead = elsewhere ? `write below ${elsewhere}` : 'run from another folder (runs write below it)';
+    return `cannot write "${p}" (${abs}): runs never change the hatchery's own folder; ${instead}, or open it with --allow-write ${dir}`;
+  }
+
   /** Throws PATH_DENIED unless a run may write the file whose real path is `real`. */
   checkWrite(real: string, p: string, abs: string, where: ErrorContext): void {
     const state = this.sealedBy(real);
