@@ -133,9 +133,10 @@ describe('trigger.stdin', () => {
     await client.connect(transport);
     try {
       const tool = (await client.listTools()).tools.find((t) => t.name === 'qa');
-      const input = (tool?.inputSchema.properties as Record<string, { description?: string }>).input;
+      if (!tool) throw new Error('no tool "qa"');
+      const input = (tool.inputSchema.properties as Record<string, { description?: string }>).input;
       expect(input?.description).toContain('Your question');
-      expect(tool?.inputSchema.required).toEqual(['input']);
+      expect(tool.inputSchema.required).toEqual(['input']);
     } finally {
       await client.close();
     }
