@@ -9,7 +9,7 @@ import { END } from '../schema/names.js';
  */
 
 /** The design's node types this format understands. */
-const DESIGN_TYPES = new Set([
+export const DESIGN_TYPES: ReadonlySet<string> = new Set([
   'agent.completion',
   'trigger.stdin',
   'trigger.file',

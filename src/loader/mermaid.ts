@@ -70,9 +70,17 @@ export function hatcheryToMermaid(h: Hatchery): string {
     usesEnd = true;
     return END_ID;
   };
+  // One edge per pair of nodes, its labels joined: two edges between the same nodes (a loop's
+  // `until` and its `on_limit`) are drawn on top of each other, their labels overlapping.
+  const edges = new Map<string, { from: string; to: string; labels: string[]; dotted: boolean }>();
   const edge = (from: string, to: string, label?: string, dotted = false): void => {
-    const arrow = dotted ? '-.->' : '-->';
-    edgeLines.push(`  ${from} ${arrow}${label === undefined ? '' : `|"${mermaidLabel(label)}"|`} ${to}`);
+    const key = `${from}\n${to}`;
+    const e = edges.get(key);
+    if (e === undefined) edges.set(key, { from, to, labels: label === undefined ? [] : [label], dotted });
+    else {
+      if (label !== undefined && !e.labels.includes(label)) e.labels.push(label);
+      e.dotted &&= dotted;
+    }
   };
 
   const owners = chainOwners(h);
@@ -104,6 +112,10 @@ export function hatcheryToMermaid(h: Hatchery): string {
     }
   }
 
+  for (const { from, to, labels, dotted } of edges.values()) {
+    const label = labels.length === 0 ? '' : `|"${mermaidLabel(labels.join(' / '))}"|`;
+    edgeLines.push(`  ${from} ${dotted ? '-.->' : '-->'}${label} ${to}`);
+  }
   const lines = ['flowchart TD', `  ${START_ID}(["start"])`, ...nodeLines];
   for (const [file, fileId] of files) lines.push(`  ${fileId}>"${mermaidLabel(file)}"]`);
   if (usesEnd) lines.push(`  ${END_ID}((("END")))`);

@@ -5,6 +5,7 @@ import { type HatcheryDef, hatcheryAliases, hatcheryTopSchema } from '../schema/
 import { describeIssues } from '../schema/issues.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
 import { quote } from '../schema/suggest.js';
+import { DESIGN_TYPES } from './design.js';
 import {
   checkGraph,
   didYouMean,
@@ -137,9 +138,11 @@ export function validateDefinition(raw: unknown): Validated {
     else if (typeof type === 'string') kind = TYPE_TO_KIND.get(type);
     if (!kind) {
       const valid = [...TYPE_TO_KIND.keys()];
+      // The YAML design's types are valid too (design.ts maps them): a near miss may be one of them.
+      const near = typeof type === 'string' ? didYouMean(type, [...valid, ...DESIGN_TYPES]) : '';
       problems.push({
         path: join(path, 'type'),
-        message: `unknown node type ${quote(type)}${typeof type === 'string' ? didYouMean(type, valid) : ''}; valid types: ${valid.join(', ')} (or no type for a drone)`,
+        message: `unknown node type ${quote(type)}${near}; valid types: ${valid.join(', ')} (or no type for a drone), or a YAML design type (agent.completion, trigger.stdin, event.stdout, ...)`,
       });
       return;
     }

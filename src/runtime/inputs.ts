@@ -43,6 +43,10 @@ export function applyVars(
  */
 export function requireInput(h: Hatchery, input: string | undefined): void {
   if (input !== undefined || !h.inputRequired) return;
+  // A script that starts the run reads the input as its stdin, and runs without one (empty stdin).
+  const first = h.nodes.get(h.start);
+  if (first?.kind === 'script' && (h.def.nodes[first.index] as { stdin?: unknown }).stdin === undefined)
+    return;
   const what = h.def.input_prompt ? `: ${h.def.input_prompt.replace(/[:\s]+$/, '')}` : '';
   throw new HatcheryError(
     'MISSING_INPUT',

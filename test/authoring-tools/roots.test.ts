@@ -92,9 +92,16 @@ describe('constant paths against the roots', () => {
 
   it('runtimeRoots gives what a Runtime with the same options confines runs to', () => {
     const dir = tempDir();
-    expect(runtimeRoots({ cwd: dir, allowRoots: ['/srv/a'], allowWrite: ['/srv/b'] })).toEqual({
+    const roots = runtimeRoots({ cwd: dir, allowRoots: ['/srv/a'], allowWrite: ['/srv/b'] });
+    expect({ read: roots.read, write: roots.write }).toEqual({
       read: [dir, '/srv/a', '/srv/b'],
       write: [dir, '/srv/a', '/srv/b'],
     });
+    // And the runtime's rule for a constant path to write: the file's own folder stays closed.
+    expect(roots.writeProblem?.('x.txt', path.join(dir, 'x.txt'), dir)).toContain("hatchery's own folder");
+    expect(
+      roots.writeProblem?.('x.txt', path.join(dir, 'out', 'x.txt'), path.join(dir, 'flows')),
+    ).toBeUndefined();
+    expect(roots.writeProblem?.('x', '/etc/x', dir)).toContain('outside the write roots');
   });
 });

@@ -84,7 +84,9 @@ describe('run without a terminal', () => {
     expect(inside.filter((l) => /^ {4}- tool echo \(\d+ ms\)$/.test(l))).toHaveLength(2);
     // The drone: its model call, its hatch: tool call, the nested run under the call, the next model call.
     const rest = lines.slice(pEnd + 1);
-    expect(rest.map((l) => l.replace(/\(\d+ ms[^)]*\)/, '(T)').replace(/\[\d+\]/, '[N]'))).toEqual([
+    expect(
+      rest.map((l) => l.replace(/\((\d+ ms|\d+(\.\d+)? s)[^)]*\)/, '(T)').replace(/\[\d+\]/, '[N]')),
+    ).toEqual([
       '[N] Ask started (drone)',
       '  ~ model gpt-test (T)',
       '  - tool leaf started',

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { echo, hatch, runCli, tempDir } from '../helpers.js';
+import { echo, hatch, REPO_ROOT, runCli, tempDir } from '../helpers.js';
 
 /**
  * Checks that `xml` is well-formed: every tag closes in order, attribute values are quoted, and text
@@ -85,6 +85,20 @@ describe('hatchery-mcp graph', () => {
     }
     // Not a terminal: no colour codes.
     expect(r.stdout).not.toContain('\u001b[');
+  });
+
+  it('draws two routes between the same nodes as one edge, so their labels never overlap', async () => {
+    const r = await runCli([
+      'graph',
+      path.join(REPO_ROOT, 'hatchery', 'research-team.json'),
+      '--format',
+      'ascii',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    // The loop leaves for Answer when its condition holds and on its limit: one label says both.
+    expect(r.stdout).toContain('until: APPROVED / on_limit');
+    const mermaid = await runCli(['graph', path.join(REPO_ROOT, 'hatchery', 'research-team.json')]);
+    expect(mermaid.stdout.match(/n_Draft [-.]+>.* n_Answer/g)).toHaveLength(1);
   });
 
   it('refuses a bad format or a missing file with exit 2, an invalid file with exit 3', async () => {

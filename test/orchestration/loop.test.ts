@@ -112,7 +112,7 @@ describe('loop', () => {
         echo('Step', '{{ ctx.input.missing }}'),
       ]),
     );
-    await expect(runtimeWith().run(h)).rejects.toMatchObject({
+    await expect(runtimeWith().run(h, { input: 'x' })).rejects.toMatchObject({
       code: 'UNDEFINED_VARIABLE',
       context: { node: 'Step' },
     });

@@ -99,12 +99,12 @@ describe('parallel', () => {
       hatch([
         { name: 'P', type: 'parallel', branches: ['A'] },
         echo('A', 'ok', { next: 'A2' }),
-        // ctx.input is a string or unset, so the lookup fails only at run time.
+        // ctx.input is a string, so the lookup fails only at run time.
         echo('A2', '{{ ctx.input.nope }}'),
       ]),
     );
     const err = (await runtimeWith()
-      .run(h)
+      .run(h, { input: 'x' })
       .catch((e: unknown) => e)) as HatcheryError;
     expect(err.code).toBe('UNDEFINED_VARIABLE');
     expect(err.message).toMatch(

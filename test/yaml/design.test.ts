@@ -53,6 +53,7 @@ describe('the YAML multi-agent design, mapped onto node kinds', () => {
     expect(def).toEqual({
       name: 'flow',
       desc: 'Runs the flow workflow',
+      input_prompt: 'Question: ',
       nodes: [
         {
           name: 'q',
@@ -138,6 +139,17 @@ nodes:
       '/h/flow.yaml: nodes/3/id (line 11, column 5): must start with a letter or _ and contain only letters, digits, _, - and .',
       '/h/flow.yaml: nodes/3/cmd (line 13, column 5): must be a list of strings, not the number 7',
     ]);
+  });
+
+  it('suggests the design type a misspelt type was meant to be', () => {
+    const err = errorOf(`nodes:
+  - id: ask
+    type: agent.complete
+    provider: openai
+    model: gpt-test
+    user_message: hi
+`);
+    expect(err).toContain('unknown node type "agent.complete" (did you mean "agent.completion"?)');
   });
 
   it('template errors point at the field as written; start takes a :: path', () => {

@@ -107,7 +107,7 @@ nodes:
 `;
     expect(errorOf(text).split('\n')).toEqual([
       '/h/a.yaml: nodes/0/usr_promt (line 5, column 5): unknown key "usr_promt": did you mean "usr_prompt"? (usr_prompt is required)',
-      '/h/a.yaml: nodes/1/type (line 7, column 5): unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool, baneling, script, parallel, map, loop, ask (or no type for a drone)',
+      '/h/a.yaml: nodes/1/type (line 7, column 5): unknown node type "toll" (did you mean "tool"?); valid types: ai, drone, tool, baneling, script, parallel, map, loop, ask (or no type for a drone), or a YAML design type (agent.completion, trigger.stdin, event.stdout, ...)',
     ]);
   });
 
