@@ -5,6 +5,7 @@
  * clearing the screen). The CLI's own colours and cursor codes are added after this step, around
  * texts already cleaned (see view/).
  */
+import { formatError, HatcheryError } from '../core/errors.js';
 import { type RedactOptions, redactText, secretValues } from '../core/secrets.js';
 
 /**
@@ -69,4 +70,13 @@ export function printErr(text: string): void {
  */
 export function printableJson(value: unknown, space?: number): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? printable(v) : v), space);
+}
+
+/**
+ * The line `run` and `runs` print for a run's error: its code, as `--json` gives it
+ * (`BUDGET_EXHAUSTED`, `MISSING_API_KEY`), which scripts and searches key on, then its message.
+ */
+export function errorLine(err: unknown): string {
+  const code = err instanceof HatcheryError ? err.code : 'INTERNAL';
+  return `error [${code}]: ${formatError(err)}\n`;
 }

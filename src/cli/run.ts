@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { formatError, HatcheryError } from '../core/errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -7,7 +7,7 @@ import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { printableJson, printErr, printOut } from './print.js';
+import { errorLine, printableJson, printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { failureExit, failureJson } from './view/outcome.js';
 import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
@@ -190,7 +190,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     // With --events the run_end event holds the error: stderr stays JSON lines only.
     const told = flags.events === true && view.totals().ms !== undefined;
-    if (!told) printErr(`error: ${formatError(err)}\n`);
+    if (!told) printErr(errorLine(err));
     const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
     if (partial && !values.json && !told) printErr(partialText(partial));
     if (values.json) printOut(`${printableJson(failureJson(err, view.totals()))}\n`);

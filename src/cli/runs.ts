@@ -1,4 +1,4 @@
-import { formatError, HatcheryError } from '../core/errors.js';
+import { HatcheryError } from '../core/errors.js';
 import type { Usage } from '../providers/types.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { journalEntries } from '../runtime/journal/replay.js';
@@ -14,7 +14,7 @@ import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { printableJson, printErr, printOut } from './print.js';
+import { errorLine, printableJson, printErr, printOut } from './print.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { seconds, usageText } from './view/format.js';
 import { failureExit, failureJson } from './view/outcome.js';
@@ -297,7 +297,7 @@ async function resumeCommand(
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted)
       return suspended(err, values.json === true);
     // With --events the run_end event holds the error: stderr stays JSON lines only.
-    if (!(flags.events && view.totals().ms !== undefined)) printErr(`error: ${formatError(err)}\n`);
+    if (!(flags.events && view.totals().ms !== undefined)) printErr(errorLine(err));
     if (values.json) printOut(`${printableJson(failureJson(err, { runId: id, ...view.totals() }))}\n`);
     // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
     return failureExit(err, controller.signal.aborted);

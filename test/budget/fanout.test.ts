@@ -88,7 +88,7 @@ describe('a budget stops a parallel fan-out of spawned agents', () => {
     const r = await runCli(['run', file, '--input', 'go', '--budget-model-calls', '4'], { env });
     expect(r.code).toBe(5);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/error: .*budget exhausted: model_calls 4 of 4 spent/);
+    expect(r.stderr).toMatch(/error \[BUDGET_EXHAUSTED\]: .*budget exhausted: model_calls 4 of 4 spent/);
     expect(r.stderr).toContain('raise budget.model_calls or --budget-model-calls');
     expect(r.stderr).toMatch(
       /partial outputs \(2 nodes finished\):\n--- Intro\nintro done\n--- [\d.]+\/Quick\nquick done\n/,

@@ -92,7 +92,7 @@ describe('run --record, then --replay', () => {
     expect(rep.code).toBe(1);
     expect(rep.stdout).toBe('');
     expect(rep.stderr).toBe(
-      `error: ${file}: node "Greet": no recorded answer for this model call of node "Greet" in cassette ${cas}; record it with --record-missing (or record the cassette again)
+      `error [NOT_FOUND]: ${file}: node "Greet": no recorded answer for this model call of node "Greet" in cassette ${cas}; record it with --record-missing (or record the cassette again)
 nearest recorded request (node "Greet") differs (- recorded, + this run):
       {
 -       "content": "Say hi to Ada",

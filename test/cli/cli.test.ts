@@ -91,7 +91,7 @@ describe('hatchery-mcp run (as a process)', () => {
     );
     const r = await cli(['run', file]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`error: ${file}: node "Sneak"`);
+    expect(r.stderr).toContain(`]: ${file}: node "Sneak"`);
     expect(r.stderr).toContain('path "../../etc/passwd"');
     expect(r.stdout).toBe('');
   });

@@ -163,7 +163,7 @@ describe('run without a terminal', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/\n\[1\] Boom failed \(\d+ ms\): .*broken/);
     expect(r.stderr).toMatch(/failed: 1 step, /);
-    const progress = r.stderr.slice(0, r.stderr.indexOf('\nerror: '));
+    const progress = r.stderr.slice(0, r.stderr.indexOf('\nerror ['));
     expect(progress).not.toMatch(/[\u001b\u0007]/);
   });
 });
