@@ -11,7 +11,8 @@ import { findCommand } from './which.js';
 export const INIT_HELP = `Usage: hatchery-mcp init [DIR] [--force]
 
 Creates DIR (default ./hatchery) with a first hatchery and its test, then prints the config block
-of each MCP client (Claude Desktop, VS Code, Cursor, Claude Code) with this machine's paths:
+of each MCP client (Claude Desktop, VS Code, Cursor, Claude Code) with this machine's paths. Run it
+again to see the blocks again: files already there are kept (and listed), never overwritten:
   DIR/hello.json                  the hatchery: tool "hello", one model call
   DIR/tests/hello.test.yaml       its test (hatchery-mcp test DIR/tests)
   DIR/tests/cassettes/hello.jsonl the recorded answer the test replays (no API key needed)
@@ -49,10 +50,11 @@ async function lstatOrNone(p: string) {
 
 /**
  * Refuses what would write anything but a plain file inside DIR: DIR or a sub-folder that is a file
- * or a symbolic link (which could lead outside DIR), a target that is a link or a folder, and an
- * existing file unless `force`. Everything is checked before the first write.
+ * or a symbolic link (which could lead outside DIR), and a target that is a link or a folder.
+ * Everything is checked before the first write. Returns the files that exist already as plain files:
+ * kept unless `force`.
  */
-async function check(dir: string, files: Planned[], force: boolean): Promise<void> {
+async function check(dir: string, files: Planned[], force: boolean): Promise<Set<string>> {
   // DIR itself may be a link to a folder (macOS's /tmp is one); the folders below it may not.
   const dirStat = await stat(dir).catch(() => undefined);
   if (dirStat && !dirStat.isDirectory()) {
@@ -73,6 +75,7 @@ async function check(dir: string, files: Planned[], force: boolean): Promise<voi
       );
     }
   }
+  const kept = new Set<string>();
   for (const f of files) {
     const target = path.join(dir, f.rel);
     const s = await lstatOrNone(target);
@@ -84,21 +87,25 @@ async function check(dir: string, files: Planned[], force: boolean): Promise<voi
         { file: target },
       );
     }
-    if (!force) {
-      throw new HatcheryError(
-        'FILE_IO',
-        `${target} already exists; nothing was written. Use --force to overwrite init's files, or give init another DIR (hatchery-mcp init my-hatchery)`,
-        { file: target },
-      );
-    }
+    if (!force) kept.add(f.rel);
   }
+  return kept;
 }
 
-/** Creates the folder and its files; returns the absolute paths written. */
-export async function initFolder(dirArg: string, force: boolean): Promise<string[]> {
+/** What initFolder did: the absolute paths it wrote, and those it kept as they were. */
+export interface InitResult {
+  written: string[];
+  kept: string[];
+}
+
+/**
+ * Creates the folder and the files it lacks. A file already there is kept as it is (the user may
+ * have edited it; running init again is how the client config blocks are shown again) unless `force`.
+ */
+export async function initFolder(dirArg: string, force: boolean): Promise<InitResult> {
   const dir = path.resolve(dirArg);
   const files = plan();
-  await check(dir, files, force);
+  const keep = await check(dir, files, force);
   await mkdir(path.join(dir, 'tests', 'cassettes'), { recursive: true });
   // The folders were checked above; this catches one swapped for a link meanwhile.
   const real = await realpath(dir);
@@ -109,13 +116,37 @@ export async function initFolder(dirArg: string, force: boolean): Promise<string
     });
   }
   const written: string[] = [];
+  const kept: string[] = [];
   for (const f of files) {
     const target = path.join(dir, f.rel);
-    // "wx" never follows or replaces anything unless --force was given for plain files checked above.
-    await writeFile(target, f.text, { flag: force ? 'w' : 'wx' });
-    written.push(target);
+    if (keep.has(f.rel)) {
+      kept.push(target);
+      continue;
+    }
+    try {
+      // "wx" never follows or replaces anything unless --force was given for plain files checked above.
+      await writeFile(target, f.text, { flag: force ? 'w' : 'wx' });
+      written.push(target);
+    } catch (err) {
+      // Created meanwhile (by the user, or another init): kept, like a file found by the check.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      kept.push(target);
+    }
   }
-  return written;
+  return { written, kept };
+}
+
+/** The lines saying what init wrote and what it kept. */
+function report(dir: string, { written, kept }: InitResult): string {
+  const list = (files: string[]) => files.map((f) => `  ${path.relative(dir, f)}`).join('\n');
+  const parts: string[] = [];
+  if (written.length > 0) parts.push(`Created in ${dir}:\n${list(written)}`);
+  if (kept.length > 0) {
+    parts.push(
+      `Kept in ${dir} (already there, not overwritten; --force replaces them with init's versions):\n${list(kept)}`,
+    );
+  }
+  return parts.join('\n');
 }
 
 /**
@@ -151,13 +182,12 @@ export async function initCommand(argv: string[]): Promise<number> {
     );
   }
   const dirArg = positionals[0] ?? 'hatchery';
-  const written = await initFolder(dirArg, values.force === true);
+  const result = await initFolder(dirArg, values.force === true);
   const dir = path.resolve(dirArg);
   const shown = shellQuote(dirArg);
   const cli = await cliWord();
   const q = (rel: string) => shellQuote(path.join(dirArg, rel));
-  printOut(`Created ${dir}:
-${written.map((f) => `  ${path.relative(dir, f)}`).join('\n')}
+  printOut(`${report(dir, result)}
 
 ${clientConfigText(dir)}
 

@@ -117,7 +117,11 @@ function unique(problems: ValidationProblem[]): ValidationProblem[] {
 /** Why a hatchery file could not be read, with the nearest file's name when it does not exist. */
 function cannotRead(file: string, err: unknown): string {
   const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-  return `cannot read hatchery file: ${readFailure(err)}${missing ? nearestSibling(path.resolve(file), 'hatch') : ''}`;
+  const abs = path.resolve(file);
+  // The message itself names the file: a program embedding the library may print only `message`.
+  const where =
+    missing && abs !== file ? ` (looked for ${abs}: a relative path is taken from the working folder)` : '';
+  return `${file}: cannot read hatchery file: ${readFailure(err)}${where}${missing ? nearestSibling(abs, 'hatch') : ''}`;
 }
 
 /** Reads, validates and compiles a hatchery file; throws a ValidationError listing every problem. */

@@ -108,6 +108,29 @@ export function waitingText(err: HatcheryError): string {
   return lines.join('\n');
 }
 
+/**
+ * The answerable result of a run that waits for input (INPUT_REQUIRED): the question, the run id and
+ * how to answer with hatchery_respond. What every client that takes no forms gets, in both eras.
+ */
+export function waitingResult(
+  host: Pick<CallHost, 'out'>,
+  err: HatcheryError,
+  structured: boolean,
+): CallToolResult {
+  const value: Record<string, unknown> = {
+    error: host.out.text(waitingText(err), MAX_ERROR_BYTES),
+    code: err.code,
+  };
+  if (err.context.question !== undefined) value.question = err.context.question;
+  if (typeof err.context.runId === 'string') {
+    value.run_id = err.context.runId;
+    value.next_step = 'answer with hatchery_respond {"run_id", "answer"}, then wait with hatchery_result';
+  }
+  return structured
+    ? host.out.result(textOnlyError(value), { schema: true })
+    : host.out.json(value, { isError: true });
+}
+
 /** Cap of one progress message, in bytes. */
 const PROGRESS_BYTES = 1024;
 
@@ -168,20 +191,9 @@ export function failed(
   if (signal.aborted || (err instanceof HatcheryError && err.code === 'ABORTED'))
     return { state: 'cancelled', result: errorResult(host, err, structured) };
   if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED') {
-    const value: Record<string, unknown> = {
-      error: host.out.text(waitingText(err), MAX_ERROR_BYTES),
-      code: err.code,
-    };
-    if (err.context.question !== undefined) value.question = err.context.question;
-    if (typeof err.context.runId === 'string') {
-      value.run_id = err.context.runId;
-      value.next_step = 'answer with hatchery_respond {"run_id", "answer"}, then wait with hatchery_result';
-    }
     return {
       state: 'input_required',
-      result: structured
-        ? host.out.result(textOnlyError(value), { schema: true })
-        : host.out.json(value, { isError: true }),
+      result: waitingResult(host, err, structured),
       question: err.context.question,
     };
   }

@@ -34,17 +34,11 @@ const RUN_ID = {
   description: 'The run id returned by hatchery_start (or listed by hatchery_runs)',
 };
 
-/** An optional property as strict schemas express it: required, and null when not given. */
-function nullable(schema: Record<string, unknown>): Record<string, unknown> {
-  if (schema.enum === undefined) return { ...schema, type: [schema.type, 'null'] };
-  const { description, ...rest } = schema;
-  return { description, anyOf: [rest, { type: 'null' }] };
-}
-
 /**
- * A generic tool whose input schema converts to OpenAI's strict mode as it is: no free-form
- * object, `additionalProperties: false`, every property required, the optional ones nullable
- * (null means "not given": callGenericTool drops nulls).
+ * A generic tool's definition: no free-form object and `additionalProperties: false`, so strict
+ * converters (OpenAI's Agents SDK) take it as it is; optional properties are left out of `required`
+ * rather than typed `[T, "null"]`, which some clients' strict modes warn about. Strict clients
+ * that send null for an optional argument still may: callGenericTool drops nulls as "not given".
  */
 function tool(
   name: string,
@@ -53,15 +47,13 @@ function tool(
   required: string[],
   extra: Partial<Tool> = {},
 ): Tool {
-  const props: Record<string, object> = {};
-  for (const [k, p] of Object.entries(properties)) props[k] = required.includes(k) ? p : nullable(p);
   return {
     name,
     description,
     inputSchema: {
       type: 'object',
-      properties: props,
-      required: Object.keys(props),
+      properties,
+      required,
       additionalProperties: false,
     } as Tool['inputSchema'],
     ...extra,

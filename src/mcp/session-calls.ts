@@ -177,7 +177,7 @@ async function handleOther(
     if ('error' in completed) return errorResult(core, completed.error);
     if ('ask' in completed) return completed.ask;
     // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
-    const task = await maybeTask(core, req, entry, completed.args, env);
+    const task = await maybeTask(core, req, entry, completed.args, env, true);
     if (task) return task;
     const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
     if (core.syncWaitMs !== undefined)
@@ -185,7 +185,8 @@ async function handleOther(
     const id = env.runId!;
     return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, env)) });
   }
-  const task = await maybeTask(core, req, entry, args, env);
+  // No forms: a question is answered with hatchery_respond, so it never becomes a task's form.
+  const task = await maybeTask(core, req, entry, args, env, false);
   if (task) return task;
   if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
   return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });

@@ -32,7 +32,12 @@ const mcpServerSchema = z.union([
   }),
   fileObject({
     url: z.url().describe('Streamable HTTP endpoint'),
-    headers: z.record(z.string(), z.string()).optional(),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        `HTTP headers sent with every request; "\${NAME}" in a value is this process's NAME (unset is an error), e.g. {"Authorization": "Bearer \${REMOTE_MCP_TOKEN}"}`,
+      ),
   }),
 ]);
 

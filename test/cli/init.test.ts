@@ -4,6 +4,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -138,15 +139,31 @@ describe('hatchery-mcp init', () => {
     expect(test.code).toBe(0);
   });
 
-  it('refuses to overwrite a file unless --force, and leaves other files alone', async () => {
-    const { cwd, dir } = await init();
+  it('run again, prints the client config blocks again and says which files it kept, overwriting none', async () => {
+    const { cwd, dir, stdout: first } = await init();
     writeFileSync(path.join(dir, 'hello.json'), '{"mine": true}');
     writeFileSync(path.join(dir, 'other.json'), 'keep me');
+    rmSync(path.join(dir, '.hatcheryignore'));
     const again = await runCli(['init', 'hatchery'], { cwd });
-    expect(again.code).toBe(1);
-    expect(again.stderr).toContain(path.join(dir, 'hello.json'));
-    expect(again.stderr).toContain('--force');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe('');
+    // The same client blocks as the first time, with this machine's paths.
+    expect(jsonBlocks(again.stdout)).toEqual(jsonBlocks(first));
+    expect(jsonBlocks(again.stdout).length).toBeGreaterThanOrEqual(3);
+    expect(again.stdout).toContain('claude mcp add');
+    // What it wrote (only the missing file) and what it kept, by name.
+    expect(again.stdout).toContain(`Created in ${dir}:\n  .hatcheryignore\n`);
+    expect(again.stdout).toContain(
+      `Kept in ${dir} (already there, not overwritten; --force replaces them with init's versions):\n  hello.json\n  tests/hello.test.yaml\n  tests/cassettes/hello.jsonl\n`,
+    );
     expect(readFileSync(path.join(dir, 'hello.json'), 'utf8')).toBe('{"mine": true}');
+    expect(readFileSync(path.join(dir, '.hatcheryignore'), 'utf8')).toMatch(/^tests\/$/m);
+    // A third run has nothing to create: everything is kept, and the blocks are printed still.
+    const third = await runCli(['init', 'hatchery'], { cwd });
+    expect(third.code).toBe(0);
+    expect(third.stdout).not.toContain('Created in');
+    expect(third.stdout).toContain('  .hatcheryignore\n');
+    expect(jsonBlocks(third.stdout)).toEqual(jsonBlocks(first));
     const forced = await runCli(['init', 'hatchery', '--force'], { cwd });
     expect(forced.code).toBe(0);
     expect(JSON.parse(readFileSync(path.join(dir, 'hello.json'), 'utf8')).name).toBe('hello');

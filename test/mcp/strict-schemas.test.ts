@@ -2,12 +2,18 @@
  * Issue 13: the OpenAI Agents SDK logged "Error converting MCP schema to strict mode" for
  * hatchery_list (an object with no properties and no additionalProperties), hatchery_run and
  * hatchery_start (a free-form `inputs` object) on every run, and used them without strict mode.
- * Every tool this server lists must now pass the SDK's conversion, and the generic tools must be
- * strict as they are; strict clients send null for every optional argument, which means "not given".
+ * Every tool this server lists must now pass the SDK's conversion. Issue 37: no input schema types a
+ * property as nullable (`["string", "null"]`), which some clients' strict modes warn about: optional
+ * arguments are left out of `required`; strict clients still send null for every optional argument,
+ * which means "not given".
  */
+import { Client as V2Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENERIC_TOOLS } from '../../src/mcp/generic-tools.js';
+import { TEST_STATE } from '../helpers.js';
 import {
+  CLI,
   droneDef,
   EXAMPLES,
   echoDef,
@@ -18,6 +24,8 @@ import {
   writeHatchery,
 } from './helpers.js';
 import { agentsSdkStrict, strictProblems } from './openai-strict.js';
+
+const MODERN = { versionNegotiation: { mode: { pin: '2026-07-28' } } } as const;
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -65,17 +73,20 @@ describe('the rules themselves', () => {
 });
 
 describe('input schemas convert to OpenAI strict mode', () => {
-  it('every generic tool, as listed to clients, is strict as it is', async () => {
+  it('every generic tool, as listed to clients, converts, and the converted schema is strict', async () => {
     const { client } = await serve(hatcheryDir());
     const listed = (await client.listTools()).tools;
     expect(listed.map((t) => t.name).sort()).toEqual(GENERIC_TOOLS.map((t) => t.name).sort());
     for (const t of listed) {
       const schema = t.inputSchema as Record<string, unknown>;
-      expect({ tool: t.name, problems: strictProblems(schema) }).toEqual({ tool: t.name, problems: [] });
+      // Closed objects with declared properties: only `required` differs from a strict schema.
+      expect(schema.additionalProperties).toBe(false);
       const converted = agentsSdkStrict(schema);
       expect({ tool: t.name, error: converted.error }).toEqual({ tool: t.name, error: undefined });
-      // The SDK leaves a strict schema as it is.
-      expect(converted.schema).toEqual(schema);
+      expect({ tool: t.name, problems: strictProblems(converted.schema) }).toEqual({
+        tool: t.name,
+        problems: [],
+      });
     }
   });
 
@@ -92,6 +103,60 @@ describe('input schemas convert to OpenAI strict mode', () => {
       });
     }
   });
+});
+
+/** Every place in a JSON Schema where null is a type: `type: "null"`, or "null" in a type list. */
+function nullTypes(schema: unknown, at = '(root)'): string[] {
+  if (Array.isArray(schema)) return schema.flatMap((s, i) => nullTypes(s, `${at}[${i}]`));
+  if (schema === null || typeof schema !== 'object') return [];
+  const found: string[] = [];
+  const s = schema as Record<string, unknown>;
+  if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) found.push(at);
+  for (const [k, v] of Object.entries(s)) if (k !== 'type') found.push(...nullTypes(v, `${at}.${k}`));
+  return found;
+}
+
+describe('no nullable types (issue 37)', () => {
+  it.each([
+    ['2025-11-25', undefined],
+    ['2026-07-28', MODERN],
+  ] as const)(
+    'a %s client listing the built server sees optional arguments, never a null type',
+    async (_, options) => {
+      const client = new V2Client({ name: 'lister', version: '1.0.0' }, options);
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'serve', '--dir', EXAMPLES],
+          env: { HATCHERY_STATE: TEST_STATE },
+          stderr: 'ignore',
+        }),
+      );
+      cleanups.push(() => client.close());
+      expect(client.getProtocolEra()).toBe(options ? 'modern' : 'legacy');
+      const tools = (await client.listTools()).tools;
+      expect(tools.length).toBeGreaterThan(GENERIC_TOOLS.length);
+      for (const t of tools)
+        expect({ tool: t.name, nulls: nullTypes(t.inputSchema) }).toEqual({ tool: t.name, nulls: [] });
+      // Optional arguments are optional: only what a call needs is required.
+      const required = Object.fromEntries(
+        tools
+          .filter((t) => t.name.startsWith('hatchery_'))
+          .map((t) => [t.name, t.inputSchema.required ?? []]),
+      );
+      expect(required).toEqual({
+        hatchery_list: [],
+        hatchery_run: ['name'],
+        hatchery_start: ['name'],
+        hatchery_status: ['run_id'],
+        hatchery_result: ['run_id'],
+        hatchery_cancel: ['run_id'],
+        hatchery_runs: [],
+        hatchery_resume: ['run_id'],
+        hatchery_respond: ['run_id', 'answer'],
+      });
+    },
+  );
 });
 
 describe('arguments as strict clients send them', () => {

@@ -107,7 +107,7 @@ describe('tasks extension through the built CLI', () => {
     await store.close();
   });
 
-  it('an ask node: input_required with the question, answered with tasks/update', async () => {
+  it('an ask node: input_required with the question as a form, answered with tasks/update', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'pick.json', {
       name: 'pick',
@@ -117,7 +117,9 @@ describe('tasks extension through the built CLI', () => {
         { name: 'Write', usr_prompt: 'write about {{ out.Q }}' },
       ],
     });
-    const { client } = await serve(dir, stateDir());
+    const { url } = await serve(dir, stateDir());
+    // A client that declares forms gets the question as its task's form.
+    const client = new TasksClient({ url, capabilities: { elicitation: {} } });
     const created = await client.callTool('pick', { input: 'a poem' });
     expect(created).toMatchObject({ resultType: 'task', status: 'input_required' });
     const id = created.taskId as string;

@@ -192,7 +192,8 @@ describe('tasks extension', () => {
   it('an ask node makes the task input_required; tasks/update answers it and the run completes', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'pick.json', askDef());
-    const { client } = await serve(dir);
+    // A client that declares forms: the question is its task's form.
+    const { forms: client } = await serve(dir);
     // The run suspends at once: no need to wait out the task wait to hand over the task.
     const created = await client.callTool('pick', { input: 'the bike' });
     expect(created).toMatchObject({ resultType: 'task', status: 'input_required' });
@@ -233,10 +234,39 @@ describe('tasks extension', () => {
     expect(textOf((await client.getTask(id)).result)).toBe('picked blue');
   });
 
+  it('a client without forms gets no form: the answerable result at once, or as its completed task', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'pick.json', askDef());
+    // The run suspends within the task wait: the call answers with the result, not a task.
+    const quick = (await serve(dir)).client;
+    const direct = await quick.callTool('pick', { input: 'a boat' });
+    expect(direct.resultType).toBe('complete');
+    expect(direct.isError).toBe(true);
+    expect(textOf(direct)).toMatch(
+      /^INPUT_REQUIRED: node "Q" asks: Which color for a boat\?\nchoices: red, blue\nrun id: /,
+    );
+    // --task-wait 0: the call is a task at once; when its run asks, the task completes with that result.
+    const { client } = await serve(dir, { server: { taskWaitMs: 0 } });
+    const id = (await client.callTool('pick', { input: 'a kite' })).taskId as string;
+    const waiting = await client.poll(id);
+    expect(waiting.status).toBe('completed');
+    expect(waiting.inputRequests).toBeUndefined();
+    expect(waiting.statusMessage).toContain(`hatchery_respond {"run_id": "${id}"`);
+    expect(waiting.result?.isError).toBe(true);
+    expect(textOf(waiting.result)).toContain(
+      `hatchery_respond tool: {"run_id": "${id}", "answer": "<your answer>"}`,
+    );
+    const answered = await client.callTool('hatchery_respond', { run_id: id, answer: 'red' });
+    expect(answered.isError).toBeFalsy();
+    const done = await client.callTool('hatchery_result', { run_id: id, wait_seconds: 10 });
+    expect(textOf(done)).toBe('picked red');
+    expect(textOf((await client.poll(id)).result)).toBe('picked red');
+  });
+
   it('a wrong answer asks again under a new key; a declined question ends the task with the error result', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'pick.json', askDef());
-    const { client } = await serve(dir);
+    const { forms: client } = await serve(dir);
     const id = (await client.callTool('pick', { input: 'a car' })).taskId as string;
     await client.updateTask(id, { 'ask-1': { action: 'accept', content: { answer: 'green' } } });
     const again = await client.poll(id, ['input_required']);
@@ -315,7 +345,7 @@ describe('tasks extension', () => {
   it('two answers to the same question at once resume the run once', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'pick.json', askDef());
-    const { client, store } = await serve(dir);
+    const { forms: client, store } = await serve(dir);
     const id = (await client.callTool('pick', { input: 'a kite' })).taskId as string;
     const answers = await Promise.all(
       ['red', 'blue'].map((answer) =>

@@ -160,7 +160,9 @@ describe('downstream servers of both eras', () => {
     const rt = new Runtime({ providers: { openai: new Scripted([]) }, env: {} });
     runtimes.push(rt);
     const err = (await rt.run(addOn(await v1Answering(401, probes))).catch((e) => e)) as Error;
-    expect(err.message).toMatch(/MCP server "down": cannot connect to http:\/\/127\.0\.0\.1:\d+\/mcp: .*401/);
+    expect(err.message).toMatch(
+      /MCP server "down": the server refused the credentials \(HTTP 401\) at http:\/\/127\.0\.0\.1:\d+\/mcp/,
+    );
     expect(probes.n).toBe(1);
   });
 

@@ -72,6 +72,11 @@ export function expandEnvValue(
   return value.replace(REF, (_, name: string) => parent[name] ?? '');
 }
 
+/** The names that `${NAME}` references in `value`, in order (what expandEnvValue would look up). */
+export function envRefs(value: string): string[] {
+  return [...value.matchAll(REF)].map((m) => m[1]!);
+}
+
 /**
  * The environment of a child process: the allow-listed parent variables, then the file's `env`
  * (values expanded by expandEnvValue), which may add or override any variable.

@@ -34,8 +34,10 @@ const resuming = new WeakMap<ServerHost, Set<string>>();
  * The tools/call path of a hatchery for a client that declares the extension: the call runs as a
  * task's run (source `task`) through callWithHandoff with the server's task wait; a run that ends
  * sooner answers with its normal result, one that goes on (or suspends at a question) answers with a
- * CreateTaskResult once its journal holds it. Undefined when no task may be made (the request does
- * not declare the extension, or tasks are off): the caller runs the call the normal way.
+ * CreateTaskResult once its journal holds it. A run that suspends at a question in time becomes an
+ * input_required task only for a client that takes forms (`forms`); any other gets the answerable
+ * result at once (hatchery_respond), never a form it cannot show. Undefined when no task may be made
+ * (the request does not declare the extension, or tasks are off): the caller runs the call the normal way.
  */
 export async function maybeTask(
   core: ServerHost,
@@ -43,6 +45,7 @@ export async function maybeTask(
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
   env: CallEnv,
+  forms: boolean,
 ): Promise<CallToolResult | undefined> {
   if (!core.tasks || !declaresTasks(request.envelope)) return undefined;
   // Nobody is on the line once the call is a task: an ask suspends the run (tasks/update answers it)
@@ -58,7 +61,7 @@ export async function maybeTask(
     waitMs: core.taskWaitMs,
     handoff: (run) => asTask(core, run),
     source: TASK_SOURCE,
-    suspended: true,
+    suspended: forms,
   });
   return result as CallToolResult;
 }

@@ -6,6 +6,8 @@
 
 import type { StandardSchemaV1 } from '@modelcontextprotocol/server';
 import { MissingRequiredClientCapabilityError, type Server } from '@modelcontextprotocol/server';
+import { canElicitForm } from '../elicit.js';
+import { envelopeCapabilities } from '../envelope.js';
 import type { ServerHost } from '../host.js';
 import { declaresTasks, TASKS_EXTENSION } from './declared.js';
 import type * as Schemas from './schemas.js';
@@ -65,7 +67,9 @@ export function registerTasksExtension(
   server.setRequestHandler('tasks/get', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
     requireDeclared(ctx.mcpReq.envelope);
     const h = await handlers(core);
-    return { ...(await h.readTask(core, p.taskId)) };
+    // Forms only for a client that declared them in this request (see storedTask).
+    const forms = canElicitForm(envelopeCapabilities(ctx.mcpReq.envelope));
+    return { ...(await h.readTask(core, p.taskId, { forms })) };
   });
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
     requireDeclared(ctx.mcpReq.envelope);

@@ -1,17 +1,19 @@
 /**
  * A task is a durable run: this maps a run, as this process holds it or as its journal tells it, to
  * the extension's Task. running -> working, input_required -> input_required (the ask as an
- * elicitation form), succeeded and failed -> completed with the tool result a direct call returns
+ * elicitation form) for a client that declares forms, else completed with the answerable result a
+ * direct call returns (the question, the run id, hatchery_respond), succeeded and failed -> completed with the tool result a direct call returns
  * (the spec keeps `failed` for protocol errors), cancelled -> cancelled, interrupted -> failed (a
  * server stop is no tool result; resuming the run makes the task working again).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { HatcheryError } from '../../core/errors.js';
 import type { Usage } from '../../providers/types.js';
 import { isRunId } from '../../runtime/journal/run-files.js';
 import type { JournalRecord, PendingQuestion, StoredRun } from '../../runtime/journal/store.js';
 import { quote } from '../../schema/suggest.js';
-import { succeeded, textResult } from '../calls.js';
+import { succeeded, textResult, waitingResult } from '../calls.js';
 import { askForm } from '../elicit.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
@@ -53,14 +55,19 @@ export async function readTaskRun(core: ServerHost, id: string): Promise<StoredR
   return stored;
 }
 
+/** Who reads a task: whether the request's client declared elicitation forms. */
+export interface TaskReader {
+  forms: boolean;
+}
+
 /** The task with this id: from this process's run when it holds a live or finished one, else from the journal. */
-export async function readTask(core: ServerHost, id: string): Promise<DetailedTask> {
+export async function readTask(core: ServerHost, id: string, reader: TaskReader): Promise<DetailedTask> {
   if (!isRunId(id)) throw taskNotFound(core, id);
   const run = core.runs.get(id);
   if (run?.source === TASK_SOURCE && run.state !== 'input_required' && run.state !== 'interrupted') {
     return liveTask(core, run);
   }
-  return storedTask(core, await readTaskRun(core, id));
+  return storedTask(core, await readTaskRun(core, id), reader);
 }
 
 function base(core: ServerHost, id: string, status: TaskStatus, createdAt: number, updatedAt: number): Task {
@@ -156,8 +163,13 @@ export function inputRequest(core: ServerHost, q: PendingQuestion): InputRequest
   };
 }
 
-/** A task as its run's journal tells it. */
-export function storedTask(core: ServerHost, stored: StoredRun): DetailedTask {
+/**
+ * A task as its run's journal tells it, for `reader`. A run waiting for an answer is shown to a
+ * client without forms as completed with the answerable result: an elicitation form it cannot show
+ * would leave it polling forever (MCP Inspector's CLI did), while the result says how to answer
+ * with hatchery_respond; the resumed run makes the task working again under the same id.
+ */
+export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskReader): DetailedTask {
   const s = stored.summary;
   const updated = lastAt(stored.records, s.startedAt);
   const make = (status: TaskStatus) => base(core, s.id, status, s.startedAt, updated) as DetailedTask;
@@ -171,8 +183,22 @@ export function storedTask(core: ServerHost, stored: StoredRun): DetailedTask {
       return t;
     }
     case 'input_required': {
-      const t = make('input_required');
       const q = s.question;
+      if (!reader.forms) {
+        const t = make('completed');
+        const structured = core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
+        const waiting = new HatcheryError('INPUT_REQUIRED', `${s.hatchery} waits for an answer`, {
+          ...(q ? { node: q.node, question: q } : {}),
+          runId: s.id,
+        });
+        t.statusMessage = message(
+          core,
+          `${q ? `node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}` : `${s.hatchery} waits for an answer`}; answer with hatchery_respond {"run_id": "${s.id}", "answer": "..."}`,
+        );
+        t.result = { ...waitingResult(core, waiting, structured) };
+        return t;
+      }
+      const t = make('input_required');
       t.statusMessage = message(
         core,
         q
