@@ -307,21 +307,32 @@ async function resumeCommand(
   }
 }
 
+/** What `run --replay-run` takes from a past run's journal. */
+export interface JournalReplay {
+  /** Answers the run's model calls and MCP/http_request tool calls. */
+  cassette: Cassette;
+  /** The past run's input and declared inputs: a replay of the same run needs them again. */
+  input?: string | undefined;
+  vars?: Record<string, string> | undefined;
+}
+
 /**
  * The journal of run `id` (a unique prefix will do) as a replaying cassette (run --replay-run): its
- * model calls and MCP/http_request tool calls are answered from it, with no network and no API key.
+ * model calls and MCP/http_request tool calls are answered from it, with no network and no API key;
+ * with the run's inputs, which the replay uses unless it is given others.
  */
-export async function journalCassette(state: string | undefined, id: string): Promise<Cassette> {
+export async function journalReplay(state: string | undefined, id: string): Promise<JournalReplay> {
   const store = await openRunStore(state);
   try {
     const full = await resolveRunId(store, id);
     const run = await store.read(full);
     if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
-    return Cassette.fromEntries(journalEntries(run.records), {
+    const cassette = Cassette.fromEntries(journalEntries(run.records), {
       file: store.location,
       source: `the journal of run ${full}`,
       hint: 'the run made calls this one does not (another input, an edited file?); run it for real instead',
     });
+    return { cassette, input: run.meta.input, vars: run.meta.vars };
   } finally {
     await store.close();
   }
