@@ -62,7 +62,8 @@ ${VIEW_HELP}
 Questions: an ask node (or approve: true on a tool or script node) prompts on the terminal
 (stderr; a numbered choice takes its number). Without a terminal on stdin the run stops
 waiting for input: the question is printed with the command that answers it,
-hatchery-mcp runs resume <run id> --answer TEXT.
+hatchery-mcp runs resume <run id> [--state DIR] --answer TEXT (--state when the run used
+one). A run with --no-journal cannot be answered later: run it on a terminal, or keep a journal.
 
 Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery file,
 4 waiting for input (answer with runs resume), 5 budget exhausted (BUDGET_EXHAUSTED),
@@ -194,7 +195,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   } catch (err) {
     view.close();
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted) {
-      return suspended(err, values.json === true);
+      return suspended(err, values.json === true, store?.location);
     }
     // With --events the run_end event holds the error: stderr stays JSON lines only.
     const told = flags.events === true && view.totals().ms !== undefined;
