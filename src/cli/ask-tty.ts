@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest } from '../engine/contracts.js';
+import { runsCommandLine } from '../runtime/journal/state-dir.js';
 import { EXIT } from './args.js';
 import { printable, printableJson, printErr, printOut } from './print.js';
 
@@ -70,8 +71,12 @@ export function ttyAsk(
   }
 }
 
-/** Reports a run that waits for an answer: the question, and the command that answers it. */
-export function suspended(err: HatcheryError, json: boolean): number {
+/**
+ * Reports a run that waits for an answer: the question, and the command that answers it, which finds
+ * the run in the state folder `location`; a run with no journal (undefined) cannot be answered later,
+ * so it is told how to run it again instead.
+ */
+export function suspended(err: HatcheryError, json: boolean, location: string | undefined): number {
   const runId = typeof err.context.runId === 'string' ? err.context.runId : '<run id>';
   const q = err.context.question as AskRequest | undefined;
   const question = q?.question ?? err.message;
@@ -85,7 +90,12 @@ export function suspended(err: HatcheryError, json: boolean): number {
   if (q?.schema)
     lines.push(`  the answer is JSON matching ${printable(JSON.stringify(q.schema)).slice(0, 400)}`);
   // printErr cleans the whole text: the question and choices came from a model or a file.
-  lines.push(`answer it with: hatchery-mcp runs resume ${runId} --answer TEXT`);
+  if (location !== undefined)
+    lines.push(`answer it with: ${runsCommandLine(['resume', runId], location, ['--answer', 'TEXT'])}`);
+  else
+    lines.push(
+      'this run keeps no journal (--no-journal), so the answer cannot be given later: run it again without --no-journal (then hatchery-mcp runs resume answers it), or run it on a terminal to answer when it asks',
+    );
   printErr(`${lines.join('\n')}\n`);
   return EXIT.INPUT_REQUIRED;
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shellQuote } from '../core/shell.js';
 
 /** The folder this copy of hatchery-mcp is installed in (the package root: dist/, schema/, ...). */
 export const INSTALL_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -63,13 +64,6 @@ export function claudeDesktopConfigPaths(): { os: string; file: string; current:
       current: here !== 'darwin' && here !== 'win32',
     },
   ];
-}
-
-/** A word for a POSIX shell (or cmd/PowerShell on Windows): quoted only when it needs it. */
-export function shellQuote(word: string, platform: NodeJS.Platform = process.platform): string {
-  if (/^[A-Za-z0-9_\-./:=@%+,]+$/.test(word)) return word;
-  if (platform === 'win32') return `"${word.replace(/"/g, '""')}"`;
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The config blocks of each client, as printed text with absolute paths for this machine. */

@@ -1,12 +1,12 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { formatError, HatcheryError } from '../core/errors.js';
+import { shellQuote } from '../core/shell.js';
 import { listHatcheryFileNames } from '../loader/load.js';
 import { KEY_VARS, modelSpecProblem, ProviderRegistry, vendorDefault } from '../providers/resolve.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, parseArgs } from './args.js';
-import { shellQuote } from './client-config.js';
 import { readMcpConfig } from './config.js';
 import { printableJson, printOut } from './print.js';
 import { checkFile } from './validate.js';

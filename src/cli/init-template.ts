@@ -44,8 +44,9 @@ export function helloJson(): string {
 export function helloTestYaml(): string {
   return `# Tests of hello.json, answered from the recorded cassette: no network and no API key needed.
 # Run them with: hatchery-mcp test <this folder>
-# The cassette holds the answer for the default model of each vendor; with HATCHERY_MODEL set to
-# another model, record it again: hatchery-mcp test <this folder> --record-missing
+# A drone that names no model replays the model the cassette recorded, whatever HATCHERY_MODEL or
+# keys your shell holds; to record answers for another model, name it in the hatchery and run:
+# hatchery-mcp test <this folder> --record-missing
 hatchery: ../hello.json
 cassette: cassettes/hello.jsonl
 cases:

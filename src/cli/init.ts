@@ -1,8 +1,9 @@
 import { lstat, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
+import { shellQuote } from '../core/shell.js';
 import { EXIT, parseArgs } from './args.js';
-import { CLI_JS, clientConfigText, INSTALL_ROOT, shellQuote } from './client-config.js';
+import { CLI_JS, clientConfigText, INSTALL_ROOT } from './client-config.js';
 import { HATCHERYIGNORE, HELLO_QUESTION, helloCassette, helloJson, helloTestYaml } from './init-template.js';
 import { printOut } from './print.js';
 import { findCommand } from './which.js';

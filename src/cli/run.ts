@@ -38,12 +38,14 @@ Options:
 ${BUDGET_HELP}
   --record FILE       write every model call and MCP/http_request tool call of the run
                       to the cassette FILE (JSON lines; secrets redacted)
-  --replay FILE       answer those calls from the cassette FILE: no network, no API key;
-                      a call it does not hold fails, naming the node, with a diff
+  --replay FILE       answer those calls from the cassette FILE: no network, no API key
+                      (whatever keys or HATCHERY_MODEL are set: a drone naming no model uses
+                      the one recorded); a call it does not hold fails, naming the node, with a diff
   --record-missing    with --replay: make the calls the cassette lacks and append them
   --replay-run ID     re-run the past run ID (or a unique prefix of it) from its journal in
                       the state folder: its model calls and MCP/http_request tool calls are
-                      answered from the journal (no network, no API key), as with --replay
+                      answered from the journal (no network, no API key), as with --replay;
+                      its input and --set values are the past run's unless given anew
   --state DIR         keep the run's journal in DIR (default: $HATCHERY_STATE, else
                       .hatchery/runs in the working folder); runs never write there
   --no-journal        keep no journal of the run
@@ -60,7 +62,8 @@ ${VIEW_HELP}
 Questions: an ask node (or approve: true on a tool or script node) prompts on the terminal
 (stderr; a numbered choice takes its number). Without a terminal on stdin the run stops
 waiting for input: the question is printed with the command that answers it,
-hatchery-mcp runs resume <run id> --answer TEXT.
+hatchery-mcp runs resume <run id> [--state DIR] --answer TEXT (--state when the run used
+one). A run with --no-journal cannot be answered later: run it on a terminal, or keep a journal.
 
 Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery file,
 4 waiting for input (answer with runs resume), 5 budget exhausted (BUDGET_EXHAUSTED),
@@ -128,10 +131,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     );
   }
   // The runs command's journal reading is loaded only for a replay of a past run.
-  const cassette =
+  const replayed =
     replayRun !== undefined
-      ? await import('./runs.js').then((m) => m.journalCassette(values.state, replayRun))
-      : await openCassette(values.record, values.replay, values['record-missing'] === true);
+      ? await import('./runs.js').then((m) => m.journalReplay(values.state, replayRun))
+      : undefined;
+  const cassette =
+    replayed?.cassette ??
+    (await openCassette(values.record, values.replay, values['record-missing'] === true));
   if (cassette) options.cassette = cassette;
   const tapes = (['record', 'replay'] as const).filter((f) => values[f] !== undefined);
   if (tapes.length)
@@ -150,8 +156,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     input = await readStdin();
     // Nothing on stdin (</dev/null, an empty pipe) is no input: a run that needs one stops before
     // any model is paid (runtime's requireInput) instead of asking the model an empty question.
-    if (input === '' && hatchery.inputRequired) input = undefined;
+    if (input === '' && (hatchery.inputRequired || replayed)) input = undefined;
   }
+  // A replayed run asks what the past run asked: its input and declared inputs, unless given anew.
+  if (input === undefined) input = replayed?.input;
+  if (replayed?.vars) Object.assign(vars, { ...replayed.vars, ...vars });
   if (input === undefined && stdinIsTty && hatchery.inputRequired) {
     const prompt = hatchery.def.input_prompt?.replace(/[:\s]+$/, '') || 'input';
     input = (await askMissing({ input: prompt }, ['input'])).input;
@@ -186,7 +195,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   } catch (err) {
     view.close();
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted) {
-      return suspended(err, values.json === true);
+      return suspended(err, values.json === true, store?.location);
     }
     // With --events the run_end event holds the error: stderr stays JSON lines only.
     const told = flags.events === true && view.totals().ms !== undefined;

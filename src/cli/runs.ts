@@ -2,6 +2,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { Usage } from '../providers/types.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { journalEntries } from '../runtime/journal/replay.js';
+import { runsCommandLine } from '../runtime/journal/state-dir.js';
 import {
   type JournalRecord,
   RUN_STATUSES,
@@ -66,7 +67,7 @@ export async function resolveRunId(store: RunStore, id: string): Promise<string>
   if (!ID_SHAPE.test(id)) {
     throw new HatcheryError(
       'USAGE',
-      `"${id}" is not a run id (letters, digits, - and _ only); list the runs with "hatchery-mcp runs list"`,
+      `"${id}" is not a run id (letters, digits, - and _ only); list the runs with: ${runsCommandLine(['list'], store.location)}`,
     );
   }
   if (await store.read(id)) return id;
@@ -85,7 +86,7 @@ export async function resolveRunId(store: RunStore, id: string): Promise<string>
   }
   throw new HatcheryError(
     'NOT_FOUND',
-    `no run "${id}" in ${store.location}; list the runs there with "hatchery-mcp runs list" (or pass --state DIR)`,
+    `no run "${id}" in ${store.location}; list the runs there with: ${runsCommandLine(['list'], store.location)} (another state folder: pass it with --state DIR)`,
     { run: id, state: store.location },
   );
 }
@@ -126,7 +127,7 @@ export function shownNodes(records: readonly JournalRecord[]): ShownNode[] {
   return out;
 }
 
-function showText(s: RunSummary, nodes: readonly ShownNode[]): string {
+function showText(s: RunSummary, nodes: readonly ShownNode[], location: string): string {
   const lines = [
     `run ${s.id}: ${s.hatchery}, ${s.status}${s.attempts > 1 ? ` after ${s.attempts} attempts` : ''}`,
     `file: ${s.file || '(in memory)'}`,
@@ -151,7 +152,7 @@ function showText(s: RunSummary, nodes: readonly ShownNode[]): string {
     const choices = s.question.choices ? ` (choices: ${s.question.choices.join(', ')})` : '';
     lines.push(
       `waiting for an answer (node ${s.question.node}): ${s.question.question}${choices}`,
-      `answer with: hatchery-mcp runs resume ${s.id} --answer TEXT`,
+      `answer with: ${runsCommandLine(['resume', s.id], location, ['--answer', 'TEXT'])}`,
     );
   }
   if (s.output !== undefined && s.status === 'succeeded') lines.push('output:', s.output);
@@ -233,7 +234,9 @@ export async function runsCommand(argv: string[]): Promise<number> {
       const run = await store.read(full);
       if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
       const nodes = shownNodes(run.records);
-      printOut(`${values.json ? printableJson({ ...run.summary, nodes }) : showText(run.summary, nodes)}\n`);
+      printOut(
+        `${values.json ? printableJson({ ...run.summary, nodes }) : showText(run.summary, nodes, store.location)}\n`,
+      );
       return EXIT.OK;
     }
     if (sub === 'cancel') {
@@ -295,7 +298,7 @@ async function resumeCommand(
   } catch (err) {
     view.close();
     if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted)
-      return suspended(err, values.json === true);
+      return suspended(err, values.json === true, store.location);
     // With --events the run_end event holds the error: stderr stays JSON lines only.
     if (!(flags.events && view.totals().ms !== undefined)) printErr(errorLine(err));
     if (values.json) printOut(`${printableJson(failureJson(err, { runId: id, ...view.totals() }))}\n`);
@@ -307,21 +310,32 @@ async function resumeCommand(
   }
 }
 
+/** What `run --replay-run` takes from a past run's journal. */
+export interface JournalReplay {
+  /** Answers the run's model calls and MCP/http_request tool calls. */
+  cassette: Cassette;
+  /** The past run's input and declared inputs: a replay of the same run needs them again. */
+  input?: string | undefined;
+  vars?: Record<string, string> | undefined;
+}
+
 /**
  * The journal of run `id` (a unique prefix will do) as a replaying cassette (run --replay-run): its
- * model calls and MCP/http_request tool calls are answered from it, with no network and no API key.
+ * model calls and MCP/http_request tool calls are answered from it, with no network and no API key;
+ * with the run's inputs, which the replay uses unless it is given others.
  */
-export async function journalCassette(state: string | undefined, id: string): Promise<Cassette> {
+export async function journalReplay(state: string | undefined, id: string): Promise<JournalReplay> {
   const store = await openRunStore(state);
   try {
     const full = await resolveRunId(store, id);
     const run = await store.read(full);
     if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
-    return Cassette.fromEntries(journalEntries(run.records), {
+    const cassette = Cassette.fromEntries(journalEntries(run.records), {
       file: store.location,
       source: `the journal of run ${full}`,
       hint: 'the run made calls this one does not (another input, an edited file?); run it for real instead',
     });
+    return { cassette, input: run.meta.input, vars: run.meta.vars };
   } finally {
     await store.close();
   }

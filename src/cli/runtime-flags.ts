@@ -1,7 +1,7 @@
-import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import type { Budget } from '../engine/meter.js';
 import type { FileRunStore } from '../runtime/journal/file-store.js';
+import { stateDir } from '../runtime/journal/state-dir.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { intOption, type ParsedValues } from './args.js';
@@ -106,22 +106,6 @@ export const JOURNAL_FLAGS = {
   'keep-runs': { type: 'string' },
   'keep-days': { type: 'string' },
 } as const;
-
-/**
- * The state folder runs are journaled in: `--state DIR`, else HATCHERY_STATE, else `.hatchery/runs`
- * beside the served folder (`serve --dir X`: `<parent of X>/.hatchery/runs`, never inside X, so runs
- * never change the served folder) or under the working folder (`run`, `runs`).
- */
-export function stateDir(
-  state: string | undefined,
-  options: { servedDir?: string; env?: Readonly<Record<string, string | undefined>>; cwd?: string } = {},
-): string {
-  const cwd = options.cwd ?? process.cwd();
-  const given = state ?? (options.env ?? process.env).HATCHERY_STATE;
-  if (given !== undefined && given !== '') return path.resolve(cwd, given);
-  const base = options.servedDir === undefined ? cwd : path.dirname(path.resolve(cwd, options.servedDir));
-  return path.join(base, '.hatchery', 'runs');
-}
 
 /** The run store the journal flags ask for, or undefined with --no-journal. */
 export async function journalStore(

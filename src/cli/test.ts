@@ -14,6 +14,8 @@ export const TEST_HELP = `Usage: hatchery-mcp test [path]... [options]
 Runs test files (*.test.yaml, *.test.yml, *.test.json) found at each path (default ./hatchery):
 each case runs its hatchery with an input and variables, answers model and MCP/http_request calls
 from its cassette (no network, no API key), and checks the output, the nodes taken and the tokens.
+A test run is hermetic: a drone that names no model uses the one its cassette recorded, whatever
+HATCHERY_MODEL, API keys or base URLs the shell holds.
 
 Options:
   --record-missing    make the calls a cassette lacks for real (API keys needed) and append them

@@ -10,6 +10,7 @@ import { listNames } from '../schema/suggest.js';
 import { ownerOf } from './journal/fold.js';
 import { definitionHashes } from './journal/hash.js';
 import { buildMemo } from './journal/memo.js';
+import { runsCommandLine } from './journal/state-dir.js';
 import type { PendingQuestion, RunJournal, RunStore, StoredRun } from './journal/store.js';
 
 /** What redaction leaves of a secret (core/secrets.ts). */
@@ -126,7 +127,7 @@ export async function prepareResume(
   if (!stored) {
     throw new HatcheryError(
       'NOT_FOUND',
-      `no run "${id}" in ${store.location}; list the runs there with "hatchery-mcp runs list" (or pass the state folder with --state DIR)`,
+      `no run "${id}" in ${store.location}; list the runs there with: ${runsCommandLine(['list'], store.location)} (another state folder: pass it with --state DIR)`,
       { run: id, state: store.location },
     );
   }
@@ -137,7 +138,7 @@ export async function prepareResume(
     if (stored.summary.status === 'running') {
       throw new HatcheryError(
         'RESUME_REFUSED',
-        `run ${id} is still running in a live process (pid ${ownerOf(stored.meta, stored.records).pid}); cancel it first with "hatchery-mcp runs cancel ${id}"`,
+        `run ${id} is still running in a live process (pid ${ownerOf(stored.meta, stored.records).pid}); cancel it first with: ${runsCommandLine(['cancel', id], store.location)}`,
         { run: id },
       );
     }

@@ -124,6 +124,7 @@ export class Runtime {
               spec,
               where,
               fallback,
+              sampling !== undefined,
             )
         : (spec, baseURL, sampling, where, fallback) =>
             this.providers.resolve(spec, baseURL, sampling, where, fallback),

@@ -100,31 +100,51 @@ export class Cassette implements CallRecorder {
   /**
    * Wraps the model a node resolved so its calls go through the cassette. Replaying needs no API key:
    * when `resolve` fails for want of one, the model is the node's own, or the one the cassette
-   * recorded for that node.
+   * recorded for that node. A replay is also hermetic: where the environment would choose the model
+   * (HATCHERY_MODEL, whichever vendor's key is set), the recording chooses it, so a replay answers
+   * the same whatever the caller's shell holds. `sampling`: the run has an MCP client that samples.
    */
   resolveModel(
     resolve: () => ResolvedModel,
     spec: string | undefined,
     where: ErrorContext,
     fallback?: string,
+    sampling = false,
   ): ResolvedModel {
-    let resolved: ResolvedModel;
-    try {
-      resolved = resolve();
-    } catch (err) {
-      if (
-        this.mode !== 'replay' ||
-        !(err instanceof HatcheryError) ||
-        (err.code !== 'MISSING_API_KEY' && err.code !== 'NO_MODEL')
-      ) {
-        throw err;
+    let resolved: ResolvedModel | undefined;
+    if (this.mode === 'replay' && !this.recordMissing && environmentChooses(spec, sampling, fallback)) {
+      const recorded = this.recordedSpec(where.node);
+      if (recorded !== undefined) {
+        // Never called: a pure replay answers every call from the cassette or fails with its miss.
+        const cause = new HatcheryError('NO_MODEL', 'a replay makes no model call', where);
+        resolved = this.keyless(recorded, where, cause, fallback);
       }
-      resolved = this.keyless(spec, where, err, fallback);
+    }
+    if (resolved === undefined) {
+      try {
+        resolved = resolve();
+      } catch (err) {
+        if (
+          this.mode !== 'replay' ||
+          !(err instanceof HatcheryError) ||
+          (err.code !== 'MISSING_API_KEY' && err.code !== 'NO_MODEL')
+        ) {
+          throw err;
+        }
+        resolved = this.keyless(spec ?? this.recordedSpec(where.node), where, err, fallback);
+      }
     }
     return {
       ...resolved,
       provider: new CassetteProvider(this, resolved.provider, resolved.vendor, where.node),
     };
+  }
+
+  /** The model (`vendor:model`) the cassette recorded for `node`, else for any node. */
+  private recordedSpec(node: string | undefined): string | undefined {
+    const recorded =
+      this.all.find((e) => e.type === 'model' && e.node === node) ?? this.all.find((e) => e.type === 'model');
+    return recorded ? `${recorded.request.vendor}:${recorded.request.model}` : undefined;
   }
 
   /** A model resolved without a key; its provider fails with the original error if a call is not in the cassette. */
@@ -134,13 +154,10 @@ export class Cassette implements CallRecorder {
     cause: HatcheryError,
     fallback: string | undefined,
   ): ResolvedModel {
-    const recorded =
-      this.all.find((e) => e.type === 'model' && e.node === where.node) ??
-      this.all.find((e) => e.type === 'model');
-    const recordedSpec = recorded ? `${recorded.request.vendor}:${recorded.request.model}` : undefined;
-    let chosen = spec ?? recordedSpec;
+    let chosen = spec;
     // Replayed without a sampling client, the client's model is what stood in for it when recorded.
-    if (chosen !== undefined && isClientModel(chosen)) chosen = fallback ?? recordedSpec ?? chosen;
+    if (chosen !== undefined && isClientModel(chosen))
+      chosen = fallback ?? this.recordedSpec(where.node) ?? chosen;
     if (!chosen) throw cause;
     const unavailable: Provider = {
       id: 'unavailable',
@@ -283,4 +300,17 @@ class CassetteProvider implements Provider {
   chat(request: ChatRequest): Promise<ChatResponse> {
     return this.cassette.chat(this.inner, this.vendor, this.node, request);
   }
+}
+
+/**
+ * True when the environment, not the file, picks a drone's model: it names none (the default model
+ * comes from HATCHERY_MODEL or the key set), or it names the MCP client's, no client can sample and
+ * no client_fallback stands in.
+ */
+function environmentChooses(
+  spec: string | undefined,
+  sampling: boolean,
+  fallback: string | undefined,
+): boolean {
+  return spec === undefined || (isClientModel(spec) && !sampling && fallback === undefined);
 }

@@ -11,6 +11,7 @@ import { pidAlive, processOwner, sameOwner } from './owner.js';
 import { pruneRuns } from './prune.js';
 import { isRunId, runIds, runNotFound, withLock } from './run-files.js';
 import { endedByLastLine } from './run-tail.js';
+import { runsCommandLine } from './state-dir.js';
 import {
   JOURNAL_VERSION,
   type RunFilter,
@@ -195,7 +196,7 @@ export class FileRunStore implements RunStore {
       ) {
         throw new HatcheryError(
           'RESUME_REFUSED',
-          `run ${id} is running again in another process (it was resumed meanwhile); wait for it, or cancel it with "hatchery-mcp runs cancel ${id}"`,
+          `run ${id} is running again in another process (it was resumed meanwhile); wait for it, or cancel it with: ${runsCommandLine(['cancel', id], this.location)}`,
           { run: id },
         );
       }

@@ -1,6 +1,7 @@
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { HatcheryError } from '../../core/errors.js';
 import { processOwner } from './owner.js';
+import { runsCommandLine } from './state-dir.js';
 
 /** Run ids are UUIDs: nothing else (`../../etc/passwd`) ever becomes a file name. */
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -64,8 +65,8 @@ export function runNotFound(id: string, location: string): HatcheryError {
   return new HatcheryError(
     'NOT_FOUND',
     isRunId(id)
-      ? `no run ${id} in ${location}; "hatchery-mcp runs list" shows the runs kept there`
-      : `${shown} is not a run id (run ids are UUIDs); "hatchery-mcp runs list" shows them`,
+      ? `no run ${id} in ${location}; ${runsCommandLine(['list'], location)} shows the runs kept there`
+      : `${shown} is not a run id (run ids are UUIDs); ${runsCommandLine(['list'], location)} shows them`,
     { run: id },
   );
 }
