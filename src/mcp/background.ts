@@ -15,7 +15,7 @@ export function resumeRun(
   core: ServerHost,
   id: string,
   attempt: ResumeAttempt,
-  meta: { hatchery: string; file: string; source?: string },
+  meta: { hatchery: string; file: string; source?: string; startedAt?: number },
   sampling: Provider | undefined,
 ): BackgroundRun {
   const controller = new LinkedController(core.signal);

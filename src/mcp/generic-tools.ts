@@ -41,7 +41,7 @@ export interface GenericCallContext {
   resume: (
     id: string,
     attempt: ResumeAttempt,
-    meta: { hatchery: string; file: string; source?: string },
+    meta: { hatchery: string; file: string; source?: string; startedAt?: number },
   ) => BackgroundRun;
 }
 
@@ -202,7 +202,7 @@ export async function callGenericTool(
         const attempt = await core.runtime.prepareResume(id, options);
         // The source goes along: a task resumed here is still a task (tasks/get reads it live).
         const { hatchery, file, source } = stored.meta;
-        const run = ctx.resume(id, attempt, { hatchery, file, source });
+        const run = ctx.resume(id, attempt, { hatchery, file, source, startedAt: stored.summary.startedAt });
         ctx.own(id);
         if (name === 'hatchery_respond')
           run.note =

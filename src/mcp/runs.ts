@@ -117,7 +117,7 @@ export class RunRegistry {
    * a run the journal knows (resume): its finished entry here, if any, is replaced.
    */
   start(
-    meta: { hatchery: string; file: string; source?: string },
+    meta: { hatchery: string; file: string; source?: string; startedAt?: number },
     controller: AbortController,
     execute: RunExecutor,
     // The global Web Crypto, loaded on first use (node:crypto would be loaded at serve's start).
@@ -140,7 +140,8 @@ export class RunRegistry {
       state: 'queued',
       steps: 0,
       outputs: {},
-      startedAt: Date.now(),
+      // A resumed run keeps its first start: a task's createdAt must not change between polls.
+      startedAt: this.runs.get(id)?.startedAt ?? meta.startedAt ?? Date.now(),
       updatedAt: Date.now(),
       controller,
       done,

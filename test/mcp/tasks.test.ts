@@ -229,6 +229,8 @@ describe('tasks extension', () => {
     const done = await client.poll(id);
     expect(done.status).toBe('completed');
     expect(textOf(done.result)).toBe('picked blue');
+    // One task, one creation time: the same in every poll, before and after the answer resumed the run.
+    expect(new Set([created.createdAt, waiting.createdAt, done.createdAt]).size).toBe(1);
     // An update of a task that waits for nothing is acknowledged and ignored.
     await client.updateTask(id, { 'ask-1': { action: 'accept', content: { answer: 'red' } } });
     expect(textOf((await client.getTask(id)).result)).toBe('picked blue');

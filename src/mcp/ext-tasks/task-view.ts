@@ -11,6 +11,7 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../../core/errors.js';
 import type { Usage } from '../../providers/types.js';
 import { isRunId } from '../../runtime/journal/run-files.js';
+import { runsCommandLine } from '../../runtime/journal/state-dir.js';
 import type { JournalRecord, PendingQuestion, StoredRun } from '../../runtime/journal/store.js';
 import { quote } from '../../schema/suggest.js';
 import { succeeded, textResult, waitingResult } from '../calls.js';
@@ -171,8 +172,10 @@ export function inputRequest(core: ServerHost, q: PendingQuestion): InputRequest
  */
 export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskReader): DetailedTask {
   const s = stored.summary;
-  const updated = lastAt(stored.records, s.startedAt);
-  const make = (status: TaskStatus) => base(core, s.id, status, s.startedAt, updated) as DetailedTask;
+  // The run this process holds started at its own clock reading: the task's createdAt stays that.
+  const created = core.runs.get(s.id)?.startedAt ?? s.startedAt;
+  const updated = lastAt(stored.records, created);
+  const make = (status: TaskStatus) => base(core, s.id, status, created, updated) as DetailedTask;
   switch (s.status) {
     case 'running': {
       const t = make('working');
@@ -235,7 +238,7 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
     }
     case 'interrupted': {
       const t = make('failed');
-      const why = `${s.hatchery}: the server stopped while the run was going${s.node ? ` (at node "${s.node}")` : ''}, so it was interrupted; the nodes that finished are in the run journal. Continue it with hatchery_resume {"run_id": "${s.id}"}, "hatchery-mcp runs resume ${s.id}", or a server started with --resume-interrupted; the task then works again under the same id`;
+      const why = `${s.hatchery}: the server stopped while the run was going${s.node ? ` (at node "${s.node}")` : ''}, so it was interrupted; the nodes that finished are in the run journal. Continue it with hatchery_resume {"run_id": "${s.id}"}, "${runsCommandLine(['resume', s.id], core.runtime.store?.location ?? '')}", or a server started with --resume-interrupted; the task then works again under the same id`;
       t.statusMessage = message(core, why);
       t.error = { code: INTERNAL_ERROR, message: t.statusMessage, data: { runStatus: 'interrupted' } };
       return t;
