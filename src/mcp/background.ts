@@ -1,7 +1,7 @@
 /** Runs resumed in the background: a suspended task answered by tasks/update, hatchery_resume and the rest. */
 
 import { LinkedController } from '../core/cancel.js';
-import type { Provider } from '../providers/types.js';
+import type { Provider, Usage } from '../providers/types.js';
 import { failed, succeeded } from './calls.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
 import type { BackgroundRun } from './runs.js';
@@ -15,7 +15,7 @@ export function resumeRun(
   core: ServerHost,
   id: string,
   attempt: ResumeAttempt,
-  meta: { hatchery: string; file: string; source?: string; startedAt?: number },
+  meta: { hatchery: string; file: string; source?: string; startedAt?: number; usage?: Usage },
   sampling: Provider | undefined,
 ): BackgroundRun {
   const controller = new LinkedController(core.signal);
@@ -28,7 +28,10 @@ export function resumeRun(
       core.runStarted();
       try {
         const result = await attempt({ signal, onEvent, sampling });
-        return succeeded(core, result, structured());
+        // The result says what the whole run cost, and each attempt: this one spent result.usage.
+        const s = (await core.runtime.store?.read(id).catch(() => undefined))?.summary;
+        const attempts = s?.attemptUsage ? { total: s.usage, each: s.attemptUsage } : undefined;
+        return succeeded(core, result, structured(), attempts);
       } catch (err) {
         return failed(core, err, signal, structured());
       } finally {
@@ -38,6 +41,11 @@ export function resumeRun(
     id,
   );
   run.note = 'resumed; the nodes that had finished were taken from the run journal';
+  // hatchery_status counts the whole run: what the earlier attempts spent, then this one's calls.
+  if (meta.usage && (meta.usage.inputTokens > 0 || meta.usage.outputTokens > 0)) {
+    run.earlier = { ...meta.usage };
+    run.usage = { ...meta.usage };
+  }
   run.done.then(unlink, unlink);
   return run;
 }

@@ -3,7 +3,7 @@ import { formatError, HatcheryError } from '../core/errors.js';
 import type { TraceContext } from '../core/trace.js';
 import type { AskRequest, RunListener } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
-import type { Provider } from '../providers/types.js';
+import type { Provider, Usage } from '../providers/types.js';
 import type { RunOptions, RunResult, Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn, elicitAsk } from './elicit.js';
 import type { Limiter } from './limiter.js';
@@ -150,15 +150,25 @@ function combine(a: RunListener | undefined, b: RunListener | undefined): RunLis
 
 /**
  * The outcome of a run that ended well: the object itself when the tool declares an output schema,
- * else `{ output, run_id, usage? }`; `_meta` carries the call's tokens and cost either way.
+ * else `{ output, run_id, usage? }`; `_meta` carries the call's tokens and cost either way. A run
+ * resumed from its journal gives `attempts`: `usage` is then the run's total, and
+ * `usage_by_attempt` what each attempt spent (the last one is `result.usage`).
  */
-export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, structured: boolean): RunOutcome {
+export function succeeded(
+  host: Pick<CallHost, 'out'>,
+  result: RunResult,
+  structured: boolean,
+  attempts?: { total: Usage; each: readonly Usage[] },
+): RunOutcome {
   const value = result.value;
   // One usage object for both `_meta` and the `usage` field: nothing mutates either (they are only
   // serialised), and building it twice was a quarter of this function's allocation.
-  const json = usageJson(result.usage);
+  const u = attempts?.total ?? result.usage;
+  const json = usageJson(u);
   // A literal key (USAGE_META): a computed one makes the object through the runtime, per call.
   const _meta: Record<string, unknown> = { 'hatchery/usage': json };
+  const each = attempts?.each.map(usageJson);
+  if (each) _meta['hatchery/usage_by_attempt'] = each;
   if (result.journal) _meta['hatchery/journal'] = result.journal;
   // Guarded here rather than when sent: background runs keep their result, so keep it small.
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
@@ -169,12 +179,10 @@ export function succeeded(host: Pick<CallHost, 'out'>, result: RunResult, struct
   }
   // A final node with a non-object schema gives its value (a list, a number) rather than its JSON text.
   const output = value !== undefined && typeof value !== 'string' ? value : result.output;
-  const u = result.usage;
   const usage = u.inputTokens === 0 && u.outputTokens === 0 ? undefined : json;
-  return {
-    state: 'succeeded',
-    result: host.out.json(outputValue(output, result.runId, usage, result.journal), { _meta }),
-  };
+  const out = outputValue(output, result.runId, usage, result.journal);
+  if (each && usage) out.usage_by_attempt = each;
+  return { state: 'succeeded', result: host.out.json(out, { _meta }) };
 }
 
 /**

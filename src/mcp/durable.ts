@@ -13,7 +13,7 @@ import { quote } from '../schema/suggest.js';
 import type { ServerHost } from './host.js';
 import { jsonResult, outputValue } from './results.js';
 import { servesRun } from './run-access.js';
-import { type BackgroundRun, NEXT_STEP, seconds, statusOutput, usageFields } from './runs.js';
+import { type BackgroundRun, NEXT_STEP, seconds, statusOutput, usageFields, usageJson } from './runs.js';
 
 /** A run of the journal as hatchery_runs lists it. */
 export function summaryView(s: RunSummary): Record<string, unknown> {
@@ -64,8 +64,11 @@ function lastAt(records: readonly JournalRecord[]): number | undefined {
 /** The result hatchery_result gives for a run that only the journal knows (finished, suspended, elsewhere). */
 export function storedResult(core: ServerHost, run: StoredRun): CallToolResult {
   const s = run.summary;
-  if (s.status === 'succeeded' && s.output !== undefined)
-    return core.out.result(jsonResult(outputValue(s.output, s.id, usageFields(s.usage))));
+  if (s.status === 'succeeded' && s.output !== undefined) {
+    const value = outputValue(s.output, s.id, usageFields(s.usage));
+    if (s.attemptUsage && value.usage) value.usage_by_attempt = s.attemptUsage.map(usageJson);
+    return core.out.result(jsonResult(value));
+  }
   if (s.status === 'failed' || s.status === 'cancelled') {
     const code = s.code ?? (s.status === 'cancelled' ? 'ABORTED' : 'INTERNAL');
     return core.out.result(

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
+import type { Usage } from '../providers/types.js';
 import { newRunId } from '../runtime/run-id.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
@@ -41,7 +42,7 @@ export interface GenericCallContext {
   resume: (
     id: string,
     attempt: ResumeAttempt,
-    meta: { hatchery: string; file: string; source?: string; startedAt?: number },
+    meta: { hatchery: string; file: string; source?: string; startedAt?: number; usage?: Usage },
   ) => BackgroundRun;
 }
 
@@ -202,7 +203,8 @@ export async function callGenericTool(
         const attempt = await core.runtime.prepareResume(id, options);
         // The source goes along: a task resumed here is still a task (tasks/get reads it live).
         const { hatchery, file, source } = stored.meta;
-        const run = ctx.resume(id, attempt, { hatchery, file, source, startedAt: stored.summary.startedAt });
+        const { startedAt, usage } = stored.summary;
+        const run = ctx.resume(id, attempt, { hatchery, file, source, startedAt, usage });
         ctx.own(id);
         if (name === 'hatchery_respond')
           run.note =

@@ -42,8 +42,10 @@ export interface BackgroundRun {
   steps: number;
   /** Latest output of every top-level node that finished (its first 2,000 characters). */
   outputs: Record<string, string>;
-  /** Tokens and cost so far (the run's total once it has ended). */
+  /** Tokens and cost so far (the run's total once it has ended, earlier attempts included). */
   usage?: Usage;
+  /** What the earlier attempts of a resumed run spent (from its journal). */
+  earlier?: Usage;
   /** The question the run waits on (state input_required). */
   question?: unknown;
   /** Why this run is a continuation (resumed after an interruption, or answered), shown by hatchery_status. */
@@ -174,7 +176,12 @@ export class RunRegistry {
           }
           break;
         case 'run_end':
-          if (e.depth === 0) run.usage = e.usage;
+          if (e.depth === 0) {
+            // A resumed run's total: what its earlier attempts spent, and this one.
+            const total = run.earlier ? { ...run.earlier } : { inputTokens: 0, outputTokens: 0 };
+            addUsage(total, e.usage);
+            run.usage = total;
+          }
           break;
       }
     };

@@ -63,7 +63,13 @@ export async function recoverRuns(
         host,
         run.id,
         attempt,
-        { hatchery: run.hatchery, file: run.file, source: run.source, startedAt: run.startedAt },
+        {
+          hatchery: run.hatchery,
+          file: run.file,
+          source: run.source,
+          startedAt: run.startedAt,
+          usage: run.usage,
+        },
         undefined,
       );
       r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;

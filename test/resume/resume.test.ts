@@ -153,7 +153,7 @@ describe('runs resume', () => {
     expect(res.stderr).toContain(
       '[1] A (from the journal)\n[2] B (from the journal)\n[3] C started (drone)\n',
     );
-    expect(res.stderr).toMatch(/\n\[3\] C \(\d+ ms/);
+    expect(res.stderr).toMatch(/\n\[3\] C \((\d+ ms|\d+(\.\d+)? s)/);
     expect(asked()).toEqual(['C after b-out', 'D after c-new']);
 
     const bad = await cli(['runs', 'resume', id, '--from', 'Nope', '-q']);

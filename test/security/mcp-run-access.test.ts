@@ -248,7 +248,11 @@ describe('a server knows only runs of the files it serves', () => {
     writeHatchery(path.join(root, 'Y'), 'foreign.json', foreign);
     // X serves a file of the same name: only the file tells the runs apart.
     writeHatchery(path.join(root, 'X'), 'foreign.json', echoDef('foreign', '!'));
-    const y = new TasksClient({ url: await serveHttp(path.join(root, 'Y'), state) });
+    // Declares forms: the question is then its task's form (a client without forms gets no task).
+    const y = new TasksClient({
+      url: await serveHttp(path.join(root, 'Y'), state),
+      capabilities: { elicitation: {} },
+    });
     const xUrl = await serveHttp(path.join(root, 'X'), state, ['--list-all-runs']);
     const x = new TasksClient({ url: xUrl });
 

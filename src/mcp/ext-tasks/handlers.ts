@@ -137,7 +137,7 @@ export async function updateTask(
       core,
       id,
       attempt,
-      { hatchery: s.hatchery, file: s.file, source: TASK_SOURCE, startedAt: s.startedAt },
+      { hatchery: s.hatchery, file: s.file, source: TASK_SOURCE, startedAt: s.startedAt, usage: s.usage },
       undefined,
     );
     run.note = 'answered with tasks/update; the nodes that had finished were taken from the run journal';

@@ -216,10 +216,13 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
       const end = lastEnd(stored.records);
       const structured = core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
       const usage = (end?.usage as Usage | undefined) ?? s.usage;
+      // The whole run's tokens and cost, and each attempt's, as the call itself reports them.
+      const attempts = s.attemptUsage ? { total: s.usage, each: s.attemptUsage } : undefined;
       const result = succeeded(
         core,
         { runId: s.id, output: s.output ?? '', value: end?.value, usage, steps: s.steps, outputs: {} },
         structured,
+        attempts,
       ).result;
       t.statusMessage = `${s.hatchery} finished`;
       t.result = { ...result };

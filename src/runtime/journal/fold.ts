@@ -156,6 +156,8 @@ export function foldRun(meta: RunMeta, records: readonly JournalRecord[], corrup
   };
   let open: string | undefined;
   let last: string | undefined;
+  // The usage of each attempt: a resumed run reports its total and what each attempt spent.
+  const attempts: Usage[] = [{ inputTokens: 0, outputTokens: 0 }];
   for (const r of records) {
     switch (r.type) {
       case 'node_start':
@@ -168,11 +170,15 @@ export function foldRun(meta: RunMeta, records: readonly JournalRecord[], corrup
           if (open === last) open = undefined;
         }
         break;
-      case 'model_call':
-        addUsage(usage, usageOf(r.usage));
+      case 'model_call': {
+        const u = usageOf(r.usage);
+        addUsage(usage, u);
+        addUsage(attempts[attempts.length - 1]!, u);
         break;
+      }
       case 'resumed':
         s.attempts++;
+        attempts.push({ inputTokens: 0, outputTokens: 0 });
         s.status = 'running';
         open = undefined;
         delete s.endedAt;
@@ -210,6 +216,7 @@ export function foldRun(meta: RunMeta, records: readonly JournalRecord[], corrup
   }
   const node = open ?? last;
   if (node !== undefined) s.node = node;
+  if (attempts.length > 1) s.attemptUsage = attempts;
   if (s.status !== 'input_required') delete s.question;
   if (corrupt > 0) s.corruptLines = corrupt;
   return s;

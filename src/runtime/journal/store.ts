@@ -83,6 +83,8 @@ export interface RunSummary {
   question?: PendingQuestion;
   /** Attempts: 1, plus one per resume. */
   attempts: number;
+  /** Tokens and cost of each attempt, in order, when there was more than one (`usage` is their sum). */
+  attemptUsage?: Usage[];
   /** Lines of its journal that could not be read (a write cut short, a damaged file) and were skipped. */
   corruptLines?: number;
 }
