@@ -85,4 +85,45 @@ describe('studio in a real browser', () => {
       await browser.close();
     }
   });
+
+  it("shows a waiting run's question by its Answer box, not as an error, and a broken file's whole name", async () => {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(
+      path.join(studio.dir, 'pick_colour.json'),
+      JSON.stringify({
+        name: 'pick_colour',
+        desc: 'asks for a colour',
+        nodes: [
+          { name: 'Q', type: 'ask', question: 'Which colour?', choices: ['red', 'blue'], next: 'E' },
+          { type: 'tool', name: 'E', tool_name: 'echo', tool_args: { text: 'picked {{ out.Q }}' } },
+        ],
+      }),
+    );
+    const longName = 'a-broken-file-with-a-rather-long-name-that-does-not-fit-the-sidebar.json';
+    writeFileSync(path.join(studio.dir, longName), '{"name": "broken", "desc": "d", "nodes": [');
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(studio.url);
+      await page.click('li[data-name="pick_colour"]');
+      await page.click('#run-start');
+      await page.waitForSelector('#r-status.input_required');
+      await page.waitForSelector('#r-answer:not([hidden])');
+      expect(await page.textContent('#r-question')).toContain('Which colour?');
+      expect((await page.textContent('#r-error'))?.trim()).toBe('');
+      // The broken file's name is shown whole (wrapped), not cut at the sidebar's edge.
+      const name = page.locator('#folder-problems .problem strong', { hasText: 'rather-long-name' });
+      await name.waitFor();
+      const fits = await name.evaluate((e) => e.scrollWidth <= e.clientWidth + 1);
+      expect(fits).toBe(true);
+      expect(await name.textContent()).toContain(longName);
+    } finally {
+      await browser.close();
+    }
+  });
 });

@@ -223,7 +223,8 @@ function renderRun() {
   ]
     .filter(Boolean)
     .join(' · ');
-  $('r-error').textContent = s?.error ?? root.error ?? '';
+  // A run waiting for an answer has not failed: its question stands by the Answer box instead.
+  $('r-error').textContent = r.status === 'input_required' ? '' : (s?.error ?? root.error ?? '');
   $('r-cancel').hidden = !(
     r.status === 'running' ||
     r.status === 'input_required' ||
