@@ -56,9 +56,10 @@ export async function graphCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1)
     throw new HatcheryError('USAGE', `graph takes one hatchery file\n\n${GRAPH_HELP}`);
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
-  const mermaid = hatcheryToMermaid(await loadHatchery(positionals[0] as string, { mcpServers }));
-  let text = mermaid;
+  const h = await loadHatchery(positionals[0] as string, { mcpServers });
+  let text = hatcheryToMermaid(h);
   if (format !== 'mermaid') {
+    const mermaid = hatcheryToMermaid(h, { layout: true });
     // Loaded only here: every other command starts without the renderer.
     const bm = await import('beautiful-mermaid');
     text =

@@ -60,7 +60,7 @@ export function mermaidId(name: string): string {
 type NodeDef = Record<string, unknown>;
 
 /** The hatchery as a Mermaid flowchart (`flowchart TD`): kinds as shapes, routing on the edges. */
-export function hatcheryToMermaid(h: Hatchery): string {
+export function hatcheryToMermaid(h: Hatchery, options: { layout?: boolean } = {}): string {
   const nodeLines: string[] = [];
   const edgeLines: string[] = [];
   const files = new Map<string, string>();
@@ -72,11 +72,15 @@ export function hatcheryToMermaid(h: Hatchery): string {
   };
   // One edge per pair of nodes, its labels joined: two edges between the same nodes (a loop's
   // `until` and its `on_limit`) are drawn on top of each other, their labels overlapping.
-  const edges = new Map<string, { from: string; to: string; labels: string[]; dotted: boolean }>();
-  const edge = (from: string, to: string, label?: string, dotted = false): void => {
+  const edges = new Map<
+    string,
+    { from: string; to: string; labels: string[]; dotted: boolean; back: boolean }
+  >();
+  const edge = (from: string, to: string, label?: string, dotted = false, back = false): void => {
     const key = `${from}\n${to}`;
     const e = edges.get(key);
-    if (e === undefined) edges.set(key, { from, to, labels: label === undefined ? [] : [label], dotted });
+    if (e === undefined)
+      edges.set(key, { from, to, labels: label === undefined ? [] : [label], dotted, back });
     else {
       if (label !== undefined && !e.labels.includes(label)) e.labels.push(label);
       e.dotted &&= dotted;
@@ -112,9 +116,12 @@ export function hatcheryToMermaid(h: Hatchery): string {
     }
   }
 
-  for (const { from, to, labels, dotted } of edges.values()) {
+  for (const { from, to, labels, dotted, back } of edges.values()) {
     const label = labels.length === 0 ? '' : `|"${mermaidLabel(labels.join(' / '))}"|`;
-    edgeLines.push(`  ${from} ${dotted ? '-.->' : '-->'}${label} ${to}`);
+    // For the built-in renderer (svg, ascii) a chain's way back to its owner is written from the
+    // owner: it ranks nodes along edges, and the loop back put branches above the start node.
+    if (back && options.layout) edgeLines.push(`  ${to} <-.-${label} ${from}`);
+    else edgeLines.push(`  ${from} ${dotted ? '-.->' : '-->'}${label} ${to}`);
   }
   const lines = ['flowchart TD', `  ${START_ID}(["start"])`, ...nodeLines];
   for (const [file, fileId] of files) lines.push(`  ${fileId}>"${mermaidLabel(file)}"]`);
@@ -123,7 +130,7 @@ export function hatcheryToMermaid(h: Hatchery): string {
   return `${lines.join('\n')}\n`;
 }
 
-type EdgeFn = (from: string, to: string, label?: string, dotted?: boolean) => void;
+type EdgeFn = (from: string, to: string, label?: string, dotted?: boolean, back?: boolean) => void;
 
 /** Edges into the chains a node runs itself: loop body, parallel branches, map chain. */
 function innerEdges(
@@ -154,7 +161,7 @@ function nextEdges(
   const to = (t: string) => (t === END ? ends() : target(t));
   // A loop leaves through `next` when its condition holds.
   const loopLabel = node.kind === 'loop' && typeof def.until === 'string' ? `until: ${def.until}` : undefined;
-  if (r.kind === 'end') edge(id, ends(), loopLabel ?? (inChain ? 'done' : undefined), inChain);
+  if (r.kind === 'end') edge(id, ends(), loopLabel ?? (inChain ? 'done' : undefined), inChain, inChain);
   else if (r.kind === 'one') edge(id, to(r.target), loopLabel);
   else {
     const choose = node.kind === 'drone' && def.route === 'choose';

@@ -132,7 +132,7 @@ export class StudioFolder {
         desc: h.desc,
         inputs: { ...h.inputs },
         inputRequired: h.inputRequired,
-        svg: this.render ? this.render(hatcheryToMermaid(h)) : '',
+        svg: this.render ? this.render(hatcheryToMermaid(h, { layout: true })) : '',
         nodeIds,
         kinds,
       };

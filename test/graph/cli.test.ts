@@ -101,6 +101,32 @@ describe('hatchery-mcp graph', () => {
     expect(mermaid.stdout.match(/n_Draft [-.]+>.* n_Answer/g)).toHaveLength(1);
   });
 
+  it("draws a parallel node's branches below the start node in the SVG", async () => {
+    const r = await runCli([
+      'graph',
+      path.join(REPO_ROOT, 'hatchery', 'parallel-review.json'),
+      '--format',
+      'svg',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    // Each node's first vertical coordinate (a rect's y, a polygon's first point, a circle's cy).
+    const tops = new Map<string, number>();
+    const parts = r.stdout.split(/(?=<g class="node" data-id=")/);
+    for (const part of parts) {
+      const id = /^<g class="node" data-id="([^"]+)"/.exec(part)?.[1];
+      const y = /\by="([\d.]+)"|\bcy="([\d.]+)"|points="[\d.]+,([\d.]+)/.exec(part);
+      if (id && y) tops.set(id, Number(y[1] ?? y[2] ?? y[3]));
+    }
+    const start = tops.get('hatchery_start')!;
+    for (const node of ['n_Reviews', 'n_Correctness', 'n_Clarity', 'n_Tone', 'n_Summary', 'hatchery_end'])
+      expect(tops.get(node), node).toBeGreaterThan(start);
+    for (const branch of ['n_Correctness', 'n_Clarity', 'n_Tone'])
+      expect(tops.get(branch), branch).toBeGreaterThan(tops.get('n_Reviews')!);
+    // The Mermaid text itself keeps the plain arrow back, which every Mermaid reads.
+    const mermaid = await runCli(['graph', path.join(REPO_ROOT, 'hatchery', 'parallel-review.json')]);
+    expect(mermaid.stdout).toContain('n_Correctness -.->|"done"| n_Reviews');
+  });
+
   it('refuses a bad format or a missing file with exit 2, an invalid file with exit 3', async () => {
     const dir = tempDir();
     const bad = path.join(dir, 'bad.json');
