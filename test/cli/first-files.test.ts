@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
 import { CLI_PATH, runCli, tempDir } from '../helpers.js';
+import { writeHatchery } from '../mcp/helpers.js';
 
 const { openai } = fakeVendors();
 
@@ -21,11 +22,7 @@ beforeEach(() => {
   openai.reset();
 });
 
-function write(name: string, def: unknown): string {
-  const file = path.join(dir, name);
-  writeFileSync(file, JSON.stringify(def));
-  return file;
-}
+const write = (name: string, def: unknown): string => writeHatchery(dir, name, def);
 
 const env = () => ({
   OPENAI_API_KEY: 'sk-first-files-0123456789',

@@ -4,13 +4,12 @@
  * `output` template says what the result is; a drone offered no tools whose model asks for one
  * fails naming the tool instead of answering nothing.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
 import { CLI_PATH, runCli, tempDir } from '../helpers.js';
+import { writeHatchery } from '../mcp/helpers.js';
 
 const { openai } = fakeVendors();
 
@@ -20,11 +19,7 @@ beforeEach(() => {
   openai.reset();
 });
 
-function write(name: string, def: unknown): string {
-  const file = path.join(dir, name);
-  writeFileSync(file, JSON.stringify(def));
-  return file;
-}
+const write = (name: string, def: unknown): string => writeHatchery(dir, name, def);
 
 const env = () => ({
   OPENAI_API_KEY: 'sk-run-result-0123456789',
