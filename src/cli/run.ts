@@ -3,6 +3,7 @@ import { HatcheryError } from '../core/errors.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
+import { promptLabel } from '../schema/suggest.js';
 import { EXIT, keyValues, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
@@ -162,7 +163,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (input === undefined) input = replayed?.input;
   if (replayed?.vars) Object.assign(vars, { ...replayed.vars, ...vars });
   if (input === undefined && stdinIsTty && hatchery.inputRequired) {
-    const prompt = hatchery.def.input_prompt?.replace(/[:\s]+$/, '') || 'input';
+    const prompt = (hatchery.def.input_prompt && promptLabel(hatchery.def.input_prompt)) || 'input';
     input = (await askMissing({ input: prompt }, ['input'])).input;
   }
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { ValidationProblem } from '../core/errors.js';
 import { END } from '../schema/names.js';
+import { promptLabel } from '../schema/suggest.js';
 
 /**
  * The spellings of the YAML multi-agent design (nodes with `id` and `type: category.type`, `::`
@@ -223,7 +224,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
             message: `a second trigger.stdin becomes the declared input "${name}", which must be an identifier (letters, digits, _)`,
           });
         } else {
-          inputs[name] = typeof prompt === 'string' ? prompt.replace(/[:\s]+$/, '') : name;
+          inputs[name] = typeof prompt === 'string' ? promptLabel(prompt) : name;
           renames.set(`inputs/${name}`, `${at}/id`);
           tool('echo', { text: `{{ ctx.${name} }}` }, {});
         }

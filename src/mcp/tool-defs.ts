@@ -3,7 +3,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
 import { likelyInputRequired } from '../loader/input-guess.js';
 import type { PreparedLoad } from '../loader/prepare.js';
-import { actualOf, didYouMean, listNames, nearest, quote } from '../schema/suggest.js';
+import { actualOf, didYouMean, listNames, nearest, promptLabel, quote } from '../schema/suggest.js';
 
 /**
  * The answer to a call naming a tool or hatchery that is not served: the nearest served name, or a
@@ -135,9 +135,7 @@ function toolOf(h: ToolSource): Tool {
   const properties: Record<string, object> = {
     input: {
       type: 'string',
-      description: h.inputPrompt
-        ? `${h.inputPrompt.replace(/[:\s]+$/, '')} ({{ ctx.input }})`
-        : INPUT_DESCRIPTION,
+      description: h.inputPrompt ? `${promptLabel(h.inputPrompt)} ({{ ctx.input }})` : INPUT_DESCRIPTION,
     },
   };
   for (const [name, prompt] of Object.entries(h.inputs)) {

@@ -2,7 +2,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import { readFailure } from '../core/fs/safe-fs.js';
 import type { Hatchery } from '../engine/contracts.js';
-import { didYouMean, quote } from '../schema/suggest.js';
+import { didYouMean, promptLabel, quote } from '../schema/suggest.js';
 
 /**
  * Copies declared inputs into ctx; unknown names and missing inputs are errors listing them all.
@@ -47,7 +47,7 @@ export function requireInput(h: Hatchery, input: string | undefined): void {
   const first = h.nodes.get(h.start);
   if (first?.kind === 'script' && (h.def.nodes[first.index] as { stdin?: unknown }).stdin === undefined)
     return;
-  const what = h.def.input_prompt ? `: ${h.def.input_prompt.replace(/[:\s]+$/, '')}` : '';
+  const what = h.def.input_prompt ? `: ${promptLabel(h.def.input_prompt)}` : '';
   throw new HatcheryError(
     'MISSING_INPUT',
     `${h.name} needs its input ({{ ctx.input }}${what}) and none was given; pass --input TEXT or pipe it on stdin (echo "..." | hatchery-mcp run FILE), run it on a terminal to be asked, or give the tool's "input" argument`,

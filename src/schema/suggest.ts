@@ -97,3 +97,8 @@ export function actualOf(value: unknown): string {
       return typeof value;
   }
 }
+
+/** A prompt as a label: without the `: ` a terminal prompt ends with (`Question: ` → `Question`). */
+export function promptLabel(prompt: string): string {
+  return prompt.replace(/[:\s]+$/, '');
+}
