@@ -1,5 +1,4 @@
 import { formatError, HatcheryError } from '../core/errors.js';
-import { withFields } from '../core/objects.js';
 import type { ResolvedModel } from '../providers/resolve.js';
 import {
   type ChatRequest,
@@ -95,7 +94,7 @@ function reported(
   // Copied now: a tool loop appends to the list it sends, and the journal hashes it later. A node's
   // single call (asResult) sends a request made for it and never changed after: the event holds it,
   // its onRetry cleared before anyone sees it, as a copy made before it was set would have it.
-  const request = asResult ? req : withFields(req, { messages: req.messages.slice() });
+  const request = asResult ? req : { ...req, messages: req.messages.slice() };
   let retries = 0;
   // Set on the request itself (a tool loop sends the same object each turn, so each call sets its own):
   // a copy of the request per call would cost every call what only a retry needs.

@@ -135,8 +135,7 @@ export function endLone(
   const value = result.value;
   const chose = result.next;
   const go = chose === undefined || chose === null ? undefined : chose;
-  if (go !== undefined || !scope.outUnread)
-    scope.setOut(name, value === undefined ? text : value, node.index);
+  if (go !== undefined || !scope.outUnread) scope.setOut(name, value === undefined ? text : value);
   scope.last = text;
   if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
   const usage = result.usage;
@@ -243,7 +242,7 @@ async function walkSteps(scope: RunContext, start: string | CompiledNode): Promi
     // A branch's last output is read by nobody: its fan-out takes it from the result, and its out is
     // dropped. Written all the same when the node's write_output path (a template) may read it.
     if (next !== undefined || !scope.outUnread || node.writeOutput !== undefined)
-      scope.setOut(name, value === undefined ? text : value, node.index);
+      scope.setOut(name, value === undefined ? text : value);
     scope.last = text;
     if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
     // A recorded node's file was written by the attempt that ran it.

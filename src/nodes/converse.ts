@@ -1,6 +1,5 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, isAbortError } from '../core/errors.js';
-import { withFields } from '../core/objects.js';
 import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import type {
   ChatMessage,
@@ -71,7 +70,7 @@ function singleCall(opts: ConverseOptions): Promise<Conversation> {
   let pending: Promise<ChatResponse>;
   try {
     pending = opts.provider.chat(
-      opts.responseSchema ? withFields(request, { responseSchema: opts.responseSchema }) : request,
+      opts.responseSchema ? { ...request, responseSchema: opts.responseSchema } : request,
     );
   } catch (err) {
     return Promise.reject(err);
@@ -104,7 +103,7 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
   const limit = opts.resultLimit ?? scope.shared.services.resultLimit;
   for (let turn = 1; turn <= maxTurns; turn++) {
     throwIfAborted(scope.signal);
-    const res = await provider.chat(withFields(opts.request, { messages, tools: specs }));
+    const res = await provider.chat({ ...opts.request, messages, tools: specs });
     addUsage(usage, res.usage);
     if (res.toolCalls.length === 0) {
       messages.push({ role: 'assistant', content: res.text });

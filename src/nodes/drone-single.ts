@@ -1,5 +1,4 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
-import { internalized } from '../core/objects.js';
 import type {
   CompiledNode,
   NodeBase,
@@ -97,8 +96,7 @@ class SingleDrone extends DroneModel implements CompiledNode {
 
   constructor(base: NodeBase, p: SingleDroneParts) {
     super(p.spec, p.baseURL, p.where, p.clientFallback);
-    // The internalized name: the key of `out.<name>`, with no string-table probe when it is written.
-    this.name = internalized(base.name);
+    this.name = base.name;
     this.kind = base.kind;
     this.index = base.index;
     this.route = base.route;
