@@ -1,10 +1,9 @@
 /**
  * The checks of a validated definition that need no schema: node names (generated for nameless
  * nodes), `start`, `next` and `on_limit` targets, and reserved variable names. validate.ts runs them
- * after the schemas; start-up's quick first half (quick.ts) runs them on its own.
+ * after the schemas.
  */
 import type { ValidationProblem } from '../core/errors.js';
-import { fastDefinition } from '../schema/fast-check.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import { END, RESERVED_SAVE_NAMES, RESERVED_VAR_NAMES } from '../schema/names.js';
 import type { NodeKind } from '../schema/nodes.js';
@@ -39,30 +38,6 @@ export function join(...parts: (string | number)[]): string {
     .filter((p) => p !== '')
     .map(segment)
     .join('/');
-}
-
-/**
- * validateDefinition's result for a parsed definition the fast check decides whole (see
- * schema/fast-check.ts: no `$`/`_` keys, no aliases, only the common shapes), with the checks of this
- * file; undefined when the schemas must decide. Nesting must have been checked, suggestions reset.
- */
-export function validateQuickly(
-  raw: unknown,
-): { def?: HatcheryDef; nodes: ValidNode[]; problems: ValidationProblem[]; draft?: HatcheryDef } | undefined {
-  const quick = fastDefinition(raw);
-  if (!quick) return undefined;
-  const nodes: ValidNode[] = quick.nodes.map(({ kind, def }, index) => ({
-    kind: kind as NodeKind,
-    index,
-    name: (def.name as string | undefined) ?? '',
-    def,
-  }));
-  const problems: ValidationProblem[] = [];
-  const top = raw as Record<string, unknown>;
-  checkGraph(top, top.nodes as unknown[], nodes, problems);
-  const def = { ...quick.top, nodes: nodes.map((n) => n.def) } as HatcheryDef;
-  // With graph problems, the draft lets the rest of the file be checked in the same pass (validate.ts).
-  return problems.length > 0 ? { nodes, problems, draft: def } : { def, nodes, problems };
 }
 
 /** Names nameless nodes and checks names, `start`, `next` and `on_limit` targets and inputs. */

@@ -1,4 +1,4 @@
-import type { ValidationProblem } from '../core/errors.js';
+import { HatcheryError, type ValidationProblem } from '../core/errors.js';
 
 /** Deepest nesting of objects and arrays a hatchery file may have; real files stay under 15. */
 const MAX_NESTING_DEPTH = 64;
@@ -80,4 +80,11 @@ export function capProblems(problems: readonly ValidationProblem[]): ValidationP
   if (more > 0)
     shown.push({ path: '', message: `and ${more} more problem${more > 1 ? 's' : ''} (fix these first)` });
   return shown;
+}
+
+/** The message of an exception thrown while loading a file (not a problem the loader reported). */
+export function unexpectedLoadError(err: unknown): string {
+  if (err instanceof HatcheryError) return cut(err.message, 200);
+  const what = cut(err instanceof Error ? `${err.name}: ${err.message}` : String(err), 200);
+  return `the file could not be loaded (${what}); please report this as a bug of hatchery-mcp`;
 }

@@ -1,23 +1,45 @@
 /**
  * The first half of loading a hatchery file, what listing it as a tool needs: parse and validate
  * (load.ts compiles and analyses). It imports no template engine, node kind or tool, so a server can
- * list its files before it loads those (see mcp/registry.ts); quick.ts does the same for files in
- * the common shapes without the schemas, so a server imports this file only for the others.
+ * list its files before it loads those (see mcp/registry.ts).
  */
 import { bySourcePosition, isError, ValidationError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { HatcheryGraph } from '../engine/graph.js';
+import type { HatcheryDef } from '../schema/hatchery.js';
 import { fromDesign, isDesign } from './design.js';
-import { capProblems, MAX_PROBLEMS } from './limits.js';
+import { capProblems, MAX_PROBLEMS, unexpectedLoadError } from './limits.js';
 import { parseJson } from './parse.js';
 import { locateProblems } from './positions.js';
-import { NOT_A_HATCHERY, type PreparedLoad, unexpectedLoadError } from './quick.js';
 import type { SubFiles } from './sub-files.js';
-import { validateDefinition } from './validate.js';
+import { type ValidNode, validateDefinition } from './validate.js';
 import { isYamlFile, parseYaml } from './yaml.js';
 
 export { isHatcheryFileName, listHatcheryFileNames } from './file-names.js';
-export { type PreparedLoad, unexpectedLoadError } from './quick.js';
+export { unexpectedLoadError } from './limits.js';
+
+/** A definition validated and not yet compiled (see prepareHatcheryText). */
+export interface PreparedLoad {
+  readonly file: string;
+  readonly def: HatcheryDef;
+  readonly nodes: ValidNode[];
+  /** The graph of the validated nodes (compile uses it again). */
+  readonly graph: HatcheryGraph;
+  /** Warnings of validation so far. */
+  readonly problems: ValidationProblem[];
+  readonly options: LoadOptions;
+  /** The file's text, when loaded from text. */
+  text?: string;
+  readonly design?: ReturnType<typeof fromDesign>;
+  /** The hatch: sub-file checker of the load this one is part of (compile makes one otherwise). */
+  readonly subs?: SubFiles;
+}
+
+/** The problem of a parsed file that has no "nodes": it is some other JSON or YAML file. */
+const NOT_A_HATCHERY: ValidationProblem = {
+  path: '',
+  message: 'not a hatchery file: it has no "nodes" (a hatchery is an object with "name", "desc" and "nodes")',
+};
 
 /**
  * Result of checking one file: the hatchery when valid, otherwise every problem found. `notHatchery`

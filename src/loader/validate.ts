@@ -1,19 +1,11 @@
 import type { z } from 'zod';
 import type { ValidationProblem } from '../core/errors.js';
-import { fastNode, fastTop } from '../schema/fast-check.js';
 import { type HatcheryDef, hatcheryAliases, hatcheryTopSchema } from '../schema/hatchery.js';
 import { describeIssues } from '../schema/issues.js';
 import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
 import { quote } from '../schema/suggest.js';
 import { DESIGN_TYPES } from './design.js';
-import {
-  checkGraph,
-  didYouMean,
-  join,
-  resetSuggestions,
-  type ValidNode,
-  validateQuickly,
-} from './graph-check.js';
+import { checkGraph, didYouMean, join, resetSuggestions, type ValidNode } from './graph-check.js';
 import { nestingProblem } from './limits.js';
 
 export type { ValidNode } from './graph-check.js';
@@ -111,18 +103,12 @@ export function validateDefinition(raw: unknown): Validated {
   // Checked first and without recursion: everything after this recurses into the value.
   const tooDeep = nestingProblem(raw);
   if (tooDeep) return { nodes, problems: [tooDeep] };
-  // A file in the common shapes needs neither the copies below nor zod (schema/fast-check.ts).
-  const quick = validateQuickly(raw);
-  if (quick) return quick;
   const stripped = stripMeta(raw) as Record<string, unknown>;
   const { obj: top, renamed: topRenamed } = applyAliases(stripped, hatcheryAliases, '', problems);
-  // The common shapes are checked by hand, giving zod's output; zod decides the rest, with its messages.
-  let topData: object | undefined = fastTop(top);
-  if (!topData) {
-    const topResult = hatcheryTopSchema.safeParse(top, LOAD_PARSE);
-    if (topResult.success) topData = topResult.data;
-    else toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
-  }
+  let topData: object | undefined;
+  const topResult = hatcheryTopSchema.safeParse(top, LOAD_PARSE);
+  if (topResult.success) topData = topResult.data;
+  else toProblems(topResult.error.issues, top, hatcheryTopSchema, '', topRenamed, problems);
 
   const rawNodes = Array.isArray(top.nodes) ? top.nodes : [];
   rawNodes.forEach((rawNode, index) => {
@@ -148,16 +134,6 @@ export function validateDefinition(raw: unknown): Validated {
     }
     const spec = NODE_KINDS[kind];
     const { obj, renamed } = applyAliases(n, spec.aliases, path, problems);
-    const fast = fastNode(kind, obj);
-    if (fast) {
-      nodes.push({
-        kind,
-        index,
-        name: (fast as { name?: string }).name ?? '',
-        def: fast as ValidNode['def'],
-      });
-      return;
-    }
     const result = spec.schema.safeParse(obj, LOAD_PARSE);
     if (!result.success) {
       // Only for a node that is no drone at all: with a usr_prompt, a foreign key is more likely a typo.

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Tool } from '@modelcontextprotocol/server';
 import { HatcheryError, ValidationError } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import type { LoadResult as WholeLoad } from '../loader/prepare.js';
-import { type PreparedLoad, type QuickLoad, quickLoad, unexpectedLoadError } from '../loader/quick.js';
+import { unexpectedLoadError } from '../loader/limits.js';
+import type { PreparedLoad, LoadResult as WholeLoad } from '../loader/prepare.js';
 import { isYamlFile } from '../loader/yaml.js';
 import { hatcheryTool, preparedTool } from './tool-defs.js';
 
@@ -31,12 +31,12 @@ function compilingLoader(): typeof import('../loader/load.js') {
 }
 
 /**
- * The loader's first half (parse, schemas, problems), imported when a deferred start meets a file
- * that quickLoad does not decide (see importFirstHalf); the compiling half includes it.
+ * The loader's first half (parse, schemas, problems), imported by a deferred start (see
+ * importFirstHalf); the compiling half includes it.
  */
 let firstHalf: Pick<typeof import('../loader/prepare.js'), 'prepareHatcheryText'> | undefined;
 
-/** Imports the loader's first half (once), for a deferred load of a file outside the common shapes. */
+/** Imports the loader's first half (once), for a deferred start. */
 export async function importFirstHalf(): Promise<void> {
   firstHalf ??= loader ?? (await import('../loader/prepare.js'));
 }
@@ -100,26 +100,6 @@ export function readText(file: string): string | undefined {
   }
 }
 
-/** Files read at a deferred start, each with its text and the quick first half's answer, if any. */
-export type QuickRead = ReadonlyMap<string, { text?: string; quick?: QuickLoad }>;
-
-/**
- * Reads files and tries the quick first half on each; the schemas' half (importFirstHalf) is
- * imported only when a file is outside the common shapes, has a problem, or cannot be told apart.
- */
-export async function readQuickly(files: readonly string[], options?: LoadOptions): Promise<QuickRead> {
-  const read = new Map<string, { text?: string; quick?: QuickLoad }>();
-  let undecided = false;
-  for (const f of files) {
-    const text = readText(f);
-    const quick = text === undefined ? undefined : quickLoad(text, f, options);
-    if (text !== undefined && !quick) undecided = true;
-    read.set(f, { text, quick });
-  }
-  if (undecided) await importFirstHalf();
-  return read;
-}
-
 /** A load that threw: that file's error, so start-up and other reloads go on. */
 function thrown(file: string, err: unknown): LoadResult {
   return {
@@ -129,19 +109,11 @@ function thrown(file: string, err: unknown): LoadResult {
 }
 
 /**
- * Loads one file's text, whole or (`defer`) only its first half; never throws. `quick` is
- * quickLoad's answer when the caller has it; without one, a deferred load needs the first half
- * imported (importFirstHalf) or the compiling half (importLoader).
+ * Loads one file's text, whole or (`defer`) only its first half; never throws. A deferred load needs
+ * the first half imported (importFirstHalf) or the compiling half (importLoader).
  */
-export function loadText(
-  file: string,
-  text: string,
-  defer: boolean,
-  options?: LoadOptions,
-  quick?: QuickLoad,
-): LoadResult {
+export function loadText(file: string, text: string, defer: boolean, options?: LoadOptions): LoadResult {
   try {
-    if (quick) return quick;
     if (defer) {
       const half = firstHalf ?? loader;
       if (!half) throw new HatcheryError('INTERNAL', 'the hatchery loader is used before it is imported');

@@ -9,16 +9,15 @@ import {
   completeEntry,
   emptyChange,
   entryOf,
+  importFirstHalf,
   importLoader,
   type ListedEntry,
   type LoadResult,
   loadText,
   nameOf,
   type PendingEntry,
-  type QuickRead,
   type RegistryChange,
   type RegistryEntry,
-  readQuickly,
   readText,
 } from './registry-entries.js';
 
@@ -249,11 +248,10 @@ export class HatcheryRegistry {
     // Names only: each file is read once, by the load, which skips files that are no hatchery.
     const files = await listHatcheryFileNames(this.dir, this.ignore);
     if (!options.defer || this.files.size > 0) return this.refresh(files);
-    // Listed from their first half only: the compiling half is imported after the answer, and the
-    // schemas' half only for a file outside the common shapes (quickLoad).
-    const read = await readQuickly(files, this.options.load);
+    // Listed from their first half only: the compiling half is imported after the answer.
+    await importFirstHalf();
     const change = emptyChange();
-    this.reload(files, new Set(files), change, true, read);
+    this.reload(files, new Set(files), change, true);
     if (changedTools(change)) this.toolList = undefined;
     return change;
   }
@@ -321,21 +319,14 @@ export class HatcheryRegistry {
    * swapping names) can be taken, and a file refused for a duplicate name serves nothing, as its
    * error says.
    */
-  private reload(
-    files: string[],
-    direct: Set<string>,
-    change: RegistryChange,
-    defer = false,
-    read?: QuickRead,
-  ): void {
+  private reload(files: string[], direct: Set<string>, change: RegistryChange, defer = false): void {
     const loaded: [string, string, LoadResult][] = [];
     for (const f of files) {
       // Read synchronously: the load that follows is synchronous anyway, and a promise per file cost
       // 5-6 times the CPU of a readFileSync loop (46-62 ms against 7-10 ms at 1,000 files at start).
-      const pre = read?.get(f);
-      const text = pre ? pre.text : readText(f);
+      const text = readText(f);
       if (text === undefined) this.remove(f, change);
-      else loaded.push([f, text, loadText(f, text, defer, this.options.load, pre?.quick)]);
+      else loaded.push([f, text, loadText(f, text, defer, this.options.load)]);
     }
     for (const [f, , res] of loaded) {
       const served = this.files.get(f)?.served;

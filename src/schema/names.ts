@@ -1,13 +1,11 @@
 /**
- * Names of the file format that need no zod: what start-up reads (the fast check, the graph) without
- * building a schema. common.ts and hatchery.ts re-export them.
+ * Names of the file format that need no zod: what the graph and the engine read without building a
+ * schema. common.ts and hatchery.ts re-export them.
  */
 
 /** The reserved `next` target that ends a run. */
 export const END = 'END';
 
-// Patterns and value lists shared by the schemas and the fast check (fast-check.ts), so both read
-// the same ones.
 /** Node names: used in `next`, `out.<name>` and routing, so no spaces; `END` is reserved. */
 export const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 /** An identifier: `save_output`, declared inputs and `files` names (they become ctx keys). */

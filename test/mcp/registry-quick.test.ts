@@ -5,9 +5,9 @@ import { HatcheryRegistry } from '../../src/mcp/registry.js';
 import { tempDir } from '../helpers.js';
 
 /**
- * A deferred start lists files in the common shapes from the quick first half (no schemas imported)
- * and the others from the full one: a folder mixing both, with broken files, a duplicate name and a
- * non-hatchery, must list the same tools and report the same problems as a whole load.
+ * A deferred start lists files from the first half of their load: a folder of plain and unusual
+ * files, with broken files, a duplicate name and a non-hatchery, must list the same tools and report
+ * the same problems as a whole load.
  */
 const FILES: Record<string, unknown> = {
   'a_plain.json': {
@@ -62,7 +62,7 @@ async function listing(defer: boolean): Promise<{ tools: unknown[]; problems: st
   };
 }
 
-describe('a deferred start with the quick first half', () => {
+describe('a deferred start', () => {
   it('lists the same tools and reports the same problems as a whole load', async () => {
     const deferred = await listing(true);
     const whole = await listing(false);
