@@ -6,7 +6,7 @@
 import type { ValidationProblem } from '../core/errors.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import { END, RESERVED_SAVE_NAMES, RESERVED_VAR_NAMES } from '../schema/names.js';
-import type { NodeKind } from '../schema/nodes.js';
+import { NODE_KINDS, type NodeKind } from '../schema/nodes.js';
 import { listNames, quote, didYouMean as suggestion } from '../schema/suggest.js';
 import { segment } from './limits.js';
 
@@ -96,7 +96,7 @@ export function checkGraph(
     const onLimit = n.def.on_limit;
     if (typeof onLimit === 'string') target(onLimit, `nodes/${n.index}/on_limit`);
     // A loop node's on_limit also takes effect at max_iterations, so it needs no max_visits.
-    if (onLimit !== undefined && n.def.max_visits === undefined && n.kind !== 'loop') {
+    if (onLimit !== undefined && n.def.max_visits === undefined && !NODE_KINDS[n.kind].ownLimit) {
       problems.push({
         path: `nodes/${n.index}/on_limit`,
         message: 'on_limit needs max_visits on the same node',

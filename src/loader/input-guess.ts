@@ -4,6 +4,7 @@
  * mcp/registry.ts). The analysis decides; when it disagrees, the tool is sent again (list_changed).
  */
 import type { HatcheryDef } from '../schema/hatchery.js';
+import { NODE_KINDS } from '../schema/nodes.js';
 import type { ValidNode } from './validate.js';
 
 /** An output tag `{{ … }}` (with `-` trimming) and a block tag `{% … %}`. */
@@ -15,13 +16,14 @@ const DEFAULTED = /\|\s*(?:default|d)\b/;
 
 /**
  * True when some template of the file reads ctx.input with no default outside a condition on it, or
- * the run starts with a script node without stdin: what the analysis finds in every common case.
+ * the run starts with a node that reads it (a script without stdin): what the analysis finds in every
+ * common case.
  * It does not follow the run (a read on a path after `input` is saved, or never reached).
  */
 export function likelyInputRequired(def: HatcheryDef, nodes: readonly ValidNode[], start?: string): boolean {
   if (Object.hasOwn(def.inputs ?? {}, 'input')) return false;
   const first = start === undefined ? nodes[0] : nodes.find((n) => n.name === start);
-  if (first?.kind === 'script' && first.def.stdin === undefined) return true;
+  if (first && NODE_KINDS[first.kind].readsInput(first.def)) return true;
   for (const n of nodes) if (readsInput(n.def)) return true;
   return false;
 }

@@ -1,5 +1,8 @@
 import type { CompiledNode, Hatchery } from '../engine/contracts.js';
 import { END } from '../schema/common.js';
+import { type ChildHow, childrenOf } from '../schema/kind.js';
+import { kindSpec } from '../schema/nodes.js';
+import { toolRefFields } from '../schema/tool-refs.js';
 import { parseToolRef } from '../tools/refs.js';
 
 /**
@@ -132,6 +135,9 @@ export function hatcheryToMermaid(h: Hatchery, options: { layout?: boolean } = {
 
 type EdgeFn = (from: string, to: string, label?: string, dotted?: boolean, back?: boolean) => void;
 
+/** The label of an edge into a chain a node runs itself. */
+const CHILD_LABEL: Readonly<Record<ChildHow, string>> = { body: 'body', branch: 'branch', map: 'each item' };
+
 /** Edges into the chains a node runs itself: loop body, parallel branches, map chain. */
 function innerEdges(
   node: CompiledNode,
@@ -140,11 +146,7 @@ function innerEdges(
   edge: EdgeFn,
   target: (n: string) => string,
 ) {
-  if (node.kind === 'loop' && typeof def.body === 'string') edge(id, target(def.body), 'body');
-  if (node.kind === 'parallel' && Array.isArray(def.branches)) {
-    for (const b of def.branches) if (typeof b === 'string') edge(id, target(b), 'branch');
-  }
-  if (node.kind === 'map' && typeof def.node === 'string') edge(id, target(def.node), 'each item');
+  for (const c of childrenOf(kindSpec(node.kind), def)) edge(id, target(c.name), CHILD_LABEL[c.how]);
 }
 
 /** The `next` edges: one plain edge, or a list labelled by the word matched and "default" last. */
@@ -159,12 +161,13 @@ function nextEdges(
 ) {
   const r = node.route;
   const to = (t: string) => (t === END ? ends() : target(t));
-  // A loop leaves through `next` when its condition holds.
-  const loopLabel = node.kind === 'loop' && typeof def.until === 'string' ? `until: ${def.until}` : undefined;
+  // A loop leaves through `next` when its condition holds (only a loop has `until`).
+  const loopLabel = typeof def.until === 'string' ? `until: ${def.until}` : undefined;
   if (r.kind === 'end') edge(id, ends(), loopLabel ?? (inChain ? 'done' : undefined), inChain, inChain);
   else if (r.kind === 'one') edge(id, to(r.target), loopLabel);
   else {
-    const choose = node.kind === 'drone' && def.route === 'choose';
+    // Only a drone has `route`.
+    const choose = def.route === 'choose';
     r.targets.forEach((t, i) => {
       const label = choose ? 'choose' : i === r.targets.length - 1 ? 'default' : t;
       edge(id, to(t), loopLabel && !choose ? `${loopLabel}: ${label}` : label);
@@ -180,15 +183,7 @@ function chainOwners(h: Hatchery): Map<string, string> {
   const owners = new Map<string, string>();
   for (const node of h.nodes.values()) {
     const def = (h.def.nodes[node.index] ?? {}) as NodeDef;
-    const starts =
-      node.kind === 'loop'
-        ? [def.body]
-        : node.kind === 'parallel'
-          ? ((def.branches as unknown[]) ?? [])
-          : node.kind === 'map'
-            ? [def.node]
-            : [];
-    const queue = starts.filter((s): s is string => typeof s === 'string');
+    const queue = childrenOf(kindSpec(node.kind), def).map((c) => c.name);
     while (queue.length > 0) {
       const name = queue.pop() as string;
       const n = h.nodes.get(name);
@@ -203,9 +198,9 @@ function chainOwners(h: Hatchery): Map<string, string> {
   return owners;
 }
 
-/** The tool references of a node that can point into the graph or to another file. */
+/** The node's own tool references (a spawned agent's are not drawn): into the graph or to another file. */
 function toolRefs(kind: string, def: NodeDef): string[] {
-  if (kind === 'baneling' && typeof def.tool_name === 'string') return [def.tool_name];
-  if (kind === 'drone' && Array.isArray(def.tools)) return def.tools.filter((t) => typeof t === 'string');
-  return [];
+  return toolRefFields(kind, def)
+    .filter((r) => !r.field.startsWith('spawn/'))
+    .map((r) => r.ref);
 }

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ValidationProblem } from '../core/errors.js';
 import { type HatcheryDef, hatcheryAliases, hatcheryTopSchema } from '../schema/hatchery.js';
 import { describeIssues } from '../schema/issues.js';
-import { NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
+import { DEFAULT_KIND, NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
 import { quote } from '../schema/suggest.js';
 import { DESIGN_TYPES } from './design.js';
 import { checkGraph, didYouMean, join, resetSuggestions, type ValidNode } from './graph-check.js';
@@ -120,7 +120,7 @@ export function validateDefinition(raw: unknown): Validated {
     const n = rawNode as Record<string, unknown>;
     const type = n.type;
     let kind: NodeKind | undefined;
-    if (type === undefined) kind = 'drone';
+    if (type === undefined) kind = DEFAULT_KIND;
     else if (typeof type === 'string') kind = TYPE_TO_KIND.get(type);
     if (!kind) {
       const valid = [...TYPE_TO_KIND.keys()];
@@ -163,10 +163,10 @@ export function validateDefinition(raw: unknown): Validated {
 function kindOfKeys(obj: Record<string, unknown>): string | undefined {
   const takes = (k: NodeKind, key: string) =>
     Object.hasOwn(NODE_KINDS[k].schema.shape, key) || Object.hasOwn(NODE_KINDS[k].aliases, key);
-  const foreign = Object.keys(obj).filter((key) => !takes('drone', key));
+  const foreign = Object.keys(obj).filter((key) => !takes(DEFAULT_KIND, key));
   if (foreign.length === 0) return undefined;
   const kinds = (Object.keys(NODE_KINDS) as NodeKind[]).filter(
-    (k) => k !== 'drone' && foreign.every((key) => takes(k, key)),
+    (k) => k !== DEFAULT_KIND && foreign.every((key) => takes(k, key)),
   );
   if (kinds.length !== 1) return undefined;
   const kind = NODE_KINDS[kinds[0]!];

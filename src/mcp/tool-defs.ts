@@ -3,7 +3,9 @@ import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
 import { likelyInputRequired } from '../loader/input-guess.js';
 import type { PreparedLoad } from '../loader/prepare.js';
+import { kindSpec } from '../schema/nodes.js';
 import { actualOf, didYouMean, listNames, nearest, promptLabel, quote } from '../schema/suggest.js';
+import { toolRefFields } from '../schema/tool-refs.js';
 
 /**
  * The answer to a call naming a tool or hatchery that is not served: the nearest served name, or a
@@ -27,22 +29,6 @@ export const INPUT_DESCRIPTION = 'Input of the workflow: the text it works on ({
 /** Built-in tools that only read local files or echo text. */
 const LOCAL_READ_TOOLS: ReadonlySet<string> = new Set(['read_file', 'list_dir', 'echo']);
 
-/** Tool references of one node definition: a baneling's tool, a drone's tools, mcp servers and spawn tools. */
-function toolRefsOf(node: Record<string, unknown>): string[] {
-  const refs: string[] = [];
-  if (typeof node.tool_name === 'string') refs.push(node.tool_name);
-  for (const key of ['tools', 'mcp'] as const) {
-    const v = node[key];
-    if (Array.isArray(v))
-      for (const r of v) if (typeof r === 'string') refs.push(key === 'mcp' ? `mcp:${r}` : r);
-  }
-  const spawn = node.spawn as { templates?: { tools?: unknown }[] } | undefined;
-  for (const t of spawn?.templates ?? []) {
-    if (Array.isArray(t.tools)) for (const r of t.tools) if (typeof r === 'string') refs.push(r);
-  }
-  return refs;
-}
-
 /**
  * What can be said about a hatchery without running it: whether it reaches outside the machine
  * (models, HTTP, MCP servers, programs) and whether it only reads. Unknowns (hatch:, js:, mcp:
@@ -64,14 +50,13 @@ function annotationsOf(
   const kinds: (string | undefined)[] = [];
   for (const n of nodes) kinds[n.index] = n.kind;
   for (const [i, node] of defs.entries()) {
-    const kind = kinds[i];
-    if (kind === 'drone') openWorld = true;
-    if (kind === 'script') {
-      openWorld = true;
-      readOnly = false;
-    }
+    const kind = kinds[i] ?? '';
+    // What the kind implies (a model or a program is open world; a program, an MCP server may write).
+    const hints = kindSpec(kind)?.hints(node);
+    if (hints?.openWorld) openWorld = true;
+    if (hints?.readOnly === false) readOnly = false;
     if (node.write_output !== undefined) readOnly = false;
-    for (const ref of toolRefsOf(node)) {
+    for (const { ref } of toolRefFields(kind, node)) {
       if (ref.startsWith('node:')) continue;
       if (LOCAL_READ_TOOLS.has(ref)) continue;
       if (ref === 'write_file') {

@@ -2,6 +2,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import { readFailure } from '../core/fs/safe-fs.js';
 import type { Hatchery } from '../engine/contracts.js';
+import { kindSpec } from '../schema/nodes.js';
 import { didYouMean, promptLabel, quote } from '../schema/suggest.js';
 
 /**
@@ -43,10 +44,9 @@ export function applyVars(
  */
 export function requireInput(h: Hatchery, input: string | undefined): void {
   if (input !== undefined || !h.inputRequired) return;
-  // A script that starts the run reads the input as its stdin, and runs without one (empty stdin).
+  // A node that reads the input itself (a script's stdin) runs without one (empty stdin).
   const first = h.nodes.get(h.start);
-  if (first?.kind === 'script' && (h.def.nodes[first.index] as { stdin?: unknown }).stdin === undefined)
-    return;
+  if (first && kindSpec(first.kind)?.readsInput(h.def.nodes[first.index] as Record<string, unknown>)) return;
   const what = h.def.input_prompt ? `: ${promptLabel(h.def.input_prompt)}` : '';
   throw new HatcheryError(
     'MISSING_INPUT',

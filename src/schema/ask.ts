@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, template } from './common.js';
+import { nodeKind } from './kind.js';
 import { fileObject, lazily } from './object.js';
 
 /** An ask node: puts a question to a person and outputs the answer. */
@@ -33,3 +34,6 @@ export const approveField = z
   .describe(
     'Ask a person before running, showing what will run with its rendered arguments; "no" fails the run with APPROVAL_DENIED and nothing runs',
   );
+
+/** The ask kind: a leaf that waits for a person's answer. */
+export const askKind = nodeKind({ types: ['ask'], schema: askSchema });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { approveField } from './ask.js';
 import { nodeBase, timeoutMs } from './common.js';
+import { nodeKind } from './kind.js';
 import { BANELING_TYPES } from './names.js';
 import { fileObject, lazily } from './object.js';
 
@@ -39,3 +40,11 @@ export const banelingSchema = lazily(() =>
 
 /** A baneling node as written in a file. */
 export type BanelingDef = z.infer<ReturnType<typeof banelingSchema>>;
+
+/** The baneling kind: every run calls its one tool, `tool_name`. */
+export const banelingKind = nodeKind({
+  types: BANELING_TYPES,
+  schema: banelingSchema,
+  aliases: banelingAliases,
+  toolRefs: (def, take) => take(def.tool_name, 'tool_name', true),
+});

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, template, timeoutMs } from './common.js';
+import { nodeKind } from './kind.js';
 import { DRONE_TYPES, ROUTES } from './names.js';
 import { fileObject, lazily } from './object.js';
 
@@ -146,3 +147,28 @@ export type SpawnTemplateDef = z.infer<typeof spawnTemplateSchema>;
 
 /** A drone node as written in a file (after alias normalisation). */
 export type DroneDef = z.infer<ReturnType<typeof droneSchema>>;
+
+/**
+ * The drone kind (a node without `type` is one): it calls a model (open world), and its MCP servers
+ * may change things; its model may call its tools and its spawned agents' tools.
+ */
+export const droneKind = nodeKind({
+  types: DRONE_TYPES,
+  schema: droneSchema,
+  aliases: droneAliases,
+  hints: (def) =>
+    Array.isArray(def.mcp) && def.mcp.length > 0 ? { openWorld: true, readOnly: false } : { openWorld: true },
+  toolRefs: (def, take) => {
+    if (Array.isArray(def.tools))
+      def.tools.forEach((r, i) => {
+        take(r, `tools/${i}`, false);
+      });
+    const spawn = def.spawn as { templates?: { tools?: unknown }[] } | undefined;
+    spawn?.templates?.forEach((t, j) => {
+      if (Array.isArray(t.tools))
+        t.tools.forEach((r, i) => {
+          take(r, `spawn/templates/${j}/tools/${i}`, false);
+        });
+    });
+  },
+});

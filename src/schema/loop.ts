@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, nodeRef } from './common.js';
+import { nodeKind } from './kind.js';
 import { fileObject, lazily } from './object.js';
 
 /** A loop node: repeats a node chain until a condition holds (refine until approved). */
@@ -32,3 +33,11 @@ export const loopSchema = lazily(() =>
 
 /** A loop node as written in a file. */
 export type LoopDef = z.infer<ReturnType<typeof loopSchema>>;
+
+/** The loop kind: its `body` chain runs again until `until` holds; on_limit is taken after the last iteration. */
+export const loopKind = nodeKind({
+  types: ['loop'],
+  schema: loopSchema,
+  children: [{ field: 'body', how: 'body' }],
+  ownLimit: true,
+});

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, nodeRef, template } from './common.js';
+import { nodeKind } from './kind.js';
 import { fileObject, lazily } from './object.js';
 import { onErrorField } from './parallel.js';
 
@@ -21,3 +22,10 @@ export const mapSchema = lazily(() =>
 
 /** A map node as written in a file. */
 export type MapDef = z.infer<ReturnType<typeof mapSchema>>;
+
+/** The map kind: its `node` starts a chain run once per item. */
+export const mapKind = nodeKind({
+  types: ['map'],
+  schema: mapSchema,
+  children: [{ field: 'node', how: 'map' }],
+});

@@ -1,40 +1,37 @@
-import type { z } from 'zod';
-import { askSchema } from './ask.js';
-import { banelingAliases, banelingSchema } from './baneling.js';
-import { droneAliases, droneSchema } from './drone.js';
-import { loopSchema } from './loop.js';
-import { mapSchema } from './map.js';
-import { parallelSchema } from './parallel.js';
-import { scriptSchema } from './script.js';
+import { askKind } from './ask.js';
+import { banelingKind } from './baneling.js';
+import { droneKind } from './drone.js';
+import type { NodeKindSpec } from './kind.js';
+import { loopKind } from './loop.js';
+import { mapKind } from './map.js';
+import { parallelKind } from './parallel.js';
+import { scriptKind } from './script.js';
 
-/** A node kind's entry: its schema is built on first use (a file of drones never builds the others). */
-function kind<S extends z.ZodObject>(types: string[], schema: () => S, aliases: Record<string, string> = {}) {
-  return {
-    types,
-    get schema(): S {
-      return schema();
-    },
-    aliases,
-  };
-}
-
-/** The node kinds a file can use; `types` are the accepted spellings of `type`. */
+/** The node kinds a file can use, each declared in its own file (see kind.ts). */
 export const NODE_KINDS = {
-  drone: kind(['ai', 'drone'], droneSchema, droneAliases as Record<string, string>),
-  baneling: kind(['tool', 'baneling'], banelingSchema, banelingAliases as Record<string, string>),
-  script: kind(['script'], scriptSchema),
-  parallel: kind(['parallel'], parallelSchema),
-  map: kind(['map'], mapSchema),
-  loop: kind(['loop'], loopSchema),
-  ask: kind(['ask'], askSchema),
-} satisfies Record<string, { types: string[]; schema: z.ZodObject; aliases: Record<string, string> }>;
+  drone: droneKind,
+  baneling: banelingKind,
+  script: scriptKind,
+  parallel: parallelKind,
+  map: mapKind,
+  loop: loopKind,
+  ask: askKind,
+} satisfies Record<string, NodeKindSpec>;
 
 /** One of the node kinds. */
 export type NodeKind = keyof typeof NODE_KINDS;
 
+/** The kind of a node without `type`. */
+export const DEFAULT_KIND: NodeKind = 'drone';
+
 /** Every accepted `type` value mapped to its kind. */
 export const TYPE_TO_KIND: ReadonlyMap<string, NodeKind> = new Map(
-  (Object.entries(NODE_KINDS) as [NodeKind, (typeof NODE_KINDS)[NodeKind]][]).flatMap(([kind, k]) =>
+  (Object.entries(NODE_KINDS) as [NodeKind, NodeKindSpec][]).flatMap(([kind, k]) =>
     k.types.map((t) => [t, kind] as const),
   ),
 );
+
+/** The declaration of node kind `kind` (a compiled node's or a journal's kind string), if it is one. */
+export function kindSpec(kind: string): NodeKindSpec | undefined {
+  return Object.hasOwn(NODE_KINDS, kind) ? NODE_KINDS[kind as NodeKind] : undefined;
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nodeBase, nodeRef, template } from './common.js';
+import { nodeKind } from './kind.js';
 import { ON_ERROR } from './names.js';
 import { fileObject, lazily } from './object.js';
 
@@ -31,3 +32,10 @@ export const parallelSchema = lazily(() =>
 
 /** A parallel node as written in a file. */
 export type ParallelDef = z.infer<ReturnType<typeof parallelSchema>>;
+
+/** The parallel kind: each of its `branches` starts a chain of its own, all at once. */
+export const parallelKind = nodeKind({
+  types: ['parallel'],
+  schema: parallelSchema,
+  children: [{ field: 'branches', how: 'branch' }],
+});

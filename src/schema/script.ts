@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { approveField } from './ask.js';
 import { nodeBase, template, timeoutMs } from './common.js';
+import { nodeKind } from './kind.js';
 import { ENV_NAME } from './names.js';
 import { fileObject, lazily } from './object.js';
 
@@ -41,3 +42,11 @@ export const scriptSchema = lazily(() =>
 
 /** A script node as written in a file. */
 export type ScriptDef = z.infer<ReturnType<typeof scriptSchema>>;
+
+/** The script kind: runs a program (open world, may write); starting a run without `stdin`, it reads the input. */
+export const scriptKind = nodeKind({
+  types: ['script'],
+  schema: scriptSchema,
+  hints: { openWorld: true, readOnly: false },
+  readsInput: (def) => def.stdin === undefined,
+});

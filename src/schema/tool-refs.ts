@@ -1,4 +1,5 @@
 /** Where the file format puts tool references: one walker for every check that reads them. */
+import { kindSpec } from './nodes.js';
 
 /** A tool reference as written in a node, with its JSON path below the node. */
 export interface ToolRefField {
@@ -6,26 +7,15 @@ export interface ToolRefField {
   readonly ref: string;
   /** Below the node: `tool_name`, `tools/0`, `spawn/templates/1/tools/2`. */
   readonly field: string;
+  /** True when every run of the node calls it (a baneling's tool); a model may call a drone's or not. */
+  readonly always: boolean;
 }
 
-/** The tool references of one node: a baneling's `tool_name`, a drone's `tools` and its spawn templates' `tools`. */
+/** The tool references of one node, as its kind declares them (a baneling's `tool_name`, a drone's `tools`...). */
 export function toolRefFields(kind: string, def: Readonly<Record<string, unknown>>): ToolRefField[] {
   const found: ToolRefField[] = [];
-  const take = (ref: unknown, field: string) => {
-    if (typeof ref === 'string') found.push({ ref, field });
-  };
-  if (kind === 'baneling') take(def.tool_name, 'tool_name');
-  if (kind !== 'drone') return found;
-  if (Array.isArray(def.tools))
-    def.tools.forEach((r, i) => {
-      take(r, `tools/${i}`);
-    });
-  const spawn = def.spawn as { templates?: { tools?: unknown }[] } | undefined;
-  spawn?.templates?.forEach((t, j) => {
-    if (Array.isArray(t.tools))
-      t.tools.forEach((r, i) => {
-        take(r, `spawn/templates/${j}/tools/${i}`);
-      });
+  kindSpec(kind)?.toolRefs(def, (ref, field, always) => {
+    if (typeof ref === 'string') found.push({ ref, field, always });
   });
   return found;
 }

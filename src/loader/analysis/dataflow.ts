@@ -288,8 +288,7 @@ export class Dataflow {
           break;
         case 'limit': {
           // Taken instead of a node that already ran (max_visits), or after a loop's last iteration.
-          const loopOnly =
-            this.flow.nodes[p]!.kind === 'loop' && this.flow.nodes[p]!.def.max_visits === undefined;
+          const loopOnly = this.flow.ownLimit[p] === 1 && this.flow.nodes[p]!.def.max_visits === undefined;
           if (loopOnly) {
             if (this.outR(p)) any = meet(must, may, w, this.outMust, at, this.outMay, at);
           } else if (this.inR(p)) {
@@ -370,7 +369,7 @@ export class Dataflow {
 
   /** Recomputes the branch saves kept for parallel `i`; true when they changed. */
   private refreshBranchSaves(i: number): boolean {
-    if (this.flow.nodes[i]!.kind !== 'parallel') return false;
+    if (this.flow.branching[i] !== 1) return false;
     const fresh = this.collectBranchSaves(i, new Uint32Array(this.words));
     const kept = this.branchSaves.get(i);
     this.branchSaves.set(i, fresh);
@@ -452,7 +451,7 @@ export class Dataflow {
         }
         case 'tool':
           // A baneling always calls its one tool; a drone's model may call a tool or not.
-          if (end) addEnd(end, node.kind === 'baneling', true);
+          if (end) addEnd(end, s.always === true, true);
           break;
       }
     }

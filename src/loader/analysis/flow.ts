@@ -4,6 +4,8 @@
  * node, a loop's body, `node:` tools). Built once per load in O(nodes + edges).
  */
 import { END } from '../../schema/common.js';
+import { childrenOf } from '../../schema/kind.js';
+import { kindSpec } from '../../schema/nodes.js';
 import { toolRefFields } from '../../schema/tool-refs.js';
 
 /** One validated node as the analysis reads it. */
@@ -22,6 +24,8 @@ export interface ChainStart {
   readonly target: number;
   readonly how: StartHow;
   readonly field: string;
+  /** For a `node:` tool: every run of the node calls it (a baneling's), not only a model that may. */
+  readonly always?: boolean;
 }
 
 /** One way into a node: from which node, and how (a chain edge, on_limit, or a chain it starts). */
@@ -35,6 +39,7 @@ export interface NodeToolRef {
   readonly field: string;
   readonly ref: string;
   readonly node: string;
+  readonly always: boolean;
 }
 
 const NONE: readonly number[] = [];
@@ -47,8 +52,8 @@ function list(next: unknown): string[] {
 /** The `node:` references of a node: a baneling's tool_name, a drone's tools and its spawn templates' tools. */
 function nodeToolRefs(n: FlowNode): NodeToolRef[] {
   const refs: NodeToolRef[] = [];
-  for (const { ref, field } of toolRefFields(n.kind, n.def))
-    if (ref.startsWith('node:') && ref.length > 5) refs.push({ field, ref, node: ref.slice(5) });
+  for (const { ref, field, always } of toolRefFields(n.kind, n.def))
+    if (ref.startsWith('node:') && ref.length > 5) refs.push({ field, ref, node: ref.slice(5), always });
   return refs;
 }
 
@@ -64,6 +69,10 @@ export class Flow {
   readonly starts: (readonly ChainStart[])[] = [];
   /** `node:` references of each node, existing targets or not. */
   readonly toolRefs: (readonly NodeToolRef[])[] = [];
+  /** 1 for a node whose on_limit is taken at its own limit too (a loop's last iteration). */
+  readonly ownLimit: Uint8Array;
+  /** 1 for a node that starts parallel branches (their saves are shared, see Dataflow). */
+  readonly branching: Uint8Array;
   /** True when a walk may stop after the node (no next, or END among its entries). */
   readonly ends: boolean[] = [];
   readonly start: number;
@@ -73,10 +82,14 @@ export class Flow {
 
   constructor(nodes: readonly FlowNode[], start: string | undefined) {
     this.nodes = nodes;
+    this.ownLimit = new Uint8Array(nodes.length);
+    this.branching = new Uint8Array(nodes.length);
     nodes.forEach((n, i) => {
       this.index.set(n.name, i);
     });
-    for (const n of nodes) {
+    for (const [k, n] of nodes.entries()) {
+      const spec = kindSpec(n.kind);
+      if (spec?.ownLimit) this.ownLimit[k] = 1;
       const targets = list(n.def.next);
       const out: number[] = [];
       for (const t of targets) {
@@ -89,18 +102,17 @@ export class Flow {
       this.succ.push(out.length === 0 ? NONE : out);
       this.ends.push(targets.length === 0 || targets.includes(END));
       const starts: ChainStart[] = [];
-      const add = (name: unknown, how: StartHow, field: string) => {
-        const i = typeof name === 'string' ? this.index.get(name) : undefined;
-        if (i !== undefined) starts.push({ target: i, how, field });
-      };
-      if (n.kind === 'parallel' && Array.isArray(n.def.branches))
-        n.def.branches.forEach((b, i) => {
-          add(b, 'branch', `branches/${i}`);
-        });
-      if (n.kind === 'map') add(n.def.node, 'map', 'node');
-      if (n.kind === 'loop') add(n.def.body, 'body', 'body');
+      for (const c of childrenOf(spec, n.def)) {
+        const i = this.index.get(c.name);
+        if (i === undefined) continue;
+        starts.push({ target: i, how: c.how, field: c.field });
+        if (c.how === 'branch') this.branching[k] = 1;
+      }
       const refs = nodeToolRefs(n);
-      for (const r of refs) add(r.node, 'tool', r.field);
+      for (const r of refs) {
+        const i = this.index.get(r.node);
+        if (i !== undefined) starts.push({ target: i, how: 'tool', field: r.field, always: r.always });
+      }
       this.starts.push(starts);
       this.toolRefs.push(refs);
     }

@@ -4,6 +4,7 @@
  */
 import type { ValidationProblem } from '../../core/errors.js';
 import { hasTemplateTags } from '../../engine/templates/templates.js';
+import { kindSpec } from '../../schema/nodes.js';
 import { quote } from '../../schema/suggest.js';
 import { Dataflow, type Presence, type Region, type RenderPoint } from './dataflow.js';
 import { Flow, type FlowNode } from './flow.js';
@@ -223,9 +224,9 @@ export function analyzeHatchery(
     if (!reached[k]) return;
     checks.check(use.node, use.field, refs, presence[k]!);
   });
-  // A script node that starts the run with no stdin of its own reads the run's input.
+  // A node that starts the run may read its input itself (a script with no stdin of its own).
   const first = flow.nodes[flow.start];
-  if (first?.kind === 'script' && first.def.stdin === undefined) inputRequired = true;
+  if (first && kindSpec(first.kind)?.readsInput(first.def)) inputRequired = true;
   const keys = new Set(problems.map((p) => `${p.path}\n${p.message}`));
   for (const p of found) {
     const key = `${p.path}\n${p.message}`;

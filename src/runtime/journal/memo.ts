@@ -4,10 +4,8 @@
  */
 import type { CompiledNode, NodeMemo, NodeResult } from '../../engine/contracts.js';
 import type { Usage } from '../../providers/types.js';
+import { kindSpec } from '../../schema/nodes.js';
 import type { JournalRecord } from './store.js';
-
-/** Node kinds that hold other nodes: never served whole, their leaves are. */
-const CONTAINERS = new Set(['parallel', 'map', 'loop']);
 
 /** A finished node execution as the journal recorded it. */
 interface Finished {
@@ -147,7 +145,8 @@ export function buildMemo(records: readonly JournalRecord[], options: MemoOption
   };
   const memo: NodeMemo = {
     take(path: string, seq: number, node: CompiledNode): NodeResult | undefined {
-      if (CONTAINERS.has(node.kind)) return undefined;
+      // A container is never served whole: its leaves are.
+      if (kindSpec(node.kind)?.container) return undefined;
       if (stopped(path, seq)) return undefined;
       const f = done.get(keyOf(path, seq));
       if (f === undefined || f.node !== node.name) {
