@@ -9,52 +9,9 @@
  * - a map's chain sees `ctx.item` and `ctx.index`; a `node:` tool's chain sees `ctx.input`;
  * - `on_limit` is taken instead of a node that ran max_visits times (or after a loop's last iteration).
  */
+import { type FlowState, hasBit, meetInto, type Presence, setBit } from './bitset.js';
 import type { Entry, Flow } from './flow.js';
-
-/** What a dataflow point knows of one variable: set on every path, on some, or on none. */
-export type Presence = 'all' | 'some' | 'none';
-
-/** The variables set at one point: two bitsets over the analysed variables. */
-export interface FlowState {
-  readonly must: Uint32Array;
-  readonly may: Uint32Array;
-}
-
-/**
- * A part of the nodes to run the dataflow over, for variables whose bits are zero everywhere else or
- * read nowhere else: the nodes outside it keep a zero state and the reached flags of a full run.
- */
-export interface Region {
-  /** Per node: 1 + its position in `nodes` for the nodes to compute, 0 for the others. */
-  readonly slot: Int32Array;
-  /** The nodes to compute, in file order (the worklist's seeds). */
-  readonly nodes: readonly number[];
-  /** Reached flags of a full run over every node (they do not depend on the variables). */
-  readonly inReached: Uint8Array;
-  readonly outReached: Uint8Array;
-}
-
-/** Per file: the nodes that set each variable (`out:<name>`, `ctx:<save_output>`), built once. */
-const settersOf = new WeakMap<Flow, Map<string, number[]>>();
-
-/** The nodes that set each variable of `flow`: its out.<name>, and the ctx name it saves. */
-export function setters(flow: Flow): Map<string, number[]> {
-  let map = settersOf.get(flow);
-  if (map) return map;
-  map = new Map();
-  const add = (key: string, i: number) => {
-    const list = map!.get(key);
-    if (list) list.push(i);
-    else map!.set(key, [i]);
-  };
-  flow.nodes.forEach((node, i) => {
-    add(`out:${node.name}`, i);
-    const save = node.def.save_output;
-    if (typeof save === 'string') add(`ctx:${save}`, i);
-  });
-  settersOf.set(flow, map);
-  return map;
-}
+import { type Region, setters } from './region.js';
 
 /** Where in a node a template is rendered. */
 export type RenderPoint = 'in' | 'out' | 'after-chains';
@@ -458,31 +415,4 @@ export class Dataflow {
     if (withGen) this.addGen(i, must, may);
     return true;
   }
-}
-
-/** Meets a source state (plus `add`) into must/may; returns true (the entry counts as reached). */
-function meetInto(
-  must: Uint32Array,
-  may: Uint32Array,
-  w: number,
-  srcMust: Uint32Array,
-  mAt: number,
-  srcMay: Uint32Array,
-  yAt: number,
-  add?: Uint32Array,
-): true {
-  for (let k = 0; k < w; k++) {
-    const plus = add ? add[k]! : 0;
-    must[k]! &= srcMust[mAt + k]! | plus;
-    may[k]! |= srcMay[yAt + k]! | plus;
-  }
-  return true;
-}
-
-function setBit(a: Uint32Array, at: number, bit: number): void {
-  a[at + (bit >>> 5)]! |= 1 << (bit & 31);
-}
-
-function hasBit(a: Uint32Array, at: number, bit: number): boolean {
-  return (a[at + (bit >>> 5)]! & (1 << (bit & 31))) !== 0;
 }

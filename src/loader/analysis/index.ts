@@ -6,10 +6,11 @@ import type { ValidationProblem } from '../../core/errors.js';
 import { hasTemplateTags } from '../../engine/templates/templates.js';
 import { kindSpec } from '../../schema/nodes.js';
 import { quote } from '../../schema/suggest.js';
-import { Dataflow, type Presence, type Region, type RenderPoint } from './dataflow.js';
+import type { Presence } from './bitset.js';
+import { Dataflow, type RenderPoint } from './dataflow.js';
 import { Flow, type FlowNode } from './flow.js';
 import { graphChecks } from './graph-checks.js';
-import { regionOf, regionWiring } from './region.js';
+import { type Region, regionOf, regionWiring } from './region.js';
 import { type TemplateRef, templateRefs } from './template-refs.js';
 import { VarChecks } from './var-checks.js';
 

@@ -4,9 +4,43 @@
  * reads them). In a chain each variable lives a few nodes, so the slices of a huge file cost about
  * its node count in all, instead of nodes x variables.
  */
-import type { Region } from './dataflow.js';
-import { setters } from './dataflow.js';
 import type { Flow } from './flow.js';
+
+/**
+ * A part of the nodes to run the dataflow over, for variables whose bits are zero everywhere else or
+ * read nowhere else: the nodes outside it keep a zero state and the reached flags of a full run.
+ */
+export interface Region {
+  /** Per node: 1 + its position in `nodes` for the nodes to compute, 0 for the others. */
+  readonly slot: Int32Array;
+  /** The nodes to compute, in file order (the worklist's seeds). */
+  readonly nodes: readonly number[];
+  /** Reached flags of a full run over every node (they do not depend on the variables). */
+  readonly inReached: Uint8Array;
+  readonly outReached: Uint8Array;
+}
+
+/** Per file: the nodes that set each variable (`out:<name>`, `ctx:<save_output>`), built once. */
+const settersOf = new WeakMap<Flow, Map<string, number[]>>();
+
+/** The nodes that set each variable of `flow`: its out.<name>, and the ctx name it saves. */
+export function setters(flow: Flow): Map<string, number[]> {
+  let map = settersOf.get(flow);
+  if (map) return map;
+  map = new Map();
+  const add = (key: string, i: number) => {
+    const list = map!.get(key);
+    if (list) list.push(i);
+    else map!.set(key, [i]);
+  };
+  flow.nodes.forEach((node, i) => {
+    add(`out:${node.name}`, i);
+    const save = node.def.save_output;
+    if (typeof save === 'string') add(`ctx:${save}`, i);
+  });
+  settersOf.set(flow, map);
+  return map;
+}
 
 /** What the regions of one file are searched with, built once per analysis. */
 export interface RegionWiring {

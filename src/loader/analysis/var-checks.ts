@@ -5,7 +5,7 @@
  */
 import type { ValidationProblem } from '../../core/errors.js';
 import { didYouMean, listNames, quote } from '../../schema/suggest.js';
-import type { Presence } from './dataflow.js';
+import type { Presence } from './bitset.js';
 import type { Flow } from './flow.js';
 import type { TemplateRef } from './template-refs.js';
 
