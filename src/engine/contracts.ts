@@ -404,7 +404,11 @@ export interface CompileContext {
 /** The parts of a compiled node every kind shares; kinds add `exec` (and `preflight`). */
 export type NodeBase = Omit<CompiledNode, 'exec' | 'preflight'>;
 
-/** One node kind: turns a validated definition into a runnable node. */
+/**
+ * One node kind's compiler: turns a validated definition into a runnable node. What other code reads
+ * of a kind without compiling (child chains, hints, tool references) is its nodeKind() declaration in
+ * schema/<kind>.ts: the first half of a load and the journal sit below the node kinds.
+ */
 export interface NodeKindImpl<D> {
   compile(def: D, base: NodeBase, cc: CompileContext): CompiledNode;
 }
