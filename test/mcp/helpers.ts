@@ -208,10 +208,10 @@ export function jsonOf(result: unknown): Record<string, unknown> {
   return JSON.parse(texts[0]!.text ?? '') as Record<string, unknown>;
 }
 
-/** A provider whose calls wait until released or aborted; records when each call saw its abort. */
+/** A provider whose calls wait until released or aborted; records the calls that saw their abort. */
 export function gatedProvider() {
   const started: ChatRequest[] = [];
-  const abortedAt: number[] = [];
+  const aborted: ChatRequest[] = [];
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => {
     release = r;
@@ -220,7 +220,7 @@ export function gatedProvider() {
     started.push(req);
     await new Promise<void>((resolve, reject) => {
       req.signal.addEventListener('abort', () => {
-        abortedAt.push(Date.now());
+        aborted.push(req);
         reject(req.signal.reason);
       });
       gate.then(resolve);
@@ -228,7 +228,7 @@ export function gatedProvider() {
     const last = [...req.messages].reverse().find((x) => x.role === 'user');
     return `done: ${last && last.role === 'user' ? last.content : ''}`;
   });
-  return { provider, started, abortedAt, release: () => release() };
+  return { provider, started, aborted, release: () => release() };
 }
 
 /**
