@@ -3,7 +3,7 @@
  * prints no deprecation warning for it (and that this test would see one), and that neither default
  * is on the deprecated list of the installed SDK.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -11,7 +11,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import { DEFAULT_MODELS } from '../../src/providers/resolve.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { runCli, tempDir } from '../helpers.js';
+import { type CliResult, cliFolder } from '../helpers.js';
 
 const { openai, anthropic } = fakeVendors();
 beforeEach(() => {
@@ -19,19 +19,12 @@ beforeEach(() => {
   anthropic.reset();
 });
 
-/** A one-drone hatchery that names no model, so the default applies. */
-function helloFile(extra: Record<string, unknown> = {}): string {
-  const dir = tempDir('hatchery-models-');
-  const file = path.join(dir, 'hello.json');
-  const drone = {
-    name: 'Answer',
-    type: 'drone',
-    sys_prompt: 'Be brief.',
-    usr_prompt: '{{ ctx.input }}',
-    ...extra,
-  };
-  writeFileSync(file, JSON.stringify({ name: 'hello', desc: 'Answers a question.', nodes: [drone] }));
-  return file;
+/** Runs a one-drone hatchery that names no model (so the default applies) in a fresh folder. */
+function runHello(input: string, env: Record<string, string>): Promise<CliResult> {
+  const folder = cliFolder({ prefix: 'hatchery-models-' });
+  const drone = { name: 'Answer', type: 'drone', sys_prompt: 'Be brief.', usr_prompt: '{{ ctx.input }}' };
+  const file = folder.write('hello.json', { name: 'hello', desc: 'Answers a question.', nodes: [drone] });
+  return folder.run(file, ['--input', input], { env });
 }
 
 /** The SDK's own warning text for a deprecated model. */
@@ -77,9 +70,8 @@ describe('default models', () => {
   });
 
   it('with only ANTHROPIC_API_KEY: the CLI sends claude-sonnet-5-5 and stderr has no deprecation warning', async () => {
-    const file = helloFile();
     const env = { ANTHROPIC_API_KEY: 'sk-ant-test-key', ANTHROPIC_BASE_URL: anthropic.baseURL };
-    const res = await runCli(['run', file, '--input', 'What is a hatchery?'], { env, cwd: tempDir() });
+    const res = await runHello('What is a hatchery?', env);
     expect(res.stderr).not.toMatch(DEPRECATION);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('What is a hatchery?');
@@ -89,27 +81,25 @@ describe('default models', () => {
   });
 
   it('the same run with HATCHERY_MODEL=anthropic:claude-sonnet-4-5 shows the SDK warning (so the test can see one)', async () => {
-    const file = helloFile();
     const env = {
       ANTHROPIC_API_KEY: 'sk-ant-test-key',
       ANTHROPIC_BASE_URL: anthropic.baseURL,
       HATCHERY_MODEL: 'anthropic:claude-sonnet-4-5',
     };
-    const res = await runCli(['run', file, '--input', 'hi'], { env, cwd: tempDir() });
+    const res = await runHello('hi', env);
     expect(res.code).toBe(0);
     expect(anthropic.requests[0]!.body.model).toBe('claude-sonnet-4-5');
     expect(res.stderr).toMatch(/The model 'claude-sonnet-4-5' is deprecated/);
   });
 
   it('with OPENAI_API_KEY: the CLI sends gpt-5.4-mini, no temperature and no max field unless the file sets one', async () => {
-    const file = helloFile();
     const env = {
       OPENAI_API_KEY: 'sk-test-key',
       OPENAI_BASE_URL: openai.baseURL,
       ANTHROPIC_API_KEY: 'sk-ant-test-key',
       ANTHROPIC_BASE_URL: anthropic.baseURL,
     };
-    const res = await runCli(['run', file, '--input', 'hi'], { env, cwd: tempDir() });
+    const res = await runHello('hi', env);
     expect(res.stderr).not.toMatch(DEPRECATION);
     expect(res.code).toBe(0);
     // OpenAI's key wins when both are set.
@@ -122,13 +112,12 @@ describe('default models', () => {
   });
 
   it('HATCHERY_MODEL still overrides the default', async () => {
-    const file = helloFile();
     const env = {
       OPENAI_API_KEY: 'sk-test-key',
       OPENAI_BASE_URL: openai.baseURL,
       HATCHERY_MODEL: 'openai:my-model',
     };
-    const res = await runCli(['run', file, '--input', 'hi'], { env, cwd: tempDir() });
+    const res = await runHello('hi', env);
     expect(res.code).toBe(0);
     expect(openai.requests[0]!.body.model).toBe('my-model');
   });
