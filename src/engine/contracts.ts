@@ -127,12 +127,6 @@ export interface Tool {
   /** Completes without I/O or waiting (echo): called without timeout and cancellation machinery. */
   readonly instant?: boolean;
   call(args: Record<string, unknown>, tc: ToolContext): Promise<ToolResult>;
-  /**
-   * The same call, returning its result itself when it is ready at once (a js: function that
-   * returns): such a call needs no timeout or cancel watch. Never throws (failures are rejections).
-   * A copy of a tool that replaces `call` must drop this too.
-   */
-  readonly callNow?: (args: Record<string, unknown>, tc: ToolContext) => ToolResult | Promise<ToolResult>;
 }
 
 /** The operator's network opt-ins for http_request (--allow-host, --allow-private-network). */

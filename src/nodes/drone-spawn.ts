@@ -253,7 +253,6 @@ async function runSpawned(
     refs,
     extraTools: extra,
     refuse: extra.length > 0 ? spec.refuse : undefined,
-    history: false,
   });
   // Spawned agents are not nodes: their tokens go straight into the run's total.
   addUsage(scope.shared.usage, usage);

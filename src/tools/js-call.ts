@@ -76,15 +76,6 @@ export function quickCheck(json: Record<string, unknown>): QuickCheck | undefine
   };
 }
 
-/** True for a promise or any other thenable, which `await` would have waited for. */
-export function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return (
-    v !== null &&
-    (typeof v === 'object' || typeof v === 'function') &&
-    typeof (v as { then?: unknown }).then === 'function'
-  );
-}
-
 /** Turns what a js: function returned into a tool result. */
 export function jsResult(value: unknown): ToolResult {
   if (typeof value === 'string') return { text: value };
