@@ -154,23 +154,21 @@ export interface RunServices {
   ): ResolvedModel;
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
   resolveTools(ref: ToolRef, scope: RunContext): Promise<Tool[]>;
-  /** Runs a hatchery nested in `parent`'s run (hatch: tools); ends when `signal` does. */
+  /**
+   * Runs a hatchery nested in the run of the tool call `tc` (hatch: tools), under that call; it ends
+   * when the call does.
+   */
   runHatchery(
     h: Hatchery,
-    parent: RunContext,
+    tc: ToolContext,
     input: string,
     vars: Readonly<Record<string, string>> | undefined,
-    signal: AbortSignal,
-    call?: number,
   ): Promise<string>;
-  /** Runs `parent`'s hatchery from `node` along its next chain in a child context (node: tools). */
-  runFromNode(
-    parent: RunContext,
-    node: string,
-    input: string,
-    signal: AbortSignal,
-    call?: number,
-  ): Promise<string>;
+  /**
+   * Runs the calling hatchery from `node` along its next chain in a child context of the tool call
+   * `tc` (node: tools); it ends when the call does.
+   */
+  runFromNode(tc: ToolContext, node: string, input: string): Promise<string>;
   /** Default timeout of one tool call, in milliseconds. */
   readonly toolTimeoutMs: number;
   /** Default cap of a tool result shown to a model, in characters. */

@@ -38,67 +38,85 @@ async function meteredChat(
   const shared = scope.shared;
   shared.meter.beforeModelCall(scope.hatchery.file, node);
   const emit = shared.emit;
-  const vendor = resolved.vendor;
-  const t0 = performance.now();
-  const step = scope.step;
-  // A spawned agent's calls sit under the spawn_agent call that started it.
-  const call = scope.agent ? scope.parentCall : undefined;
-  // Copied now: a tool loop appends to the list it sends, and the journal hashes it later.
-  const request = emit ? withFields(req, { messages: req.messages.slice() }) : req;
-  let retries = 0;
-  // Set on the request itself (a tool loop sends a new one each turn, so each call sets its own).
-  if (emit)
-    req.onRetry = (r: RetryInfo) => {
-      retries = r.attempt;
-      const event: Extract<RunEvent, { type: 'model_retry' }> = {
-        type: 'model_retry',
-        runId: shared.runId,
-        hatchery: scope.hatchery.name,
-        node,
-        step,
-        depth: scope.depth,
-        vendor,
-        model: req.model,
-        ...r,
-      };
-      if (call !== undefined) event.call = call;
-      emit(event);
-    };
-  const send = (fields: ModelCallFields, code?: string) => {
-    if (!emit) return;
-    const t1 = performance.now();
-    const event: ModelCallEvent = {
-      type: 'model_call',
-      runId: shared.runId,
-      hatchery: scope.hatchery.name,
-      node,
-      step,
-      depth: scope.depth,
-      vendor,
-      model: req.model,
-      request,
-      ms: t1 - t0,
-      ...fields,
-      ts: t1,
-    };
-    if (code !== undefined) event.code = code;
-    if (call !== undefined) event.call = call;
-    if (retries > 0) event.retries = retries;
-    if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
-    emit(event);
-  };
+  const report = emit === undefined ? undefined : new CallReport(scope, emit, resolved, node, req);
   let res: ChatResponse;
   try {
     res = await resolved.provider.chat(req);
   } catch (err) {
-    send({ error: formatError(err) }, err instanceof HatcheryError ? err.code : undefined);
+    report?.send({ error: formatError(err) }, err instanceof HatcheryError ? err.code : undefined);
     throw err;
   }
-  const usage = priced(shared.meter, vendor, req.model, res.usage);
+  const usage = priced(shared.meter, resolved.vendor, req.model, res.usage);
   res.usage = usage;
-  send({ text: res.text, toolCalls: res.toolCalls, stopReason: res.stopReason, usage });
+  report?.send({ text: res.text, toolCalls: res.toolCalls, stopReason: res.stopReason, usage });
   if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
   return res;
+}
+
+/** The events of one model call while someone listens: a model_retry per retry, then its model_call. */
+class CallReport {
+  private readonly t0 = performance.now();
+  private readonly step: number;
+  /** A spawned agent's calls sit under the spawn_agent call that started it. */
+  private readonly call: number | undefined;
+  /** The request as sent, its messages copied now: a tool loop appends to the list it sends. */
+  private readonly request: ChatRequest;
+  private retries = 0;
+
+  constructor(
+    private readonly scope: RunContext,
+    private readonly emit: (event: RunEvent) => void,
+    private readonly resolved: ResolvedModel,
+    private readonly node: string,
+    req: ChatRequest,
+  ) {
+    this.step = scope.step;
+    this.call = scope.agent ? scope.parentCall : undefined;
+    this.request = withFields(req, { messages: req.messages.slice() });
+    // Set on the request itself: a tool loop sends a new one each turn, so each call sets its own.
+    req.onRetry = (r: RetryInfo) => this.retry(r);
+  }
+
+  private retry(r: RetryInfo): void {
+    this.retries = r.attempt;
+    const event: Extract<RunEvent, { type: 'model_retry' }> = {
+      type: 'model_retry',
+      runId: this.scope.shared.runId,
+      hatchery: this.scope.hatchery.name,
+      node: this.node,
+      step: this.step,
+      depth: this.scope.depth,
+      vendor: this.resolved.vendor,
+      model: this.request.model,
+      ...r,
+    };
+    if (this.call !== undefined) event.call = this.call;
+    this.emit(event);
+  }
+
+  /** The model_call event of the call's answer or error (and its error's code). */
+  send(fields: ModelCallFields, code?: string): void {
+    const t1 = performance.now();
+    const event: ModelCallEvent = {
+      type: 'model_call',
+      runId: this.scope.shared.runId,
+      hatchery: this.scope.hatchery.name,
+      node: this.node,
+      step: this.step,
+      depth: this.scope.depth,
+      vendor: this.resolved.vendor,
+      model: this.request.model,
+      request: this.request,
+      ms: t1 - this.t0,
+      ...fields,
+      ts: t1,
+    };
+    if (code !== undefined) event.code = code;
+    if (this.call !== undefined) event.call = this.call;
+    if (this.retries > 0) event.retries = this.retries;
+    if (this.resolved.standIn !== undefined) event.standIn = this.resolved.standIn;
+    this.emit(event);
+  }
 }
 
 /**

@@ -6,6 +6,14 @@ import type { ChatMessage, ChatRequest, Provider, ToolCall, ToolSpec, Usage } fr
 import { addUsage, fullUsage } from '../providers/types.js';
 import { callTool, capResult, resolveTools } from '../tools/invoke.js';
 
+/** The tools of a conversation that offers none. */
+const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
+
+/** What a model is told of a tool. */
+function toolSpec(t: Tool): ToolSpec {
+  return { name: t.name, description: t.description, inputSchema: t.inputSchema };
+}
+
 /** Default number of model turns in a tool-use loop. */
 const DEFAULT_MAX_TURNS = 10;
 
@@ -46,17 +54,14 @@ export interface ConverseOptions {
  */
 export async function converse(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
   const { node, provider } = opts;
-  const tools = await resolveTools(scope, node, opts.refs, opts.extraTools);
-  const specs: ToolSpec[] = [...tools.values()].map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: t.inputSchema,
-  }));
+  // Most drones offer no tools: nothing to resolve then.
+  const offered = opts.refs.length > 0 || (opts.extraTools !== undefined && opts.extraTools.length > 0);
+  const tools = offered ? await resolveTools(scope, node, opts.refs, opts.extraTools) : NO_TOOLS;
   // A request without tools says so by leaving them out (its cassette key stays as it was); only such
   // a reply may be asked for structured output (with tools, the drone asks for it afterwards).
   const fields =
-    specs.length > 0
-      ? { tools: specs }
+    tools.size > 0
+      ? { tools: [...tools.values()].map(toolSpec) }
       : opts.responseSchema !== undefined
         ? { responseSchema: opts.responseSchema }
         : {};

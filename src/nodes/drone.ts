@@ -6,11 +6,12 @@ import type {
   NodeKindImpl,
   NodeResult,
   RunContext,
+  RunServices,
   Tool,
 } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
-import type { ChatMessage, ChatRequest } from '../providers/types.js';
+import type { ChatMessage, ChatRequest, Provider } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { converse } from './converse.js';
@@ -71,8 +72,16 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const noCache = (def.cache ?? cc.def.cache) === false;
 
     const endpoint = def.base_url === undefined ? undefined : { url: def.base_url, keyVar: def.api_key_env };
-    const resolve = (scope: RunContext): ResolvedModel =>
-      scope.shared.services.resolveModel(modelSpec, endpoint, scope.shared.sampling, where, clientFallback);
+    // The model, resolved again only for another runtime or sampling client (see RunServices.resolveModel).
+    let last: { services: RunServices; sampling: Provider | undefined; resolved: ResolvedModel } | undefined;
+    const resolve = (scope: RunContext): ResolvedModel => {
+      const { services, sampling } = scope.shared;
+      if (last !== undefined && last.services === services && last.sampling === sampling)
+        return last.resolved;
+      const resolved = services.resolveModel(modelSpec, endpoint, sampling, where, clientFallback);
+      last = { services, sampling, resolved };
+      return resolved;
+    };
     const name = base.name;
     const responseSchema = schema
       ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { Tool, ToolRef } from '../engine/contracts.js';
+import type { Tool, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
-import { jsResult, quickCheck } from './js-call.js';
 
 // A js: tool built from its module's export (js.ts loads the module): the schema of its arguments
 // (zod 4 or JSON Schema), their check, and the call.
@@ -122,8 +121,6 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     );
   }
   const { json, validator } = compileSchema(schema, what);
-  // A zod schema of the author's may transform its input: only JSON Schemas get the copy-free check.
-  const quick = validator && !isZod4(schema) ? quickCheck(json) : undefined;
   return {
     name: ref.export,
     description: typeof description === 'string' ? description : `${ref.export} (from ${ref.module})`,
@@ -131,7 +128,7 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     ref: ref.ref,
     async call(args, tc) {
       let input = args;
-      if (validator && !quick?.(args)) {
+      if (validator) {
         const parsed = validator.safeParse(args);
         if (!parsed.success) {
           const why = issuesText(parsed.error.issues, args, validator);
@@ -153,4 +150,25 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
       }
     },
   };
+}
+
+/** Turns what a js: function returned into a tool result. */
+export function jsResult(value: unknown): ToolResult {
+  if (typeof value === 'string') return { text: value };
+  if (value === undefined || value === null) return { text: '' };
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    const o = value as Record<string, unknown>;
+    const keys = Object.keys(o);
+    if (
+      typeof o.text === 'string' &&
+      keys.every((k) => k === 'text' || k === 'isError' || k === 'structured')
+    ) {
+      const r: ToolResult = { text: o.text };
+      if (o.isError === true) r.isError = true;
+      if (o.structured !== undefined) r.structured = o.structured;
+      return r;
+    }
+  }
+  if (typeof value !== 'object') return { text: String(value) };
+  return { text: JSON.stringify(value), structured: value };
 }
