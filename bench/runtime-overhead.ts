@@ -11,10 +11,7 @@
 // same chain (at least 20,000 node executions), then times its runs; its median is one sample. Rounds interleave the children
 // (modes, builds), the figure is the median over rounds. The 100,000 vs 1,000 comparison (journal off
 // only) takes turns in one child; that child also times the floor of the comparison (see
-// outputsByName: storing the outputs by name with no runtime), printed beside it, not subtracted,
-// and what the first read of a finished run's `outputs` costs: a run keeps its outputs by node index
-// and builds them by name when read (engine/out-slots.ts), so a caller that reads them pays that on
-// top of the run's figure; printed for every build, not added.
+// outputsByName: storing the outputs by name with no runtime), printed beside it, not subtracted.
 // This tree is timed from its dist/ when built (what users run), else from its sources through tsx.
 // Usage: npm run build && node --import tsx bench/runtime-overhead.ts [--rounds R] [--base DIST]...
 //        (BENCH_SMOKE=1: 10 and 100 nodes, 1 round of 2 runs)
@@ -47,9 +44,6 @@ type Sample = {
   big?: number;
   floor?: number;
   floorBig?: number;
-  /** µs/node of the first read of a finished run's `outputs` (built then, since out-slots.ts). */
-  read?: number;
-  readBig?: number;
 };
 
 /** The modules a child runs: this tree's, or another build's `dist`. */
@@ -137,27 +131,12 @@ async function flat(runtime: Runtime, small: Hatchery, big: Hatchery, runs: numb
     }
   }
   if (kept === undefined) throw new Error('the floor made no outputs');
-  // What a caller that reads the run's outputs pays on top of the run: the first read of a finished
-  // run's `outputs` (a build that keeps them by node index makes the dictionary then). Untimed runs.
-  const read = [[] as number[], [] as number[]];
-  for (let i = -1; i < runs; i++) {
-    for (let k = 0; k < 2; k++) {
-      const n = hs[k]!.nodes.size;
-      const result = await runtime.run(hs[k]!, { input: 'go' });
-      const t0 = performance.now();
-      kept = result.outputs;
-      if (i >= 0) read[k]!.push(((performance.now() - t0) * 1000) / n);
-      if (Object.keys(kept).length !== n) throw new Error('the run lists another number of outputs');
-    }
-  }
   return {
     run: median(per[0]!),
     written: median(per[0]!),
     big: median(per[1]!),
     floor: median(floor[0]!),
     floorBig: median(floor[1]!),
-    read: median(read[0]!),
-    readBig: median(read[1]!),
   };
 }
 
@@ -248,10 +227,6 @@ for (const { label } of builds) {
   );
   console.log(
     `of the ${(wide.big - wide.small).toFixed(2)} µs/node more at ${big} nodes, the outputs by name alone (a bare loop storing each node's output into a fresh object, no runtime) take ${(wide.floorBig - wide.floor).toFixed(2)} (${wide.floorBig.toFixed(3)} µs/node at ${big}, ${wide.floor.toFixed(3)} at 1000)`,
-  );
-  const read = { small: med(`${label} flat`, (s) => s.read!), big: med(`${label} flat`, (s) => s.readBig!) };
-  console.log(
-    `a caller that then reads the run's result.outputs pays ${read.big.toFixed(3)} µs/node more at ${big} nodes, ${read.small.toFixed(3)} at 1000 (the first read builds them by name; not in the figures above)`,
   );
   const ratio = wide.big / wide.small;
   console.log(

@@ -301,7 +301,7 @@ export interface RunContext {
   /** Where this run may read and write files. */
   readonly guard: PathGuard;
   readonly ctx: Record<string, unknown>;
-  /** Outputs of the nodes so far; read it, write through setOut (the object may change on a write). */
+  /** Outputs of the nodes so far, by name; written through setOut. */
   readonly out: Record<string, unknown>;
   /**
    * True in a fan-out's branch (parallel, map): its out is dropped when its walk ends, so the walk
@@ -340,8 +340,8 @@ export interface RunContext {
   render(t: Template): string;
   /** Writes a `save_output` variable here and in every enclosing context of the same run. */
   save(key: string, value: unknown): void;
-  /** Sets out.<name> in this context; `index`, the node's (CompiledNode.index), spares a lookup by name. */
-  setOut(name: string, value: unknown, index?: number): void;
+  /** Sets out.<name> in this context. */
+  setOut(name: string, value: unknown): void;
   /** A child context: sees these variables, keeps its own writes; `signal` narrows its cancellation. */
   child(own?: Record<string, unknown>, opts?: ChildOptions): RunContext;
 }

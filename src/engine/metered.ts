@@ -1,5 +1,4 @@
 import { formatError, HatcheryError } from '../core/errors.js';
-import { withFields } from '../core/objects.js';
 import type { ResolvedModel } from '../providers/resolve.js';
 import {
   type ChatRequest,
@@ -72,7 +71,7 @@ class CallReport {
   ) {
     this.step = scope.step;
     this.call = scope.agent ? scope.parentCall : undefined;
-    this.request = withFields(req, { messages: req.messages.slice() });
+    this.request = { ...req, messages: req.messages.slice() };
     // Set on the request itself: a tool loop sends a new one each turn, so each call sets its own.
     req.onRetry = (r: RetryInfo) => this.retry(r);
   }

@@ -163,7 +163,7 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     // A branch's last output is read by nobody: its fan-out takes it from the result, and its out is
     // dropped. Written all the same when the node's write_output path (a template) may read it.
     if (next !== undefined || !scope.outUnread || node.writeOutput !== undefined)
-      scope.setOut(name, value === undefined ? text : value, node.index);
+      scope.setOut(name, value === undefined ? text : value);
     scope.last = text;
     if (node.saveOutput !== undefined) scope.save(node.saveOutput, value === undefined ? text : value);
     // A recorded node's file was written by the attempt that ran it.

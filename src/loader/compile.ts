@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { HatcheryError, isError, type ValidationProblem } from '../core/errors.js';
-import { internalized } from '../core/objects.js';
 import type {
   CompileContext,
   CompiledNode,
@@ -35,8 +34,7 @@ const END_ROUTER: Router = Object.freeze({ kind: 'end' });
  * of its own: in a 100,000-node file, 100,000 maps (about 340 B each with their descriptors), and the
  * walk's every read of a node field (exec, route, maxVisits) missed its inline caches and went to
  * the megamorphic stub cache, which is far too small for them. A plain literal shares one map.
- * Its router is copied next to it (see `laidOut`), and its name is the internalized string: the key
- * of `out.<name>` in the dictionary and in templates' lookups, without a string-table probe per step.
+ * Its router is copied next to it (see `laidOut`).
  * A node that is an instance of a class of its own (a baneling, nodes/baneling.ts) has
  * one shape for all its instances already, and its `exec` is a method of its prototype: kept as is.
  */
@@ -45,7 +43,7 @@ function shaped(n: CompiledNode): CompiledNode {
   const r = n.route;
   const route: Router = r.kind === 'one' ? { kind: 'one', target: r.target } : r;
   const node = {
-    name: internalized(n.name),
+    name: n.name,
     kind: n.kind,
     index: n.index,
     route,

@@ -1,5 +1,4 @@
 import { HatcheryError } from '../core/errors.js';
-import { internalized } from '../core/objects.js';
 import type {
   CompileContext,
   CompiledNode,
@@ -173,8 +172,7 @@ class BanelingNode implements CompiledNode {
     private readonly argsOf: ArgsOf,
     private readonly timeoutMs: number | undefined,
   ) {
-    // The internalized name: the key of `out.<name>`, with no string-table probe when it is written.
-    this.name = internalized(base.name);
+    this.name = base.name;
     this.kind = base.kind;
     this.index = base.index;
     this.route = base.route;

@@ -1,6 +1,5 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, isAbortError } from '../core/errors.js';
-import { withFields } from '../core/objects.js';
 import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, ToolCall, ToolSpec, Usage } from '../providers/types.js';
 import { addUsage, fullUsage } from '../providers/types.js';
@@ -71,7 +70,7 @@ export async function converse(scope: RunContext, opts: ConverseOptions): Promis
   const limit = opts.resultLimit ?? scope.shared.services.resultLimit;
   for (let turn = 1; turn <= maxTurns; turn++) {
     throwIfAborted(scope.signal);
-    const res = await provider.chat(withFields(opts.request, { messages, ...fields }));
+    const res = await provider.chat({ ...opts.request, messages, ...fields });
     addUsage(usage, res.usage);
     if (res.toolCalls.length === 0) {
       messages.push({ role: 'assistant', content: res.text });

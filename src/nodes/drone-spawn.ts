@@ -1,5 +1,4 @@
 import { formatError, HatcheryError } from '../core/errors.js';
-import { withFields } from '../core/objects.js';
 import type { CompileContext, RunContext, Tool, ToolRef } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import type { Template } from '../engine/templates/templates.js';
@@ -228,7 +227,7 @@ async function runSpawned(
 ): Promise<{ output: string; template: string; depth: number }> {
   const { spec, parent, tmpl, task, addition, depth } = agent;
   const own = tmpl.sys
-    ? tmpl.sys.render(withFields(scope.vars, { task }))
+    ? tmpl.sys.render({ ...scope.vars, task })
     : tmpl.name === 'self'
       ? ''
       : DEFAULT_SPAWN_PROMPT;

@@ -1,4 +1,3 @@
-import { withFields } from '../core/objects.js';
 import type {
   ChildOptions,
   CompileContext,
@@ -71,7 +70,7 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
         }
         if (!join) return { text: defaultJoin(names, results) };
         const branches = names.map((name, i) => ({ name, output: results[i]!.text }));
-        return { text: join.render(withFields(scope.vars, { branches })) };
+        return { text: join.render({ ...scope.vars, branches }) };
       },
     };
   },

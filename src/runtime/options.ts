@@ -101,10 +101,7 @@ export interface RunResult {
   value?: unknown;
   usage: Usage;
   steps: number;
-  /**
-   * Latest output of every node that ran, by name, in the order of their first output. Built on the
-   * first read (the run keeps them by node index, engine/out-slots.ts); later reads give that object.
-   */
+  /** Latest output of every node that ran, by name, in the order of their first output. */
   outputs: Record<string, unknown>;
   /** `incomplete` when a write of the run's journal failed (a full disk): resume may lack records. */
   journal?: 'incomplete';

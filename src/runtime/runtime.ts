@@ -31,7 +31,6 @@ import { runJournaled } from './journaled.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
 import { prepareResume, type ResumeOptions } from './resume.js';
 import { newRunId } from './run-id.js';
-import { FinishedRun } from './run-result.js';
 import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
 export type { RunOptions, RunResult, RuntimeOptions };
@@ -260,7 +259,8 @@ export class Runtime {
     return this.execute(h, shared, 0, options.input, options.vars, budget.signal).then(
       ({ scope, result }): RunResult => {
         budget.end();
-        return new FinishedRun(runId, result.text, result.value, shared.usage, shared.steps, scope);
+        const { text: output, value } = result;
+        return { runId, output, value, usage: shared.usage, steps: shared.steps, outputs: scope.out };
       },
       (err: unknown) => {
         // The run id names the run to resume (a suspended run, INPUT_REQUIRED) or to inspect.
@@ -507,8 +507,7 @@ export class Runtime {
       shared,
       guard,
       ctx,
-      // Kept by node index until read whole (engine/out-slots.ts).
-      undefined,
+      null,
       depth,
       path,
       undefined,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
-import { OutSlots } from '../../src/engine/out-slots.js';
 import { planOf } from '../../src/engine/templates/fast.js';
 import { Template, type TemplateVars } from '../../src/engine/templates/templates.js';
 
@@ -89,7 +88,7 @@ const PLAIN = [
   '{{ out.toString }}',
   '{{ ctx.list.join }}',
   '{{ ctx.list[9] }}',
-  // One lookup with text around it (the form of most prompts), each kind of value.
+  // One lookup with text around it, each kind of value.
   'Continue from {{ out.First }}',
   '{{ out.First }} then',
   'n={{ ctx.n }}, yes={{ ctx.yes }}, no={{ ctx.no }}',
@@ -180,42 +179,6 @@ describe('plain templates skip nunjucks and render the same', () => {
       expect(outcome('{{ ctx.polluted }}', plain)).toMatch(/^error:TEMPLATE:.*cannot be accessed/);
     } finally {
       delete proto.polluted;
-    }
-  });
-
-  it('renders text and one lookup from each render’s values, from a dictionary or a run’s slots, from the first render on', () => {
-    // The form of most prompts, read by the template's one lookup (templates.ts): compared with
-    // nunjucks on every render, first renders included, as values change between renders.
-    const nodes = new Map([
-      ['N0', { name: 'N0', index: 0 }],
-      ['N1', { name: 'N1', index: 1 }],
-    ]);
-    const values: unknown[] = ['first', 2, false, '', { x: 1 }, null, undefined, 'last'];
-    for (const source of [
-      'Continue from {{ out.N0 }}.',
-      '{{ out.N1 }}',
-      '{{ ctx.input }}!',
-      'x {{ ctx.n }} y',
-    ]) {
-      const fast = new Template(source, { node: 'N', field: 'usr_prompt' });
-      const slow = new Template(`${source}{# nunjucks #}`, { node: 'N', field: 'usr_prompt' });
-      for (const value of values) {
-        for (const kind of ['slots', 'dictionary'] as const) {
-          const ctx: Record<string, unknown> = { input: value, n: value };
-          const out = new OutSlots(nodes);
-          if (value !== undefined) {
-            out.set(0, value);
-            out.set(1, value);
-          }
-          const vars = {
-            ctx,
-            out: (kind === 'slots' ? out : out.materialize()) as unknown as Record<string, unknown>,
-            fread: () => '',
-          };
-          const seen = once(() => fast, vars);
-          expect(seen, `${source} ${String(value)} ${kind}`).toBe(once(() => slow, vars));
-        }
-      }
     }
   });
 

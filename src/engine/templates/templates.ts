@@ -1,9 +1,7 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
-import { internalized } from '../../core/objects.js';
-import { OutSlots, outAsDictionary } from '../out-slots.js';
 import { templateEnv } from './env.js';
-import { oneLookup, type Plan, planOf, renderPlan, type SlotCache, scopedField, slotField } from './fast.js';
+import { type Plan, planOf, renderPlan } from './fast.js';
 import { unknownName } from './names.js';
 import { renderState } from './sandbox.js';
 import { type SimpleTag, simpleTags } from './simple.js';
@@ -129,27 +127,15 @@ const envParts = templateEnv as unknown as { extensionsList: unknown; opts: unkn
  * its first render: compiling every template of every served file up front was a fifth of start-up.
  * `render` is cheap after the first call and never re-parses.
  */
-export class Template implements SlotCache {
+export class Template {
   readonly source: string;
   readonly where: ErrorContext;
   /** Parse tree kept for the load-time analysis until it takes it (see takeTree). */
   private tree: unknown;
   private program: nunjucks.Template | undefined;
   private readonly constant: boolean;
-  /** The fast path's plan (fast.ts): made on the first render, null when the template needs nunjucks. */
-  private plan: Plan | null | undefined = undefined;
-  /**
-   * A plan `before{{ out.key }}after` (or ctx), the form of most prompts, kept in these fields: a
-   * render reaches this object and its strings only (in a large file, each object more per node is
-   * a cache miss). `key` is undefined for any other template.
-   */
-  private before = '';
-  private onOut = false;
-  private key: string | number | undefined = undefined;
-  private after = '';
-  /** The slot of `out.<key>` in a run's OutSlots, valid for the node names `slotOf` (see slotField). */
-  slot = -1;
-  slotOf: readonly string[] | undefined = undefined;
+  /** The fast path's plan (fast.ts), null when the template needs nunjucks. */
+  private readonly plan: Plan | null = null;
 
   constructor(source: string, where: ErrorContext) {
     this.source = source;
@@ -163,7 +149,7 @@ export class Template implements SlotCache {
     const simple = plan === null ? simpleTags(source) : null;
     if (plan !== null || simple !== null) {
       if (simple !== null) this.checkFilters(simple);
-      this.setPlan(plan);
+      this.plan = plan;
       return;
     }
     try {
@@ -206,23 +192,6 @@ export class Template implements SlotCache {
     return tree;
   }
 
-  /**
-   * Keeps the fast path's plan, and a one-lookup plan's parts in this object's own fields. Both ways
-   * a plan is made (the constructor's, a first render's) come through here: when only the render
-   * set the fields, a plan made by the constructor left them unset and every render took the loop.
-   */
-  private setPlan(plan: Plan | null): void {
-    this.plan = plan;
-    const one = plan === null ? undefined : oneLookup(plan);
-    if (one === undefined) return;
-    // Internalized: the same text around the lookup in many prompts is then one string, read from the
-    // cache, instead of a slice of each template's source (a cache miss per render in a large file).
-    this.before = internalized(one.before);
-    this.onOut = one.onOut;
-    this.after = internalized(one.after);
-    this.key = one.key;
-  }
-
   /** The compiled template (compiled now on first use); undefined for text without tags. */
   private get compiled(): nunjucks.Template | undefined {
     if (this.program !== undefined || this.constant) return this.program;
@@ -258,25 +227,13 @@ export class Template implements SlotCache {
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
     if (this.constant) return this.source;
-    const key = this.key;
-    if (key !== undefined) {
-      const top = this.onOut ? vars.out : vars.ctx;
-      const found = top instanceof OutSlots ? slotField(top, key, this) : scopedField(top, key);
-      if (found !== undefined) return this.before + found + this.after;
-    }
     // Text and plain `{{ a.b }}` lookups (most prompts) skip nunjucks; anything else falls through.
-    let plan = this.plan;
-    if (plan === undefined) {
-      plan = planOf(this.source);
-      this.setPlan(plan);
-    }
+    const plan = this.plan;
     if (plan !== null) {
       const fast = renderPlan(plan, vars);
       if (fast !== undefined) return fast;
     }
     if (this.compiled === undefined) return this.source;
-    // Nunjucks reads the run's outputs as the dictionary they stand for (out-slots.ts).
-    outAsDictionary(vars);
     const state = renderState;
     state.pending = undefined;
     state.fread = vars.fread;

@@ -1,23 +1,19 @@
 /**
- * A top-level run keeps its outputs by node index until something reads `out` whole (engine/out-slots.ts);
- * then it builds the dictionary the run would have built. These check that a run on that path gives
- * what a run that reads `out` whole from its first node gives (a dictionary from the start): the same
- * prompts, the same `out` keys in the order of first writes with the latest values, in templates, in a
- * script's arguments, in the run's result, after a node ran twice, and in a resumed run.
+ * A run's `out`: node outputs by name, the keys in the order of their first write with the latest
+ * values, the same in templates, in a script's arguments, in the run's result, after a node ran
+ * twice, across a fan-out, and in a resumed run.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
-import { OutSlots } from '../../src/engine/out-slots.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, seededRandom, tempDir } from '../helpers.js';
 
-/** The first node's prompt, plain (slots) or through a filter, which makes nunjucks read `out` whole. */
-const FIRST = { slots: '{{ ctx.input }}', dictionary: '{{ ctx.input | string }}' };
-type Mode = keyof typeof FIRST;
+/** The first node's prompt. */
+const FIRST = '{{ ctx.input }}';
 
 /** A model that answers `<prompt> #<n>`, n counting its calls, and keeps the prompts. */
 function counting() {
@@ -30,32 +26,21 @@ function counting() {
   return { model, prompts };
 }
 
-/** Runs `nodes` (the first one's prompt set by `mode`) and returns what a caller and the model saw. */
-async function runBoth(
+/** Runs `nodes` and returns what a caller and the model saw. */
+async function runOnce(
   nodes: (first: string) => unknown[],
   top: Record<string, unknown> = { max_steps: 50 },
 ) {
-  const seen: Record<
-    Mode,
-    { outputs: Record<string, unknown>; keys: string[]; prompts: string[]; output: string }
-  > = {} as never;
-  for (const mode of ['slots', 'dictionary'] as const) {
-    const { model, prompts } = counting();
-    const runtime = new Runtime({ providers: { openai: model }, env: {} });
-    const r = await runtime.run(load(hatch(nodes(FIRST[mode]), top)), { input: 'go' });
-    seen[mode] = { outputs: r.outputs, keys: Object.keys(r.outputs), prompts, output: r.output };
-    await runtime.close();
-  }
-  expect(seen.slots.prompts).toEqual(seen.dictionary.prompts);
-  expect(seen.slots.keys).toEqual(seen.dictionary.keys);
-  expect(seen.slots.outputs).toEqual(seen.dictionary.outputs);
-  expect(seen.slots.output).toBe(seen.dictionary.output);
-  return seen.slots;
+  const { model, prompts } = counting();
+  const runtime = new Runtime({ providers: { openai: model }, env: {} });
+  const r = await runtime.run(load(hatch(nodes(FIRST), top)), { input: 'go' });
+  await runtime.close();
+  return { outputs: r.outputs, keys: Object.keys(r.outputs), prompts, output: r.output };
 }
 
-describe('outputs kept by node index', () => {
-  it('templates read out.<node> and the result lists every output, as with the dictionary', async () => {
-    const seen = await runBoth((first) => [
+describe("a run's outputs", () => {
+  it('templates read out.<node> and the result lists every output', async () => {
+    const seen = await runOnce((first) => [
       { name: 'A', usr_prompt: first, next: 'B' },
       { name: 'B', usr_prompt: 'B after {{ out.A }}', next: 'C' },
       // Two lookups; then one of a node that has not run yet, with a default (nunjucks renders it).
@@ -70,7 +55,7 @@ describe('outputs kept by node index', () => {
   });
 
   it('a node named like a field of Object.prototype is read as its output', async () => {
-    const seen = await runBoth((first) => [
+    const seen = await runOnce((first) => [
       { name: 'valueOf', usr_prompt: first, next: 'B' },
       { name: 'B', usr_prompt: 'B {{ out.valueOf }}' },
     ]);
@@ -79,7 +64,7 @@ describe('outputs kept by node index', () => {
   });
 
   it('a fan-out in the middle of a chain reads the outputs before it, and later nodes read its own', async () => {
-    const seen = await runBoth((first) => [
+    const seen = await runOnce((first) => [
       { name: 'A', usr_prompt: first, next: 'P' },
       { name: 'P', type: 'parallel', branches: ['X', 'Y'], next: 'C' },
       { name: 'X', usr_prompt: 'X {{ out.A }}' },
@@ -93,7 +78,7 @@ describe('outputs kept by node index', () => {
   });
 
   it('a node run twice keeps its first place in out and its latest output', async () => {
-    const seen = await runBoth((first) => [
+    const seen = await runOnce((first) => [
       { name: 'A', usr_prompt: first, next: 'B' },
       { name: 'B', usr_prompt: 'B {{ out.A }}', next: 'C', max_visits: 2, on_limit: 'D' },
       { name: 'C', usr_prompt: 'C {{ out.B }}', next: 'B' },
@@ -114,7 +99,7 @@ describe('outputs kept by node index', () => {
       cmd: [process.execPath, '-e', 'process.stdout.write(process.argv[1])', '{{ out | dump }}'],
       next: 'C',
     };
-    const seen = await runBoth((first) => [
+    const seen = await runOnce((first) => [
       { name: 'A', usr_prompt: first, next: 'B' },
       { name: 'B', usr_prompt: 'B {{ out.A }}', next: 'S' },
       dump,
@@ -126,9 +111,9 @@ describe('outputs kept by node index', () => {
     expect(seen.prompts[2]).toBe('C B go #1 #2');
   });
 
-  it('600 nodes, run in another order than the file’s, across chunks of slots, as with the dictionary', async () => {
-    // The walk visits the file's nodes in a shuffled order, so first writes land in every chunk of
-    // 256 slots out of index order; some prompts read back the first node's output and a far one.
+  it('600 nodes, run in another order than the file’s, keep the order of their first writes', async () => {
+    // The walk visits the file's nodes in a shuffled order; some prompts read back the first node's
+    // output and a far one.
     const random = seededRandom(15);
     const order = Array.from({ length: 600 }, (_, i) => i);
     for (let i = order.length - 1; i > 0; i--) {
@@ -136,7 +121,7 @@ describe('outputs kept by node index', () => {
       [order[i], order[j]] = [order[j]!, order[i]!];
     }
     const name = (i: number) => `N${order[i]}`;
-    const seen = await runBoth(
+    const seen = await runOnce(
       (first) => {
         const nodes: unknown[] = new Array(600);
         for (let i = 0; i < 600; i++) {
@@ -160,28 +145,6 @@ describe('outputs kept by node index', () => {
     expect(seen.outputs[name(599)]).toBe(seen.output);
   });
 
-  it('slots sized to a small file still take every write, in the order of first writes', () => {
-    // Three nodes: each chunk holds only as many slots as the file has nodes, and an index past the
-    // last node (a writer the slots were not sized for) still gets its slot and its place in order.
-    const nodes = new Map(['a', 'b', 'c'].map((name, index) => [name, { name, index }]));
-    const slots = new OutSlots(nodes);
-    slots.set(2, 'C');
-    slots.set(0, 'A');
-    slots.set(2, 'C2');
-    slots.set(5, 'F');
-    slots.set(1, 'B');
-    expect(slots.get(2)).toBe('C2');
-    expect(slots.get(5)).toBe('F');
-    expect(slots.get(4)).toBeUndefined();
-    (slots.names as string[])[5] = 'f';
-    expect(Object.entries(slots.materialize())).toEqual([
-      ['c', 'C2'],
-      ['a', 'A'],
-      ['f', 'F'],
-      ['b', 'B'],
-    ]);
-  });
-
   it("the result's outputs is one object: read twice it is the same, and it can be replaced", async () => {
     const { model } = counting();
     const runtime = new Runtime({ providers: { openai: model }, env: {} });
@@ -199,7 +162,7 @@ describe('outputs kept by node index', () => {
   });
 
   it('a resumed run sees the outputs of the nodes served from the journal, in their order', async () => {
-    const dir = tempDir('hatchery-slots-');
+    const dir = tempDir('hatchery-outputs-');
     const state = path.join(dir, 'runs');
     let down = true;
     const prompts: string[] = [];
