@@ -1,7 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
-import { nodeFetch } from '../../src/providers/node-fetch.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
 import { chatRequest, failure, weather } from './helpers.js';
@@ -10,7 +9,7 @@ const KEY = 'sk-ant-test-SECRET0123456789abcdef';
 const fake = new FakeAnthropic();
 
 const provider = (maxRetries = 2, key = KEY) =>
-  new AnthropicProvider(new Anthropic({ apiKey: key, baseURL: fake.baseURL, maxRetries, fetch: nodeFetch }));
+  new AnthropicProvider(new Anthropic({ apiKey: key, baseURL: fake.baseURL, maxRetries }));
 
 const request = (extra: Partial<ChatRequest> = {}) => chatRequest('claude-test', extra);
 
@@ -238,9 +237,7 @@ describe('AnthropicProvider through the real SDK', () => {
     await dead.start();
     const url = dead.baseURL;
     await dead.close();
-    const p = new AnthropicProvider(
-      new Anthropic({ apiKey: KEY, baseURL: url, maxRetries: 0, fetch: nodeFetch }),
-    );
+    const p = new AnthropicProvider(new Anthropic({ apiKey: KEY, baseURL: url, maxRetries: 0 }));
     const err = await failure(p.chat(request()));
     expect(err.code).toBe('PROVIDER');
     expect(err.message).toContain(url);

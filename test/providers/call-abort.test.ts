@@ -2,7 +2,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
-import { nodeFetch } from '../../src/providers/node-fetch.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { Provider } from '../../src/providers/types.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
@@ -15,7 +14,7 @@ import { chatRequest, failure, serveFakes } from './helpers.js';
 const signals: AbortSignal[] = [];
 const watching: typeof fetch = (input, init) => {
   if (init?.signal) signals.push(init.signal);
-  return nodeFetch(input, init);
+  return fetch(input, init);
 };
 
 const openaiFake = new FakeOpenAI();

@@ -1,7 +1,6 @@
 import { getEventListeners } from 'node:events';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { nodeFetch } from '../../src/providers/node-fetch.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
@@ -13,7 +12,7 @@ let client: OpenAI;
 
 const provider = (options: ConstructorParameters<typeof OpenAIProvider>[1] = {}, clientOptions = {}) =>
   new OpenAIProvider(
-    new OpenAI({ apiKey: KEY, baseURL: fake.baseURL, maxRetries: 2, ...clientOptions, fetch: nodeFetch }),
+    new OpenAI({ apiKey: KEY, baseURL: fake.baseURL, maxRetries: 2, ...clientOptions }),
     options,
   );
 
@@ -21,7 +20,7 @@ const request = (extra: Partial<ChatRequest> = {}) => chatRequest('gpt-test', ex
 
 beforeAll(async () => {
   await fake.start();
-  client = new OpenAI({ apiKey: KEY, baseURL: fake.baseURL, fetch: nodeFetch });
+  client = new OpenAI({ apiKey: KEY, baseURL: fake.baseURL });
 });
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
@@ -284,9 +283,7 @@ describe('OpenAIProvider through the real SDK', () => {
         message: `Incorrect API key: ${req.headers.authorization} (${req.headers.authorization?.slice(7)})`,
       }));
       const err = await failure(
-        new OpenAIProvider(
-          new OpenAI({ apiKey: key, baseURL: fake.baseURL, maxRetries: 0, fetch: nodeFetch }),
-        ).chat(request()),
+        new OpenAIProvider(new OpenAI({ apiKey: key, baseURL: fake.baseURL, maxRetries: 0 })).chat(request()),
       );
       expect(err).toMatchObject({ code: 'PROVIDER', context: { status: 401 } });
       const shown = `${err.message} ${String(err)} ${JSON.stringify(err.context)} ${String(err.cause ?? '')}`;
@@ -301,7 +298,7 @@ describe('OpenAIProvider through the real SDK', () => {
     await dead.start();
     const url = dead.baseURL;
     await dead.close();
-    const p = new OpenAIProvider(new OpenAI({ apiKey: KEY, baseURL: url, maxRetries: 0, fetch: nodeFetch }));
+    const p = new OpenAIProvider(new OpenAI({ apiKey: KEY, baseURL: url, maxRetries: 0 }));
     const err = await failure(p.chat(request()));
     expect(err.code).toBe('PROVIDER');
     expect(err.message).toContain(url);
