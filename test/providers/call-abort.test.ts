@@ -65,8 +65,10 @@ describe.each(vendors)('%s calls and their HTTP requests', (_vendor, fake, provi
   it.each([false, true])('a cancelled call aborts its HTTP request (stream %s)', async (stream) => {
     fake.enqueue({ text: 'too late', delayMs: 5000 });
     const ctrl = new AbortController();
-    setTimeout(() => ctrl.abort(), 50);
-    const err = await failure(provider().chat(chatRequest(model, { stream, signal: ctrl.signal })));
+    const call = failure(provider().chat(chatRequest(model, { stream, signal: ctrl.signal })));
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { timeout: 10_000 });
+    ctrl.abort();
+    const err = await call;
     expect(err.code).toBe('ABORTED');
     expect(signals[0]!.aborted).toBe(true);
     await vi.waitFor(() => expect(fake.disconnects).toBe(1));
