@@ -7,6 +7,7 @@ import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError, shutdownReason } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
+import { VENDORS } from '../providers/vendors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { DEFAULT_SYNC_WAIT_MS, GENERIC_TOOL_NAMES } from './generic-defs.js';
 import type { ServerHost } from './host.js';
@@ -293,8 +294,7 @@ export class HatcheryMcpServer implements ServerHost {
     if (!this.ownsRuntime || this.options.runtimeOptions?.providerFactory) return;
     const env = this.env;
     // A broken install fails the call that needs the SDK, with its own error, as before.
-    if (env.OPENAI_API_KEY) import('../providers/openai.js').catch(() => undefined);
-    if (env.ANTHROPIC_API_KEY) import('../providers/anthropic.js').catch(() => undefined);
+    for (const v of VENDORS) if (env[v.keyVar]) v.load().catch(() => undefined);
   }
 
   /**

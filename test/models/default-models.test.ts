@@ -9,7 +9,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { OpenAIProvider } from '../../src/providers/openai.js';
-import { DEFAULT_MODELS } from '../../src/providers/resolve.js';
+import { VENDORS, vendorInfo } from '../../src/providers/vendors.js';
 import { fakeVendors } from '../fakes/vendors.js';
 import { type CliResult, cliFolder } from '../helpers.js';
 
@@ -57,7 +57,10 @@ function sdkDeprecatedModels(): { files: string[]; models: Set<string> } {
 
 describe('default models', () => {
   it('are the current ones', () => {
-    expect(DEFAULT_MODELS).toEqual({ openai: 'gpt-5.4-mini', anthropic: 'claude-sonnet-5-5' });
+    expect(Object.fromEntries(VENDORS.map((v) => [v.id, v.defaultModel]))).toEqual({
+      openai: 'gpt-5.4-mini',
+      anthropic: 'claude-sonnet-5-5',
+    });
   });
 
   it('are not on the installed Anthropic SDK deprecated list (an SDK update that deprecates one fails here)', () => {
@@ -65,8 +68,8 @@ describe('default models', () => {
     // The list was found and read: the old default is on it.
     expect(files.length).toBeGreaterThan(0);
     expect(models).toContain('claude-sonnet-4-5');
-    expect(models).not.toContain(DEFAULT_MODELS.anthropic);
-    expect(models).not.toContain(DEFAULT_MODELS.openai);
+    expect(models).not.toContain(vendorInfo('anthropic').defaultModel);
+    expect(models).not.toContain(vendorInfo('openai').defaultModel);
   });
 
   it('with only ANTHROPIC_API_KEY: the CLI sends claude-sonnet-5-5 and stderr has no deprecation warning', async () => {
@@ -131,7 +134,7 @@ describe('default models', () => {
     });
     const provider = new OpenAIProvider(client);
     const base = {
-      model: DEFAULT_MODELS.openai,
+      model: vendorInfo('openai').defaultModel,
       system: 'Be brief.',
       messages: [{ role: 'user' as const, content: 'hi' }],
     };
