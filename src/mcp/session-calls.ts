@@ -16,8 +16,7 @@ import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
 import { declaresTasks, maybeTask } from './ext-tasks/handlers.js';
-import { GENERIC_TOOLS, isGenericTool } from './generic-defs.js';
-import { callGenericTool } from './generic-tools.js';
+import { GENERIC_TOOL_NAMES, genericTool } from './generic/tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
@@ -151,20 +150,30 @@ async function handleOther(
 ): Promise<CallToolResult | InputRequiredResult> {
   const req = ctx.mcpReq;
   if (!entry) {
-    if (core.genericTools && isGenericTool(name)) {
+    const generic = core.genericTools ? genericTool(name) : undefined;
+    if (generic) {
+      const own = (id: string) => ownRun(server, id);
+      const r = await generic
+        .call(args ?? {}, {
+          core,
+          signal: req.signal,
+          call: (e, a) => {
+            // The id is chosen here so that hatchery_runs lists the run to this session.
+            const runId = newRunId();
+            own(runId);
+            return runHatcheryCall(core, e, a, { ...env, runId }).then(resultOf);
+          },
+          start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
+          mine: sessionRuns(server),
+          own,
+          resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
+        })
+        .catch((err: unknown) => errorResult(core, err));
       // Statuses, lists and stored results: one gate redacts and caps them all.
-      const r = await callGenericTool(name, args, {
-        core,
-        env,
-        start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
-        mine: sessionRuns(server),
-        own: (id) => ownRun(server, id),
-        resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
-      });
       return core.out.result(r);
     }
     const names = core.registry.entries().map((e) => e.name);
-    const all = core.genericTools ? [...names, ...GENERIC_TOOLS.map((t) => t.name)] : names;
+    const all = core.genericTools ? [...names, ...GENERIC_TOOL_NAMES] : names;
     const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
     return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
   }
