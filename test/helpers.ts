@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ValidationError } from '../src/core/errors.js';
@@ -9,6 +9,14 @@ import { loadHatcheryObject } from '../src/loader/load.js';
 /** A fresh temporary folder (real path, so symlink checks compare like with like). */
 export function tempDir(prefix = 'hatchery-test-'): string {
   return realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+}
+
+/** Writes a hatchery definition (object → JSON) or raw text to `dir/file`, creating folders; returns the path. */
+export function writeHatchery(dir: string, file: string, def: unknown): string {
+  const p = path.join(dir, file);
+  mkdirSync(path.dirname(p), { recursive: true });
+  writeFileSync(p, typeof def === 'string' ? def : JSON.stringify(def, null, 2));
+  return p;
 }
 
 /** Loads a definition as if it were the file `<dir>/<name>`; throws the ValidationError when invalid. */
@@ -103,15 +111,63 @@ export function startCli(
   return { child, out: () => out, err: () => err, exit };
 }
 
+/** How a CLI process ended: its exit code and both streams. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
 /** Runs the built CLI (see {@link startCli}) with `stdin`; resolves with the exit code and both streams. */
 export async function runCli(
   args: string[],
   opts: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<CliResult> {
   const p = startCli(args, opts);
   p.child.stdin.end(opts.stdin ?? '');
   const code = await p.exit;
   return { code, stdout: p.out(), stderr: p.err() };
+}
+
+/** What one CLI call of a {@link CliFolder} adds: stdin, and variables on top of the folder's environment. */
+export interface CliCall {
+  stdin?: string;
+  env?: Record<string, string>;
+}
+
+/** A temporary folder to write hatcheries in and run the built CLI from: see {@link cliFolder}. */
+export interface CliFolder {
+  /** The folder (real path). */
+  readonly dir: string;
+  /** {@link writeHatchery} into the folder. */
+  write(name: string, def: unknown): string;
+  /** `hatchery-mcp ...args` run in the folder (see {@link runCli}). */
+  cli(args: string[], call?: CliCall): Promise<CliResult>;
+  /** `hatchery-mcp run FILE`, then the folder's `runArgs`, then `args`. */
+  run(file: string, args?: string[], call?: CliCall): Promise<CliResult>;
+  /** `hatchery-mcp ...args` started in the folder, to watch or signal it (see {@link startCli}). */
+  start(args: string[], call?: Omit<CliCall, 'stdin'>): CliProcess;
+}
+
+/**
+ * A fresh temporary folder for a CLI test: hatcheries are written into it and the built CLI runs there,
+ * with `env()` (read at each call, so it may name a fake server started later) plus the call's variables.
+ * `runArgs` follow the file of every `run` (e.g. `['--input', 'go', '--no-journal']`).
+ */
+export function cliFolder(
+  opts: { prefix?: string; env?: () => Record<string, string>; runArgs?: string[] } = {},
+): CliFolder {
+  const dir = tempDir(opts.prefix);
+  const envOf = (call: CliCall = {}) => ({ ...opts.env?.(), ...call.env });
+  const cli = (args: string[], call: CliCall = {}) =>
+    runCli(args, { cwd: dir, env: envOf(call), ...(call.stdin === undefined ? {} : { stdin: call.stdin }) });
+  return {
+    dir,
+    write: (name, def) => writeHatchery(dir, name, def),
+    cli,
+    run: (file, args = [], call) => cli(['run', file, ...(opts.runArgs ?? []), ...args], call),
+    start: (args, call) => startCli(args, { cwd: dir, env: envOf(call) }),
+  };
 }
 
 /** A small seeded random generator (mulberry32): property tests that fail can be replayed from their seed. */

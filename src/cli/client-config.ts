@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../core/shell.js';
+import { VENDORS } from '../providers/vendors.js';
 
 /** The folder this copy of hatchery-mcp is installed in (the package root: dist/, schema/, ...). */
 export const INSTALL_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -17,10 +18,9 @@ export const SCHEMA_FILE = path.join(INSTALL_ROOT, 'schema', 'hatchery.schema.js
  * Placeholders of the API keys in printed config blocks: never a real value, even when the user has a
  * key set. An empty value counts as not set, so a user with one vendor empties the other.
  */
-export const KEY_PLACEHOLDERS: Readonly<Record<string, string>> = {
-  OPENAI_API_KEY: '<your OpenAI API key, or empty>',
-  ANTHROPIC_API_KEY: '<your Anthropic API key, or empty>',
-};
+export const KEY_PLACEHOLDERS: Readonly<Record<string, string>> = Object.fromEntries(
+  VENDORS.map((v) => [v.keyVar, `<your ${v.name} API key, or empty>`]),
+);
 
 /** How a client starts the server: absolute node, absolute cli.js, absolute folder. */
 export interface ServerLaunch {
@@ -112,7 +112,7 @@ ${indent(b.vscode)}
   Cursor: .cursor/mcp.json in your project (or ~/.cursor/mcp.json for every project)
 ${indent(b.cursor)}
 
-  Claude Code: run once (add -e OPENAI_API_KEY=... after "hatchery" if Claude Code does not
+  Claude Code: run once (add -e ${VENDORS[0].keyVar}=... after "hatchery" if Claude Code does not
   inherit your key from this shell)
     ${b.claudeCode}
 

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { shellQuote } from '../core/shell.js';
 import { listHatcheryFileNames } from '../loader/load.js';
-import { KEY_VARS, modelSpecProblem, ProviderRegistry, vendorDefault } from '../providers/resolve.js';
+import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
+import { KEY_VARS_TEXT, VENDORS, vendorDefault } from '../providers/vendors.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, parseArgs } from './args.js';
@@ -81,11 +82,11 @@ function namingRegistry(env: Readonly<Record<string, string | undefined>>): Prov
 /** The API key, HATCHERY_MODEL and base URL checks; never shows any part of a value. */
 export function modelChecks(env: Readonly<Record<string, string | undefined>>): Check[] {
   const checks: Check[] = [];
-  const keys = Object.values(KEY_VARS);
-  for (const [vendor, k] of Object.entries(KEY_VARS) as [keyof typeof KEY_VARS, string][]) {
+  const keys = VENDORS.map((v) => v.keyVar);
+  for (const { id, keyVar: k } of VENDORS) {
     const value = env[k];
     if (!value) continue;
-    const alone = vendorDefault(vendor);
+    const alone = vendorDefault(id);
     checks.push(
       value.trim() !== value
         ? warn(k, 'is set, but its value starts or ends with spaces or a line break', `set ${k} without them`)
@@ -97,8 +98,8 @@ export function modelChecks(env: Readonly<Record<string, string | undefined>>): 
     checks.push(
       warn(
         'API key',
-        'neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set: drones run only from an MCP client that offers sampling, and `hatchery-mcp test` replays cassettes',
-        'set OPENAI_API_KEY or ANTHROPIC_API_KEY (in the shell for run, in the "env" of the client config for the server)',
+        `neither ${keys.join(' nor ')} is set: drones run only from an MCP client that offers sampling, and \`hatchery-mcp test\` replays cassettes`,
+        `set ${KEY_VARS_TEXT} (in the shell for run, in the "env" of the client config for the server)`,
       ),
     );
   }
@@ -120,7 +121,7 @@ export function modelChecks(env: Readonly<Record<string, string | undefined>>): 
       checks.push(problem('default model', (err as Error).message, fix));
     }
   }
-  for (const v of ['OPENAI_BASE_URL', 'ANTHROPIC_BASE_URL']) {
+  for (const { baseUrlVar: v } of VENDORS) {
     const value = env[v];
     if (!value) continue;
     let url: URL;

@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_MODELS } from '../providers/resolve.js';
+import { VENDORS } from '../providers/vendors.js';
 import { requestKey } from '../runtime/cassette/canonical.js';
 import { CASSETTE_VERSION, type CassetteEntry } from '../runtime/cassette/format.js';
 import { SCHEMA_FILE } from './client-config.js';
@@ -10,7 +10,7 @@ export const HELLO_QUESTION = 'What is a hatchery?';
 const SYSTEM = 'You are a concise, friendly assistant. Answer in two or three sentences.';
 
 /**
- * The answer of the cassette. It was recorded once, through the real OpenAI and Anthropic providers
+ * The answer of the cassette. It was recorded once, through the real providers of every vendor
  * against the fake vendor servers of test/fakes with this reply queued (test/cli/init.test.ts records
  * it again and checks the request is the same); only the model names are filled in at init time.
  */
@@ -18,9 +18,6 @@ const ANSWER = {
   text: 'A hatchery is a JSON file that describes an LLM workflow. hatchery-mcp runs it from the shell, or serves it to your AI client as an MCP tool.',
   usage: { inputTokens: 31, outputTokens: 34 },
 };
-
-/** Each vendor's stop reason for a plain text answer, as the providers report it. */
-const STOP_REASONS = { openai: 'stop', anthropic: 'end_turn' } as const;
 
 /** The first hatchery: one drone, no model named so the default of the key that is set applies. */
 export function helloJson(): string {
@@ -67,10 +64,10 @@ export function helloCassette(now = new Date()): string {
   const lines = [
     JSON.stringify({ format: 'hatchery-cassette', version: CASSETTE_VERSION, created: now.toISOString() }),
   ];
-  for (const vendor of ['openai', 'anthropic'] as const) {
+  for (const vendor of VENDORS) {
     const request = {
-      vendor,
-      model: DEFAULT_MODELS[vendor],
+      vendor: vendor.id,
+      model: vendor.defaultModel,
       system: SYSTEM,
       messages: [{ role: 'user', content: HELLO_QUESTION }],
     };
@@ -79,7 +76,7 @@ export function helloCassette(now = new Date()): string {
       key: requestKey(request),
       node: 'Answer',
       request,
-      response: { ...ANSWER, toolCalls: [], stopReason: STOP_REASONS[vendor] },
+      response: { ...ANSWER, toolCalls: [], stopReason: vendor.textStop },
     };
     lines.push(JSON.stringify(entry));
   }

@@ -2,6 +2,7 @@ import { lstat, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { shellQuote } from '../core/shell.js';
+import { VENDORS } from '../providers/vendors.js';
 import { EXIT, parseArgs } from './args.js';
 import { CLI_JS, clientConfigText, INSTALL_ROOT } from './client-config.js';
 import { HATCHERYIGNORE, HELLO_QUESTION, helloCassette, helloJson, helloTestYaml } from './init-template.js';
@@ -187,13 +188,15 @@ export async function initCommand(argv: string[]): Promise<number> {
   const dir = path.resolve(dirArg);
   const shown = shellQuote(dirArg);
   const cli = await cliWord();
+  const [first, ...others] = VENDORS.map((v) => `${v.keyVar}=...`);
+  const setKey = `export ${first}   (or ${others.join(' or ')})`;
   const q = (rel: string) => shellQuote(path.join(dirArg, rel));
   printOut(`${report(dir, result)}
 
 ${clientConfigText(dir)}
 
 Next steps:
-  1. Set a key: export OPENAI_API_KEY=...   (or ANTHROPIC_API_KEY=...)
+  1. Set a key: ${setKey}
   2. Run it:    ${cli.word} run ${q('hello.json')} --input ${shellQuote(HELLO_QUESTION)}
   3. Test it:   ${cli.word} test ${q('tests')}   (replays the cassette: no key, no network)
   4. Check all: ${cli.word} doctor --dir ${shown}

@@ -3,6 +3,7 @@ import { HatcheryError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
+import { VENDORS } from '../providers/vendors.js';
 import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
 import { printErr, printOut } from './print.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
@@ -83,7 +84,7 @@ Options:
   -h, --help            show this help
   -v, --version         print the version
 
-Models: set OPENAI_API_KEY and/or ANTHROPIC_API_KEY (and HATCHERY_MODEL) in the client's
+Models: set ${VENDORS.map((v) => v.keyVar).join(' and/or ')} (and HATCHERY_MODEL) in the client's
 "env" for the server; without a key, drones use the client's own model when it supports
 MCP sampling. In stdio mode, stdout carries only MCP messages; logs go to stderr.
 See docs/serving.md for client configuration, the generic tools and long runs.`;

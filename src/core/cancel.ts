@@ -46,53 +46,13 @@ export const neverAborted: AbortSignal = (() => {
 /** The options of a listener that ends with the one abort it waits for. */
 const ONCE = { once: true } as const;
 
-/** Where a WatchedController's signal points back to it (see watchAbort). */
-const OWNER: unique symbol = Symbol('hatchery.watched');
-
-/**
- * A controller whose signal's watchers (watchAbort) it calls itself after its abort: no listener on
- * the signal, no map entry per watcher. Node's EventTarget makes adding and removing a listener cost
- * a few microseconds each (about 5% of a served call's JavaScript time went to the run signal's one
- * watcher, its provider call). A signal of this controller aborts only through it, so nothing is missed.
- */
-export class WatchedController extends AbortController {
-  /** The watchers of this controller's signal, until it aborts. */
-  watchers: Set<() => void> | undefined;
-
-  constructor() {
-    super();
-    (this.signal as WatchedSignal)[OWNER] = this;
-  }
-
-  override abort(reason?: unknown): void {
-    if (this.signal.aborted) return;
-    super.abort(reason);
-    const watchers = this.watchers;
-    if (watchers === undefined) return;
-    this.watchers = undefined;
-    // Every watcher is told, as every listener of the event is; the first throw is passed on after.
-    let failure: { err: unknown } | undefined;
-    for (const fn of watchers) {
-      try {
-        fn();
-      } catch (err) {
-        failure ??= { err };
-      }
-    }
-    if (failure) throw failure.err;
-  }
-}
-
-/** A signal, and its controller when a WatchedController made it. */
-type WatchedSignal = AbortSignal & { [OWNER]?: WatchedController };
-
 /**
  * A controller that aborts when `parent` does, until unlinked. Used instead of AbortSignal.any so that
  * long-lived signals (server shutdown) do not keep a reference to every call that ever linked to them.
  * The controller is its own listener on `parent` (handleEvent): linking a served call's run makes one
  * object, not a closure per link plus a result object holding the controller and its unlink.
  */
-export class LinkedController extends WatchedController {
+export class LinkedController extends AbortController {
   constructor(private readonly parent?: AbortSignal) {
     super();
     if (parent === undefined) return;
@@ -165,11 +125,10 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise
 /**
  * Many watchers of one AbortSignal through a single listener. A fan-out's branches share one signal,
  * and each tool call, provider call or nested fan-out in them waits on it (as do the calls of a
- * run on the run's signal); Node's EventTarget keeps its listeners
- * in a list that removeEventListener searches, so a listener per call makes a wide fan-out quadratic
- * and allocates a listener record per call. Here adding and removing a watcher is a Set operation:
- * on the WatchedController of a signal made here (runs, budgets, fan-outs), else through the
- * signal's one listener, added with the first watcher and removed with the last.
+ * run on the run's signal); Node's EventTarget keeps its listeners in a list that
+ * removeEventListener searches, so a listener per call makes a wide fan-out quadratic. Here adding
+ * and removing a watcher is a Set operation, behind the signal's one listener, added with the first
+ * watcher and removed with the last.
  */
 interface Watchers {
   readonly fns: Set<() => void>;
@@ -184,18 +143,6 @@ const bySignal = new WeakMap<AbortSignal, Watchers>();
  * must not be aborted yet: callers check that first.
  */
 export function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
-  const owner = (signal as WatchedSignal)[OWNER];
-  if (owner !== undefined) {
-    let set = owner.watchers;
-    if (set === undefined) {
-      set = new Set();
-      owner.watchers = set;
-    }
-    set.add(onAbort);
-    return () => {
-      owner.watchers?.delete(onAbort);
-    };
-  }
   let w = bySignal.get(signal);
   if (w === undefined) {
     const fns = new Set<() => void>();

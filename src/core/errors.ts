@@ -1,7 +1,6 @@
 /** Machine-readable error codes; each names one kind of failure a user can act on. */
 export type ErrorCode =
   | 'INVALID_FILE'
-  | 'DUPLICATE_NAME'
   | 'TEMPLATE'
   | 'UNDEFINED_VARIABLE'
   | 'PATH_DENIED'
@@ -28,8 +27,6 @@ export type ErrorCode =
   | 'USAGE'
   | 'NOT_FOUND'
   | 'BUDGET_EXHAUSTED'
-  | 'INPUT_REQUIRED'
-  | 'APPROVAL_DENIED'
   | 'RESUME_REFUSED'
   | 'INTERNAL';
 

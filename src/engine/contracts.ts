@@ -127,12 +127,6 @@ export interface Tool {
   /** Completes without I/O or waiting (echo): called without timeout and cancellation machinery. */
   readonly instant?: boolean;
   call(args: Record<string, unknown>, tc: ToolContext): Promise<ToolResult>;
-  /**
-   * The same call, returning its result itself when it is ready at once (a js: function that
-   * returns): such a call needs no timeout or cancel watch. Never throws (failures are rejections).
-   * A copy of a tool that replaces `call` must drop this too.
-   */
-  readonly callNow?: (args: Record<string, unknown>, tc: ToolContext) => ToolResult | Promise<ToolResult>;
 }
 
 /** The operator's network opt-ins for http_request (--allow-host, --allow-private-network). */
@@ -160,23 +154,21 @@ export interface RunServices {
   ): ResolvedModel;
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
   resolveTools(ref: ToolRef, scope: RunContext): Promise<Tool[]>;
-  /** Runs a hatchery nested in `parent`'s run (hatch: tools); ends when `signal` does. */
+  /**
+   * Runs a hatchery nested in the run of the tool call `tc` (hatch: tools), under that call; it ends
+   * when the call does.
+   */
   runHatchery(
     h: Hatchery,
-    parent: RunContext,
+    tc: ToolContext,
     input: string,
     vars: Readonly<Record<string, string>> | undefined,
-    signal: AbortSignal,
-    call?: number,
   ): Promise<string>;
-  /** Runs `parent`'s hatchery from `node` along its next chain in a child context (node: tools). */
-  runFromNode(
-    parent: RunContext,
-    node: string,
-    input: string,
-    signal: AbortSignal,
-    call?: number,
-  ): Promise<string>;
+  /**
+   * Runs the calling hatchery from `node` along its next chain in a child context of the tool call
+   * `tc` (node: tools); it ends when the call does.
+   */
+  runFromNode(tc: ToolContext, node: string, input: string): Promise<string>;
   /** Default timeout of one tool call, in milliseconds. */
   readonly toolTimeoutMs: number;
   /** Default cap of a tool result shown to a model, in characters. */

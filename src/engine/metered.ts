@@ -8,15 +8,17 @@ import {
   type RetryInfo,
   type Usage,
 } from '../providers/types.js';
-import type { NodeResult, RunContext, RunEvent, RunMeter } from './contracts.js';
+import type { RunContext, RunEvent, RunMeter } from './contracts.js';
 
 type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
 
+/** What a model_call event says of the call's end: its answer or its error. */
+type ModelCallFields = Pick<ModelCallEvent, 'text' | 'toolCalls' | 'stopReason' | 'usage' | 'error'>;
+
 /**
  * The provider of a resolved model as a run uses it: each call is checked against the run tree's
- * budget before it starts, priced and counted when it ends, and reported as a model_call event when
- * someone listens. Nobody listening, a call costs one `then` more than the provider's own; no event,
- * copy or closure is built for it.
+ * budget before it starts, priced and counted when it ends, and reported as a model_call event (and
+ * its retries as model_retry events) when someone listens.
  */
 export function metered(scope: RunContext, resolved: ResolvedModel, node: string): Provider {
   return {
@@ -25,159 +27,95 @@ export function metered(scope: RunContext, resolved: ResolvedModel, node: string
   };
 }
 
-/** One call of {@link metered}'s provider, without building the provider (a drone's single call). */
-export function meteredChat(
+/** One call of {@link metered}'s provider. */
+async function meteredChat(
   scope: RunContext,
   resolved: ResolvedModel,
   node: string,
   req: ChatRequest,
 ): Promise<ChatResponse> {
   const shared = scope.shared;
-  const meter = shared.meter;
-  meter.beforeModelCall(scope.hatchery.file, node);
+  shared.meter.beforeModelCall(scope.hatchery.file, node);
   const emit = shared.emit;
-  if (emit === undefined) {
-    const vendor = resolved.vendor;
-    return resolved.provider.chat(req).then((res) => {
-      res.usage = priced(meter, vendor, req.model, res.usage);
-      if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
-      return res;
-    });
+  const report = emit === undefined ? undefined : new CallReport(scope, emit, resolved, node, req);
+  let res: ChatResponse;
+  try {
+    res = await resolved.provider.chat(req);
+  } catch (err) {
+    report?.send({ error: formatError(err) }, err instanceof HatcheryError ? err.code : undefined);
+    throw err;
   }
-  return reported(scope, emit, resolved, node, req, false) as Promise<ChatResponse>;
+  const usage = priced(shared.meter, resolved.vendor, req.model, res.usage);
+  res.usage = usage;
+  report?.send({ text: res.text, toolCalls: res.toolCalls, stopReason: res.stopReason, usage });
+  if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
+  return res;
 }
 
-/**
- * A node's whole work when it is one model call (a drone without tools, schema or choice): the
- * metered call whose answer is the node's result, built in the one `then` that prices it. `req` is
- * made for this call and never changed or sent again: while someone listens, its event holds it as is.
- */
-export function meteredResult(
-  scope: RunContext,
-  resolved: ResolvedModel,
-  node: string,
-  req: ChatRequest,
-): Promise<NodeResult> {
-  const shared = scope.shared;
-  const meter = shared.meter;
-  meter.beforeModelCall(scope.hatchery.file, node);
-  const emit = shared.emit;
-  if (emit === undefined) {
-    const vendor = resolved.vendor;
-    return resolved.provider.chat(req).then((res): NodeResult => {
-      const usage = priced(meter, vendor, req.model, res.usage);
-      if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
-      return { text: res.text, usage };
-    });
-  }
-  return reported(scope, emit, resolved, node, req, true) as Promise<NodeResult>;
-}
+/** The events of one model call while someone listens: a model_retry per retry, then its model_call. */
+class CallReport {
+  private readonly t0 = performance.now();
+  private readonly step: number;
+  /** A spawned agent's calls sit under the spawn_agent call that started it. */
+  private readonly call: number | undefined;
+  /** The request as sent, its messages copied now: a tool loop appends to the list it sends. */
+  private readonly request: ChatRequest;
+  private retries = 0;
 
-/**
- * A model call made while someone listens: the same metering, and one model_call event, answer or
- * error. `asResult` gives the answer as a node's result (see meteredResult) in the same `then`.
- */
-function reported(
-  scope: RunContext,
-  emit: (event: RunEvent) => void,
-  resolved: ResolvedModel,
-  node: string,
-  req: ChatRequest,
-  asResult: boolean,
-): Promise<ChatResponse | NodeResult> {
-  const shared = scope.shared;
-  const vendor = resolved.vendor;
-  const t0 = performance.now();
-  const step = scope.step;
-  // A spawned agent's calls sit under the spawn_agent call that started it.
-  const call = scope.agent ? scope.parentCall : undefined;
-  // Copied now: a tool loop appends to the list it sends, and the journal hashes it later. A node's
-  // single call (asResult) sends a request made for it and never changed after: the event holds it,
-  // its onRetry cleared before anyone sees it, as a copy made before it was set would have it.
-  const request = asResult ? req : { ...req, messages: req.messages.slice() };
-  let retries = 0;
-  // Set on the request itself (a tool loop sends the same object each turn, so each call sets its own):
-  // a copy of the request per call would cost every call what only a retry needs.
-  req.onRetry = (r: RetryInfo) => {
-    retries = r.attempt;
+  constructor(
+    private readonly scope: RunContext,
+    private readonly emit: (event: RunEvent) => void,
+    private readonly resolved: ResolvedModel,
+    private readonly node: string,
+    req: ChatRequest,
+  ) {
+    this.step = scope.step;
+    this.call = scope.agent ? scope.parentCall : undefined;
+    this.request = { ...req, messages: req.messages.slice() };
+    // Set on the request itself: a tool loop sends a new one each turn, so each call sets its own.
+    req.onRetry = (r: RetryInfo) => this.retry(r);
+  }
+
+  private retry(r: RetryInfo): void {
+    this.retries = r.attempt;
     const event: Extract<RunEvent, { type: 'model_retry' }> = {
       type: 'model_retry',
-      runId: shared.runId,
-      hatchery: scope.hatchery.name,
-      node,
-      step,
-      depth: scope.depth,
-      vendor,
-      model: req.model,
+      runId: this.scope.shared.runId,
+      hatchery: this.scope.hatchery.name,
+      node: this.node,
+      step: this.step,
+      depth: this.scope.depth,
+      vendor: this.resolved.vendor,
+      model: this.request.model,
       ...r,
     };
-    if (call !== undefined) event.call = call;
-    emit(event);
-  };
-  const send = (event: ModelCallEvent) => {
-    if (asResult) req.onRetry = undefined;
-    if (call !== undefined) event.call = call;
-    if (retries > 0) event.retries = retries;
-    if (resolved.standIn !== undefined) event.standIn = resolved.standIn;
-    emit(event);
-  };
-  const failed = (err: unknown): void => {
+    if (this.call !== undefined) event.call = this.call;
+    this.emit(event);
+  }
+
+  /** The model_call event of the call's answer or error (and its error's code). */
+  send(fields: ModelCallFields, code?: string): void {
     const t1 = performance.now();
     const event: ModelCallEvent = {
       type: 'model_call',
-      runId: shared.runId,
-      hatchery: scope.hatchery.name,
-      node,
-      step,
-      depth: scope.depth,
-      vendor,
-      model: req.model,
-      request,
-      ms: t1 - t0,
-      error: formatError(err),
+      runId: this.scope.shared.runId,
+      hatchery: this.scope.hatchery.name,
+      node: this.node,
+      step: this.step,
+      depth: this.scope.depth,
+      vendor: this.resolved.vendor,
+      model: this.request.model,
+      request: this.request,
+      ms: t1 - this.t0,
+      ...fields,
       ts: t1,
     };
-    if (err instanceof HatcheryError) event.code = err.code;
-    send(event);
-  };
-  let pending: Promise<ChatResponse>;
-  try {
-    pending = resolved.provider.chat(req);
-  } catch (err) {
-    failed(err);
-    return Promise.reject(err);
+    if (code !== undefined) event.code = code;
+    if (this.call !== undefined) event.call = this.call;
+    if (this.retries > 0) event.retries = this.retries;
+    if (this.resolved.standIn !== undefined) event.standIn = this.resolved.standIn;
+    this.emit(event);
   }
-  // No async frame: one `then` for the answer or the error, as the quiet path.
-  return pending.then(
-    (res): ChatResponse | NodeResult => {
-      const usage = priced(shared.meter, vendor, req.model, res.usage);
-      res.usage = usage;
-      const t1 = performance.now();
-      send({
-        type: 'model_call',
-        runId: shared.runId,
-        hatchery: scope.hatchery.name,
-        node,
-        step,
-        depth: scope.depth,
-        vendor,
-        model: req.model,
-        request,
-        ms: t1 - t0,
-        text: res.text,
-        toolCalls: res.toolCalls,
-        stopReason: res.stopReason,
-        usage,
-        ts: t1,
-      });
-      if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
-      return asResult ? { text: res.text, usage } : res;
-    },
-    (err: unknown): never => {
-      failed(err);
-      throw err;
-    },
-  );
 }
 
 /**

@@ -35,7 +35,7 @@ const END_ROUTER: Router = Object.freeze({ kind: 'end' });
  * walk's every read of a node field (exec, route, maxVisits) missed its inline caches and went to
  * the megamorphic stub cache, which is far too small for them. A plain literal shares one map.
  * Its router is copied next to it (see `laidOut`).
- * A node that is an instance of a class of its own (a single-call drone, nodes/drone-single.ts) has
+ * A node that is an instance of a class of its own (a baneling, nodes/baneling.ts) has
  * one shape for all its instances already, and its `exec` is a method of its prototype: kept as is.
  */
 function shaped(n: CompiledNode): CompiledNode {

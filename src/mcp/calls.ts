@@ -231,7 +231,7 @@ export function runHatcheryCall(
   try {
     ({ input, vars } = hatcheryArgs(h, args));
     if (env.progress || host.limiter.max !== undefined || hasMissing(h.inputs, vars))
-      return runWaiting(host, entry, input, vars, env, structured);
+      return runWaiting(host, entry, { input, vars }, env);
     run = host.runtime.run(h, runOptions(input, vars, env, undefined));
   } catch (err) {
     return Promise.resolve(ended(host, () => failed(host, err, env.signal, structured)));
@@ -283,12 +283,11 @@ function runOptions(
 async function runWaiting(
   host: CallHost,
   entry: RegistryEntry,
-  input: string | undefined,
-  vars: Record<string, string>,
+  { input, vars }: { input: string | undefined; vars: Record<string, string> },
   env: CallEnv,
-  structured: boolean,
 ): Promise<RunOutcome> {
   const h = entry.hatchery;
+  const structured = entry.tool.outputSchema !== undefined;
   let release: (() => void) | undefined;
   let reporter: ProgressReporter | undefined;
   try {

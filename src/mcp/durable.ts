@@ -1,14 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { sleep } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
-import {
-  type JournalRecord,
-  RUN_STATUSES,
-  type RunFilter,
-  type RunStatus,
-  type RunSummary,
-  type StoredRun,
-} from '../runtime/journal/store.js';
+import type { JournalRecord, RunFilter, RunSummary, StoredRun } from '../runtime/journal/store.js';
 import { quote } from '../schema/suggest.js';
 import type { ServerHost } from './host.js';
 import { jsonResult, outputValue } from './results.js';
@@ -139,25 +132,9 @@ export async function waitStored(
  */
 export async function listRuns(
   core: ServerHost,
-  args: Record<string, unknown>,
+  filter: Pick<RunFilter, 'status' | 'hatchery' | 'limit'>,
   mine: ReadonlySet<string>,
 ): Promise<CallToolResult> {
-  const filter: RunFilter = {};
-  const { status, hatchery, limit } = args;
-  if (status !== undefined) {
-    if (typeof status !== 'string' || !RUN_STATUSES.includes(status as RunStatus))
-      throw new HatcheryError('USAGE', `"status" must be one of ${RUN_STATUSES.join(', ')}`);
-    filter.status = status as RunStatus;
-  }
-  if (hatchery !== undefined) {
-    if (typeof hatchery !== 'string') throw new HatcheryError('USAGE', '"hatchery" must be a hatchery name');
-    filter.hatchery = hatchery;
-  }
-  if (limit !== undefined) {
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 500)
-      throw new HatcheryError('USAGE', '"limit" must be a whole number from 1 to 500');
-    filter.limit = limit;
-  }
   const visible = (r: { id: string; hatchery: string; file: string }) =>
     (core.listAllRuns || mine.has(r.id)) && servesRun(core, r);
   const max = filter.limit ?? 50;

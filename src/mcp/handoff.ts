@@ -5,12 +5,6 @@ import type { RegistryEntry } from './registry.js';
 import { jsonResult, textOnlyError } from './results.js';
 import type { BackgroundRun } from './runs.js';
 
-/**
- * Default longest time a hatchery tool call is answered in, in milliseconds: under the 60 s most
- * clients give a call. A run still going then is handed off: the call returns its run id.
- */
-export const DEFAULT_SYNC_WAIT_MS = 50_000;
-
 /** How a call that outlives its wait is answered: a run handle by default, a task for the tasks extension. */
 export type HandoffResult = (
   run: BackgroundRun,

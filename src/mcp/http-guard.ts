@@ -20,9 +20,10 @@ function urlHostname(host: string): string {
 /**
  * Host names a request may use to reach a server bound to `bindHost`: the loopback names, the bound
  * host, and for wildcard binds this machine's name and interface addresses. Anything else is what
- * a DNS-rebinding page would send.
+ * a DNS-rebinding page would send. The SDK's Host and Origin guards check requests against this list;
+ * its own localhost list knows neither a wildcard bind's names nor a reverse proxy's.
  */
-export function allowedHostnames(bindHost: string, extra: readonly string[] = []): Set<string> {
+export function allowedHostnames(bindHost: string, extra: readonly string[] = []): string[] {
   const allowed = new Set(LOOPBACK);
   for (const h of extra) allowed.add(urlHostname(h));
   if (isWildcardHost(bindHost)) {
@@ -35,36 +36,7 @@ export function allowedHostnames(bindHost: string, extra: readonly string[] = []
   } else {
     allowed.add(urlHostname(bindHost));
   }
-  return allowed;
-}
-
-function hostnameOf(value: string, withScheme: boolean): string | undefined {
-  try {
-    return new URL(withScheme ? value : `http://${value}`).hostname.toLowerCase();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Checks the Host header against DNS rebinding; returns why the request is refused, if it is. */
-export function checkHost(req: IncomingMessage, allowed: ReadonlySet<string>): string | undefined {
-  const host = req.headers.host;
-  if (!host) return 'missing Host header';
-  const name = hostnameOf(host, false);
-  if (!name || !allowed.has(name)) return `Host "${host}" is not allowed`;
-  return undefined;
-}
-
-/**
- * Checks the Origin header (sent by browsers): a page from another site must not drive the server.
- * Requests without Origin (MCP clients, curl) pass.
- */
-export function checkOrigin(req: IncomingMessage, allowed: ReadonlySet<string>): string | undefined {
-  const origin = req.headers.origin;
-  if (origin === undefined) return undefined;
-  const name = origin === 'null' ? undefined : hostnameOf(origin, true);
-  if (!name || !allowed.has(name)) return `Origin "${origin}" is not allowed`;
-  return undefined;
+  return [...allowed];
 }
 
 function digest(s: string): Buffer {

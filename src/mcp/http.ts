@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  hostHeaderValidation,
+  NodeStreamableHTTPServerTransport,
+  originValidation,
+  toNodeHandler,
+} from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { formatBinaryBytes } from '../core/bytes.js';
 import { HatcheryError } from '../core/errors.js';
 import { claimsVersion } from './envelope.js';
 import { isOAuthPath, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
-import { allowedHostnames, bearerChecker, checkHost, checkOrigin, openBindProblem } from './http-guard.js';
+import { allowedHostnames, bearerChecker, openBindProblem } from './http-guard.js';
 import type { HatcheryMcpServer } from './server.js';
 
 /** Where and how to serve Streamable HTTP. */
@@ -164,7 +169,10 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const host = options.host ?? '127.0.0.1';
   const open = options.insecureNoToken ? undefined : openBindProblem(host, options.port, options.token);
   if (open) throw new HatcheryError('USAGE', `${open} (serveHttp: the token or insecureNoToken option)`);
+  // DNS rebinding and foreign pages: the SDK's guards answer a refused request with a 403 themselves.
   const allowed = allowedHostnames(host, options.allowedHosts);
+  const hostAllowed = hostHeaderValidation(allowed);
+  const originAllowed = originValidation(allowed);
   const authorized = bearerChecker(options.token);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const sessions = new Map<string, Session>();
@@ -229,11 +237,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       else reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
       return;
     }
-    const refused = checkHost(req, allowed) ?? checkOrigin(req, allowed);
-    if (refused) {
-      reply(res, 403, `forbidden: ${refused}`);
-      return;
-    }
+    if (!hostAllowed(req, res) || !originAllowed(req, res)) return;
     if (authorized && !authorized(req)) {
       replyUnauthorized(res, tokenProblem(req));
       return;

@@ -4,6 +4,12 @@ import type { McpServerDef } from '../schema/hatchery.js';
 import type { OutputStoreOptions } from './outputs.js';
 import type { RunRegistryOptions } from './runs.js';
 
+/**
+ * Default longest time a hatchery tool call is answered in, in milliseconds: under the 60 s most
+ * clients give a call. A run still going then is handed off: the call returns its run id.
+ */
+export const DEFAULT_SYNC_WAIT_MS = 50_000;
+
 /** Options of the hatchery MCP server. */
 export interface HatcheryServerOptions {
   /** Folder of hatchery files, searched recursively. */

@@ -7,8 +7,9 @@ import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError, shutdownReason } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
+import { VENDORS } from '../providers/vendors.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { DEFAULT_SYNC_WAIT_MS, GENERIC_TOOL_NAMES } from './generic-defs.js';
+import { GENERIC_TOOL_NAMES } from './generic/tools.js';
 import type { ServerHost } from './host.js';
 import { serverInstructions } from './instructions.js';
 import { Limiter } from './limiter.js';
@@ -17,7 +18,12 @@ import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
 import { RunRegistry } from './runs.js';
-import { DEFAULT_TASK_WAIT_MS, type HatcheryServerOptions, type LogLevel } from './server-options.js';
+import {
+  DEFAULT_SYNC_WAIT_MS,
+  DEFAULT_TASK_WAIT_MS,
+  type HatcheryServerOptions,
+  type LogLevel,
+} from './server-options.js';
 import { createSession, loadCallHandling, type Session } from './session.js';
 import { folderWatcher, ownRuntime, recoverRuns } from './start-up.js';
 import type { HatcheryWatcher } from './watcher.js';
@@ -293,8 +299,7 @@ export class HatcheryMcpServer implements ServerHost {
     if (!this.ownsRuntime || this.options.runtimeOptions?.providerFactory) return;
     const env = this.env;
     // A broken install fails the call that needs the SDK, with its own error, as before.
-    if (env.OPENAI_API_KEY) import('../providers/openai.js').catch(() => undefined);
-    if (env.ANTHROPIC_API_KEY) import('../providers/anthropic.js').catch(() => undefined);
+    for (const v of VENDORS) if (env[v.keyVar]) v.load().catch(() => undefined);
   }
 
   /**

@@ -16,8 +16,7 @@ import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
 import { declaresTasks, maybeTask } from './ext-tasks/handlers.js';
-import { GENERIC_TOOLS, isGenericTool } from './generic-defs.js';
-import { callGenericTool } from './generic-tools.js';
+import { GENERIC_TOOL_NAMES, genericTool } from './generic/tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
@@ -71,10 +70,9 @@ async function startBackground(
   server: Server,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
-  requestSignal: AbortSignal,
-  related: RequestId,
-  trace?: TraceContext,
+  request: { signal: AbortSignal; id: RequestId; trace?: TraceContext },
 ): Promise<BackgroundRun> {
+  const { signal: requestSignal, id: related, trace } = request;
   const h = entry.hatchery;
   const { input, vars } = hatcheryArgs(h, args);
   const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
@@ -131,7 +129,7 @@ export function handleCall(
     }
     // A client with the tasks extension gets a task when the run takes longer than --task-wait.
     if (!entry || modernClient(ctx).forms || (core.tasks && declaresTasks(req.envelope)))
-      return handleOther(core, server, entry, name, args, env, ctx);
+      return handleOther(core, server, { name, args, entry, env }, ctx);
     if (core.syncWaitMs === undefined) return runHatcheryCall(core, entry, args, env).then(resultOf);
     return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
   } catch (err) {
@@ -143,28 +141,43 @@ export function handleCall(
 async function handleOther(
   core: ServerHost,
   server: Server,
-  entry: RegistryEntry | undefined,
-  name: string,
-  args: Record<string, unknown> | undefined,
-  env: CallEnv,
+  call: {
+    name: string;
+    args: Record<string, unknown> | undefined;
+    /** The hatchery called, undefined for a generic tool or an unknown name. */
+    entry: RegistryEntry | undefined;
+    env: CallEnv;
+  },
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> {
+  const { name, args, entry, env } = call;
   const req = ctx.mcpReq;
   if (!entry) {
-    if (core.genericTools && isGenericTool(name)) {
+    const generic = core.genericTools ? genericTool(name) : undefined;
+    if (generic) {
+      const own = (id: string) => ownRun(server, id);
+      const r = await generic
+        .call(args ?? {}, {
+          core,
+          signal: req.signal,
+          call: (e, a) => {
+            // The id is chosen here so that hatchery_runs lists the run to this session.
+            const runId = newRunId();
+            own(runId);
+            return runHatcheryCall(core, e, a, { ...env, runId }).then(resultOf);
+          },
+          start: (e, a) =>
+            startBackground(core, server, e, a, { signal: req.signal, id: req.id, trace: env.trace }),
+          mine: sessionRuns(server),
+          own,
+          resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
+        })
+        .catch((err: unknown) => errorResult(core, err));
       // Statuses, lists and stored results: one gate redacts and caps them all.
-      const r = await callGenericTool(name, args, {
-        core,
-        env,
-        start: (e, a) => startBackground(core, server, e, a, req.signal, req.id, env.trace),
-        mine: sessionRuns(server),
-        own: (id) => ownRun(server, id),
-        resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
-      });
       return core.out.result(r);
     }
     const names = core.registry.entries().map((e) => e.name);
-    const all = core.genericTools ? [...names, ...GENERIC_TOOLS.map((t) => t.name)] : names;
+    const all = core.genericTools ? [...names, ...GENERIC_TOOL_NAMES] : names;
     const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
     return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
   }
@@ -177,7 +190,7 @@ async function handleOther(
     if ('error' in completed) return errorResult(core, completed.error);
     if ('ask' in completed) return completed.ask;
     // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
-    const task = await maybeTask(core, req, entry, completed.args, env, true);
+    const task = await maybeTask(core, entry, completed.args, env, { envelope: req.envelope, forms: true });
     if (task) return task;
     const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
     if (core.syncWaitMs !== undefined)
@@ -186,7 +199,7 @@ async function handleOther(
     return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, env)) });
   }
   // No forms: a question is answered with hatchery_respond, so it never becomes a task's form.
-  const task = await maybeTask(core, req, entry, args, env, false);
+  const task = await maybeTask(core, entry, args, env, { envelope: req.envelope, forms: false });
   if (task) return task;
   if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
   return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });

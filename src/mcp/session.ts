@@ -1,6 +1,6 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { registerTasksExtension } from './ext-tasks/register.js';
-import { GENERIC_TOOLS } from './generic-defs.js';
+import { genericDefinitions } from './generic/tools.js';
 import type { ServerHost } from './host.js';
 import { formatBytes, MAX_ERROR_BYTES } from './outbound.js';
 
@@ -56,7 +56,7 @@ export function createSession(core: ServerHost): Session {
   );
 
   server.setRequestHandler('tools/list', () => ({
-    tools: core.genericTools ? [...core.tools(), ...GENERIC_TOOLS] : core.tools(),
+    tools: core.genericTools ? [...core.tools(), ...genericDefinitions()] : core.tools(),
   }));
 
   // Set once the call path and the runtime are loaded: later calls go straight to it, with no async

@@ -15,7 +15,7 @@ import { Template } from '../engine/templates/templates.js';
 import type { BanelingDef } from '../schema/baneling.js';
 import { checkToolArgs, loadTimeSchema, singleExpression } from '../tools/check-args.js';
 import { checkToolRef, loadedSub } from '../tools/compile.js';
-import { callToolRefNow } from '../tools/invoke.js';
+import { callToolRef } from '../tools/invoke.js';
 import { writePathProblem } from '../tools/path-check.js';
 import { approve } from './asking.js';
 
@@ -147,7 +147,7 @@ function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
 type ArgsOf = (tool: Tool, scope: RunContext) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /**
- * A compiled baneling. A class, as SingleDrone: the walk and the fan-out read every node's fields
+ * A compiled baneling. A class: the walk and the fan-out read every node's fields
  * and call its exec, and one class per kind keeps those reads to a handful of shapes.
  */
 class BanelingNode implements CompiledNode {
@@ -191,7 +191,7 @@ class BanelingNode implements CompiledNode {
     };
   }
 
-  /** One call; no async frame: a fan-out of tool calls keeps one `then` per branch in flight. */
+  /** One call of the tool. */
   exec(scope: RunContext): Promise<NodeResult> {
     const ref = this.ref;
     if (!ref) {
@@ -199,14 +199,7 @@ class BanelingNode implements CompiledNode {
         new HatcheryError('UNKNOWN_TOOL', `unknown tool "${this.toolName}"`, { field: 'tool_name' }),
       );
     }
-    const res = callToolRefNow(scope, this.name, ref, this.argsOf, this.timeoutMs);
-    if (res instanceof Promise) return res.then(this.output);
-    // A call that ended at once (a js: function) needs no turn of its own.
-    try {
-      return Promise.resolve(this.output(res));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return callToolRef(scope, this.name, ref, this.argsOf, this.timeoutMs).then(this.output);
   }
 }
 

@@ -1,17 +1,17 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, isAbortError } from '../core/errors.js';
 import type { RunContext, Tool, ToolRef } from '../engine/contracts.js';
-import type {
-  ChatMessage,
-  ChatRequest,
-  ChatResponse,
-  Provider,
-  ToolCall,
-  ToolSpec,
-  Usage,
-} from '../providers/types.js';
+import type { ChatMessage, ChatRequest, Provider, ToolCall, ToolSpec, Usage } from '../providers/types.js';
 import { addUsage, fullUsage } from '../providers/types.js';
 import { callTool, capResult, resolveTools } from '../tools/invoke.js';
+
+/** The tools of a conversation that offers none. */
+const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
+
+/** What a model is told of a tool. */
+function toolSpec(t: Tool): ToolSpec {
+  return { name: t.name, description: t.description, inputSchema: t.inputSchema };
+}
 
 /** Default number of model turns in a tool-use loop. */
 const DEFAULT_MAX_TURNS = 10;
@@ -20,14 +20,14 @@ const DEFAULT_MAX_TURNS = 10;
 export interface Conversation {
   text: string;
   usage: Usage;
-  /** The whole conversation, reply included; only the request's messages when `history` is off and no tool ran. */
+  /** The whole conversation, reply included. */
   messages: ChatMessage[];
 }
 
 /** Options of one conversation with a model. */
 export interface ConverseOptions {
   node: string;
-  /** A metered provider (engine/metered.ts): each answer's usage is a fresh object the caller may keep. */
+  /** A metered provider (engine/metered.ts). */
   provider: Provider;
   /** The first request (system prompt, user message, sampling options, signal). */
   request: ChatRequest;
@@ -44,66 +44,33 @@ export interface ConverseOptions {
   resultLimit?: number;
   /** Structured output asked of a reply without tools. */
   responseSchema?: ChatRequest['responseSchema'];
-  /** Whether the caller uses the message list (reuse, a schema retry, a routing choice); default true. */
-  history?: boolean;
 }
 
 /**
- * One conversation of a drone or a spawned agent: a single model call when it has no tools, else the
- * tool-use loop: call the model, run every tool call it asks for concurrently, feed the results back,
- * until it answers without a tool call. Tool failures become error results the model sees.
+ * One conversation of a drone or a spawned agent, the tool-use loop: call the model, run every tool
+ * call it asks for concurrently, feed the results back, until it answers without a tool call. Tool
+ * failures become error results the model sees. Without tools it is one model call.
  */
-export function converse(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
-  if (opts.refs.length === 0 && (opts.extraTools === undefined || opts.extraTools.length === 0)) {
-    return singleCall(opts);
-  }
-  return toolLoop(scope, opts);
-}
-
-/**
- * A conversation without tools: one model call. Not an async function: a chained `then` on the
- * provider's promise saves every drone a promise and a resumed frame; a synchronous throw (a budget
- * refusal by the meter) still becomes a rejection, as in an async function.
- */
-function singleCall(opts: ConverseOptions): Promise<Conversation> {
-  const { request } = opts;
-  let pending: Promise<ChatResponse>;
-  try {
-    pending = opts.provider.chat(
-      opts.responseSchema ? { ...request, responseSchema: opts.responseSchema } : request,
-    );
-  } catch (err) {
-    return Promise.reject(err);
-  }
-  // Whether the caller reads the message list is known now: the callback builds no copy otherwise.
-  const history = opts.history !== false;
-  return pending.then(
-    (res): Conversation => ({
-      text: res.text,
-      // Not copied: the provider is metered (drone, spawned agent), whose priced() already made this
-      // usage fresh for this call, cached tokens and cost included; callers may add to it in place.
-      usage: res.usage,
-      // A copy per call only when someone reads it: most drones never do.
-      messages: history ? [...request.messages, { role: 'assistant', content: res.text }] : request.messages,
-    }),
-  );
-}
-
-async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
+export async function converse(scope: RunContext, opts: ConverseOptions): Promise<Conversation> {
   const { node, provider } = opts;
-  const tools = await resolveTools(scope, node, opts.refs, opts.extraTools);
-  const specs: ToolSpec[] = [...tools.values()].map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: t.inputSchema,
-  }));
+  // Most drones offer no tools: nothing to resolve then.
+  const offered = opts.refs.length > 0 || (opts.extraTools !== undefined && opts.extraTools.length > 0);
+  const tools = offered ? await resolveTools(scope, node, opts.refs, opts.extraTools) : NO_TOOLS;
+  // A request without tools says so by leaving them out (its cassette key stays as it was); only such
+  // a reply may be asked for structured output (with tools, the drone asks for it afterwards).
+  const fields =
+    tools.size > 0
+      ? { tools: [...tools.values()].map(toolSpec) }
+      : opts.responseSchema !== undefined
+        ? { responseSchema: opts.responseSchema }
+        : {};
   const messages: ChatMessage[] = [...opts.request.messages];
   const usage: Usage = fullUsage(0, 0);
   const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
   const limit = opts.resultLimit ?? scope.shared.services.resultLimit;
   for (let turn = 1; turn <= maxTurns; turn++) {
     throwIfAborted(scope.signal);
-    const res = await provider.chat({ ...opts.request, messages, tools: specs });
+    const res = await provider.chat({ ...opts.request, messages, ...fields });
     addUsage(usage, res.usage);
     if (res.toolCalls.length === 0) {
       messages.push({ role: 'assistant', content: res.text });
@@ -128,7 +95,7 @@ async function toolLoop(scope: RunContext, opts: ConverseOptions): Promise<Conve
         const no = refused?.[i];
         if (no !== undefined) return reply(`error: ${no}`, true);
         try {
-          const r = await callTool(scope, node, tool, call.args, undefined, call.id);
+          const r = await callTool(scope, node, tool, call.args, { toolCallId: call.id });
           return reply(r.text, r.isError === true);
         } catch (err) {
           // Cancellation of the run ends the loop; every other failure is the model's to handle.

@@ -155,15 +155,14 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
     const addition =
       typeof args.system_prompt_addition === 'string' ? args.system_prompt_addition : undefined;
     claimStep(scope, parent.node);
-    return runSpawned(
-      scope.child({}, { signal, call, agent: true }),
+    return runSpawned(scope.child({}, { signal, call, agent: true }), {
       spec,
       parent,
       tmpl,
-      args.task,
+      task: args.task,
       addition,
       depth,
-    );
+    });
   };
   return [
     {
@@ -209,16 +208,24 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
   ];
 }
 
+/** One agent to spawn: its template and task, and where it is spawned. */
+interface SpawnedAgent {
+  readonly spec: SpawnSpec;
+  readonly parent: SpawnParent;
+  readonly tmpl: SpawnTemplate;
+  readonly task: string;
+  /** The caller's system_prompt_addition, used only when the template allows it. */
+  readonly addition: string | undefined;
+  /** The agent's spawn depth: 1 for an agent a drone spawned. */
+  readonly depth: number;
+}
+
 /** Runs one ephemeral agent: a fresh conversation whose user message is the task. */
 async function runSpawned(
   scope: RunContext,
-  spec: SpawnSpec,
-  parent: SpawnParent,
-  tmpl: SpawnTemplate,
-  task: string,
-  addition: string | undefined,
-  depth: number,
+  agent: SpawnedAgent,
 ): Promise<{ output: string; template: string; depth: number }> {
+  const { spec, parent, tmpl, task, addition, depth } = agent;
   const own = tmpl.sys
     ? tmpl.sys.render({ ...scope.vars, task })
     : tmpl.name === 'self'
@@ -252,7 +259,6 @@ async function runSpawned(
     refs,
     extraTools: extra,
     refuse: extra.length > 0 ? spec.refuse : undefined,
-    history: false,
   });
   // Spawned agents are not nodes: their tokens go straight into the run's total.
   addUsage(scope.shared.usage, usage);

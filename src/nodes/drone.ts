@@ -6,18 +6,21 @@ import type {
   NodeKindImpl,
   NodeResult,
   RunContext,
+  RunServices,
   Tool,
 } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
 import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
-import type { ChatMessage, ChatRequest } from '../providers/types.js';
+import type { ChatMessage, ChatRequest, Provider } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { converse } from './converse.js';
 import { compileOutputSchema, structuredReply } from './drone-output.js';
 import { chooseNext, compileChoice } from './drone-route.js';
-import { DEFAULT_SYSTEM_PROMPT, DroneModel, singleDrone } from './drone-single.js';
 import { compileSpawn, spawnTools } from './drone-spawn.js';
+
+/** The system prompt of drones that set none, as in the original Hatchery. */
+const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 
 /** The extra tools of a drone without spawn templates (shared: nothing adds to it). */
 const NO_TOOLS: readonly Tool[] = Object.freeze([]);
@@ -69,30 +72,16 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const noCache = (def.cache ?? cc.def.cache) === false;
 
     const endpoint = def.base_url === undefined ? undefined : { url: def.base_url, keyVar: def.api_key_env };
-    // Most drones make one model call and keep nothing: their exec is that call (drone-single.ts).
-    const single =
-      refs.length === 0 &&
-      spawn === undefined &&
-      schema === undefined &&
-      choice === undefined &&
-      !keep &&
-      def.conversation === undefined;
-    if (single)
-      return singleDrone(base, {
-        spec: modelSpec,
-        baseURL: endpoint,
-        where,
-        clientFallback,
-        usr,
-        sys,
-        temperature: def.temperature,
-        maxTokens: def.max_tokens,
-        timeoutMs: def.timeout_ms,
-        stream: def.stream,
-        noCache,
-      });
-    const droneModel = new DroneModel(modelSpec, endpoint, where, clientFallback);
-    const resolve = (scope: RunContext): ResolvedModel => droneModel.resolve(scope);
+    // The model, resolved again only for another runtime or sampling client (see RunServices.resolveModel).
+    let last: { services: RunServices; sampling: Provider | undefined; resolved: ResolvedModel } | undefined;
+    const resolve = (scope: RunContext): ResolvedModel => {
+      const { services, sampling } = scope.shared;
+      if (last !== undefined && last.services === services && last.sampling === sampling)
+        return last.resolved;
+      const resolved = services.resolveModel(modelSpec, endpoint, sampling, where, clientFallback);
+      last = { services, sampling, resolved };
+      return resolved;
+    };
     const name = base.name;
     const responseSchema = schema
       ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
@@ -157,7 +146,6 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
           refuse: spawn?.refuse,
           resultLimit: def.tool_output_limit,
           responseSchema,
-          history: keep || schema !== undefined || choice !== undefined,
         });
         // converse() returns fresh objects: later retries and choices add to them in place.
         const usage = conv.usage;

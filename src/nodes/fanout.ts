@@ -1,9 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import { abortedError, WatchedController, watchAbort } from '../core/cancel.js';
+import { abortedError, watchAbort } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
 
-import type { CompileContext, CompiledNode, NodeResult, RunContext } from '../engine/contracts.js';
-import { endLone, failLone, startLone, walk } from '../engine/walk.js';
+import type { CompileContext, NodeResult, RunContext } from '../engine/contracts.js';
 import { didYouMean } from '../schema/suggest.js';
 
 /** One fan-out: `count` branches, at most `concurrency` at once; shared by parallel and map nodes. */
@@ -20,13 +19,6 @@ export interface FanOutSpec {
   start(i: number): string;
   /** Runs branch `i`; every await inside must honour `signal`, the fan-out's own. */
   run(i: number, signal: AbortSignal): Promise<NodeResult>;
-  /**
-   * Branch `i`'s first node when that node walks alone (walk.isLone), else undefined: the fan-out
-   * then runs it in `scope(i, signal)` itself, as `run` would, with one promise less per branch.
-   */
-  loneNode?(i: number): CompiledNode | undefined;
-  /** The scope of branch `i` (given with loneNode). */
-  scope?(i: number, signal: AbortSignal): RunContext;
 }
 
 // Run-level limits are not a branch's failure: recording them as an output would let every other
@@ -57,8 +49,7 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
   const results = new Array<NodeResult>(n);
   if (n === 0) return Promise.resolve(results);
   return new Promise<NodeResult[]>((resolve, reject) => {
-    // Its branches' watchers (tool calls, model calls, sleeps) go in its own set (watchAbort).
-    const controller = new WatchedController();
+    const controller = new AbortController();
     const signal = controller.signal;
     // Each in-flight branch may listen to this signal (a tool's own listener); that is expected,
     // not a leak, so Node's 10-listener warning would only be noise for wide fan-outs.
@@ -103,50 +94,16 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
       running++;
       let branch: Promise<NodeResult>;
       try {
-        const node = spec.loneNode?.(i);
-        if (node !== undefined) {
-          const child = spec.scope!(i, signal);
-          const pending = startLone(child, node);
-          if (pending !== undefined) {
-            lone(i, child, node, pending);
-            return;
-          }
-          // Someone listens, or a journal is replayed: the full walk.
-          branch = walk(child, node);
-        } else branch = spec.run(i, signal);
+        branch = spec.run(i, signal);
       } catch (err) {
         branch = Promise.reject(err);
       }
-      track(i, branch);
-    };
-    // Branch `i`'s result, or its failure, when `branch` settles.
-    const track = (i: number, branch: Promise<NodeResult>): void => {
       branch.then(
         (r) => {
           results[i] = r;
           settled();
         },
         (err: unknown) => failed(i, err),
-      );
-    };
-    // A lone node's branch, settled here: walkLone's work without its promise (see startLone).
-    const lone = (i: number, child: RunContext, node: CompiledNode, pending: Promise<NodeResult>): void => {
-      pending.then(
-        (r) => {
-          let out: NodeResult | Promise<NodeResult>;
-          try {
-            out = endLone(child, node, r);
-          } catch (err) {
-            failed(i, err);
-            return;
-          }
-          if (out instanceof Promise) track(i, out);
-          else {
-            results[i] = out;
-            settled();
-          }
-        },
-        (err: unknown) => failed(i, failLone(child, node, err)),
       );
     };
     // The first `limit` branches, one per microtask (see above); a cancelled fan-out starts no more.

@@ -7,7 +7,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
-import { isLone, walk } from '../engine/walk.js';
+import { walk } from '../engine/walk.js';
 import type { MapDef } from '../schema/map.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
@@ -55,8 +55,6 @@ export const mapImpl: NodeKindImpl<MapDef> = {
         const items = parseItems(scope.render(itemsTemplate!));
         startNode ??= scope.hatchery.nodes.get(start);
         const first = startNode ?? start;
-        // The items' node walks alone (see isLone): the fan-out settles each item itself.
-        const alone = startNode !== undefined && isLone(startNode) ? startNode : undefined;
         // One options object for every item: child() copies what it reads.
         const opts: ChildOptions = { signal: undefined, path: undefined, item: 0, outUnread: true };
         const itemScope = (i: number, signal: AbortSignal) => {
@@ -73,8 +71,6 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           name: (i) => `${start}[${i}]`,
           start: () => start,
           run: (i, signal) => walk(itemScope(i, signal), first),
-          loneNode: () => alone,
-          scope: itemScope,
         });
         // An item keeps its structured value (an output_schema's), as a single node's output does.
         const outputs = new Array<unknown>(results.length);

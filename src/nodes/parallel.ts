@@ -7,7 +7,7 @@ import type {
   NodeResult,
   RunContext,
 } from '../engine/contracts.js';
-import { isLone, walk } from '../engine/walk.js';
+import { walk } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
 
@@ -41,17 +41,13 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
     const continueOnError = def.on_error === 'continue';
     // The branches' first nodes, found on the first execution: a loaded hatchery never changes.
     let starts: (CompiledNode | undefined)[] | undefined;
-    // Which of them walk alone (see isLone): asked once, so a run does not read their routes.
-    let lone: boolean[] | undefined;
     return {
       ...base,
       exec: async (scope: RunContext): Promise<NodeResult> => {
         const seq = scope.seq;
         const nodes = scope.hatchery.nodes;
         starts ??= names.map((name) => nodes.get(name));
-        lone ??= starts.map((node) => node !== undefined && isLone(node));
         const first = starts;
-        const alone = lone;
         // One options object for every branch: child() copies what it reads.
         const opts: ChildOptions = { signal: undefined, path: undefined, outUnread: true };
         const branchScope = (i: number, signal: AbortSignal) => {
@@ -67,8 +63,6 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
           name: (i) => names[i]!,
           start: (i) => names[i]!,
           run: (i, signal) => walk(branchScope(i, signal), first[i] ?? names[i]!),
-          loneNode: (i) => (alone[i] ? first[i] : undefined),
-          scope: branchScope,
         });
         for (let i = 0; i < names.length; i++) {
           const r = results[i]!;

@@ -11,7 +11,6 @@ import {
   fromAnthropicMessage,
   toAnthropicParams,
 } from './anthropic-convert.js';
-import { nodeFetch } from './node-fetch.js';
 import { cappedFetch, DEFAULT_MAX_REPLY_BYTES } from './reply-cap.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isAnthropicMessage } from './shape.js';
@@ -73,7 +72,7 @@ export function createAnthropicProvider(options: CreateAnthropicProviderOptions)
     apiKey: options.apiKey,
     baseURL: options.baseURL,
     maxRetries: options.maxRetries ?? 2,
-    fetch: cappedFetch(nodeFetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
+    fetch: cappedFetch(fetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
   });
   return new AnthropicProvider(client);

@@ -1,24 +1,21 @@
 import type { ProviderFactory } from './resolve.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
+import { vendorInfo } from './vendors.js';
 
 /** Default per-call timeout of model calls, in milliseconds. */
 const DEFAULT_MODEL_TIMEOUT_MS = 300_000;
 
 /**
- * The default factory: real SDK clients, imported on the first call so that the CLI starts fast and
- * hatcheries without drones never load the SDKs.
+ * The default factory: real SDK clients, imported on the first call (the vendor's `load`) so that the
+ * CLI starts fast and hatcheries without drones never load the SDKs.
  */
 export const sdkFactory: ProviderFactory = (vendor, { apiKey, baseURL, maxReplyBytes }) => {
   let loading: Promise<Provider> | undefined;
   // Once loaded, calls go straight to the SDK provider: no async frame or await of our own per call.
   let real: Provider | undefined;
   const load = async (): Promise<Provider> => {
-    if (vendor === 'openai') {
-      const { createOpenAIProvider } = await import('./openai.js');
-      return createOpenAIProvider({ apiKey, baseURL, timeoutMs: DEFAULT_MODEL_TIMEOUT_MS, maxReplyBytes });
-    }
-    const { createAnthropicProvider } = await import('./anthropic.js');
-    return createAnthropicProvider({ apiKey, baseURL, timeoutMs: DEFAULT_MODEL_TIMEOUT_MS, maxReplyBytes });
+    const create = await vendorInfo(vendor).load();
+    return create({ apiKey, baseURL, timeoutMs: DEFAULT_MODEL_TIMEOUT_MS, maxReplyBytes });
   };
   return {
     id: vendor,

@@ -4,7 +4,6 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
 } from 'openai/resources/chat/completions';
-import { nodeFetch } from './node-fetch.js';
 import {
   fromOpenAIResponse,
   type MaxTokensField,
@@ -83,7 +82,7 @@ export function createOpenAIProvider(options: CreateOpenAIProviderOptions): Open
     apiKey: options.apiKey,
     baseURL: options.baseURL,
     maxRetries: options.maxRetries ?? 2,
-    fetch: cappedFetch(nodeFetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
+    fetch: cappedFetch(fetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
   });
   return new OpenAIProvider(client);

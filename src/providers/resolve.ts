@@ -2,27 +2,18 @@ import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import { didYouMean, quote } from '../schema/suggest.js';
 import { PLACEHOLDER_KEY } from './errors.js';
 import type { Provider } from './types.js';
+import {
+  bareVendor,
+  findVendor,
+  KEY_VARS_TEXT,
+  type SdkVendor,
+  VENDORS,
+  vendorDefault,
+  vendorInfo,
+} from './vendors.js';
 
-/** The vendors a `model` string can name. */
-export type Vendor = 'openai' | 'anthropic' | 'sampling';
-
-/**
- * Default model per vendor when a key is set and nothing names a model. Current models only: the
- * Anthropic SDK prints a warning on every call to a model on its deprecated list (a test reads that
- * list from the installed SDK); gpt-5 models take `max_completion_tokens` and no non-default temperature.
- */
-export const DEFAULT_MODELS: Readonly<Record<'openai' | 'anthropic', string>> = {
-  openai: 'gpt-5.4-mini',
-  anthropic: 'claude-sonnet-5-5',
-};
-
-/** The environment variable holding each vendor's API key. */
-export const KEY_VARS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
-
-/** The model (`vendor:model`) a vendor's key selects when nothing names one and HATCHERY_MODEL is unset. */
-export function vendorDefault(vendor: keyof typeof DEFAULT_MODELS): string {
-  return `${vendor}:${DEFAULT_MODELS[vendor]}`;
-}
+/** The vendors a `model` string can name: those of VENDORS, and `sampling` (the MCP client's model). */
+export type Vendor = SdkVendor | 'sampling';
 
 /** A parsed `model` string. */
 export interface ModelSpec {
@@ -32,7 +23,10 @@ export interface ModelSpec {
 }
 
 /** The provider prefixes a `model` string may start with; `client` is another name of `sampling`. */
-export const MODEL_PREFIXES: readonly string[] = ['openai', 'anthropic', 'sampling', 'client'];
+export const MODEL_PREFIXES: readonly string[] = [...VENDORS.map((v) => v.id), 'sampling', 'client'];
+
+/** `openai:, anthropic:`, for messages. */
+const VENDOR_PREFIXES = VENDORS.map((v) => `${v.id}:`).join(', ');
 
 /** True for the names of the MCP client's model: `sampling` and its alias `client`. */
 function isClientPrefix(prefix: string): prefix is 'sampling' | 'client' {
@@ -50,8 +44,11 @@ export function modelSpecProblem(spec: string): string | undefined {
   if (colon <= 0) return undefined;
   const prefix = spec.slice(0, colon).toLowerCase();
   if (MODEL_PREFIXES.includes(prefix)) return undefined;
-  const near = didYouMean(`${prefix}:`, ['openai:', 'anthropic:', 'sampling:', 'client:']);
-  return `unknown provider prefix ${quote(`${spec.slice(0, colon)}:`)} in model ${quote(spec)}${near}; valid prefixes: openai:, anthropic:, sampling or client (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written openai:llama3:8b`;
+  const near = didYouMean(
+    `${prefix}:`,
+    MODEL_PREFIXES.map((p) => `${p}:`),
+  );
+  return `unknown provider prefix ${quote(`${spec.slice(0, colon)}:`)} in model ${quote(spec)}${near}; valid prefixes: ${VENDOR_PREFIXES}, sampling or client (or a bare model name without a colon); a model id that itself contains a colon (Ollama's llama3:8b) is written ${VENDORS[0].id}:llama3:8b`;
 }
 
 /** True when a `model` string names the MCP client's model (`sampling`, `client`, with or without a hint). */
@@ -67,26 +64,27 @@ export function isClientModel(spec: string): boolean {
 export function clientFallbackProblem(spec: string, node?: string): string | undefined {
   if (parseModel(spec).vendor === 'sampling') {
     const of = node === undefined ? '' : ` of node ${quote(node)}`;
-    return `client_fallback ${quote(spec)}${of} is the MCP client's model again; it is the model used when the client cannot sample, so name another provider's model, such as "openai:gpt-5.4-mini" or "anthropic:claude-sonnet-5-5"`;
+    return `client_fallback ${quote(spec)}${of} is the MCP client's model again; it is the model used when the client cannot sample, so name another provider's model, such as ${VENDORS.map((v) => `"${vendorDefault(v.id)}"`).join(' or ')}`;
   }
   const why = modelSpecProblem(spec);
   return why ? `client_fallback${node === undefined ? '' : ` of node ${quote(node)}`}: ${why}` : undefined;
 }
 
 /**
- * Parses `openai:<m>`, `anthropic:<m>`, `sampling[:<hint>]` (or `client[:<hint>]`), or a bare name
- * (claude-* is Anthropic).
+ * Parses `<vendor>:<m>`, `sampling[:<hint>]` (or `client[:<hint>]`), or a bare name (the vendor whose
+ * barePrefix it has: claude-* is Anthropic; else the first vendor, OpenAI).
  */
 function parseModel(spec: string): ModelSpec {
   const colon = spec.indexOf(':');
   if (colon > 0) {
     const prefix = spec.slice(0, colon).toLowerCase();
     const model = spec.slice(colon + 1);
-    if (prefix === 'openai' || prefix === 'anthropic') return { vendor: prefix, model };
+    const vendor = findVendor(prefix);
+    if (vendor) return { vendor: vendor.id, model };
     if (isClientPrefix(prefix)) return { vendor: 'sampling', model };
   }
   if (isClientPrefix(spec)) return { vendor: 'sampling', model: '' };
-  return { vendor: spec.startsWith('claude-') ? 'anthropic' : 'openai', model: spec };
+  return { vendor: bareVendor(spec), model: spec };
 }
 
 /** A node's own endpoint: its base_url, and the environment variable of the key it may receive. */
@@ -94,12 +92,6 @@ export interface Endpoint {
   readonly url: string;
   readonly keyVar?: string | undefined;
 }
-
-/** The vendors' own API hosts: the only ones their key variable is sent to unless a node names it. */
-const VENDOR_HOSTS: Readonly<Record<'openai' | 'anthropic', string>> = {
-  openai: 'api.openai.com',
-  anthropic: 'api.anthropic.com',
-};
 
 /** The host of an https URL, lowercased; undefined for other schemes (a key never goes over http). */
 function vendorHost(url: string): string | undefined {
@@ -113,7 +105,7 @@ function vendorHost(url: string): string | undefined {
 
 /** Builds a real provider for a vendor; injected so tests and embedders can swap transports. */
 export type ProviderFactory = (
-  vendor: 'openai' | 'anthropic',
+  vendor: SdkVendor,
   options: { apiKey: string; baseURL: string | undefined; maxReplyBytes?: number | undefined },
 ) => Provider;
 
@@ -155,8 +147,7 @@ export class ProviderRegistry {
     const env = this.options.env;
     if (env.HATCHERY_MODEL) return env.HATCHERY_MODEL;
     const o = this.options.overrides ?? {};
-    if (env.OPENAI_API_KEY || o.openai) return vendorDefault('openai');
-    if (env.ANTHROPIC_API_KEY || o.anthropic) return vendorDefault('anthropic');
+    for (const v of VENDORS) if (env[v.keyVar] || o[v.id]) return vendorDefault(v.id);
     if (samplingAvailable || o.sampling) return 'sampling';
     return undefined;
   }
@@ -177,7 +168,7 @@ export class ProviderRegistry {
     if (!chosen) {
       throw new HatcheryError(
         'NO_MODEL',
-        'no model to run this drone: set OPENAI_API_KEY or ANTHROPIC_API_KEY (or HATCHERY_MODEL), name a model in the node or the hatchery, or call it from an MCP client that supports sampling',
+        `no model to run this drone: set ${KEY_VARS_TEXT} (or HATCHERY_MODEL), name a model in the node or the hatchery, or call it from an MCP client that supports sampling`,
         { ...where, field: where.field ?? 'model' },
       );
     }
@@ -189,12 +180,12 @@ export class ProviderRegistry {
       return this.instead(chosen, baseURL, where, fallback);
     }
     const env = this.options.env;
-    const envBase = vendor === 'openai' ? env.OPENAI_BASE_URL : env.ANTHROPIC_BASE_URL;
-    const base = baseURL?.url ?? (envBase || undefined);
+    const info = vendorInfo(vendor);
+    const base = baseURL?.url ?? (env[info.baseUrlVar] || undefined);
     // The vendor's key goes to the vendor (or to the base URL the user's own environment names); a
     // node's other base_url gets only the key it names, so a file cannot send OPENAI_API_KEY elsewhere.
-    const own = baseURL === undefined || vendorHost(baseURL.url) === VENDOR_HOSTS[vendor];
-    const keyVar = baseURL?.keyVar ?? KEY_VARS[vendor];
+    const own = baseURL === undefined || vendorHost(baseURL.url) === info.host;
+    const keyVar = baseURL?.keyVar ?? info.keyVar;
     let apiKey = own || baseURL?.keyVar !== undefined ? env[keyVar] : undefined;
     // Servers at a node's own base_url (Ollama, vLLM) usually need no key; the SDKs need a non-empty one.
     if (!apiKey && baseURL !== undefined && baseURL.keyVar === undefined) apiKey = PLACEHOLDER_KEY;
@@ -256,7 +247,7 @@ export class ProviderRegistry {
       return { ...this.resolve(env, baseURL, undefined, where), standIn: chosen };
     throw new HatcheryError(
       'NO_MODEL',
-      `model "${chosen}"${ofNode(where)} is the MCP client's model (sampling), but this run has no client that can sample; set "client_fallback" on the drone or the hatchery (a model such as "openai:gpt-5.4-mini") or set OPENAI_API_KEY or ANTHROPIC_API_KEY (or HATCHERY_MODEL) so the default model stands in`,
+      `model "${chosen}"${ofNode(where)} is the MCP client's model (sampling), but this run has no client that can sample; set "client_fallback" on the drone or the hatchery (a model such as "${vendorDefault(VENDORS[0].id)}") or set ${KEY_VARS_TEXT} (or HATCHERY_MODEL) so the default model stands in`,
       { ...where, field: 'model' },
     );
   }
@@ -268,5 +259,5 @@ function ofNode(where: ErrorContext): string {
 }
 
 function defaultFor(vendor: Vendor): string {
-  return vendor === 'sampling' ? '' : DEFAULT_MODELS[vendor];
+  return vendor === 'sampling' ? '' : vendorInfo(vendor).defaultModel;
 }

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { ChatMessage, ChatRequest, ChatResponse, Provider, ToolCall } from './types.js';
+import { KEY_VARS_TEXT, VENDORS } from './vendors.js';
 
 /** Parameters of one `sampling/createMessage` request. */
 export type SamplingParams = CreateMessageRequest['params'];
@@ -94,7 +95,7 @@ export function toSamplingParams(request: ChatRequest, options: SamplingProvider
     if (!options.supportsTools) {
       throw new HatcheryError(
         'PROVIDER',
-        "this drone offers tools to its model, but the MCP client's model (sampling) does not support tool use (the client declares no sampling.tools capability); set OPENAI_API_KEY or ANTHROPIC_API_KEY and give the node an openai: or anthropic: model",
+        `this drone offers tools to its model, but the MCP client's model (sampling) does not support tool use (the client declares no sampling.tools capability); set ${KEY_VARS_TEXT} and give the node an ${VENDORS.map((v) => `${v.id}:`).join(' or ')} model`,
         { field: 'model' },
       );
     }

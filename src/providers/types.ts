@@ -9,6 +9,21 @@ export interface Usage {
   costUsd?: number;
 }
 
+/** A model's price in US dollars per million tokens. */
+export interface Price {
+  input: number;
+  output: number;
+  /** Price of input tokens read from the prompt cache (default: the input price). */
+  cachedInput?: number;
+}
+
+/** A Price from its three figures, in the order price lists give them. */
+export const listPrice = (input: number, cachedInput: number, output: number): Price => ({
+  input,
+  cachedInput,
+  output,
+});
+
 /** A tool call requested by the model. */
 export interface ToolCall {
   /** Provider-assigned id, echoed back with the result. */
@@ -36,7 +51,7 @@ export interface ToolSpec {
 
 /** One model call. */
 export interface ChatRequest {
-  /** Vendor model id, without the `openai:` / `anthropic:` prefix. */
+  /** Vendor model id, without the vendor prefix (`openai:`). */
   model: string;
   system: string;
   messages: ChatMessage[];
@@ -122,7 +137,7 @@ export function addUsage(a: Usage, b: Usage | undefined): void {
 /** Options of the SDK-backed provider factories (createOpenAIProvider, createAnthropicProvider). */
 export interface SdkProviderOptions {
   apiKey: string;
-  /** Default: the vendor's API (or OPENAI_BASE_URL / ANTHROPIC_BASE_URL, read by the SDK). */
+  /** Default: the vendor's API (or its base-URL variable, OPENAI_BASE_URL, read by the SDK). */
   baseURL?: string | undefined;
   /** Retries on 408/409/429/5xx and connection errors, with backoff honouring retry-after(-ms), within the timeout. */
   maxRetries?: number;

@@ -128,9 +128,8 @@ export class Runtime {
         : (spec, baseURL, sampling, where, fallback) =>
             this.providers.resolve(spec, baseURL, sampling, where, fallback),
       resolveTools: (ref, scope) => this.tools.resolve(ref, scope),
-      runHatchery: (h, parent, input, vars, signal, call) =>
-        this.runNested(h, parent, input, vars, signal, call),
-      runFromNode: (parent, node, input, signal, call) => this.runFromNode(parent, node, input, signal, call),
+      runHatchery: (h, tc, input, vars) => this.runNested(h, tc.scope, input, vars, tc.signal, tc.call),
+      runFromNode: (tc, node, input) => this.runFromNode(tc.scope, node, input, tc.signal, tc.call),
       toolTimeoutMs: this.tools.toolTimeoutMs,
       resultLimit: this.tools.resultLimit,
       network: toolOptions,

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import type { Tool, ToolContext, ToolRef, ToolResult } from '../engine/contracts.js';
+import type { Tool, ToolRef, ToolResult } from '../engine/contracts.js';
 import { issuesText } from '../schema/issues.js';
-import { isThenable, jsResult, quickCheck } from './js-call.js';
 
 // A js: tool built from its module's export (js.ts loads the module): the schema of its arguments
 // (zod 4 or JSON Schema), their check, and the call.
@@ -122,70 +121,54 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     );
   }
   const { json, validator } = compileSchema(schema, what);
-  // A zod schema of the author's may transform its input: only JSON Schemas get the copy-free check.
-  const quick = validator && !isZod4(schema) ? quickCheck(json) : undefined;
-  const threw = (err: unknown): Promise<never> => {
-    if (isAbortError(err) || err instanceof HatcheryError) return Promise.reject(err);
-    return Promise.reject(
-      new HatcheryError(
-        'TOOL',
-        `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
-        { tool: ref.ref },
-        { cause: err },
-      ),
-    );
-  };
   return {
     name: ref.export,
     description: typeof description === 'string' ? description : `${ref.export} (from ${ref.module})`,
     inputSchema: json,
     ref: ref.ref,
-    call(args, tc) {
-      const r = callNow(args, tc);
-      return r instanceof Promise ? r : Promise.resolve(r);
-    },
-    callNow,
-  };
-
-  /** The call; a function that returns at once gives its result itself (see Tool.callNow). */
-  function callNow(args: Record<string, unknown>, tc: ToolContext): ToolResult | Promise<ToolResult> {
-    let input = args;
-    if (validator && !quick?.(args)) {
-      const parsed = validator.safeParse(args);
-      if (!parsed.success) {
-        const why = issuesText(parsed.error.issues, args, validator);
-        return Promise.reject(
-          new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref }),
+    async call(args, tc) {
+      let input = args;
+      if (validator) {
+        const parsed = validator.safeParse(args);
+        if (!parsed.success) {
+          const why = issuesText(parsed.error.issues, args, validator);
+          throw new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref });
+        }
+        input = parsed.data as Record<string, unknown>;
+      }
+      try {
+        // Only the call's signal: the run's context stays out of reach of module code.
+        return jsResult(await fn(input, { signal: tc.signal }));
+      } catch (err) {
+        if (isAbortError(err) || err instanceof HatcheryError) throw err;
+        throw new HatcheryError(
+          'TOOL',
+          `${ref.export} threw: ${(err as Error)?.message ?? String(err)}`,
+          { tool: ref.ref },
+          { cause: err },
         );
       }
-      input = parsed.data as Record<string, unknown>;
-    }
-    // No async frame: most functions return at once, and their result is only wrapped.
-    try {
-      // The call's AbortController is built only when the function reads `signal` (see callTool).
-      const value = fn(input, new JsCallContext(tc));
-      if (isThenable(value)) return Promise.resolve(value).then(jsResult).catch(threw);
-      return jsResult(value);
-    } catch (err) {
-      return threw(err);
-    }
-  }
+    },
+  };
 }
 
-/**
- * What a js: function gets besides its arguments: only the call's signal, read lazily (see callTool).
- * A class with a private field: the caller's context stays out of reach of module code, and an object
- * literal with a getter would cost V8 a new hidden class per call.
- */
-class JsCallContext implements JsToolContext {
-  readonly #tc: ToolContext;
-
-  constructor(tc: ToolContext) {
-    this.#tc = tc;
+/** Turns what a js: function returned into a tool result. */
+export function jsResult(value: unknown): ToolResult {
+  if (typeof value === 'string') return { text: value };
+  if (value === undefined || value === null) return { text: '' };
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    const o = value as Record<string, unknown>;
+    const keys = Object.keys(o);
+    if (
+      typeof o.text === 'string' &&
+      keys.every((k) => k === 'text' || k === 'isError' || k === 'structured')
+    ) {
+      const r: ToolResult = { text: o.text };
+      if (o.isError === true) r.isError = true;
+      if (o.structured !== undefined) r.structured = o.structured;
+      return r;
+    }
   }
-
-  /** Ends when the call ends (timeout, cancellation, a failing sibling). */
-  get signal(): AbortSignal {
-    return this.#tc.signal;
-  }
+  if (typeof value !== 'object') return { text: String(value) };
+  return { text: JSON.stringify(value), structured: value };
 }

@@ -5,7 +5,6 @@ import { pathToFileURL } from 'node:url';
 import { HatcheryError } from '../core/errors.js';
 import type { RunContext, Tool } from '../engine/contracts.js';
 import { type CheckedFile, checkFile, stampOf, unchanged } from './js-look.js';
-import { settleList } from './js-settled.js';
 import { buildTool, type JsRef } from './js-tool.js';
 
 export { buildTool, type JsRef, type JsToolContext, type JsToolFunction } from './js-tool.js';
@@ -100,12 +99,7 @@ export class JsTools {
     if (entry.list === undefined) {
       if (entry.now !== undefined) entry.list = this.listOf(entry.now);
       else {
-        const list = (entry.tool as Promise<Tool>).then((t) => {
-          const tools = Object.freeze([t]) as Tool[];
-          settleList(list, tools);
-          return tools;
-        });
-        entry.list = list;
+        entry.list = (entry.tool as Promise<Tool>).then((t) => Object.freeze([t]) as Tool[]);
       }
     }
     return entry.list;
@@ -115,9 +109,7 @@ export class JsTools {
   private listOf(tool: Tool): Promise<Tool[]> {
     let list = this.lists.get(tool);
     if (list === undefined) {
-      const tools = Object.freeze([tool]) as Tool[];
-      list = Promise.resolve(tools);
-      settleList(list, tools);
+      list = Promise.resolve(Object.freeze([tool]) as Tool[]);
       this.lists.set(tool, list);
     }
     return list;

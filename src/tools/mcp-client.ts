@@ -5,18 +5,17 @@ import {
   ProtocolError,
   SdkError,
   SdkErrorCode,
-  SdkHttpError,
-  StreamableHTTPClientTransport,
   type Transport,
 } from '@modelcontextprotocol/client';
 import { raceSignal } from '../core/cancel.js';
 import { HatcheryError, isAbortError } from '../core/errors.js';
-import { childEnv, envRefs, expandEnvValue } from '../core/process/child-env.js';
+import { childEnv } from '../core/process/child-env.js';
 import { secretRedactor } from '../core/secrets.js';
 import { packageVersion } from '../core/version.js';
 import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { cwdProblem } from './mcp-entry.js';
+import { httpTransport, refusedError } from './mcp-http.js';
 import { stdioTransport } from './mcp-stdio.js';
 
 /** Parameters of one tools/call request. */
@@ -61,53 +60,6 @@ function describeServer(def: McpServerDef): string {
   return [def.command, ...(def.args ?? [])]
     .map((a) => (/[\s"'\\]/.test(a) ? JSON.stringify(a) : a))
     .join(' ');
-}
-
-/**
- * The headers of a url server with `${NAME}` taken from this process's environment, as in a stdio
- * server's `env`, so that a token need not be written into the file. An unset NAME is an error naming
- * the variable: an empty credential would only come back as a 401 that no longer says what is missing.
- */
-function serverHeaders(server: string, headers: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [header, value] of Object.entries(headers)) {
-    const unset = envRefs(value).find((name) => process.env[name] === undefined);
-    if (unset !== undefined) {
-      throw new HatcheryError(
-        'TOOL',
-        `MCP server "${server}": its header "${header}" uses \${${unset}}, but the environment variable ${unset} is not set; set ${unset} where hatchery-mcp runs (for a desktop client, in the "env" of its hatchery-mcp entry), or fix the "headers" of the server entry`,
-        { server, header, variable: unset },
-      );
-    }
-    out[header] = expandEnvValue(value) ?? '';
-  }
-  return out;
-}
-
-/** The HTTP status of a refusal of the credentials (401, 403) somewhere in an error's causes. */
-function refusalStatus(err: unknown): number | undefined {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as Error).cause, depth++) {
-    if (e instanceof SdkHttpError && (e.status === 401 || e.status === 403)) return e.status;
-  }
-  return undefined;
-}
-
-/**
- * What to check when a url server refuses the credentials: the headers the entry sends and the
- * variables they come from, by name only (never a value: the token must not reach any output).
- */
-function credentialsHint(def: McpServerDef): string {
-  const headers = 'url' in def ? Object.entries(def.headers ?? {}) : [];
-  if (headers.length === 0) {
-    return `the entry sends no headers: add them, e.g. "headers": {"Authorization": "Bearer \${TOKEN}"} with TOKEN set in the environment`;
-  }
-  const each = headers.map(([header, value]) => {
-    const vars = envRefs(value);
-    return vars.length > 0
-      ? `the "${header}" header (its value comes from ${vars.map((v) => `\${${v}}`).join(', ')}: is that the right, unexpired token for this server?)`
-      : `the "${header}" header (written literally in the server entry)`;
-  });
-  return `check ${each.join(' and ')}`;
 }
 
 /** SDK errors that mean the connection is gone rather than that a request failed on it. */
@@ -298,9 +250,7 @@ export class McpPool {
     const client = new Client(this.clientInfo, clientOptions(def, legacyOnly));
     let transport: Transport;
     if ('url' in def) {
-      transport = new StreamableHTTPClientTransport(new URL(def.url), {
-        requestInit: def.headers ? { headers: serverHeaders(conn.name, def.headers) } : undefined,
-      });
+      transport = httpTransport(conn.name, def);
     } else {
       // A missing folder would make spawn fail with ENOENT, which reads as "program not found".
       const badCwd = def.cwd === undefined ? undefined : cwdProblem(def.cwd);
@@ -352,20 +302,8 @@ export class McpPool {
     return client;
   }
 
-  /** The error of a url server that refused the credentials (HTTP 401/403), or undefined for any other failure. */
-  private refusedError(conn: Conn, err: unknown): HatcheryError | undefined {
-    const status = refusalStatus(err);
-    if (status === undefined || !('url' in conn.def)) return undefined;
-    return new HatcheryError(
-      'TOOL',
-      `MCP server "${conn.name}": the server refused the credentials (HTTP ${status}) at ${conn.def.url}; ${credentialsHint(conn.def)}`,
-      { server: conn.name, status },
-      { cause: err },
-    );
-  }
-
   private startError(conn: Conn, err: unknown): HatcheryError {
-    const refused = this.refusedError(conn, err);
+    const refused = 'url' in conn.def ? refusedError(conn.name, conn.def, err) : undefined;
     if (refused) return refused;
     const e = err as NodeJS.ErrnoException;
     const what = 'url' in conn.def ? `connect to ${conn.def.url}` : `start "${describeServer(conn.def)}"`;
@@ -441,7 +379,7 @@ export class McpPool {
     if (isAbortError(err) || err instanceof HatcheryError) return err;
     if (isSdkError(err, SdkErrorCode.RequestTimeout)) return err;
     // A token revoked or expired while connected.
-    const refused = this.refusedError(conn, err);
+    const refused = 'url' in conn.def ? refusedError(conn.name, conn.def, err) : undefined;
     if (refused) return refused;
     if (isConnectionError(err)) {
       if (conn.client === client) {

@@ -28,7 +28,7 @@ export function hatchTool(ref: string, sub: Hatchery): Tool {
       for (const k of Object.keys(sub.inputs)) {
         if (typeof args[k] === 'string') vars[k] = args[k] as string;
       }
-      const text = await tc.scope.shared.services.runHatchery(sub, tc.scope, input, vars, tc.signal, tc.call);
+      const text = await tc.scope.shared.services.runHatchery(sub, tc, input, vars);
       return { text };
     },
   };
@@ -57,7 +57,7 @@ export function nodeTool(ref: string, node: string): Tool {
           },
         );
       }
-      const text = await tc.scope.shared.services.runFromNode(tc.scope, node, input, tc.signal, tc.call);
+      const text = await tc.scope.shared.services.runFromNode(tc, node, input);
       return { text };
     },
   };

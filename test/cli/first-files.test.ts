@@ -11,27 +11,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
-import { CLI_PATH, runCli, tempDir } from '../helpers.js';
-import { writeHatchery } from '../mcp/helpers.js';
+import { CLI_PATH, type CliFolder, cliFolder, runCli } from '../helpers.js';
 
 const { openai } = fakeVendors();
 
-let dir: string;
+let folder: CliFolder;
 beforeEach(() => {
-  dir = tempDir('hatchery-first-');
+  folder = cliFolder({ prefix: 'hatchery-first-', env, runArgs: ['--input', 'go', '--no-journal'] });
   openai.reset();
 });
-
-const write = (name: string, def: unknown): string => writeHatchery(dir, name, def);
 
 const env = () => ({
   OPENAI_API_KEY: 'sk-first-files-0123456789',
   OPENAI_BASE_URL: openai.baseURL,
   HATCHERY_MODEL: 'openai:gpt-test',
 });
-
-const run = (file: string, more: string[] = []) =>
-  runCli(['run', file, '--input', 'go', '--no-journal', ...more], { env: env(), cwd: dir });
 
 const SECTION = {
   type: 'object',
@@ -41,7 +35,7 @@ const SECTION = {
 
 describe('map items of a structured node', () => {
   it('are values templates read by field, and the map output is a JSON list of them', async () => {
-    const file = write('sections.json', {
+    const file = folder.write('sections.json', {
       name: 'sections',
       desc: 'drafts sections',
       nodes: [
@@ -57,13 +51,13 @@ describe('map items of a structured node', () => {
       ],
     });
     openai.enqueue({ text: '{"heading":"Intro","words":120}' }, { text: '{"heading":"Body","words":300}' });
-    const r = await run(file);
+    const r = await folder.run(file);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('Intro/301/false/Intro,Body');
   });
 
   it('as the last node, gives the list of objects as the run output', async () => {
-    const file = write('last.json', {
+    const file = folder.write('last.json', {
       name: 'last',
       desc: 'drafts sections',
       nodes: [
@@ -72,7 +66,7 @@ describe('map items of a structured node', () => {
       ],
     });
     openai.enqueue({ text: '{"heading":"Intro","words":120}' });
-    const r = await run(file, ['--json']);
+    const r = await folder.run(file, ['--json']);
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout) as { output: string; value: unknown };
     expect(JSON.parse(result.output)).toEqual([{ heading: 'Intro', words: 120 }]);
@@ -81,7 +75,7 @@ describe('map items of a structured node', () => {
 
 describe('the fromjson filter', () => {
   it('reads text that holds JSON, and names bad JSON', async () => {
-    const ok = write('ok.json', {
+    const ok = folder.write('ok.json', {
       name: 'ok',
       desc: 'parses',
       nodes: [
@@ -94,10 +88,10 @@ describe('the fromjson filter', () => {
         },
       ],
     });
-    const r = await run(ok);
+    const r = await folder.run(ok);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('Owls:2');
-    const bad = write('bad.json', {
+    const bad = folder.write('bad.json', {
       name: 'bad',
       desc: 'parses',
       nodes: [
@@ -105,7 +99,7 @@ describe('the fromjson filter', () => {
         { name: 'Use', type: 'script', cmd: ['cat'], stdin: '{{ (out.Raw | fromjson).title }}' },
       ],
     });
-    const r2 = await run(bad);
+    const r2 = await folder.run(bad);
     expect(r2.code).not.toBe(0);
     expect(r2.stderr).toContain('fromjson: the text is not JSON');
     expect(r2.stderr).toContain('Use');
@@ -114,7 +108,7 @@ describe('the fromjson filter', () => {
 
 describe('validate, on a filter or test the templates lack', () => {
   it('reports a Jinja2 filter with what to write instead, before any model call', async () => {
-    const file = write('jinja.json', {
+    const file = folder.write('jinja.json', {
       name: 'jinja',
       desc: 'outline then headings',
       nodes: [
@@ -122,40 +116,40 @@ describe('validate, on a filter or test the templates lack', () => {
         { name: 'Headings', usr_prompt: "list: {{ out.Outline | map('heading') | join(', ') }}" },
       ],
     });
-    const v = await runCli(['validate', file], { env: env(), cwd: dir });
+    const v = await folder.cli(['validate', file]);
     expect(v.code).not.toBe(0);
     expect(v.stdout + v.stderr).toContain('unknown filter "map"');
     expect(v.stdout + v.stderr).toContain('join(", ", "heading")');
     expect(v.stdout + v.stderr).toContain('nodes/1/usr_prompt');
-    const r = await run(file);
+    const r = await folder.run(file);
     expect(r.code).not.toBe(0);
     expect(openai.requests).toHaveLength(0);
   });
 
   it('suggests the nearest name for a misspelt filter, in simple and in parsed templates', async () => {
     for (const prompt of ['{{ ctx.input | uper }}', '{% if ctx.input %}{{ ctx.input | uper }}{% endif %}']) {
-      const file = write('typo.json', {
+      const file = folder.write('typo.json', {
         name: 'typo',
         desc: 'd',
         nodes: [{ name: 'A', usr_prompt: prompt }],
       });
-      const v = await runCli(['validate', file], { env: env(), cwd: dir });
+      const v = await folder.cli(['validate', file]);
       expect(v.code, prompt).not.toBe(0);
       expect(v.stdout + v.stderr, prompt).toMatch(/unknown filter "uper" \(did you mean "upper"\?\)/);
     }
   });
 
   it('reports a Jinja2 test and a missing test, and passes the ones nunjucks has', async () => {
-    const bad = write('tests.json', {
+    const bad = folder.write('tests.json', {
       name: 'tests',
       desc: 'd',
       nodes: [{ name: 'A', usr_prompt: '{% if ctx.input is sequence %}many{% endif %}' }],
     });
-    const v = await runCli(['validate', bad], { env: env(), cwd: dir });
+    const v = await folder.cli(['validate', bad]);
     expect(v.code).not.toBe(0);
     expect(v.stdout + v.stderr).toContain('unknown test "sequence"');
     expect(v.stdout + v.stderr).toContain('is iterable');
-    const good = write('good.json', {
+    const good = folder.write('good.json', {
       name: 'good',
       desc: 'd',
       nodes: [
@@ -166,14 +160,14 @@ describe('validate, on a filter or test the templates lack', () => {
         },
       ],
     });
-    const ok = await runCli(['validate', good], { env: env(), cwd: dir });
+    const ok = await folder.cli(['validate', good]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
   });
 });
 
 describe('validate, on a file with several problems', () => {
   it('reports graph, key, template, tool and argument problems in one pass', async () => {
-    const file = write('many.json', {
+    const file = folder.write('many.json', {
       name: 'many',
       desc: 'many problems',
       nodes: [
@@ -183,7 +177,7 @@ describe('validate, on a file with several problems', () => {
         { name: 'Read', type: 'baneling', tool: 'read_file', tool_args: { pathh: 'x' } },
       ],
     });
-    const v = await runCli(['validate', file], { env: env(), cwd: dir });
+    const v = await folder.cli(['validate', file]);
     expect(v.code).not.toBe(0);
     const out = v.stdout + v.stderr;
     const lines = out.split('\n').filter((l) => l.startsWith(file));
@@ -206,8 +200,8 @@ describe('validate, on a file with several problems', () => {
 
 describe("a script's working folder", () => {
   it('is where the command was started (the hatchery folder too), a node cwd, and named on failure', async () => {
-    const flows = path.join(dir, 'flows');
-    const work = path.join(dir, 'work');
+    const flows = path.join(folder.dir, 'flows');
+    const work = path.join(folder.dir, 'work');
     mkdirSync(path.join(flows, 'data'), { recursive: true });
     mkdirSync(work);
     writeFileSync(path.join(flows, 'notes.txt'), 'beside the file\n');
@@ -236,14 +230,14 @@ describe("a script's working folder", () => {
     const missing = await runCli(['validate', cat('gone', { cwd: 'nowhere' })], { env: env(), cwd: work });
     expect(missing.code).not.toBe(0);
     expect(missing.stdout + missing.stderr).toMatch(/nodes\/0\/cwd.*does not exist/);
-    const empty = mkdtempSync(path.join(dir, 'empty-'));
+    const empty = mkdtempSync(path.join(folder.dir, 'empty-'));
     const failed = await runCli(['run', file, '--no-journal'], { env: env(), cwd: empty });
     expect(failed.code).not.toBe(0);
     expect(failed.stderr).toContain(`(it ran in ${empty})`);
   });
 
   it("served from / (as a desktop client starts a server), is the hatchery file's folder", async () => {
-    const flows = path.join(dir, 'served');
+    const flows = path.join(folder.dir, 'served');
     mkdirSync(flows);
     writeFileSync(path.join(flows, 'notes.txt'), 'served notes\n');
     writeFileSync(

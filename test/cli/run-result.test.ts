@@ -8,27 +8,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
-import { CLI_PATH, runCli, tempDir } from '../helpers.js';
-import { writeHatchery } from '../mcp/helpers.js';
+import { CLI_PATH, type CliFolder, cliFolder } from '../helpers.js';
 
 const { openai } = fakeVendors();
 
-let dir: string;
+let folder: CliFolder;
 beforeEach(() => {
-  dir = tempDir('hatchery-result-');
+  folder = cliFolder({ prefix: 'hatchery-result-', env, runArgs: ['--input', 'owls', '--no-journal'] });
   openai.reset();
 });
-
-const write = (name: string, def: unknown): string => writeHatchery(dir, name, def);
 
 const env = () => ({
   OPENAI_API_KEY: 'sk-run-result-0123456789',
   OPENAI_BASE_URL: openai.baseURL,
   HATCHERY_MODEL: 'openai:gpt-test',
 });
-
-const run = (file: string, more: string[] = []) =>
-  runCli(['run', file, '--input', 'owls', '--no-journal', ...more], { env: env(), cwd: dir });
 
 const choose = (next: string) => ({ toolCalls: [{ name: 'choose_next', args: { next } }] });
 
@@ -48,7 +42,7 @@ const editorial = {
 
 describe('a supervisor that ends the run', () => {
   it('gives the output of the node before it, not its routing text', async () => {
-    const file = write('editorial.json', editorial);
+    const file = folder.write('editorial.json', editorial);
     openai.enqueue(
       { text: 'Needs a draft.' },
       choose('Writer'),
@@ -56,7 +50,7 @@ describe('a supervisor that ends the run', () => {
       { text: 'Good. ROUTE:END' },
       choose('END'),
     );
-    const r = await run(file, ['--json']);
+    const r = await folder.run(file, ['--json']);
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as { output: string }).output).toBe('Owls hunt at night.');
   });
@@ -69,7 +63,7 @@ describe('a top-level output template', () => {
       name: 'edited',
       output: 'Essay: {{ out.Writer }} (reviewed: {{ out.Boss }})',
     };
-    const file = write('edited.json', def);
+    const file = folder.write('edited.json', def);
     const replies = () =>
       openai.enqueue(
         { text: 'Needs a draft.' },
@@ -79,14 +73,14 @@ describe('a top-level output template', () => {
         choose('END'),
       );
     replies();
-    const r = await run(file);
+    const r = await folder.run(file);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('Essay: Owls hunt at night. (reviewed: Fine.)');
 
     replies();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [CLI_PATH, '--dir', dir, '--no-journal'],
+      args: [CLI_PATH, '--dir', folder.dir, '--no-journal'],
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env() },
       stderr: 'pipe',
     });
@@ -104,8 +98,8 @@ describe('a top-level output template', () => {
   });
 
   it('is checked when the file loads: a node it names must exist', async () => {
-    const file = write('typo.json', { ...editorial, name: 'typo', output: '{{ out.Writr }}' });
-    const v = await runCli(['validate', file], { env: env(), cwd: dir });
+    const file = folder.write('typo.json', { ...editorial, name: 'typo', output: '{{ out.Writr }}' });
+    const v = await folder.cli(['validate', file]);
     expect(v.code).not.toBe(0);
     expect(v.stdout + v.stderr).toMatch(/output .*out\.Writr.*did you mean "Writer"/);
   });
@@ -113,14 +107,14 @@ describe('a top-level output template', () => {
 
 describe('a drone offered no tools', () => {
   it('fails naming the tool its model asked for, instead of an empty output', async () => {
-    const file = write('plain.json', {
+    const file = folder.write('plain.json', {
       name: 'plain',
       desc: 'one drone',
       nodes: [{ name: 'Answer', usr_prompt: 'look up {{ ctx.input }}' }],
     });
     for (const verbose of [[], ['--verbose']]) {
       openai.enqueue({ toolCalls: [{ name: 'web_search', args: { q: 'owls' } }] });
-      const r = await run(file, verbose);
+      const r = await folder.run(file, verbose);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain('"web_search"');
       expect(r.stderr).toContain('offers no tools');

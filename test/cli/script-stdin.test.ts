@@ -1,13 +1,8 @@
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { echo, hatch, runCli, tempDir } from '../helpers.js';
+import { echo, hatch, runCli, tempDir, writeHatchery } from '../helpers.js';
 
-function write(def: unknown): string {
-  const file = path.join(tempDir(), 'pipe.json');
-  writeFileSync(file, JSON.stringify(def));
-  return file;
-}
+/** Writes `def` in a fresh folder; returns the file. */
+const write = (def: unknown) => writeHatchery(tempDir(), 'pipe.json', def);
 
 describe('a script node reads the run input on stdin when it starts the run', () => {
   it('gets --input or piped stdin at the start, the previous output later, and its own stdin when set', async () => {

@@ -99,7 +99,7 @@ describe('the live frame', () => {
     expect(done[0]).toMatch(/^✔ test {2}5 steps {2}.+ {2}\d+\+\d+ tokens, \$[\d.]+$/);
     const shape = done.slice(1).map((l) => l.replace(/(\S) {2}.*$/, '$1'));
     expect(shape).toEqual(FINAL_TREE);
-    expect(done.find((l) => l.includes('✔ Ask'))).toMatch(/drone {2}\d+ ms {2}\d+\+\d+ tokens/);
+    expect(done.find((l) => l.includes('✔ Ask'))).toMatch(/drone {2}(\d+ ms|\d+\.\d s) {2}\d+\+\d+ tokens/);
   });
 
   it('shows a model call waiting for a rate-limit retry with its countdown, and a stand-in model', () => {
@@ -226,7 +226,9 @@ describe('the live frame', () => {
     const tail = screen.slice(screen.lastIndexOf('✔ test'));
     expect(tail).toMatch(/✔ test {2}5 steps[^\n]*\n {2}✔ P {2}parallel/);
     expect(tail).toMatch(/ {2}✔ Ask {2}drone[^\n]*\n {4}✔ tool leaf/);
-    expect(tail.trimEnd().split('\n').at(-1)).toMatch(/^done: 5 steps, \d+ ms, \d+\+\d+ tokens, \$[\d.]+$/);
+    expect(tail.trimEnd().split('\n').at(-1)).toMatch(
+      /^done: 5 steps, (\d+ ms|\d+\.\d s), \d+\+\d+ tokens, \$[\d.]+$/,
+    );
     expect(view.totals()).toMatchObject({ steps: 5, usage: { outputTokens: expect.any(Number) } });
   });
 });

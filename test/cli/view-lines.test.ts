@@ -3,29 +3,22 @@
  * indented by the place of the event in the run tree; --verbose, --events and --json; the exit codes.
  * The built CLI against the fake OpenAI server, which can hold a reply, answer 429 and count requests.
  */
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { pick } from '../ask/fixtures.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { type CliProcess, echo, hatch, runCli, startCli, tempDir } from '../helpers.js';
+import { type CliFolder, type CliProcess, cliFolder, echo, hatch, tempDir } from '../helpers.js';
 
 const { openai } = fakeVendors();
 const KEY = 'sk-view-test-key-0123456789';
 /** A secret of another service, planted in a prompt: --verbose and --events must not show it. */
 const TOKEN = 'planted-service-token-9f8e7d6c';
 
-let dir: string;
+let folder: CliFolder;
 beforeEach(() => {
-  dir = tempDir('hatchery-view-');
+  folder = cliFolder({ prefix: 'hatchery-view-', env, runArgs: ['--no-journal'] });
   openai.reset();
 });
-
-function write(name: string, def: unknown): string {
-  const file = path.join(dir, name);
-  writeFileSync(file, JSON.stringify(def));
-  return file;
-}
 
 const env = () => ({
   OPENAI_API_KEY: KEY,
@@ -34,13 +27,10 @@ const env = () => ({
   MY_SERVICE_TOKEN: TOKEN,
 });
 
-const run = (args: string[], stdin = '') =>
-  runCli(['run', ...args, '--no-journal'], { env: env(), cwd: dir, stdin });
-
 /** A parallel node with two branches, then a drone that calls a hatch: tool once. */
 function tree(): string {
-  write('leaf.json', hatch([echo('Leaf', 'leaf got {{ ctx.input }}')], { name: 'leaf' }));
-  return write(
+  folder.write('leaf.json', hatch([echo('Leaf', 'leaf got {{ ctx.input }}')], { name: 'leaf' }));
+  return folder.write(
     'tree.json',
     hatch([
       { name: 'P', type: 'parallel', branches: ['A', 'B'], next: 'Ask' },
@@ -66,22 +56,22 @@ async function waitFor(p: CliProcess, re: RegExp): Promise<void> {
 describe('run without a terminal', () => {
   it('prints branches under their parallel node, a tool call under its drone and the hatch: run under the call', async () => {
     openai.enqueue({ toolCalls: [{ name: 'leaf', args: { input: 'x' } }] }, 'used the leaf');
-    const r = await run([tree(), '--input', 'go']);
+    const r = await folder.run(tree(), ['--input', 'go']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('used the leaf\n');
     const lines = r.stderr.trimEnd().split('\n');
     const pStart = at(lines, /^\[1\] P started \(parallel\)$/);
     const aStart = at(lines, /^ {2}\[\d\] A started \(baneling\)$/);
     const bStart = at(lines, /^ {2}\[\d\] B started \(baneling\)$/);
-    const aEnd = at(lines, /^ {2}\[\d\] A \(\d+ ms\)$/);
-    const pEnd = at(lines, /^\[1\] P \(\d+ ms\)$/);
+    const aEnd = at(lines, /^ {2}\[\d\] A \((\d+ ms|\d+\.\d s)\)$/);
+    const pEnd = at(lines, /^\[1\] P \((\d+ ms|\d+\.\d s)\)$/);
     // The node's start comes first, its branches (indented) next, its end after them.
     expect(pStart).toBeLessThan(Math.min(aStart, bStart));
     expect(Math.max(aEnd, bStart)).toBeLessThan(pEnd);
     // Each echo baneling's own tool call sits under it.
     const inside = lines.slice(pStart + 1, pEnd);
     expect(inside.filter((l) => /^ {4}- tool echo started$/.test(l))).toHaveLength(2);
-    expect(inside.filter((l) => /^ {4}- tool echo \(\d+ ms\)$/.test(l))).toHaveLength(2);
+    expect(inside.filter((l) => /^ {4}- tool echo \((\d+ ms|\d+\.\d s)\)$/.test(l))).toHaveLength(2);
     // The drone: its model call, its hatch: tool call, the nested run under the call, the next model call.
     const rest = lines.slice(pEnd + 1);
     expect(
@@ -100,7 +90,7 @@ describe('run without a terminal', () => {
       '[N] Ask (T)',
       rest.at(-1),
     ]);
-    expect(rest.at(-1)).toMatch(/^done: 5 steps, \d+ ms, \d+\+\d+ tokens$/);
+    expect(rest.at(-1)).toMatch(/^done: 5 steps, (\d+ ms|\d+\.\d s), \d+\+\d+ tokens$/);
   });
 
   it('shows a node when it starts: a slow model call does not hide it', async () => {
@@ -112,8 +102,8 @@ describe('run without a terminal', () => {
       await held;
       return 'finally';
     });
-    const file = write('slow.json', hatch([{ name: 'Slow', usr_prompt: 'take your time' }]));
-    const p = startCli(['run', file, '--input', 'x', '--no-journal'], { env: env(), cwd: dir });
+    const file = folder.write('slow.json', hatch([{ name: 'Slow', usr_prompt: 'take your time' }]));
+    const p = folder.start(['run', file, '--input', 'x', '--no-journal']);
     p.child.stdin.end();
     // The model has not answered (it cannot: the reply is held), and the node is already on screen.
     await waitFor(p, /\[1\] Slow started \(drone\)\n/);
@@ -128,8 +118,8 @@ describe('run without a terminal', () => {
       { status: 429, message: 'slow down please', headers: { 'retry-after-ms': '30' } },
       'after the wait',
     );
-    const file = write('retry.json', hatch([{ name: 'Busy', usr_prompt: 'hello' }]));
-    const r = await run([file]);
+    const file = folder.write('retry.json', hatch([{ name: 'Busy', usr_prompt: 'hello' }]));
+    const r = await folder.run(file);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
       /\n {2}~ model gpt-test: retry 1, rate limited: waiting 30 ms \(.*429.*slow down please.*\)\n {2}~ model gpt-test after 1 retry \(/,
@@ -139,17 +129,17 @@ describe('run without a terminal', () => {
 
   it("shows the model that stands in for the client's (client_fallback, no client from the CLI)", async () => {
     openai.enqueue('from the fallback');
-    const file = write(
+    const file = folder.write(
       'fallback.json',
       hatch([{ name: 'Draft', usr_prompt: 'x', model: 'client', client_fallback: 'openai:gpt-fallback' }]),
     );
-    const r = await run([file]);
+    const r = await folder.run(file);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/\n {2}~ model gpt-fallback standing in for client \(\d+ ms/);
+    expect(r.stderr).toMatch(/\n {2}~ model gpt-fallback standing in for client \((\d+ ms|\d+\.\d s)/);
   });
 
   it('shows a failing node in its line, without the control codes its error carried', async () => {
-    const file = write(
+    const file = folder.write(
       'bad.json',
       hatch([
         {
@@ -159,9 +149,9 @@ describe('run without a terminal', () => {
         },
       ]),
     );
-    const r = await run([file]);
+    const r = await folder.run(file);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/\n\[1\] Boom failed \(\d+ ms\): .*broken/);
+    expect(r.stderr).toMatch(/\n\[1\] Boom failed \((\d+ ms|\d+\.\d s)\): .*broken/);
     expect(r.stderr).toMatch(/failed: 1 step, /);
     const progress = r.stderr.slice(0, r.stderr.indexOf('\nerror ['));
     expect(progress).not.toMatch(/[\u001b\u0007]/);
@@ -171,8 +161,8 @@ describe('run without a terminal', () => {
 describe('run --verbose', () => {
   it('prints the prompt, the reply and the tool arguments and result, with secrets redacted', async () => {
     openai.enqueue({ toolCalls: [{ name: 'leaf', args: { input: `use ${TOKEN}` } }] });
-    write('leaf.json', hatch([echo('Leaf', 'leaf got {{ ctx.input }}')], { name: 'leaf' }));
-    const file = write(
+    folder.write('leaf.json', hatch([echo('Leaf', 'leaf got {{ ctx.input }}')], { name: 'leaf' }));
+    const file = folder.write(
       'verbose.json',
       hatch([
         {
@@ -183,7 +173,7 @@ describe('run --verbose', () => {
         },
       ]),
     );
-    const r = await run([file, '--verbose']);
+    const r = await folder.run(file, ['--verbose']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('┌ prompt of Ask to gpt-test');
     expect(r.stderr).toContain('system: You are careful.');
@@ -200,8 +190,8 @@ describe('run --verbose', () => {
 
   it('cuts a long text to a readable length', async () => {
     openai.enqueue('y'.repeat(5000));
-    const file = write('long.json', hatch([{ name: 'Long', usr_prompt: 'x'.repeat(5000) }]));
-    const r = await run([file, '--verbose']);
+    const file = folder.write('long.json', hatch([{ name: 'Long', usr_prompt: 'x'.repeat(5000) }]));
+    const r = await folder.run(file, ['--verbose']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('… (3000 more characters)');
     expect(r.stderr).not.toContain('x'.repeat(2001));
@@ -211,12 +201,12 @@ describe('run --verbose', () => {
 describe('run --events', () => {
   it('prints every event as one JSON line with its time; model requests included, no secret', async () => {
     openai.enqueue({ toolCalls: [{ name: 'leaf', args: { input: `use ${TOKEN}` } }] }, 'ok');
-    write('leaf.json', hatch([echo('Leaf', 'leaf got {{ ctx.input }}')], { name: 'leaf' }));
-    const file = write(
+    folder.write('leaf.json', hatch([echo('Leaf', 'leaf got {{ ctx.input }}')], { name: 'leaf' }));
+    const file = folder.write(
       'events.json',
       hatch([{ name: 'Ask', usr_prompt: `token ${TOKEN} key ${KEY}`, tools: ['hatch:leaf.json'] }]),
     );
-    const r = await run([file, '--events']);
+    const r = await folder.run(file, ['--events']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain(TOKEN);
     expect(r.stderr).not.toContain(KEY);
@@ -245,8 +235,8 @@ describe('run --events', () => {
 
   it('on failure stderr stays JSON lines: the run_end event holds the error', async () => {
     openai.enqueue({ status: 400, message: `refused ${KEY}` });
-    const file = write('fail.json', hatch([{ name: 'One', usr_prompt: 'x' }]));
-    const r = await run([file, '--events']);
+    const file = folder.write('fail.json', hatch([{ name: 'One', usr_prompt: 'x' }]));
+    const r = await folder.run(file, ['--events']);
     expect(r.code).toBe(1);
     const events = r.stderr
       .trimEnd()
@@ -258,11 +248,11 @@ describe('run --events', () => {
   });
 
   it('--events with --quiet or --verbose is a usage error (exit 2)', async () => {
-    const file = write('one.json', hatch([echo('A', 'a')]));
-    const both = await run([file, '--events', '--quiet']);
+    const file = folder.write('one.json', hatch([echo('A', 'a')]));
+    const both = await folder.run(file, ['--events', '--quiet']);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--quiet and --events exclude each other');
-    const verbose = await run([file, '--events', '--verbose']);
+    const verbose = await folder.run(file, ['--events', '--verbose']);
     expect(verbose.code).toBe(2);
   });
 });
@@ -273,14 +263,14 @@ describe('run --json', () => {
       { text: 'first', usage: { input: 100, output: 20 } },
       { status: 400, message: 'bad request here' },
     );
-    const file = write(
+    const file = folder.write(
       'fails.json',
       hatch([
         { name: 'One', usr_prompt: 'a', next: 'Two', model: 'openai:gpt-5.4-mini' },
         { name: 'Two', usr_prompt: 'b' },
       ]),
     );
-    const r = await runCli(['run', file, '--json', '-q'], { env: env(), cwd: dir });
+    const r = await folder.cli(['run', file, '--json', '-q']);
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
     // Two steps ran (the second one failed); only the first one's model call used tokens.
@@ -292,8 +282,8 @@ describe('run --json', () => {
 
   it('on success prints output, value, usage, cost and steps', async () => {
     openai.enqueue({ text: 'hi', usage: { input: 10, output: 2 } });
-    const file = write('ok.json', hatch([{ name: 'One', usr_prompt: 'a' }]));
-    const r = await run([file, '--json']);
+    const file = folder.write('ok.json', hatch([{ name: 'One', usr_prompt: 'a' }]));
+    const r = await folder.run(file, ['--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
       output: 'hi',
@@ -306,7 +296,7 @@ describe('run --json', () => {
 describe('runs resume', () => {
   it('shows the resumed run as run does, and --json on failure names the run and its totals', async () => {
     const state = path.join(tempDir('hatchery-view-state-'), 'runs');
-    const file = write(
+    const file = folder.write(
       'two.json',
       hatch([
         { name: 'One', usr_prompt: 'a', next: 'Two' },
@@ -317,11 +307,11 @@ describe('runs resume', () => {
       { text: 'one', usage: { input: 10, output: 1 } },
       { status: 400, message: 'first refusal' },
     );
-    const first = await runCli(['run', file, '--json', '-q', '--state', state], { env: env(), cwd: dir });
+    const first = await folder.cli(['run', file, '--json', '-q', '--state', state]);
     expect(first.code).toBe(1);
     const id = JSON.parse(first.stdout).run_id as string;
     openai.enqueue({ status: 400, message: 'second refusal' });
-    const again = await runCli(['runs', 'resume', id, '--json', '--state', state], { env: env(), cwd: dir });
+    const again = await folder.cli(['runs', 'resume', id, '--json', '--state', state]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^\[1\] One \(from the journal\)\n\[2\] Two started \(drone\)\n/);
     expect(JSON.parse(again.stdout)).toMatchObject({ run_id: id, code: 'PROVIDER', steps: 2 });
@@ -331,15 +321,13 @@ describe('runs resume', () => {
 
 describe('exit codes', () => {
   it('2 for a bad command line, 3 for an invalid file, 4 for a question without a terminal', async () => {
-    const file = write('one.json', hatch([echo('A', 'a')]));
-    expect((await run([file, '--no-such-flag'])).code).toBe(2);
+    const file = folder.write('one.json', hatch([echo('A', 'a')]));
+    expect((await folder.run(file, ['--no-such-flag'])).code).toBe(2);
     expect(
-      (await run([write('bad.json', { name: 'x', nodes: [{ name: 'A', next: 'Nowhere' }] })])).code,
+      (await folder.run(folder.write('bad.json', { name: 'x', nodes: [{ name: 'A', next: 'Nowhere' }] })))
+        .code,
     ).toBe(3);
-    const asked = await runCli(['run', write('pick.json', pick), '--input', 'the shed'], {
-      env: env(),
-      cwd: dir,
-    });
+    const asked = await folder.cli(['run', folder.write('pick.json', pick), '--input', 'the shed']);
     expect(asked.code).toBe(4);
     expect(asked.stderr).toMatch(/\[1\] Pick waits for an answer\n/);
     expect(asked.stderr).toMatch(/\nwaiting: 1 step, /);
@@ -347,14 +335,14 @@ describe('exit codes', () => {
 
   it('5 when the budget runs out, with the totals in --json', async () => {
     openai.enqueue({ text: 'one', usage: { input: 50, output: 50 } }, 'two');
-    const file = write(
+    const file = folder.write(
       'budget.json',
       hatch([
         { name: 'One', usr_prompt: 'a', next: 'Two' },
         { name: 'Two', usr_prompt: 'b' },
       ]),
     );
-    const r = await run([file, '--budget-tokens', '50', '--json']);
+    const r = await folder.run(file, ['--budget-tokens', '50', '--json']);
     expect(r.code).toBe(5);
     expect(JSON.parse(r.stdout)).toMatchObject({
       code: 'BUDGET_EXHAUSTED',
@@ -370,8 +358,8 @@ describe('exit codes', () => {
       await new Promise((resolve) => setTimeout(resolve, 20_000));
       return 'too late';
     });
-    const file = write('long.json', hatch([{ name: 'Wait', usr_prompt: 'x' }]));
-    const p = startCli(['run', file, '--input', 'x', '--no-journal'], { env: env(), cwd: dir });
+    const file = folder.write('long.json', hatch([{ name: 'Wait', usr_prompt: 'x' }]));
+    const p = folder.start(['run', file, '--input', 'x', '--no-journal']);
     p.child.stdin.end();
     await waitFor(p, /\[1\] Wait started/);
     p.child.kill('SIGINT');

@@ -1,13 +1,6 @@
 /** The shared cancellation helpers of core/cancel.ts and errors.ts. */
 import { describe, expect, it } from 'vitest';
-import {
-  abortedError,
-  LinkedController,
-  raceSignal,
-  WatchedController,
-  waitAtMost,
-  watchAbort,
-} from '../../src/core/cancel.js';
+import { abortedError, LinkedController, raceSignal, waitAtMost, watchAbort } from '../../src/core/cancel.js';
 import { HatcheryError } from '../../src/core/errors.js';
 
 describe('cancellation helpers', () => {
@@ -45,30 +38,25 @@ describe('cancellation helpers', () => {
     expect(new LinkedController().signal.aborted).toBe(false);
   });
 
-  it('watchAbort on a signal of this module: every watcher still there is told once, after the abort event, and one that throws costs the others nothing', () => {
-    const c = new LinkedController();
+  it('watchAbort: every watcher still there is told once, after the abort event', () => {
+    const c = new AbortController();
     const told: string[] = [];
     c.signal.addEventListener('abort', () => told.push('event'));
     watchAbort(c.signal, () => told.push('a'));
     const stopB = watchAbort(c.signal, () => told.push('b'));
-    watchAbort(c.signal, () => {
-      throw new Error('a broken watcher');
-    });
-    watchAbort(c.signal, () => told.push('d'));
+    watchAbort(c.signal, () => told.push('c'));
     stopB();
-    // A watcher's throw reaches whoever aborted, after every watcher was told.
-    expect(() => c.abort(new Error('stop'))).toThrow('a broken watcher');
-    expect(told).toEqual(['event', 'a', 'd']);
-    expect(c.signal.aborted).toBe(true);
+    c.abort(new Error('stop'));
+    expect(told).toEqual(['event', 'a', 'c']);
     // Aborting again tells nobody again.
     c.abort();
-    expect(told).toEqual(['event', 'a', 'd']);
+    expect(told).toEqual(['event', 'a', 'c']);
   });
 
   it('a parent’s abort reaches the watchers of a linked run signal and of a fan-out’s signal under it', () => {
     const call = new AbortController();
     const run = new LinkedController(call.signal);
-    const fanOut = new WatchedController();
+    const fanOut = new AbortController();
     const order: string[] = [];
     watchAbort(run.signal, () => {
       order.push('run');
@@ -78,7 +66,6 @@ describe('cancellation helpers', () => {
     call.abort(new HatcheryError('ABORTED', 'the client cancelled'));
     expect(order).toEqual(['run', 'branch 0', 'branch 1', 'branch 2']);
     expect(abortedError(fanOut.signal)?.message).toBe('the client cancelled');
-    // A plain signal (from outside) is watched through its one listener, as before.
     const outside = new AbortController();
     let told = 0;
     const stop = watchAbort(outside.signal, () => told++);

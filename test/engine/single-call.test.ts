@@ -1,8 +1,7 @@
 /**
- * A drone without tools, schema or choice runs as one metered model call chained to the walk, and the
- * walk keeps a fixed successor's node on its router. These check what that path must keep: each
- * node's prompt and output, the model_call event and its request as sent, a provider that fails at
- * once, and no mix-up between two files with the same node names.
+ * Drones without tools, schema or choice make one metered model call each. These check each node's
+ * prompt and output, the model_call event and its request as sent, a provider that fails at once, and
+ * no mix-up between two files with the same node names.
  */
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';

@@ -24,8 +24,6 @@ const INSPECTOR_LIKE = {
   extensions: { 'io.modelcontextprotocol/tasks': {}, 'io.modelcontextprotocol/skills': {} },
 };
 const MODERN = { mode: { pin: '2026-07-28' } } as const;
-/** A call that took longer than this did not return promptly (the bug waited forever). */
-const PROMPT_MS = 10_000;
 
 const pick = {
   name: 'pick',
@@ -141,13 +139,12 @@ async function modern(
 }
 
 /**
- * Calls `name`, which must return promptly with the answerable result naming `expected` and the run
- * id; answers with hatchery_respond, and returns the run's final text (hatchery_result).
+ * Calls `name`, which must return, before any answer, the answerable result naming `expected` and
+ * the run id (the bug waited forever: the test timeout catches it); answers with hatchery_respond,
+ * and returns the run's final text (hatchery_result).
  */
 async function answerLater(client: AnyClient, name: string, input: string, expected: RegExp, answer: string) {
-  const t0 = Date.now();
   const r = (await client.callTool({ name, arguments: { input } })) as { isError?: boolean };
-  expect(Date.now() - t0).toBeLessThan(PROMPT_MS);
   expect(r.isError).toBe(true);
   const text = textOf(r);
   expect(text).toMatch(expected);

@@ -2,7 +2,6 @@
  * Helpers of the MCP server tests: hatchery folders, in-memory server/client pairs, the built CLI
  * as a child process, and waiting for events instead of sleeping.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,7 +15,7 @@ import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest, Provider } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { fixtureJs } from '../fixtures/paths.js';
-import { CLI_PATH, echo, REPO_ROOT, TEST_STATE, tempDir } from '../helpers.js';
+import { CLI_PATH, echo, REPO_ROOT, TEST_STATE, tempDir, writeHatchery } from '../helpers.js';
 
 /** The built CLI (see test/helpers.ts). */
 export const CLI = CLI_PATH;
@@ -25,13 +24,8 @@ export const ROOT = REPO_ROOT;
 /** The example hatcheries shipped with the package. */
 export const EXAMPLES = path.join(ROOT, 'hatchery');
 
-/** Writes a hatchery definition (object → JSON) or raw text to `dir/file`; returns the path. */
-export function writeHatchery(dir: string, file: string, def: unknown): string {
-  const p = path.join(dir, file);
-  mkdirSync(path.dirname(p), { recursive: true });
-  writeFileSync(p, typeof def === 'string' ? def : JSON.stringify(def, null, 2));
-  return p;
-}
+/** Writes a hatchery file: the one helper of test/helpers.ts, where these tests have long found it. */
+export { writeHatchery } from '../helpers.js';
 
 /** A one-node baneling hatchery that echoes `prefix` + its input (no model needed). */
 export function echoDef(
@@ -208,10 +202,10 @@ export function jsonOf(result: unknown): Record<string, unknown> {
   return JSON.parse(texts[0]!.text ?? '') as Record<string, unknown>;
 }
 
-/** A provider whose calls wait until released or aborted; records when each call saw its abort. */
+/** A provider whose calls wait until released or aborted; records the calls that saw their abort. */
 export function gatedProvider() {
   const started: ChatRequest[] = [];
-  const abortedAt: number[] = [];
+  const aborted: ChatRequest[] = [];
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => {
     release = r;
@@ -220,7 +214,7 @@ export function gatedProvider() {
     started.push(req);
     await new Promise<void>((resolve, reject) => {
       req.signal.addEventListener('abort', () => {
-        abortedAt.push(Date.now());
+        aborted.push(req);
         reject(req.signal.reason);
       });
       gate.then(resolve);
@@ -228,7 +222,7 @@ export function gatedProvider() {
     const last = [...req.messages].reverse().find((x) => x.role === 'user');
     return `done: ${last && last.role === 'user' ? last.content : ''}`;
   });
-  return { provider, started, abortedAt, release: () => release() };
+  return { provider, started, aborted, release: () => release() };
 }
 
 /**

@@ -166,7 +166,7 @@ describe('MCP server (in memory)', () => {
       expect(progress[i]!.progress).toBeGreaterThan(progress[i - 1]!.progress);
   });
 
-  it('cancellation aborts the in-flight model call, nested runs included, within a second', async () => {
+  it('cancellation aborts the in-flight model call, nested runs included, before it answers', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'inner.json', droneDef('inner'));
     writeHatchery(dir, 'outer.json', {
@@ -188,11 +188,11 @@ describe('MCP server (in memory)', () => {
       signal: controller.signal,
     });
     await waitFor(() => gated.started.length === 1, 5_000, 'the model call');
-    const t0 = Date.now();
     controller.abort();
     await expect(call).rejects.toThrow();
-    await waitFor(() => gated.abortedAt.length === 1, 1_000, 'the model call to see the abort');
-    expect(gated.abortedAt[0]! - t0).toBeLessThan(1_000);
+    // The gate is still closed: only the cancellation can end the model call.
+    await waitFor(() => gated.aborted.length === 1, 10_000, 'the model call to see the abort');
+    expect(gated.aborted[0]).toBe(gated.started[0]);
     gated.release();
   });
 
@@ -436,7 +436,7 @@ describe('MCP server (in memory)', () => {
     expect(status.structuredContent).toMatchObject({ state: 'running', current_node: 'Ask' });
     const cancelled = await client.callTool({ name: 'hatchery_cancel', arguments: { run_id: runId } });
     expect(cancelled.structuredContent).toMatchObject({ state: 'cancelled' });
-    expect(gated.abortedAt).toHaveLength(1);
+    expect(gated.aborted).toHaveLength(1);
     const result = await client.callTool({
       name: 'hatchery_result',
       arguments: { run_id: runId, wait_seconds: 0 },

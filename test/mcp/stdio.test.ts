@@ -74,33 +74,41 @@ describe('hatchery-mcp over stdio (built CLI)', () => {
   });
 
   it('sends progress while a multi-node run is in flight', async () => {
-    openai.enqueue({ text: 'A story.', delayMs: 300 }, { text: 'Title\nA story.', delayMs: 300 });
-    const { client } = shared;
-    const seen: { p: Progress; at: number }[] = [];
-    const result = await client.callTool({ name: 'story_chain', arguments: { topic: 'owls' } }, undefined, {
-      onprogress: (p) => seen.push({ p, at: Date.now() }),
+    // The title is held until the client has seen the writer's step end: the run can only finish if
+    // that progress reached the client while the run was still in flight.
+    let release = () => {};
+    const writerSeen = new Promise<void>((r) => {
+      release = r;
     });
-    const doneAt = Date.now();
+    openai.enqueue('A story.', async () => {
+      await writerSeen;
+      return 'Title\nA story.';
+    });
+    const { client } = shared;
+    const seen: Progress[] = [];
+    const result = await client.callTool({ name: 'story_chain', arguments: { topic: 'owls' } }, undefined, {
+      onprogress: (p) => {
+        seen.push(p);
+        if (/step 1: Writer done/.test(p.message ?? '')) release();
+      },
+    });
     expect(textOf(result)).toBe('Title\nA story.');
-    const writerDone = seen.find((s) => /step 1: Writer done/.test(s.p.message ?? ''));
-    expect(writerDone).toBeDefined();
-    expect(doneAt - writerDone!.at).toBeGreaterThanOrEqual(200);
-    expect(seen.map((s) => s.p.message)).toEqual(expect.arrayContaining(['step 2: Titler started']));
+    expect(seen.map((p) => p.message)).toEqual(expect.arrayContaining(['step 2: Titler started']));
   });
 
-  it('cancellation stops a slow model call within a second', async () => {
-    openai.enqueue({ text: 'too late', delayMs: 30_000 });
+  it('cancellation drops a slow model call before it answers', async () => {
+    // The answer would come after the test timeout: only the cancellation can end the request.
+    openai.enqueue({ text: 'too late', delayMs: 60_000 });
     const { client } = shared;
     const controller = new AbortController();
     const call = client.callTool({ name: 'hello', arguments: { input: 'wait' } }, undefined, {
       signal: controller.signal,
     });
     await waitFor(() => openai.requests.length === 1, 10_000, 'the model request');
-    const t0 = Date.now();
     controller.abort();
     await expect(call).rejects.toThrow();
-    await waitFor(() => openai.disconnects === 1, 2_000, 'the model request to be dropped');
-    expect(Date.now() - t0).toBeLessThan(1_000);
+    await waitFor(() => openai.disconnects === 1, 10_000, 'the model request to be dropped');
+    expect(openai.requests[0]!.disconnected).toBe(true);
   });
 
   it('answers 100 concurrent calls with their own results', async () => {
@@ -245,18 +253,17 @@ describe('hatchery-mcp process behaviour', () => {
   });
 
   it('shuts down on SIGTERM, cancelling runs in flight', async () => {
-    openai.enqueue({ text: 'never', delayMs: 30_000 });
+    // The answer would come after the test timeout: a server waiting for it would not exit in time.
+    openai.enqueue({ text: 'never', delayMs: 60_000 });
     const p = raw(['--dir', EXAMPLES], env);
     p.child.stdin.write(`${INIT}\n`);
     p.child.stdin.write(
       `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hello', arguments: { input: 'x' } } })}\n`,
     );
     await waitFor(() => openai.requests.length === 1, 10_000, 'the model request');
-    const t0 = Date.now();
     p.child.kill('SIGTERM');
     expect(await p.exit).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(2_000);
     expect(p.err()).toMatch(/shutting down \(SIGTERM\)/);
-    await waitFor(() => openai.disconnects === 1, 2_000, 'the model request to be dropped');
+    await waitFor(() => openai.disconnects === 1, 10_000, 'the model request to be dropped');
   });
 });

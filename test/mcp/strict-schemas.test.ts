@@ -10,7 +10,7 @@
 import { Client as V2Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GENERIC_TOOLS } from '../../src/mcp/generic-tools.js';
+import { GENERIC_TOOLS } from '../../src/mcp/generic/tools.js';
 import { TEST_STATE } from '../helpers.js';
 import {
   CLI,

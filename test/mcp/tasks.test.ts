@@ -168,7 +168,7 @@ describe('tasks extension', () => {
     expect(working.statusMessage).toMatch(/slow: running node "Ask"/);
     expect(working).not.toHaveProperty('result');
     expect(await client.cancelTask(id)).toEqual({ resultType: 'complete', _meta: expect.any(Object) });
-    expect(gated.abortedAt).toHaveLength(1);
+    expect(gated.aborted).toHaveLength(1);
     expect((await client.poll(id)).status).toBe('cancelled');
     expect((await store!.read(id))?.summary.status).toBe('cancelled');
     // Cancelling a finished task is acknowledged and changes nothing.
@@ -321,7 +321,7 @@ describe('tasks extension', () => {
     expect(seen.status).toBe('working');
     expect(seen.createdAt).toMatch(ISO);
     await second.client.cancelTask(id);
-    await waitFor(() => gated.abortedAt.length === 1, 5_000, 'the cancel to reach the owner');
+    await waitFor(() => gated.aborted.length === 1, 5_000, 'the cancel to reach the owner');
     expect((await second.client.poll(id)).status).toBe('cancelled');
     expect((await first.client.getTask(id)).status).toBe('cancelled');
     gated.release();

@@ -4,29 +4,26 @@
  * naming the node and what to set only when there is neither. Through the built CLI against the fake
  * OpenAI server, which counts the requests.
  */
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { runCli, tempDir } from '../helpers.js';
+import { type CliFolder, cliFolder, runCli } from '../helpers.js';
 import { loadIn, problemsIn } from '../tools/helpers.js';
 
 const { openai } = fakeVendors();
 const KEY = 'sk-fallback-secret-123456';
 
-let dir: string;
+let folder: CliFolder;
 beforeEach(() => {
-  dir = tempDir('hatchery-fallback-');
+  folder = cliFolder({
+    prefix: 'hatchery-fallback-',
+    env: () => ({ OPENAI_BASE_URL: openai.baseURL }),
+    runArgs: ['--input', 'owls', '--no-journal'],
+  });
   openai.reset();
 });
-
-function write(def: unknown, name = 'f.json'): string {
-  const file = path.join(dir, name);
-  writeFileSync(file, JSON.stringify(def));
-  return file;
-}
 
 const drone = (extra: Record<string, unknown> = {}) => ({
   name: 'Draft',
@@ -42,51 +39,53 @@ const file = (nodes: unknown[], top: Record<string, unknown> = {}) => ({
   nodes,
 });
 
-/** The CLI with the fake server's base URL; the key only when `key` is true. */
-const run = (f: string, key: boolean) =>
-  runCli(['run', f, '--input', 'owls', '--no-journal'], {
-    cwd: dir,
-    env: { OPENAI_BASE_URL: openai.baseURL, ...(key ? { OPENAI_API_KEY: KEY } : {}) },
-  });
+/** What a CLI run adds to the folder's environment (the fake server's base URL) to have the key. */
+const withKey = { env: { OPENAI_API_KEY: KEY } };
 
 const models = () => openai.requests.map((r) => r.body.model);
 
 describe('client_fallback', () => {
   it("a sampling drone run from the CLI uses the drone's client_fallback", async () => {
     openai.enqueue('from the fallback');
-    const res = await run(write(file([drone({ client_fallback: 'openai:gpt-fallback' })])), true);
+    const res = await folder.run(
+      folder.write('f.json', file([drone({ client_fallback: 'openai:gpt-fallback' })])),
+      [],
+      withKey,
+    );
     expect(res).toMatchObject({ code: 0, stdout: 'from the fallback\n' });
     expect(models()).toEqual(['gpt-fallback']);
   });
 
   it("`client` is the same as `sampling`, and the hatchery's client_fallback serves every drone", async () => {
     openai.enqueue('one', 'two');
-    const f = write(
+    const f = folder.write(
+      'f.json',
       file([drone({ model: 'client', next: 'Edit' }), drone({ name: 'Edit', model: 'client:some-hint' })], {
         client_fallback: 'openai:gpt-file-fallback',
       }),
     );
-    const res = await run(f, true);
+    const res = await folder.run(f, [], withKey);
     expect(res).toMatchObject({ code: 0, stdout: 'two\n' });
     expect(models()).toEqual(['gpt-file-fallback', 'gpt-file-fallback']);
   });
 
   it("the drone's own client_fallback wins over the hatchery's", async () => {
-    const f = write(
+    const f = folder.write(
+      'f.json',
       file([drone({ client_fallback: 'openai:gpt-own' })], { client_fallback: 'openai:gpt-file' }),
     );
-    expect((await run(f, true)).code).toBe(0);
+    expect((await folder.run(f, [], withKey)).code).toBe(0);
     expect(models()).toEqual(['gpt-own']);
   });
 
   it('without client_fallback, the default model of the environment stands in', async () => {
-    const res = await run(write(file([drone()])), true);
+    const res = await folder.run(folder.write('f.json', file([drone()])), [], withKey);
     expect(res.code).toBe(0);
     expect(models()).toEqual(['gpt-5.4-mini']);
   });
 
   it('without client_fallback and without a key, it fails naming the node and what to set, and calls nothing', async () => {
-    const res = await run(write(file([drone()])), false);
+    const res = await folder.run(folder.write('f.json', file([drone()])));
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain('node "Draft"');
     expect(res.stderr).toContain('client_fallback');
@@ -96,7 +95,11 @@ describe('client_fallback', () => {
   });
 
   it('a client_fallback whose key is missing is reported before the run, naming the variable and the field', async () => {
-    const res = await run(write(file([drone({ client_fallback: 'anthropic:claude-sonnet-5-5' })])), true);
+    const res = await folder.run(
+      folder.write('f.json', file([drone({ client_fallback: 'anthropic:claude-sonnet-5-5' })])),
+      [],
+      withKey,
+    );
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain('ANTHROPIC_API_KEY');
     expect(res.stderr).toContain('client_fallback');
@@ -110,16 +113,13 @@ describe('client_fallback', () => {
     ] as const) {
       openai.reset();
       openai.enqueue('recorded answer');
-      const f = write(file([drone(fallback ? { client_fallback: fallback } : {})]));
-      const cas = path.join(dir, 'run.jsonl');
+      const f = folder.write('f.json', file([drone(fallback ? { client_fallback: fallback } : {})]));
+      const cas = path.join(folder.dir, 'run.jsonl');
       const args = ['run', f, '--input', 'owls', '--no-journal'];
-      const rec = await runCli([...args, '--record', cas], {
-        cwd: dir,
-        env: { OPENAI_BASE_URL: openai.baseURL, OPENAI_API_KEY: KEY },
-      });
+      const rec = await folder.cli([...args, '--record', cas], withKey);
       expect(rec).toMatchObject({ code: 0, stdout: 'recorded answer\n' });
       expect(models()).toEqual([recorded]);
-      const rep = await runCli([...args, '--replay', cas], { cwd: dir });
+      const rep = await runCli([...args, '--replay', cas], { cwd: folder.dir });
       expect(rep).toMatchObject({ code: 0, stdout: 'recorded answer\n' });
       expect(openai.requests).toHaveLength(1);
     }
@@ -129,7 +129,7 @@ describe('client_fallback', () => {
     const client = new ScriptedProvider(['from the client']);
     const rt = new Runtime({ env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: openai.baseURL } });
     try {
-      const h = loadIn(dir, file([drone({ client_fallback: 'openai:gpt-fallback' })]));
+      const h = loadIn(folder.dir, file([drone({ client_fallback: 'openai:gpt-fallback' })]));
       const res = await rt.run(h, { input: 'owls', sampling: client });
       expect(res.output).toBe('from the client');
       expect(client.calls).toHaveLength(1);
@@ -142,28 +142,28 @@ describe('client_fallback', () => {
 
 describe('client_fallback validation', () => {
   it('refuses a client_fallback that is the client again, or has an unknown prefix, on a drone and at the top', () => {
-    expect(problemsIn(dir, file([drone({ client_fallback: 'sampling' })]))).toEqual([
+    expect(problemsIn(folder.dir, file([drone({ client_fallback: 'sampling' })]))).toEqual([
       expect.stringMatching(
         /^nodes\/0\/client_fallback: client_fallback "sampling" of node "Draft" is the MCP client's model again/,
       ),
     ]);
-    expect(problemsIn(dir, file([drone({ client_fallback: 'client:gpt' })]))).toEqual([
+    expect(problemsIn(folder.dir, file([drone({ client_fallback: 'client:gpt' })]))).toEqual([
       expect.stringMatching(/^nodes\/0\/client_fallback: .*the MCP client's model again/),
     ]);
-    expect(problemsIn(dir, file([drone()], { client_fallback: 'opnai:gpt-4o' }))).toEqual([
+    expect(problemsIn(folder.dir, file([drone()], { client_fallback: 'opnai:gpt-4o' }))).toEqual([
       expect.stringMatching(
         /^client_fallback: client_fallback: unknown provider prefix "opnai:".*did you mean "openai:"/,
       ),
     ]);
     // A drone with its own base_url may name a bare model with a colon, but not fall back to the client.
     expect(
-      problemsIn(dir, file([drone({ base_url: 'http://127.0.0.1:1/v1', client_fallback: 'client' })])),
+      problemsIn(folder.dir, file([drone({ base_url: 'http://127.0.0.1:1/v1', client_fallback: 'client' })])),
     ).toEqual([expect.stringMatching(/^nodes\/0\/client_fallback: .*the MCP client's model again/)]);
   });
 
   it('names the file, the node and the field when the CLI loads it', async () => {
-    const f = write(file([drone({ client_fallback: 'sampling:x' })]), 'bad.json');
-    const res = await runCli(['validate', f], { cwd: dir });
+    const f = folder.write('bad.json', file([drone({ client_fallback: 'sampling:x' })]));
+    const res = await folder.cli(['validate', f]);
     expect(res.code).not.toBe(0);
     const out = res.stdout + res.stderr;
     expect(out).toContain('bad.json');

@@ -3,15 +3,15 @@
  * prints no deprecation warning for it (and that this test would see one), and that neither default
  * is on the deprecated list of the installed SDK.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { OpenAIProvider } from '../../src/providers/openai.js';
-import { DEFAULT_MODELS } from '../../src/providers/resolve.js';
+import { VENDORS, vendorInfo } from '../../src/providers/vendors.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { runCli, tempDir } from '../helpers.js';
+import { type CliResult, cliFolder } from '../helpers.js';
 
 const { openai, anthropic } = fakeVendors();
 beforeEach(() => {
@@ -19,19 +19,12 @@ beforeEach(() => {
   anthropic.reset();
 });
 
-/** A one-drone hatchery that names no model, so the default applies. */
-function helloFile(extra: Record<string, unknown> = {}): string {
-  const dir = tempDir('hatchery-models-');
-  const file = path.join(dir, 'hello.json');
-  const drone = {
-    name: 'Answer',
-    type: 'drone',
-    sys_prompt: 'Be brief.',
-    usr_prompt: '{{ ctx.input }}',
-    ...extra,
-  };
-  writeFileSync(file, JSON.stringify({ name: 'hello', desc: 'Answers a question.', nodes: [drone] }));
-  return file;
+/** Runs a one-drone hatchery that names no model (so the default applies) in a fresh folder. */
+function runHello(input: string, env: Record<string, string>): Promise<CliResult> {
+  const folder = cliFolder({ prefix: 'hatchery-models-' });
+  const drone = { name: 'Answer', type: 'drone', sys_prompt: 'Be brief.', usr_prompt: '{{ ctx.input }}' };
+  const file = folder.write('hello.json', { name: 'hello', desc: 'Answers a question.', nodes: [drone] });
+  return folder.run(file, ['--input', input], { env });
 }
 
 /** The SDK's own warning text for a deprecated model. */
@@ -64,7 +57,10 @@ function sdkDeprecatedModels(): { files: string[]; models: Set<string> } {
 
 describe('default models', () => {
   it('are the current ones', () => {
-    expect(DEFAULT_MODELS).toEqual({ openai: 'gpt-5.4-mini', anthropic: 'claude-sonnet-5-5' });
+    expect(Object.fromEntries(VENDORS.map((v) => [v.id, v.defaultModel]))).toEqual({
+      openai: 'gpt-5.4-mini',
+      anthropic: 'claude-sonnet-5-5',
+    });
   });
 
   it('are not on the installed Anthropic SDK deprecated list (an SDK update that deprecates one fails here)', () => {
@@ -72,14 +68,13 @@ describe('default models', () => {
     // The list was found and read: the old default is on it.
     expect(files.length).toBeGreaterThan(0);
     expect(models).toContain('claude-sonnet-4-5');
-    expect(models).not.toContain(DEFAULT_MODELS.anthropic);
-    expect(models).not.toContain(DEFAULT_MODELS.openai);
+    expect(models).not.toContain(vendorInfo('anthropic').defaultModel);
+    expect(models).not.toContain(vendorInfo('openai').defaultModel);
   });
 
   it('with only ANTHROPIC_API_KEY: the CLI sends claude-sonnet-5-5 and stderr has no deprecation warning', async () => {
-    const file = helloFile();
     const env = { ANTHROPIC_API_KEY: 'sk-ant-test-key', ANTHROPIC_BASE_URL: anthropic.baseURL };
-    const res = await runCli(['run', file, '--input', 'What is a hatchery?'], { env, cwd: tempDir() });
+    const res = await runHello('What is a hatchery?', env);
     expect(res.stderr).not.toMatch(DEPRECATION);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('What is a hatchery?');
@@ -89,27 +84,25 @@ describe('default models', () => {
   });
 
   it('the same run with HATCHERY_MODEL=anthropic:claude-sonnet-4-5 shows the SDK warning (so the test can see one)', async () => {
-    const file = helloFile();
     const env = {
       ANTHROPIC_API_KEY: 'sk-ant-test-key',
       ANTHROPIC_BASE_URL: anthropic.baseURL,
       HATCHERY_MODEL: 'anthropic:claude-sonnet-4-5',
     };
-    const res = await runCli(['run', file, '--input', 'hi'], { env, cwd: tempDir() });
+    const res = await runHello('hi', env);
     expect(res.code).toBe(0);
     expect(anthropic.requests[0]!.body.model).toBe('claude-sonnet-4-5');
     expect(res.stderr).toMatch(/The model 'claude-sonnet-4-5' is deprecated/);
   });
 
   it('with OPENAI_API_KEY: the CLI sends gpt-5.4-mini, no temperature and no max field unless the file sets one', async () => {
-    const file = helloFile();
     const env = {
       OPENAI_API_KEY: 'sk-test-key',
       OPENAI_BASE_URL: openai.baseURL,
       ANTHROPIC_API_KEY: 'sk-ant-test-key',
       ANTHROPIC_BASE_URL: anthropic.baseURL,
     };
-    const res = await runCli(['run', file, '--input', 'hi'], { env, cwd: tempDir() });
+    const res = await runHello('hi', env);
     expect(res.stderr).not.toMatch(DEPRECATION);
     expect(res.code).toBe(0);
     // OpenAI's key wins when both are set.
@@ -122,13 +115,12 @@ describe('default models', () => {
   });
 
   it('HATCHERY_MODEL still overrides the default', async () => {
-    const file = helloFile();
     const env = {
       OPENAI_API_KEY: 'sk-test-key',
       OPENAI_BASE_URL: openai.baseURL,
       HATCHERY_MODEL: 'openai:my-model',
     };
-    const res = await runCli(['run', file, '--input', 'hi'], { env, cwd: tempDir() });
+    const res = await runHello('hi', env);
     expect(res.code).toBe(0);
     expect(openai.requests[0]!.body.model).toBe('my-model');
   });
@@ -142,7 +134,7 @@ describe('default models', () => {
     });
     const provider = new OpenAIProvider(client);
     const base = {
-      model: DEFAULT_MODELS.openai,
+      model: vendorInfo('openai').defaultModel,
       system: 'Be brief.',
       messages: [{ role: 'user' as const, content: 'hi' }],
     };

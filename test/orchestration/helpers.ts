@@ -6,9 +6,13 @@ import { Runtime } from '../../src/runtime/runtime.js';
 /** The echo node of test/helpers.ts, where these tests have always found it. */
 export { echo } from '../helpers.js';
 
-/** What the test model does for one request: wait `delay` ms (honouring the signal), then reply or fail. */
+/**
+ * What the test model does for one request: wait `delay` ms (or, with `hold`, until the request is
+ * aborted: such a call never answers by itself), honouring the signal, then reply or fail.
+ */
 export interface Behaviour {
   delay?: number;
+  hold?: boolean;
   reply?: string;
   fail?: string;
 }
@@ -19,40 +23,41 @@ export const userText = (req: ChatRequest): string => {
   return m && m.role === 'user' ? m.content : '';
 };
 
-/** Calls in flight of a {@link testModel}: now, the most at once, and how long each aborted call ran (ms). */
+/** Calls in flight of a {@link testModel}: now, the most at once, and how many saw their request aborted. */
 export interface InFlight {
   now: number;
   max: number;
-  abortedAfter: number[];
+  aborted: number;
 }
 
 /**
- * The scripted provider answering by prompt through `behave`, counting calls in flight and timing
- * aborted ones, to check concurrency limits and cancellation. Requests (and their signals) are in
+ * The scripted provider answering by prompt through `behave`, counting calls in flight and aborted
+ * ones, to check concurrency limits and cancellation. Requests (and their signals) are in
  * `model.calls`.
  */
 export function testModel(behave: (req: ChatRequest) => Behaviour): {
   model: ScriptedProvider;
   inFlight: InFlight;
 } {
-  const inFlight: InFlight = { now: 0, max: 0, abortedAfter: [] };
+  const inFlight: InFlight = { now: 0, max: 0, aborted: 0 };
   const model = new ScriptedProvider(async (req) => {
     const b = behave(req);
     inFlight.now++;
     inFlight.max = Math.max(inFlight.max, inFlight.now);
-    const t0 = performance.now();
     try {
-      if (b.delay) {
+      if (b.delay || b.hold) {
         await new Promise<void>((resolve, reject) => {
           const onAbort = () => {
             clearTimeout(timer);
-            inFlight.abortedAfter.push(performance.now() - t0);
+            inFlight.aborted++;
             reject(new HatcheryError('ABORTED', 'the run was cancelled'));
           };
-          const timer = setTimeout(() => {
-            req.signal.removeEventListener('abort', onAbort);
-            resolve();
-          }, b.delay);
+          const timer = b.hold
+            ? undefined
+            : setTimeout(() => {
+                req.signal.removeEventListener('abort', onAbort);
+                resolve();
+              }, b.delay);
           if (req.signal.aborted) onAbort();
           else req.signal.addEventListener('abort', onAbort, { once: true });
         });

@@ -71,8 +71,9 @@ describe('parallel', () => {
   });
 
   it('fails with the branch named when one fails, and cancels the slow siblings at once', async () => {
+    // The slow siblings never answer by themselves: the run can only settle by aborting them.
     const { model, inFlight } = testModel((req) =>
-      userText(req) === 'boom' ? { delay: 10, fail: 'model exploded' } : { delay: 5000 },
+      userText(req) === 'boom' ? { delay: 10, fail: 'model exploded' } : { hold: true },
     );
     const h = load(
       hatch([
@@ -82,16 +83,15 @@ describe('parallel', () => {
         { name: 'Slow2', usr_prompt: 'slow' },
       ]),
     );
-    const t0 = performance.now();
     const err = (await runtimeWith(model)
       .run(h)
       .catch((e: unknown) => e)) as HatcheryError;
-    expect(performance.now() - t0).toBeLessThan(1000);
     expect(err).toMatchObject({ code: 'PROVIDER', context: { node: 'P', field: 'branches', branch: 'Bad' } });
     expect(err.message).toBe('branch "Bad" failed: model exploded');
     expect(allAborted(model)).toBe(true);
-    expect(inFlight.abortedAfter).toHaveLength(2);
-    for (const ms of inFlight.abortedAfter) expect(ms).toBeLessThan(200);
+    // Both held siblings saw their request aborted and were no longer in flight when the run rejected.
+    expect(inFlight.aborted).toBe(2);
+    expect(inFlight.now).toBe(0);
   });
 
   it('names the failing node inside a branch chain', async () => {
@@ -131,7 +131,7 @@ describe('parallel', () => {
   });
 
   it('stops every branch fast when the whole run is cancelled, and rejects with ABORTED', async () => {
-    const { model } = testModel(() => ({ delay: 10_000 }));
+    const { model, inFlight } = testModel(() => ({ hold: true }));
     const names = Array.from({ length: 20 }, (_, i) => `B${i}`);
     const h = load(
       hatch([
@@ -141,15 +141,16 @@ describe('parallel', () => {
       ]),
     );
     const ac = new AbortController();
-    setTimeout(() => ac.abort(), 30);
-    const t0 = performance.now();
-    const err = (await runtimeWith(model)
-      .run(h, { signal: ac.signal })
-      .catch((e: unknown) => e)) as HatcheryError;
-    expect(performance.now() - t0).toBeLessThan(500);
+    // Cancel once every branch is waiting on a model that never answers by itself.
+    const run = runtimeWith(model).run(h, { signal: ac.signal });
+    while (inFlight.now < 20) await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    const err = (await run.catch((e: unknown) => e)) as HatcheryError;
     expect(err.code).toBe('ABORTED');
     expect(model.callCount).toBe(20);
     expect(allAborted(model)).toBe(true);
+    expect(inFlight.aborted).toBe(20);
+    expect(inFlight.now).toBe(0);
   });
 
   it('adds one listener to the run signal per fan-out, not one per branch, and removes it', async () => {
@@ -205,7 +206,8 @@ describe('parallel', () => {
     expect(started).toEqual(['P', 'A', 'B']);
   });
 
-  it('runs 100 branches that each wait 20 ms on the model in about 20 ms, not 2 s', async () => {
+  // The time it takes (about 20 ms, not 2 s) is measured by bench/fanout.ts; this checks the overlap.
+  it('runs 100 branches that each wait 20 ms on the model all at once', async () => {
     const names = Array.from({ length: 100 }, (_, i) => `B${i}`);
     const h = load(
       hatch(
@@ -216,12 +218,9 @@ describe('parallel', () => {
         { max_steps: 101 },
       ),
     );
-    const model = new ScriptedProvider((req) => userText(req), { delayMs: 20, record: false });
-    const runtime = runtimeWith(model);
-    await runtime.run(h, { input: 'warm' });
-    const t0 = performance.now();
-    const res = await runtime.run(h, { input: 'go' });
-    expect(performance.now() - t0).toBeLessThan(500);
+    const { model, inFlight } = testModel((req) => ({ delay: 20, reply: userText(req) }));
+    const res = await runtimeWith(model).run(h, { input: 'go' });
+    expect(inFlight.max).toBe(100);
     expect(res.steps).toBe(101);
     expect(res.usage.inputTokens).toBe(100);
     expect(res.outputs.B99).toBe('go B99');

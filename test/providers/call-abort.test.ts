@@ -2,7 +2,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnthropicProvider } from '../../src/providers/anthropic.js';
-import { nodeFetch } from '../../src/providers/node-fetch.js';
 import { OpenAIProvider } from '../../src/providers/openai.js';
 import type { Provider } from '../../src/providers/types.js';
 import { FakeAnthropic } from '../fakes/fake-anthropic.js';
@@ -15,7 +14,7 @@ import { chatRequest, failure, serveFakes } from './helpers.js';
 const signals: AbortSignal[] = [];
 const watching: typeof fetch = (input, init) => {
   if (init?.signal) signals.push(init.signal);
-  return nodeFetch(input, init);
+  return fetch(input, init);
 };
 
 const openaiFake = new FakeOpenAI();
@@ -66,8 +65,10 @@ describe.each(vendors)('%s calls and their HTTP requests', (_vendor, fake, provi
   it.each([false, true])('a cancelled call aborts its HTTP request (stream %s)', async (stream) => {
     fake.enqueue({ text: 'too late', delayMs: 5000 });
     const ctrl = new AbortController();
-    setTimeout(() => ctrl.abort(), 50);
-    const err = await failure(provider().chat(chatRequest(model, { stream, signal: ctrl.signal })));
+    const call = failure(provider().chat(chatRequest(model, { stream, signal: ctrl.signal })));
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { timeout: 10_000 });
+    ctrl.abort();
+    const err = await call;
     expect(err.code).toBe('ABORTED');
     expect(signals[0]!.aborted).toBe(true);
     await vi.waitFor(() => expect(fake.disconnects).toBe(1));

@@ -90,13 +90,10 @@ describe('ScriptedProvider', () => {
   it('waits delayMs and rejects with ABORTED as soon as the signal fires', async () => {
     const model = new ScriptedProvider(['late'], { delayMs: 10_000 });
     const ctrl = new AbortController();
-    setTimeout(() => ctrl.abort(), 20);
-    const t0 = Date.now();
-    const err = (await model
-      .chat(request('a', { signal: ctrl.signal }))
-      .catch((e: unknown) => e)) as HatcheryError;
-    expect(err.code).toBe('ABORTED');
-    expect(Date.now() - t0).toBeLessThan(1000);
+    const call = model.chat(request('a', { signal: ctrl.signal })).catch((e: unknown) => e);
+    ctrl.abort();
+    // Rejected well inside the 10 s delay (the test's own timeout is less).
+    expect(((await call) as HatcheryError).code).toBe('ABORTED');
   });
 
   it('delays by delayMs', async () => {
@@ -112,14 +109,12 @@ describe('ScriptedProvider', () => {
     expect(err.code).toBe('ABORTED');
   });
 
-  it('uses no timers without delayMs and stays cheap', async () => {
+  it('uses no timers without delayMs and keeps no call records when told not to', async () => {
     const spy = vi.spyOn(globalThis, 'setTimeout');
     const model = new ScriptedProvider(() => 'ok', { record: false });
     const signal = new AbortController().signal;
     const req = request('a', { signal });
-    const t0 = performance.now();
     for (let i = 0; i < 10_000; i++) await model.chat(req);
-    expect(performance.now() - t0).toBeLessThan(1000);
     expect(spy).not.toHaveBeenCalled();
     expect(model.calls).toHaveLength(0);
     expect(model.callCount).toBe(10_000);

@@ -60,15 +60,16 @@ beforeEach(() => {
 describe.each(vendors)('$name: the timeout bounds the whole call, retries included', (v) => {
   it('retry-after 10 s with a 2000 ms timeout ends with TIMEOUT at once instead of after 20 s', async () => {
     v.fake.enqueue(rateLimited(10), rateLimited(10), rateLimited(10));
-    const t0 = performance.now();
     const err = await failure(v.make().chat(request({ timeoutMs: 2000 })));
     expect(err).toBeInstanceOf(HatcheryError);
     expect(err.code).toBe('TIMEOUT');
     expect(err.message).toContain(`${v.name} call timed out after 2000 ms`);
     expect(err.message).toContain('429');
+    // Refused before waiting: the message says the retry would start too late, and none was made.
     expect(err.message).toContain('10 s');
-    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(err.message).toContain('later than the timeout allows');
     expect(v.fake.requests).toHaveLength(1);
+    expect(v.fake.pending).toBe(2);
   });
 
   it('short retry waits still count against the timeout', async () => {
@@ -77,12 +78,10 @@ describe.each(vendors)('$name: the timeout bounds the whole call, retries includ
     const p = v.make();
     const client = (p as unknown as { client: { maxRetries: number } }).client;
     client.maxRetries = 10;
-    const t0 = performance.now();
     const err = await failure(p.chat(request({ timeoutMs: 1000 })));
     expect(err.code).toBe('TIMEOUT');
     // 0, 400, 800 ms: a fourth attempt would start after the deadline.
     expect(v.fake.requests.length).toBeLessThanOrEqual(3);
-    expect(performance.now() - t0).toBeLessThan(2500);
   });
 
   it('a retry that fits in the timeout is made', async () => {
@@ -97,12 +96,12 @@ describe.each(vendors)('$name: the timeout bounds the whole call, retries includ
     const ctrl = new AbortController();
     const p = failure(v.make().chat(request({ signal: ctrl.signal })));
     await vi.waitFor(() => expect(v.fake.requests).toHaveLength(1));
-    const t0 = performance.now();
     ctrl.abort();
+    // Ended inside the 10 s wait (the test's own timeout is less), the retry never sent.
     const err = await p;
     expect(err.code).toBe('ABORTED');
-    expect(performance.now() - t0).toBeLessThan(1000);
     expect(v.fake.requests).toHaveLength(1);
+    expect(v.fake.pending).toBe(1);
   });
 
   it('Ctrl-C during a retry wait ends the CLI process (exit 130)', async () => {
@@ -132,12 +131,12 @@ describe.each(vendors)('$name: the timeout bounds the whole call, retries includ
     try {
       await vi.waitFor(() => expect(v.fake.requests).toHaveLength(1), { timeout: 10_000 });
       await new Promise((r) => setTimeout(r, 200));
-      const t0 = performance.now();
       child.kill('SIGINT');
       const code = await exited;
       expect(code).toBe(130);
-      // Before the fix the process printed "cancelled" and lived on until the 10 s wait was over.
-      expect(performance.now() - t0).toBeLessThan(5000);
+      // Before the fix the process printed "cancelled" and lived on through the 10 s wait to retry.
+      expect(v.fake.requests).toHaveLength(1);
+      expect(v.fake.pending).toBe(2);
       expect(stderr).toMatch(/cancel/);
       expect(stderr).not.toContain(KEY);
     } finally {

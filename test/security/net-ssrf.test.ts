@@ -230,10 +230,9 @@ describe('http_request over node:http', () => {
           { type: 'tool', tool_name: 'http_request', tool_args: { url: `${base}/hang` }, timeout_ms: 300 },
         ],
       });
-      const t0 = performance.now();
+      // /hang never answers: the run settles only through timeout_ms.
       const err = await new Runtime({ env: {}, tools }).run(h).catch((e: unknown) => e);
       expect((err as HatcheryError).code).toBe('TIMEOUT');
-      expect(performance.now() - t0).toBeLessThan(5_000);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

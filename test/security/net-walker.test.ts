@@ -18,7 +18,6 @@ describe('walker and the event loop', () => {
     let ticks = 0;
     const interval = setInterval(() => ticks++, 5);
     setTimeout(() => controller.abort(), 50);
-    const t0 = performance.now();
     let steps = -1;
     let error: unknown;
     try {
@@ -39,6 +38,5 @@ describe('walker and the event loop', () => {
     expect((error as HatcheryError).code).toBe('ABORTED');
     expect(steps).toBeLessThan(10_000_000);
     expect(ticks).toBeGreaterThan(0);
-    expect(performance.now() - t0).toBeLessThan(5_000);
   });
 });

@@ -9,12 +9,18 @@ import { fixtureJs } from '../fixtures/paths.js';
 import { waitFor } from '../mcp/helpers.js';
 
 /**
- * argv of `sh` writing its pid to `<dir>/pid`, starting `sleep 30` in the background (sharing its
- * stdout) with the pid in `<dir>/grand`, then waiting: the process tree of issue 8.
+ * How long the sleeps of these trees last: twice the test timeout, so a run that waited for one to
+ * end by itself fails its test instead of passing slowly.
+ */
+export const HOLD_S = 60;
+
+/**
+ * argv of `sh` writing its pid to `<dir>/pid`, starting a {@link HOLD_S} sleep in the background
+ * (sharing its stdout) with the pid in `<dir>/grand`, then waiting: the process tree of issue 8.
  */
 export function treeArgv(dir: string, trapTerm = false): string[] {
   const trap = trapTerm ? "trap '' TERM; " : '';
-  return ['sh', '-c', `${trap}echo $$ > "$1/pid"; sleep 30 & echo $! > "$1/grand"; wait`, 'sh', dir];
+  return ['sh', '-c', `${trap}echo $$ > "$1/pid"; sleep ${HOLD_S} & echo $! > "$1/grand"; wait`, 'sh', dir];
 }
 
 /** Waits for the pids the tree script writes. */
@@ -65,6 +71,3 @@ export async function expectEnded(...pids: number[]): Promise<void> {
 export function treeServer(env?: Record<string, string>) {
   return { command: process.execPath, args: [fixtureJs('mcp-tree-server')], ...(env ? { env } : {}) };
 }
-
-/** Milliseconds since `t0`. */
-export const since = (t0: number) => Date.now() - t0;

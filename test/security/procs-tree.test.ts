@@ -1,7 +1,8 @@
 /**
  * Issue 8, process trees: scripts and shell_exec run in their own process group, and timeouts,
  * cancellation, the output limit and this process exiting end the whole tree, promptly, even when
- * a grandchild holds the output pipe.
+ * a grandchild holds the output pipe. The sleeps holding the pipe outlast the test timeout, so a run
+ * that waited for them fails rather than passing slowly.
  * The tests mostly wait for timers and signals, and each owns its folder and processes, so they run
  * concurrently.
  */
@@ -12,7 +13,7 @@ import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { waitFor } from '../mcp/helpers.js';
 import { loadIn, Scripted, toolResults } from '../tools/helpers.js';
-import { expectEnded, running, since, treeArgv, treePids } from './procs-helpers.js';
+import { expectEnded, HOLD_S, running, treeArgv, treePids } from './procs-helpers.js';
 
 function script(node: Record<string, unknown>, signal?: AbortSignal) {
   const dir = tempDir();
@@ -30,13 +31,12 @@ async function shellCalls(calls: Record<string, unknown>[]) {
 }
 
 describe.concurrent('script timeouts end the whole process tree', () => {
-  it('returns TIMEOUT after timeout_ms even though sleep holds the pipe (was 8.4 s)', async () => {
-    const t0 = Date.now();
-    const err = (await script({ cmd: ['sh', '-c', 'sleep 8; echo x'], timeout_ms: 300 }).catch(
+  it('returns TIMEOUT after timeout_ms even though sleep holds the pipe (was: waited for the sleep)', async () => {
+    const err = (await script({ cmd: ['sh', '-c', `sleep ${HOLD_S}; echo x`], timeout_ms: 300 }).catch(
       (e) => e,
     )) as HatcheryError;
     expect(err.code).toBe('TIMEOUT');
-    expect(since(t0)).toBeLessThan(4000);
+    expect(err.message).toContain('killed after timeout_ms (300 ms)');
   });
 
   it('kills the background grandchild too', async () => {
@@ -49,12 +49,10 @@ describe.concurrent('script timeouts end the whole process tree', () => {
 
   it('uses SIGKILL on a tree that ignores SIGTERM, within the grace', async () => {
     const dir = tempDir();
-    const t0 = Date.now();
     const err = (await script({ cmd: treeArgv(dir, true), timeout_ms: 500 }).catch(
       (e) => e,
     )) as HatcheryError;
     expect(err.code).toBe('TIMEOUT');
-    expect(since(t0)).toBeLessThan(7000);
     const { sh, grand } = await treePids(dir);
     await expectEnded(sh, grand);
   });
@@ -66,11 +64,9 @@ describe.concurrent('cancellation ends the whole process tree', () => {
     const ctrl = new AbortController();
     const run = script({ cmd: treeArgv(dir) }, ctrl.signal).catch((e) => e as HatcheryError);
     const { sh, grand } = await treePids(dir);
-    const t0 = Date.now();
     ctrl.abort();
     const err = await run;
     expect(err).toMatchObject({ code: 'ABORTED' });
-    expect(since(t0)).toBeLessThan(4000);
     await expectEnded(sh, grand);
   });
 });
@@ -78,12 +74,10 @@ describe.concurrent('cancellation ends the whole process tree', () => {
 describe.concurrent('a program that ends while its background job holds the pipe', () => {
   it('returns its output and ends the job (was: waited for the job)', async () => {
     const dir = tempDir();
-    const t0 = Date.now();
     const res = await script({
-      cmd: ['sh', '-c', 'echo $$ > "$1/pid"; sleep 30 & echo $! > "$1/grand"; echo done', 'sh', dir],
+      cmd: ['sh', '-c', `echo $$ > "$1/pid"; sleep ${HOLD_S} & echo $! > "$1/grand"; echo done`, 'sh', dir],
     });
     expect(res.output).toBe('done\n');
-    expect(since(t0)).toBeLessThan(5000);
     const { grand } = await treePids(dir);
     await expectEnded(grand);
   });
@@ -110,10 +104,8 @@ describe.concurrent('the output limit', () => {
 describe.concurrent('shell_exec', () => {
   it('ends the whole tree on timeout_ms', async () => {
     const dir = tempDir();
-    const t0 = Date.now();
     const [res] = await shellCalls([{ argv: treeArgv(dir), timeout_ms: 500 }]);
     expect(res).toMatchObject({ isError: true, content: expect.stringContaining('killed after 500 ms') });
-    expect(since(t0)).toBeLessThan(5000);
     const { sh, grand } = await treePids(dir);
     await expectEnded(sh, grand);
   });

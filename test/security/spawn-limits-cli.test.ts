@@ -4,13 +4,11 @@
  * at most spawn.max_fanout agents, so the model calls the fake sees stay under a bound computed from
  * the defaults (before: 16,927 calls from one request).
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { envOf } from '../budget/helpers.js';
 import type { WireBody } from '../fakes/http.js';
 import { fakeVendors } from '../fakes/vendors.js';
-import { runCli, tempDir } from '../helpers.js';
+import { type CliResult, cliFolder } from '../helpers.js';
 
 const fakes = fakeVendors();
 afterEach(() => fakes.openai.reset());
@@ -62,11 +60,10 @@ function turnsOfResults(): string[][] {
   );
 }
 
-async function run(def: unknown): Promise<{ code: number | null; stderr: string }> {
-  const dir = tempDir();
-  const file = path.join(dir, 'swarm.json');
-  writeFileSync(file, JSON.stringify(def));
-  return runCli(['run', file, '--input', 'everything', '--no-journal'], { env: envOf(fakes) });
+/** Runs `def` from a fresh folder with `args`, against the fake server. */
+function run(def: unknown, args = ['--input', 'everything', '--no-journal']): Promise<CliResult> {
+  const folder = cliFolder({ env: () => envOf(fakes) });
+  return folder.run(folder.write('swarm.json', def), args);
 }
 
 describe('a model spawning 25 copies of itself every turn', () => {
@@ -114,10 +111,7 @@ describe('a model spawning 25 copies of itself every turn', () => {
       return { toolCalls: [{ name: 'spawn_agents_parallel', args: { tasks }, id: 'call_wide' }] };
     };
     for (let i = 0; i < 50; i++) fakes.openai.enqueue(route);
-    const dir = tempDir();
-    const file = path.join(dir, 'wide.json');
-    writeFileSync(file, JSON.stringify(boss({ max_fanout: 3 })));
-    const r = await runCli(['run', file, '--input', 'x', '--no-journal', '-q'], { env: envOf(fakes) });
+    const r = await run(boss({ max_fanout: 3 }), ['--input', 'x', '--no-journal', '-q']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(asked).toBe(1);

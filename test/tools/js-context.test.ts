@@ -74,7 +74,7 @@ describe("a js: function's context", () => {
   it('shows nothing of the run: only its signal', async () => {
     const h = setup([{ name: 'A', type: 'tool', tool_name: 'js:tools.mjs#peek' }]);
     const res = await runtime().run(h, {});
-    expect(JSON.parse(res.output)).toEqual({ keys: [], scope: 'undefined', node: 'undefined' });
+    expect(JSON.parse(res.output)).toEqual({ keys: ['signal'], scope: 'undefined', node: 'undefined' });
   });
 });
 

@@ -1,10 +1,11 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readMcpConfig } from '../../src/cli/config.js';
 import type { HatcheryError } from '../../src/core/errors.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
+import { expectEnded } from '../security/procs-helpers.js';
 import { echoServer, loadIn, problemsIn, Scripted } from './helpers.js';
 
 const run = (dir: string, nodes: unknown[], input = '') =>
@@ -25,13 +26,14 @@ describe('script nodes', () => {
   });
 
   it('kills a hanging program after timeout_ms', async () => {
-    const t0 = Date.now();
+    // The program outlasts the test timeout and writes its pid, to check it is gone.
+    const pidFile = path.join(tempDir(), 'pid');
     const err = (await run(tempDir(), [
-      { type: 'script', cmd: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], timeout_ms: 300 },
+      { type: 'script', cmd: ['sh', '-c', 'echo $$ > "$1"; exec sleep 60', 'sh', pidFile], timeout_ms: 300 },
     ]).catch((e) => e)) as HatcheryError;
     expect(err.code).toBe('TIMEOUT');
     expect(err.message).toContain('killed after timeout_ms (300 ms)');
-    expect(Date.now() - t0).toBeLessThan(5000);
+    await expectEnded(Number(readFileSync(pidFile, 'utf8')));
   });
 
   it('keeps a templated argument one argv element: no second command can be injected', async () => {

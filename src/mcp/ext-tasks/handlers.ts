@@ -41,13 +41,12 @@ const resuming = new WeakMap<ServerHost, Set<string>>();
  */
 export async function maybeTask(
   core: ServerHost,
-  request: { envelope?: unknown },
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
   env: CallEnv,
-  forms: boolean,
+  { envelope, forms }: { envelope?: unknown; forms: boolean },
 ): Promise<CallToolResult | undefined> {
-  if (!core.tasks || !declaresTasks(request.envelope)) return undefined;
+  if (!core.tasks || !declaresTasks(envelope)) return undefined;
   // Nobody is on the line once the call is a task: an ask suspends the run (tasks/update answers it)
   // instead of eliciting, and the model is the server's, not the client's.
   const taskEnv: CallEnv = {

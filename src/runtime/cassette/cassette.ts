@@ -5,6 +5,7 @@ import { secretValues } from '../../core/secrets.js';
 import type { CallRecorder, Tool, ToolResult } from '../../engine/contracts.js';
 import { isClientModel, ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
 import type { ChatRequest, ChatResponse, Provider } from '../../providers/types.js';
+import { VENDORS } from '../../providers/vendors.js';
 import {
   canonicalJson,
   chatRequestShape,
@@ -165,7 +166,7 @@ export class Cassette implements CallRecorder {
     };
     const registry = new ProviderRegistry({
       env: {},
-      overrides: { openai: unavailable, anthropic: unavailable, sampling: unavailable },
+      overrides: Object.fromEntries([...VENDORS, { id: 'sampling' }].map((v) => [v.id, unavailable])),
       factory: () => unavailable,
     });
     return registry.resolve(chosen, undefined, undefined, where);

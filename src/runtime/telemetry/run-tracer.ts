@@ -21,6 +21,7 @@ import {
 import { redactText } from '../../core/secrets.js';
 import type { RunEvent, RunListener } from '../../engine/contracts.js';
 import type { Usage } from '../../providers/types.js';
+import { VENDORS } from '../../providers/vendors.js';
 import { chatContent, redactedJson } from './content.js';
 
 /** What a RunTracer needs: where spans go and what it may put in them. */
@@ -35,12 +36,11 @@ export interface RunTracerOptions {
 
 /** Status messages longer than this are cut: a span is not a log. */
 const MAX_MESSAGE = 1_000;
-/** Vendors as gen_ai.provider.name spells them; others pass through. */
-const PROVIDERS: Record<string, string> = {
-  openai: 'openai',
-  anthropic: 'anthropic',
-  sampling: 'mcp.sampling',
-};
+/** Vendors as gen_ai.provider.name spells them (VENDORS, and the MCP client's model); others pass through. */
+const PROVIDERS: ReadonlyMap<string, string> = new Map([
+  ...VENDORS.map((v) => [v.id, v.otelName] as const),
+  ['sampling', 'mcp.sampling'],
+]);
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -167,7 +167,7 @@ export class RunTracer {
   }
 
   private modelCall(e: Extract<RunEvent, { type: 'model_call' }>): void {
-    const provider = PROVIDERS[e.vendor] ?? e.vendor;
+    const provider = PROVIDERS.get(e.vendor) ?? e.vendor;
     const model = e.request.model || e.model;
     const owner = this.spanOf(e.call, e.step);
     owner?.setAttributes({ 'gen_ai.provider.name': provider, 'gen_ai.request.model': model });

@@ -1,8 +1,7 @@
 /**
- * A fan-out branch that is one node with no next (most are) runs without the walk's loop when nobody
- * listens and nothing is resumed. These check that such a run gives what the full walk gives, by
- * running the same files with a listener (which takes the full walk) and without: outputs, usage,
- * steps, save_output, an on_limit successor, max_steps and errors naming branch and node.
+ * Fan-out branches that are one node with no next (most are): outputs, usage, steps, save_output, an
+ * on_limit successor, max_steps, errors naming branch and node, and cancellation. Each file runs with
+ * a listener and without: listening changes nothing of the result.
  */
 import { describe, expect, it } from 'vitest';
 import type { HatcheryError } from '../../src/core/errors.js';
@@ -35,8 +34,8 @@ async function both(h: Hatchery, input = 'go') {
   return { quiet, heard, types };
 }
 
-describe('lone-node branches', () => {
-  it('give the same outputs, usage, steps and saved values as the full walk', async () => {
+describe('one-node branches', () => {
+  it('give the same outputs, usage, steps and saved values with a listener and without', async () => {
     const names = Array.from({ length: 40 }, (_, i) => `B${i}`);
     const h = load(
       hatch([
@@ -92,7 +91,7 @@ describe('lone-node branches', () => {
     expect(q.message).toBe((heard as HatcheryError).message);
   });
 
-  it('a failing node fails its branch with its file and node, as the full walk does', async () => {
+  it('a failing node fails its branch with its file and node, with a listener and without', async () => {
     const h = load(
       hatch([
         { name: 'P', type: 'parallel', branches: ['A', 'B'] },
@@ -111,7 +110,7 @@ describe('lone-node branches', () => {
     expect(inner.context.file).toBe(h.file);
   });
 
-  it('map items of a lone node give the same outputs and errors as the full walk', async () => {
+  it('map items of a lone node give the same outputs and errors with a listener and without', async () => {
     const h = load(
       hatch([
         { name: 'M', type: 'map', items: '["a","b","c","d","e"]', node: 'X', concurrency: 2 },
@@ -133,7 +132,7 @@ describe('lone-node branches', () => {
     expect(q.message).toBe((failed.heard as HatcheryError).message);
   });
 
-  it('a cancelled run ends its lone branches', async () => {
+  it('a cancelled run ends its one-node branches', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `B${i}`);
     const h = load(
       hatch([

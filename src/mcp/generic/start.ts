@@ -1,0 +1,17 @@
+import { json } from '../durable.js';
+import { TARGET, target, WAIT_FOR_IT } from './common.js';
+import { defineGenericTool } from './define.js';
+
+/** hatchery_start: a run in the background, for runs that may outlast a client's call timeout. */
+export const hatcheryStart = defineGenericTool({
+  name: 'hatchery_start',
+  description:
+    'Start a hatchery run in the background and return its run id at once. For runs that may outlast your tool-call timeout: then call hatchery_result with the run id until it returns the result.',
+  annotations: { title: 'Start a hatchery run', openWorldHint: true },
+  schema: TARGET,
+  async run(args, ctx) {
+    const t = target(ctx.core, args);
+    const run = await ctx.start(t.entry, t.args);
+    return json({ run_id: run.id, hatchery: run.hatchery, state: run.state }, WAIT_FOR_IT);
+  },
+});
