@@ -4,8 +4,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { HatcheryError } from '../../core/errors.js';
 import { secretValues } from '../../core/secrets.js';
-import { dueWritten } from './due.js';
-import { FileJournal } from './file-journal.js';
+import { Extra, FileJournal } from './file-journal.js';
 import { foldRun, ownerOf, parseJournal, storedRun } from './fold.js';
 import { pidAlive, processOwner, sameOwner } from './owner.js';
 import { pruneRuns } from './prune.js';
@@ -89,6 +88,8 @@ export class FileRunStore implements RunStore {
   private readonly pruneEvery: number;
   /** Journals of running runs this process owns. */
   private readonly live = new Map<string, FileJournal>();
+  /** Journals that ended, until their last records are written: what each one's end() returned. */
+  private readonly ending = new Map<string, Promise<void>>();
   private readonly cancelListeners: ((id: string) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
@@ -106,7 +107,7 @@ export class FileRunStore implements RunStore {
   /** Runs created since the last prune started: a prune for a full folder waits for this many (see ended). */
   private createdSincePrune = 0;
   /** ended() as a function, one for all the journals of this store. */
-  private readonly endedOf = (j: FileJournal) => this.ended(j);
+  private readonly endedOf = (j: FileJournal, written: Promise<void>) => this.ended(j, written);
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
@@ -161,7 +162,7 @@ export class FileRunStore implements RunStore {
       meta.id,
       this.secrets,
       this.endedOf,
-      FileJournal.record('run_start', meta as unknown as Record<string, unknown>),
+      new Extra('run_start', meta as unknown as Record<string, unknown>),
     );
     this.own(j);
     if (this.entries !== undefined) this.entries++;
@@ -207,7 +208,7 @@ export class FileRunStore implements RunStore {
         id,
         this.secrets,
         this.endedOf,
-        FileJournal.record('resumed', { ...fields, owner: processOwner }),
+        new Extra('resumed', { ...fields, owner: processOwner }),
         parsed.strings.keys(),
         lead,
       );
@@ -367,9 +368,9 @@ export class FileRunStore implements RunStore {
     const starting = new Set<string>(except);
     this.starting.add(starting);
     try {
-      // The last records of runs that ended are on disk first (the write thread is woken only every
-      // 20 ms): else a run that ended a moment ago looks running, and stays until the next prune.
-      await dueWritten();
+      // The last records of runs that ended are on disk first: else a run that ended a moment ago
+      // looks running, and stays until the next prune.
+      await this.idle();
       return await this.pruneExcept(starting);
     } finally {
       this.starting.delete(starting);
@@ -401,13 +402,12 @@ export class FileRunStore implements RunStore {
 
   /** Resolves when everything appended so far is written (every journal of this store). */
   async idle(): Promise<void> {
-    // Ended journals are written on the turn they are due (due.ts); live ones are flushed now.
-    await Promise.all([...[...this.live.values()].map((j) => j.flush()), dueWritten()]);
+    await Promise.all([...[...this.live.values()].map((j) => j.flush()), ...this.ending.values()]);
   }
 
   private async settle(id: string): Promise<void> {
     await this.live.get(id)?.flush();
-    await dueWritten();
+    await this.ending.get(id);
   }
 
   private async text(id: string): Promise<string | undefined> {
@@ -443,9 +443,13 @@ export class FileRunStore implements RunStore {
     }
   }
 
-  /** A journal ended: its last records are written on the next turn (see due.ts). */
-  private ended(j: FileJournal): void {
+  /** A journal ended: its last records are written on the next turn (see FileJournal.end). */
+  private ended(j: FileJournal, written: Promise<void>): void {
     if (this.live.get(j.id) === j) this.live.delete(j.id);
+    this.ending.set(j.id, written);
+    void written.then(() => {
+      if (this.ending.get(j.id) === written) this.ending.delete(j.id);
+    });
     if (this.live.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;

@@ -1,170 +1,84 @@
 /**
- * The journal record of each run event (the JSON a line holds, before the fast text lines of
- * fast-line.ts): names and numbers as they are, content fields cleaned by the journal (redaction,
- * large strings written once), a model call keyed and its prompt written as the journal keeps it.
+ * The journal record of each run event: every field of the event as it is, except the few listed in
+ * NOT_WRITTEN, so a field added to an event reaches the journal without a change here. Content fields
+ * are cleaned by the journal (redaction, large strings written once); a model call is keyed and its
+ * prompt written as the journal keeps it.
  */
 import type { RunEvent } from '../../engine/contracts.js';
 import { JOURNAL_VERSION, type JournalRecord } from './store.js';
 
 /** What a record needs of its journal. */
 export interface RecordContent {
-  /** A content string as written: redacted, or a reference to a large string already in the file. */
-  str(value: string | undefined): string | { $same: string } | undefined;
-  /** A copy of a JSON-like value, cleaned as str() cleans strings. */
+  /** A copy of a JSON-like value: strings redacted, large strings already in the file referenced. */
   clean(value: unknown, depth: number): unknown;
   /** A model call's cassette key, and what it sent as the journal writes it. */
   modelCall(e: Extract<RunEvent, { type: 'model_call' }>): { key: string; prompt: Record<string, unknown> };
 }
 
+/**
+ * Event fields the journal does not write: the run id (the file is the run's), the emitter's clock
+ * reading (`at` is the record's time), a replayed flag (replayed results are not journaled), the
+ * request of a model call (written as its key and prompt).
+ */
+export const NOT_WRITTEN: ReadonlySet<string> = new Set(['type', 'runId', 'ts', 'replayed', 'request']);
+
+/** Fields that hold names, numbers and flags the run's file or engine made: written as they are. */
+const AS_IS: ReadonlySet<string> = new Set([
+  'node',
+  'kind',
+  'step',
+  'depth',
+  'parent',
+  'call',
+  'item',
+  'parentCall',
+  'seq',
+  'path',
+  'next',
+  'chose',
+  'usage',
+  'steps',
+  'ok',
+  'isError',
+  'code',
+  'vendor',
+  'model',
+  'tool',
+  'ref',
+  'file',
+  'attempt',
+  'rateLimited',
+  'retries',
+  'standIn',
+  'stopReason',
+  'hatchery',
+]);
+
+/** The journal's name of each event type (a nested run's start and end: the top-level run's are the store's). */
+function recordType(type: RunEvent['type']): string {
+  return type === 'run_start' ? 'nested_start' : type === 'run_end' ? 'nested_end' : type;
+}
+
 /** The record of event `e` at `at` (ms since the epoch). */
 export function eventRecord(e: RunEvent, at: number, c: RecordContent): JournalRecord {
-  const v = JOURNAL_VERSION;
-  switch (e.type) {
-    case 'node_start':
-      return e.depth === 0 && e.parent === undefined && e.item === undefined
-        ? { v, at, type: e.type, node: e.node, kind: e.kind, step: e.step, depth: 0 }
-        : {
-            v,
-            at,
-            type: e.type,
-            node: e.node,
-            kind: e.kind,
-            step: e.step,
-            depth: e.depth,
-            hatchery: e.depth === 0 ? undefined : e.hatchery,
-            parent: e.parent,
-            call: e.call,
-            item: e.item,
-          };
-    case 'node_error':
-      return {
-        v,
-        at,
-        type: e.type,
-        node: e.node,
-        step: e.step,
-        depth: e.depth,
-        ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
-        error: c.str(e.error),
-        code: e.code,
-        ms: round(e.ms),
-        parent: e.parent,
-        call: e.call,
-      };
-    case 'model_retry':
-      return {
-        v,
-        at,
-        type: e.type,
-        node: e.node,
-        step: e.step,
-        call: e.call,
-        depth: e.depth,
-        vendor: e.vendor,
-        model: e.model,
-        attempt: e.attempt,
-        waitMs: round(e.waitMs),
-        reason: c.str(e.reason),
-        rateLimited: e.rateLimited,
-      };
-    case 'tool_start':
-      // Not journaled (the listener skips it): tool_call holds the whole call.
-      return { v, at, type: e.type, node: e.node, call: e.call };
-    case 'node_end':
-      return {
-        v,
-        at,
-        type: e.type,
-        node: e.node,
-        step: e.step,
-        depth: e.depth,
-        ...(e.depth === 0 ? {} : { hatchery: e.hatchery }),
-        output: c.str(e.output),
-        value: c.clean(e.value, 0),
-        usage: e.usage,
-        ms: round(e.ms),
-        path: e.path,
-        seq: e.seq,
-        next: e.next,
-        chose: e.chose,
-        parent: e.parent,
-        call: e.call,
-      };
-    case 'model_call': {
-      // The cassette's key of the call (Cassette.chat hashes the same text), so the journal can
-      // answer the call again (run --replay-run).
-      const { key, prompt } = c.modelCall(e);
-      return {
-        v,
-        at,
-        type: e.type,
-        node: e.node,
-        depth: e.depth,
-        vendor: e.vendor,
-        model: e.model,
-        key,
-        step: e.step,
-        call: e.call,
-        retries: e.retries,
-        standIn: e.standIn,
-        ...prompt,
-        text: c.str(e.text),
-        toolCalls: c.clean(e.toolCalls, 0),
-        stopReason: e.stopReason,
-        usage: e.usage,
-        error: c.str(e.error),
-        code: e.code,
-        ms: round(e.ms),
-      };
-    }
-    case 'tool_call':
-      return {
-        v,
-        at,
-        type: e.type,
-        node: e.node,
-        tool: e.tool,
-        ref: e.ref,
-        depth: e.depth,
-        step: e.step,
-        call: e.call,
-        parentCall: e.parentCall,
-        args: c.clean(e.args, 0),
-        result: c.str(e.result),
-        isError: e.isError,
-        ms: round(e.ms),
-      };
-    case 'run_start':
-      return {
-        v,
-        at,
-        type: 'nested_start',
-        hatchery: e.hatchery,
-        depth: e.depth,
-        parent: e.parent,
-        call: e.call,
-        file: e.file,
-        input: c.str(e.input),
-        vars: c.clean(e.vars, 0),
-      };
-    case 'run_end':
-      return {
-        v,
-        at,
-        type: 'nested_end',
-        hatchery: e.hatchery,
-        depth: e.depth,
-        parent: e.parent,
-        call: e.call,
-        ok: e.ok,
-        output: c.str(e.output),
-        error: c.str(e.error),
-        code: e.code,
-        usage: e.usage,
-        steps: e.steps,
-        ms: round(e.ms),
-      };
+  const rec: JournalRecord = { v: JOURNAL_VERSION, at, type: recordType(e.type) };
+  if (e.type === 'model_call') {
+    // The cassette's key of the call (Cassette.chat hashes the same text), so the journal can
+    // answer the call again (run --replay-run).
+    const { key, prompt } = c.modelCall(e);
+    rec.key = key;
+    Object.assign(rec, prompt);
   }
+  const fields = e as unknown as Record<string, unknown>;
+  for (const k in fields) {
+    const value = fields[k];
+    if (value === undefined || NOT_WRITTEN.has(k)) continue;
+    // The top-level run's name is its run_start's.
+    if (k === 'hatchery' && e.depth === 0) continue;
+    if (k === 'ms' || k === 'waitMs') rec[k] = round(value as number);
+    else rec[k] = AS_IS.has(k) ? value : c.clean(value, 0);
+  }
+  return rec;
 }
 
 function round(ms: number): number {
