@@ -8,7 +8,7 @@ import {
   type RunStatus,
   type RunSummary,
   type StoredRun,
-} from '../runtime/journal/store.js';
+} from '../journal/store.js';
 import { quote } from '../schema/suggest.js';
 import type { ServerHost } from './host.js';
 import { jsonResult, outputValue } from './results.js';

@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/server';
-import { RUN_STATUSES } from '../runtime/journal/store.js';
+import { RUN_STATUSES } from '../journal/store.js';
 import { INPUT_DESCRIPTION } from './tool-defs.js';
 
 // The generic tools' definitions apart from their calls: answering tools/list (and reserving their

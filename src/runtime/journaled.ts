@@ -1,7 +1,7 @@
 import { LinkedController } from '../core/cancel.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
-import { endOf, runMeta } from './journal/run-meta.js';
-import type { RunJournal, RunStore } from './journal/store.js';
+import { endOf, runMeta } from '../journal/run-meta.js';
+import type { RunJournal, RunStore } from '../journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
 import { newRunId } from './run-id.js';
 

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/engine/contracts.js';
-import { NOT_WRITTEN } from '../../src/runtime/journal/records.js';
+import { NOT_WRITTEN } from '../../src/journal/records.js';
 import { tempDir } from '../helpers.js';
 import { readRecords, startedJournal } from './run-record.js';
 

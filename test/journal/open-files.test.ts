@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openFilesCap, setOpenFilesCap } from '../../src/runtime/journal/journal-file.js';
+import { openFilesCap, setOpenFilesCap } from '../../src/journal/journal-file.js';
 import { tempDir } from '../helpers.js';
 import { journaledChain } from './run-record.js';
 

@@ -7,9 +7,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { eventLine } from '../../src/cli/view/events.js';
 import type { RunEvent } from '../../src/engine/contracts.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Extra, FileJournal } from '../../src/journal/file-journal.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
+import { JOURNAL_VERSION } from '../../src/journal/store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { Extra, FileJournal } from '../../src/runtime/journal/file-journal.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { JOURNAL_VERSION } from '../../src/runtime/journal/store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load } from '../helpers.js';
 

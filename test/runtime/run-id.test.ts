@@ -3,7 +3,7 @@
  * fresh random version 4 UUID, as crypto.randomUUID gives, also past the refill of its random pool.
  */
 import { describe, expect, it } from 'vitest';
-import { isRunId } from '../../src/runtime/journal/run-files.js';
+import { isRunId } from '../../src/journal/run-files.js';
 import { newRunId } from '../../src/runtime/run-id.js';
 
 const V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,5 +1,5 @@
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { HatcheryError } from '../../core/errors.js';
+import { HatcheryError } from '../core/errors.js';
 import { processOwner } from './owner.js';
 import { runsCommandLine } from './state-dir.js';
 

@@ -2,8 +2,8 @@
  * The memo of a resumed run: node executions that finished in earlier attempts, read back from the
  * run's journal, served to walk() instead of running those nodes again.
  */
-import type { CompiledNode, NodeMemo, NodeResult } from '../../engine/contracts.js';
-import type { Usage } from '../../providers/types.js';
+import type { CompiledNode, NodeMemo, NodeResult } from '../engine/contracts.js';
+import type { Usage } from '../providers/types.js';
 import type { JournalRecord } from './store.js';
 
 /** Node kinds that hold other nodes: never served whole, their leaves are. */

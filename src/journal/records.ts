@@ -4,7 +4,7 @@
  * are cleaned by the journal (redaction, large strings written once); a model call is keyed and its
  * prompt written as the journal keeps it.
  */
-import type { RunEvent } from '../../engine/contracts.js';
+import type { RunEvent } from '../engine/contracts.js';
 import { JOURNAL_VERSION, type JournalRecord } from './store.js';
 
 /** What a record needs of its journal. */

@@ -1,6 +1,6 @@
-import { redactText } from '../../core/secrets.js';
-import type { RunEvent, RunListener } from '../../engine/contracts.js';
-import { ConversationCursor } from '../conversations.js';
+import { redactText } from '../core/secrets.js';
+import type { RunEvent, RunListener } from '../engine/contracts.js';
+import { ConversationCursor } from './conversations.js';
 import { LARGE_STRING, stringHash } from './fold.js';
 import { JournalFile } from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
