@@ -1,8 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import type { Usage } from '../providers/types.js';
-import { newRunId } from '../runtime/run-id.js';
 import { actualOf } from '../schema/issues.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
@@ -161,7 +161,7 @@ export async function callGenericTool(
         return list(core);
       case 'hatchery_run': {
         const t = target(core, args);
-        const id = newRunId();
+        const id = randomUUID();
         ctx.own(id);
         return (await runHatcheryCall(core, t.entry, t.args, { ...ctx.env, runId: id })).result;
       }

@@ -1,9 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { LinkedController } from '../core/cancel.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
 import { endOf, runMeta } from '../journal/run-meta.js';
 import type { RunJournal, RunStore } from '../journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
-import { newRunId } from './run-id.js';
 
 /**
  * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
@@ -28,7 +28,7 @@ export function runJournaled(
   let runId: string;
   let journal: RunJournal;
   try {
-    runId = options.runId ?? options.journal?.id ?? newRunId();
+    runId = options.runId ?? options.journal?.id ?? randomUUID();
     journal = options.journal ?? store.create(runMeta(h, runId, options));
   } catch (err) {
     return Promise.reject(err);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { describeAbort, neverAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, ValidationError, withContext } from '../core/errors.js';
@@ -30,7 +31,6 @@ import { type RunBudget, runBudget } from './budget.js';
 import { applyVars, loadFiles, requireInput } from './inputs.js';
 import { runJournaled } from './journaled.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
-import { newRunId } from './run-id.js';
 import { FinishedRun } from './run-result.js';
 import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
@@ -214,7 +214,7 @@ export class Runtime {
     return this.runWith(
       h,
       options,
-      options.runId ?? newRunId(),
+      options.runId ?? randomUUID(),
       options.onEvent,
       options.signal ?? neverAborted,
     );
