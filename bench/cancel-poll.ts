@@ -40,7 +40,10 @@ async function child(
   runs: number,
   windowMs: number,
 ): Promise<{ perPoll: number }> {
-  const { FileRunStore } = await import(`${dist}/runtime/journal/file-store.js`);
+  const { FileRunStore } = await import(`${dist}/journal/file-store.js`).catch(
+    // A build from before the journal had its own layer.
+    () => import(`${dist}/runtime/journal/file-store.js`),
+  );
   const { Runtime } = await import(`${dist}/runtime/runtime.js`);
   const { ScriptedProvider } = await import(`${dist}/providers/scripted.js`);
   const { loadHatcheryObject } = await import(`${dist}/loader/load.js`);

@@ -43,7 +43,10 @@ if (process.argv.includes('--child')) {
 }
 
 async function child(dist: string, mode: number, n: number, bursts: number): Promise<Sample> {
-  const { FileRunStore } = await import(`${dist}/runtime/journal/file-store.js`);
+  const { FileRunStore } = await import(`${dist}/journal/file-store.js`).catch(
+    // A build from before the journal had its own layer.
+    () => import(`${dist}/runtime/journal/file-store.js`),
+  );
   const { Runtime } = await import(`${dist}/runtime/runtime.js`);
   const { ScriptedProvider } = await import(`${dist}/providers/scripted.js`);
   const { loadHatcheryObject } = await import(`${dist}/loader/load.js`);

@@ -37,7 +37,15 @@ async function setup(dir: string) {
   const { loadHatcheryObject } = await src('loader/load.ts');
   const { ScriptedProvider } = await src('providers/scripted.ts');
   const { Runtime } = await src('runtime/runtime.ts');
-  const { FileJournal } = await src('runtime/journal/file-journal.ts');
+  // A tree from before the journal had its own layer keeps it under runtime/.
+  const journalModule = await src('journal/file-journal.ts').catch(() =>
+    src('runtime/journal/file-journal.ts'),
+  );
+  const { FileJournal } = journalModule;
+  const firstRecord = () =>
+    journalModule.Extra
+      ? new journalModule.Extra('run_start', { id: 'bench' })
+      : FileJournal.record('run_start', { id: 'bench' });
   const load = (def: unknown) => {
     const res = loadHatcheryObject(def, '/tmp/bench-journal-cost.json');
     if (!res.ok) throw res.error;
@@ -90,7 +98,7 @@ async function setup(dir: string) {
       'bench',
       [],
       () => {},
-      FileJournal.record('run_start', { id: 'bench' }),
+      firstRecord(),
     ) as Journal;
     await j.flush();
     const c0 = process.cpuUsage();

@@ -100,7 +100,10 @@ async function child(
   dist: string,
   files: number,
 ): Promise<{ perRun: number; perFile: number; stallMs: number }> {
-  const { FileRunStore } = await import(`${dist}/runtime/journal/file-store.js`);
+  const { FileRunStore } = await import(`${dist}/journal/file-store.js`).catch(
+    // A build from before the journal had its own layer.
+    () => import(`${dist}/runtime/journal/file-store.js`),
+  );
   const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-prune-'));
   try {
     const state = path.join(dir, 'runs');

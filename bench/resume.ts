@@ -6,8 +6,8 @@
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { FileRunStore } from '../src/journal/file-store.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
-import { FileRunStore } from '../src/runtime/journal/file-store.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { median } from './lib/stats.js';
 

@@ -22,9 +22,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Hatchery } from '../src/engine/contracts.js';
+import { FileRunStore } from '../src/journal/file-store.js';
 import { loadHatcheryObject } from '../src/loader/load.js';
 import { ScriptedProvider } from '../src/providers/scripted.js';
-import { FileRunStore } from '../src/runtime/journal/file-store.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { buildsToTime } from './lib/builds.js';
 import { median } from './lib/stats.js';
@@ -53,7 +53,9 @@ async function modules(dist: string | undefined) {
   return {
     loadHatcheryObject: (await imp('loader/load.js')).loadHatcheryObject as typeof loadHatcheryObject,
     ScriptedProvider: (await imp('providers/scripted.js')).ScriptedProvider as typeof ScriptedProvider,
-    FileRunStore: (await imp('runtime/journal/file-store.js')).FileRunStore as typeof FileRunStore,
+    // A build from before the journal had its own layer keeps it under runtime/.
+    FileRunStore: (await imp('journal/file-store.js').catch(() => imp('runtime/journal/file-store.js')))
+      .FileRunStore as typeof FileRunStore,
     Runtime: (await imp('runtime/runtime.js')).Runtime as typeof Runtime,
   };
 }

@@ -17,6 +17,7 @@ export type {
   ToolContext,
   ToolResult,
 } from './engine/contracts.js';
+export type { ResumeOptions } from './journal/resume.js';
 export type { LoadResult } from './loader/load.js';
 export { findHatcheryFiles, loadHatchery, loadHatcheryObject, loadHatcheryText } from './loader/load.js';
 export type { HttpHandle, HttpServeOptions } from './mcp/http.js';
@@ -40,7 +41,6 @@ export type {
   ToolSpec,
   Usage,
 } from './providers/types.js';
-export type { ResumeOptions } from './runtime/resume.js';
 export type { RunOptions, RunResult, RuntimeOptions } from './runtime/runtime.js';
 export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Runtime } from './runtime/runtime.js';
 export type { HatcheryDef, McpServerDef } from './schema/hatchery.js';

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest } from '../engine/contracts.js';
-import { runsCommandLine } from '../runtime/journal/state-dir.js';
+import { runsCommandLine } from '../journal/state-dir.js';
 import { EXIT } from './args.js';
 import { printable, printableJson, printErr, printOut } from './print.js';
 

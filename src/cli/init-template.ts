@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
+import { requestKey } from '../journal/canonical.js';
 import { VENDORS } from '../providers/vendors.js';
-import { requestKey } from '../runtime/cassette/canonical.js';
 import { CASSETTE_VERSION, type CassetteEntry } from '../runtime/cassette/format.js';
 import { SCHEMA_FILE } from './client-config.js';
 

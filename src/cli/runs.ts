@@ -1,15 +1,15 @@
 import { HatcheryError } from '../core/errors.js';
-import type { Usage } from '../providers/types.js';
-import { Cassette } from '../runtime/cassette/cassette.js';
-import { journalEntries } from '../runtime/journal/replay.js';
-import { runsCommandLine } from '../runtime/journal/state-dir.js';
+import { journalEntries } from '../journal/replay.js';
+import { runsCommandLine } from '../journal/state-dir.js';
 import {
   type JournalRecord,
   RUN_STATUSES,
   type RunStatus,
   type RunStore,
   type RunSummary,
-} from '../runtime/journal/store.js';
+} from '../journal/store.js';
+import type { Usage } from '../providers/types.js';
+import { Cassette } from '../runtime/cassette/cassette.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, parseArgs } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';

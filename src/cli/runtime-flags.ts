@@ -1,7 +1,7 @@
 import { HatcheryError } from '../core/errors.js';
 import type { Budget } from '../engine/meter.js';
-import type { FileRunStore } from '../runtime/journal/file-store.js';
-import { stateDir } from '../runtime/journal/state-dir.js';
+import type { FileRunStore } from '../journal/file-store.js';
+import { stateDir } from '../journal/state-dir.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { intOption, type ParsedValues } from './args.js';
@@ -119,7 +119,7 @@ export async function journalStore(
     return undefined;
   }
   // Loaded when used: a command run with --no-journal does not load the journal's modules.
-  const { FileRunStore } = await import('../runtime/journal/file-store.js');
+  const { FileRunStore } = await import('../journal/file-store.js');
   return new FileRunStore(stateDir(values.state, { servedDir }), {
     secrets,
     maxRuns: intOption(values['keep-runs'], 'keep-runs'),
@@ -129,6 +129,6 @@ export async function journalStore(
 
 /** The run store of the state folder `runs` and `run --replay-run` read (see stateDir). */
 export async function openRunStore(state: string | undefined): Promise<FileRunStore> {
-  const { FileRunStore } = await import('../runtime/journal/file-store.js');
+  const { FileRunStore } = await import('../journal/file-store.js');
   return new FileRunStore(stateDir(state));
 }

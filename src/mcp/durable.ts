@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { sleep } from '../core/cancel.js';
 import { HatcheryError } from '../core/errors.js';
-import type { JournalRecord, RunFilter, RunSummary, StoredRun } from '../runtime/journal/store.js';
+import type { JournalRecord, RunFilter, RunSummary, StoredRun } from '../journal/store.js';
 import { quote } from '../schema/suggest.js';
 import type { ServerHost } from './host.js';
 import { jsonResult, outputValue } from './results.js';

@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { AskRequest } from '../engine/contracts.js';
-import { isRunId } from '../runtime/journal/run-files.js';
+import { isRunId } from '../journal/run-files.js';
 import { resumeRun } from './background.js';
 import { errorResult } from './calls.js';
 import { readStored } from './durable.js';

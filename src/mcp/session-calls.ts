@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type {
   CallToolRequest,
   CallToolResult,
@@ -11,7 +12,6 @@ import { HatcheryError } from '../core/errors.js';
 import { type TraceContext, traceContext } from '../core/trace.js';
 import { createSamplingProvider } from '../providers/sampling.js';
 import type { Provider } from '../providers/types.js';
-import { newRunId } from '../runtime/run-id.js';
 import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
@@ -124,7 +124,7 @@ export function handleCall(
     const entry = core.registry.get(name);
     if (entry) {
       // The id is chosen here so that hatchery_runs lists the run to this session (and only to it).
-      env.runId = newRunId();
+      env.runId = randomUUID();
       ownRun(server, env.runId);
     }
     // A client with the tasks extension gets a task when the run takes longer than --task-wait.
@@ -162,7 +162,7 @@ async function handleOther(
           signal: req.signal,
           call: (e, a) => {
             // The id is chosen here so that hatchery_runs lists the run to this session.
-            const runId = newRunId();
+            const runId = randomUUID();
             own(runId);
             return runHatcheryCall(core, e, a, { ...env, runId }).then(resultOf);
           },

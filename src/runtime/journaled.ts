@@ -1,14 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { LinkedController } from '../core/cancel.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
-import { endOf, runMeta } from './journal/run-meta.js';
-import type { RunJournal, RunStore } from './journal/store.js';
+import { endOf, runMeta } from '../journal/run-meta.js';
+import type { RunJournal, RunStore } from '../journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
-import { newRunId } from './run-id.js';
 
 /**
  * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
- * with the run's status; a cancel through the store aborts it. The final write is not awaited
- * here (the store's read, reopen and close wait for it), so the journal never delays the result.
+ * with the run's status; a cancel through the store aborts it. The result waits for the records
+ * written during the run (so it can say the journal is incomplete); the final record is not awaited
+ * here (the store's read, reopen and close wait for it).
  * Not async: a `then` on the run instead of a frame of its own, per call of a server.
  */
 export function runJournaled(
@@ -27,7 +28,7 @@ export function runJournaled(
   let runId: string;
   let journal: RunJournal;
   try {
-    runId = options.runId ?? options.journal?.id ?? newRunId();
+    runId = options.runId ?? options.journal?.id ?? randomUUID();
     journal = options.journal ?? store.create(runMeta(h, runId, options));
   } catch (err) {
     return Promise.reject(err);
@@ -57,15 +58,19 @@ export function runJournaled(
   return run.then(
     (result) => {
       done();
-      void journal.end('succeeded', {
-        output: result.output,
-        value: result.value,
-        usage: result.usage,
-        steps: result.steps,
-        ms: Math.round(performance.now() - t0),
+      const ms = Math.round(performance.now() - t0);
+      // The result waits for the records so far (not the run_end): whether they were written is part of it.
+      return journal.flush().then(() => {
+        void journal.end('succeeded', {
+          output: result.output,
+          value: result.value,
+          usage: result.usage,
+          steps: result.steps,
+          ms,
+        });
+        if (journal.error !== undefined) result.journal = 'incomplete';
+        return result;
       });
-      if (journal.error !== undefined) result.journal = 'incomplete';
-      return result;
     },
     (err: unknown) => {
       done();

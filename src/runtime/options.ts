@@ -3,12 +3,12 @@ import type { CommandLineFile } from '../core/fs/write-policy.js';
 import type { TraceContext } from '../core/trace.js';
 import type { AskFn, NodeMemo, RunListener } from '../engine/contracts.js';
 import type { Budget } from '../engine/meter.js';
+import type { RunJournal, RunStore } from '../journal/store.js';
 import type { PriceTable } from '../providers/prices.js';
 import type { ProviderFactory, Vendor } from '../providers/resolve.js';
 import type { Provider, Usage } from '../providers/types.js';
 import type { ToolResolverOptions } from '../tools/resolve.js';
 import type { Cassette } from './cassette/cassette.js';
-import type { RunJournal, RunStore } from './journal/store.js';
 
 /** How a Runtime is set up; one Runtime serves many runs (a CLI call or a whole MCP server). */
 export interface RuntimeOptions {

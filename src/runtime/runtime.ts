@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { describeAbort, neverAborted } from '../core/cancel.js';
-import { formatError, HatcheryError, ValidationError, withContext } from '../core/errors.js';
+import { formatError, HatcheryError, withContext } from '../core/errors.js';
 import { PathGuard } from '../core/fs/paths.js';
 import { WritePolicy } from '../core/fs/write-policy.js';
 import { secretValues } from '../core/secrets.js';
@@ -19,18 +20,17 @@ import type {
 import { RunShared, Scope } from '../engine/scope.js';
 import { setTemplateTextLimit } from '../engine/templates/templates.js';
 import { walk } from '../engine/walk.js';
+import { prepareResume, type ResumeOptions } from '../journal/resume.js';
+import type { RunStore } from '../journal/store.js';
 import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
 import { ProviderRegistry } from '../providers/resolve.js';
-import { callsJsTools, jsToolProblems } from '../tools/js-check.js';
 import { ToolResolver } from '../tools/resolve.js';
 import { type RunBudget, runBudget } from './budget.js';
-import { applyVars, loadFiles, requireInput } from './inputs.js';
-import type { RunStore } from './journal/store.js';
 import { runJournaled } from './journaled.js';
+import { safeListener, traced } from './listeners.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
-import { prepareResume, type ResumeOptions } from './resume.js';
-import { newRunId } from './run-id.js';
+import { RunScopes } from './run-scope.js';
 import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
 export type { RunOptions, RunResult, RuntimeOptions };
@@ -55,11 +55,8 @@ export class Runtime {
   /** How this runtime loads files; a server loads its folder with the same options. */
   readonly loadOptions: LoadOptions;
   private readonly services: RunServices;
-  private readonly guards = new WeakMap<Hatchery, PathGuard>();
-  private readonly ctxBases = new WeakMap<Hatchery, Record<string, unknown>>();
-  private readonly preflighted = new WeakSet<Hatchery>();
-  /** Hatcheries whose banelings' js: tools were found and their tool_args checked (once per version). */
-  private readonly jsChecked = new WeakSet<Hatchery>();
+  /** The top-level scopes of runs: their guards, ctx and checks, kept per hatchery. */
+  private readonly scopes: RunScopes;
   private readonly options: RuntimeOptions;
   /** Journaled runs running now, by id: a cancel from the store aborts them. */
   private readonly running = new Map<string, AbortController>();
@@ -112,9 +109,10 @@ export class Runtime {
     this.tools = new ToolResolver(toolOptions, async (abs, check) => {
       const h = await this.hatcheries.get(abs, check);
       // Its folder is protected from writes before any of its runs (or the caller's) can write.
-      this.guardFor(h);
+      this.scopes.guardFor(h);
       return h;
     });
+    this.scopes = new RunScopes(this.guard, this.tools);
     this.services = {
       resolveModel: cassette
         ? (spec, baseURL, sampling, where, fallback) =>
@@ -153,20 +151,6 @@ export class Runtime {
     } finally {
       await flushed;
     }
-  }
-
-  /**
-   * The path guard of a hatchery: its own folder plus the runtime's allowed roots. The first call for
-   * a hatchery also protects its folder, file and dependencies from writes of every run.
-   */
-  private guardFor(h: Hatchery): PathGuard {
-    let g = this.guards.get(h);
-    if (!g) {
-      this.guard.policy.protectHatchery(h);
-      g = this.guard.withRoot(h.dir);
-      this.guards.set(h, g);
-    }
-    return g;
   }
 
   /**
@@ -212,7 +196,7 @@ export class Runtime {
     return this.runWith(
       h,
       options,
-      options.runId ?? newRunId(),
+      options.runId ?? randomUUID(),
       options.onEvent,
       options.signal ?? neverAborted,
     );
@@ -367,7 +351,7 @@ export class Runtime {
     }
     try {
       // A scope needs no wait unless the file reads `files` or the first run checks its js: tools.
-      const made = this.scopeFor(h, shared, depth, input, vars, signal, place);
+      const made = this.scopes.scopeFor(h, shared, depth, input, vars, signal, place);
       const scope = made instanceof Scope ? made : await made;
       const walked = await walk(scope, h.start);
       // The file's own `output` says what its result is; it reads the outputs of the whole run.
@@ -434,97 +418,6 @@ export class Runtime {
     const result = await walk(child, node);
     return result.text;
   }
-
-  /**
-   * Before the first node of a hatchery's first run: the js: tools its banelings call exist and take
-   * their tool_args, so a wrong argument fails before any model is paid. Importing a module runs its
-   * code, which loading a file never does; the run would import it anyway.
-   */
-  private async checkJsTools(h: Hatchery, scope: Scope): Promise<void> {
-    if (callsJsTools(h)) {
-      let failed: unknown;
-      const problems = await jsToolProblems(
-        h,
-        (ref) =>
-          this.tools.js.resolve(ref, scope).catch((err) => {
-            failed ??= err;
-            throw err;
-          }),
-        true,
-      );
-      // A module that is missing or refused fails as the call itself would; wrong arguments are the file's.
-      if (failed !== undefined) throw failed;
-      if (problems.length > 0) throw new ValidationError(h.file, problems);
-    }
-    this.jsChecked.add(h);
-  }
-
-  /**
-   * A fresh top-level scope: ctx with input, declared inputs and `files`, checked before any node runs.
-   * The scope itself when nothing needs a wait (no `files`, js: tools checked by an earlier run).
-   */
-  private scopeFor(
-    h: Hatchery,
-    shared: RunState,
-    depth: number,
-    input: string | undefined,
-    vars: Readonly<Record<string, string>> | undefined,
-    signal: AbortSignal = shared.signal,
-    place?: EventPlace,
-  ): Scope | Promise<Scope> {
-    const guard = this.guardFor(h);
-    let base = this.ctxBases.get(h);
-    if (!base) {
-      base = Scope.ctxBase(h, guard);
-      this.ctxBases.set(h, base);
-    }
-    requireInput(h, input);
-    const ctx = Object.create(base) as Record<string, unknown>;
-    if (input !== undefined) ctx.input = input;
-    applyVars(h, ctx, vars);
-    for (const _ in h.files) {
-      return loadFiles(h, guard, ctx, Object.keys(h.files), signal).then(() =>
-        this.checkedScope(h, shared, depth, guard, ctx, signal, place),
-      );
-    }
-    return this.checkedScope(h, shared, depth, guard, ctx, signal, place);
-  }
-
-  /** The Scope over a ready ctx, after the preflight checks (and, on a first run, its js: tools). */
-  private checkedScope(
-    h: Hatchery,
-    shared: RunState,
-    depth: number,
-    guard: PathGuard,
-    ctx: Record<string, unknown>,
-    signal: AbortSignal,
-    place: EventPlace | undefined,
-  ): Scope | Promise<Scope> {
-    // Only the top-level walk is resumable node by node; a nested run runs again inside its node.
-    const path = depth === 0 ? '' : undefined;
-    const scope = new Scope(
-      h,
-      shared,
-      guard,
-      ctx,
-      null,
-      depth,
-      path,
-      undefined,
-      undefined,
-      signal,
-      place?.parent,
-      place?.call,
-    );
-    // Preflight checks (API keys) depend only on this runtime's environment unless the run brings a
-    // sampling client, so a hatchery that passed them once need not walk its nodes again.
-    if (shared.sampling !== undefined || !this.preflighted.has(h)) {
-      for (const node of h.nodes.values()) node.preflight?.(scope);
-      if (shared.sampling === undefined) this.preflighted.add(h);
-    }
-    if (!this.jsChecked.has(h)) return this.checkJsTools(h, scope).then(() => scope);
-    return scope;
-  }
 }
 
 function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
@@ -535,28 +428,4 @@ function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
       { file: h.file, field: 'max_depth' },
     );
   }
-}
-
-/** The tracing listener first (it sets tool_start.trace), then the run's own; neither can stop the other. */
-function traced(tracer: RunListener, own: RunListener | undefined): RunListener {
-  if (!own) return tracer;
-  return (event) => {
-    try {
-      tracer(event);
-    } catch {
-      // Tracing is best effort.
-    }
-    own(event);
-  };
-}
-
-/** Wraps a listener so that its exceptions never break a run. */
-function safeListener(listener: RunListener): RunListener {
-  return (event) => {
-    try {
-      listener(event);
-    } catch {
-      // A broken progress consumer must not fail the workflow it observes.
-    }
-  };
 }

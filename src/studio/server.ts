@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { secretValues } from '../core/secrets.js';
-import { redactDeep } from '../runtime/cassette/canonical.js';
+import { redactDeep } from '../journal/canonical.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { type FolderChange, StudioFolder } from './folder.js';
 import { StudioRuns } from './runs.js';

@@ -7,6 +7,7 @@ export const LAYERS = [
   'schema',
   'providers',
   'engine',
+  'journal',
   'tools',
   'nodes',
   'loader',

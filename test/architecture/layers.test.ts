@@ -4,7 +4,7 @@ import { REPO_ROOT } from '../helpers.js';
 import { importCycles, importGraph, importsOf, upwardImports } from './imports.js';
 
 // The cheap form of per-folder DEPS lists: the layers of src/ depend one way only,
-// core, schema <- providers <- engine <- tools <- nodes <- loader <- runtime <- mcp <- cli.
+// core, schema <- providers <- engine <- journal <- tools <- nodes <- loader <- runtime <- mcp <- cli.
 describe('source layering', () => {
   const graph = importGraph(path.join(REPO_ROOT, 'src'));
 
@@ -51,10 +51,12 @@ describe('source layering', () => {
       ['engine/contracts.ts', ['index.ts']],
       ['core/a.ts', ['core/b.ts']],
       ['core/b.ts', ['core/a.ts']],
+      ['journal/y.ts', ['runtime/conversations.ts', 'engine/contracts.ts']],
     ]);
     expect(upwardImports(fake)).toEqual([
       'tools/x.ts -> runtime/runtime.ts (tools may not import runtime)',
       'engine/contracts.ts -> index.ts (an entry point: import the module it re-exports)',
+      'journal/y.ts -> runtime/conversations.ts (journal may not import runtime)',
     ]);
     expect(importCycles(fake)).toEqual([['core/a.ts', 'core/b.ts']]);
   });

@@ -1,6 +1,6 @@
 /** The pure parts of cassettes and test files: canonical requests, keys, diffs, JSON paths. */
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, redactDeep, requestKey } from '../../src/runtime/cassette/canonical.js';
+import { canonicalJson, redactDeep, requestKey } from '../../src/journal/canonical.js';
 import { lineDiff } from '../../src/runtime/cassette/diff.js';
 import { jsonPath } from '../../src/runtime/testing/expect.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/runtime/cassette/canonical.js';
+import { canonicalJson } from '../../src/journal/canonical.js';
 
 /**
  * Journal and cassette keys hash canonicalJson's text, which is now written without a sorted copy:

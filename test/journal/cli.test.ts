@@ -7,8 +7,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { JOURNAL_VERSION, type JournalRecord } from '../../src/runtime/journal/store.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
+import { JOURNAL_VERSION, type JournalRecord } from '../../src/journal/store.js';
 import { fakeVendors } from '../fakes/vendors.js';
 import { runCli, startCli, tempDir } from '../helpers.js';
 

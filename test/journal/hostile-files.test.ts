@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { runCli, startCli, tempDir } from '../helpers.js';
 import { hatcheryDir, spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
 

@@ -1,33 +1,24 @@
 /**
- * A flush encodes its lines into one buffer shared by every journal (flushes run one at a time) and
- * writes it in pieces: multi-byte text, lines longer than a piece, and many pieces must land whole and
- * in order, and a journal whose write fails must lose its own lines only, never pass them to the next
- * journal's file.
+ * Multi-byte text, very long lines and many lines must land whole and in order, and a journal whose
+ * write fails must lose its own lines only, never pass them to another journal's file.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWriteThread } from '../../src/runtime/journal/journal-file.js';
+import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { readRecords, startedJournal } from './run-record.js';
 
 const read = readRecords;
 
-// On this thread (a command line's few runs) and through the write thread (a busy process's).
-describe.each(['never', 'always'] as const)('journal writes, write thread %s', (mode) => {
-  beforeAll(() => setWriteThread(mode));
-  afterAll(() => setWriteThread(undefined));
-
-  it('writes multi-byte text, lines longer than a piece and than the ring, and many pieces whole and in order', async () => {
+describe('journal writes', () => {
+  it('writes multi-byte text, very long lines and many lines whole and in order', async () => {
     const dir = tempDir('hatchery-journal-write-');
     const file = path.join(dir, 'a.jsonl');
     const j = startedJournal(file, 'a');
-    const long = 'é🐝'.repeat(30_000); // 90,000 UTF-16 units, 180,000 bytes: longer than a piece
-    // Longer than the write thread's 2 MiB ring: written as the thread frees room.
+    const long = 'é🐝'.repeat(30_000);
     const huge = 'x'.repeat(3_000_000);
     const texts = ['plain', 'é à ü', '蜂の巣', '🐝🐝', long, 'between', huge, 'after'];
     for (const t of texts) j.append('note', { text: t });
-    // Enough lines for several pieces of 64 KB.
     for (let i = 0; i < 3000; i++) j.append('note', { i, text: `line ${i} ${'ü'.repeat(20)}` });
     await j.end('succeeded', {});
     const recs = read(file);
@@ -50,7 +41,7 @@ describe.each(['never', 'always'] as const)('journal writes, write thread %s', (
       a.append('note', { from: 'a', i });
       b.append('note', { from: 'b', i });
     }
-    // Both end in the same turn: one flush after the other, through the shared buffer.
+    // Both end in the same turn.
     await Promise.all([a.end('succeeded', {}), b.end('succeeded', {})]);
     expect(String(a.error)).toMatch(/ENOENT/);
     expect(b.error).toBeUndefined();

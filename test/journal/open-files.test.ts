@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openFilesCap, setOpenFilesCap, setWriteThread } from '../../src/runtime/journal/journal-file.js';
+import { openFilesCap, setOpenFilesCap } from '../../src/journal/journal-file.js';
 import { tempDir } from '../helpers.js';
 import { journaledChain } from './run-record.js';
 
@@ -20,12 +20,7 @@ describe.runIf(process.platform === 'linux')('journal files kept open', () => {
 
   it('300 runs at once (over a cap of 256) are all journaled whole, and every file is closed after', async () => {
     setOpenFilesCap(256);
-    // The cap of this thread's descriptors (write-thread.test.ts has the write thread's).
-    await setWriteThread('never');
-    onTestFinished(() => {
-      setOpenFilesCap(undefined);
-      return setWriteThread(undefined);
-    });
+    onTestFinished(() => setOpenFilesCap(undefined));
     const dir = tempDir('hatchery-journal-fds-');
     const { store, runtime, h } = journaledChain(dir, 50);
     const before = openFds();

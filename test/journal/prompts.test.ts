@@ -3,9 +3,9 @@
  * again on every turn; the studio puts each call's whole prompt back together from it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { treeOf } from '../../src/studio/runs.js';
 import { echo, hatch, load, tempDir } from '../helpers.js';

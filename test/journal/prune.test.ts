@@ -8,9 +8,9 @@ import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FileRunStore } from '../../src/journal/file-store.js';
+import { JOURNAL_VERSION } from '../../src/journal/store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { JOURNAL_VERSION } from '../../src/runtime/journal/store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 import { runStartRecord } from './run-record.js';

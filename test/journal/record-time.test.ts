@@ -1,17 +1,14 @@
 /**
- * A record's `at` is taken from the performance.now() reading its event carries (`ts`), not from a
- * Date.now() per event: it must still be the wall-clock time of the event to the millisecond, in the
- * records' order, follow a wall clock set while the process runs, and the run_start line (whose node
- * hashes are written from kept JSON) must be exactly the record's JSON.
+ * A record's `at` is the wall-clock time its event came to the journal, to the millisecond, in the
+ * records' order, and follows a wall clock set while the process runs.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { eventLine } from '../../src/cli/view/events.js';
 import type { RunEvent } from '../../src/engine/contracts.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 
@@ -134,56 +131,5 @@ describe('the time of each journal record', () => {
       expect(rec.at).toBeLessThanOrEqual(end + 1);
     }
     await runtime.close();
-  });
-});
-
-describe('the run_start line', () => {
-  it('is exactly the JSON of the record, its node hashes written from kept JSON, run after run', async () => {
-    const dir = tempDir('hatchery-run-start-line-');
-    const nodes = Object.freeze({ A: '0123456789abcdef', B: 'my-secret', C: 'fedcba9876543210' });
-    const fields = {
-      id: 'x',
-      hatchery: 'h',
-      file: '/a "quoted" file\\name',
-      hash: 'abc',
-      nodes,
-      source: 'api',
-      startedAt: 5,
-      owner: { pid: 1, host: 'h', since: 2 },
-      input: 'my-secret in the input',
-      vars: { k: 'v', apiKey: 'dropped' },
-      skipped: undefined,
-    };
-    for (let round = 0; round < 3; round++) {
-      for (const secrets of [['my-secret'], []]) {
-        const file = path.join(dir, `${round}-${secrets.length}.jsonl`);
-        const j = new FileJournal(file, 'x', secrets, () => {}, FileJournal.record('run_start', fields));
-        await j.end('succeeded', {});
-        const [line] = readFileSync(file, 'utf8').split('\n');
-        const at = (JSON.parse(line!) as Rec).at;
-        const input = secrets.length > 0 ? '[redacted] in the input' : fields.input;
-        const expected = {
-          v: 1,
-          at,
-          type: 'run_start',
-          ...fields,
-          nodes: secrets.length > 0 ? { ...nodes, B: '[redacted]' } : nodes,
-          input,
-          vars: { k: 'v', apiKey: '[redacted]' },
-        };
-        expect(line).toBe(JSON.stringify(expected));
-      }
-    }
-    // Nothing after the node hashes, and a field that would take the place of v, at or type.
-    const file = path.join(dir, 'last.jsonl');
-    const j = new FileJournal(file, 'x', [], () => {}, FileJournal.record('resumed', { from: 'A', nodes }));
-    j.append('resumed', { nodes, type: 'other' });
-    await j.end('succeeded', {});
-    const lines = readFileSync(file, 'utf8').trim().split('\n');
-    const at0 = (JSON.parse(lines[0]!) as Rec).at;
-    const at1 = (JSON.parse(lines[1]!) as Rec).at;
-    const hashes = nodes;
-    expect(lines[0]).toBe(JSON.stringify({ v: 1, at: at0, type: 'resumed', from: 'A', nodes: hashes }));
-    expect(lines[1]).toBe(JSON.stringify({ v: 1, at: at1, type: 'other', nodes: hashes }));
   });
 });

@@ -7,16 +7,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson, chatRequestShape, redactDeep, requestKey } from '../../src/journal/canonical.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
+import { requestText } from '../../src/journal/request-text.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
-import {
-  canonicalJson,
-  chatRequestShape,
-  redactDeep,
-  requestKey,
-} from '../../src/runtime/cassette/canonical.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { requestText } from '../../src/runtime/journal/request-text.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 

@@ -5,8 +5,8 @@
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Extra, FileJournal } from '../../src/journal/file-journal.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
+import { JOURNAL_VERSION } from '../../src/journal/store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { JOURNAL_VERSION } from '../../src/runtime/journal/store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load } from '../helpers.js';
 
@@ -19,7 +19,7 @@ export const readRecords = (file: string): Rec[] =>
 
 /** The journal of run `id` in `file`, its run_start buffered (no secrets, nobody told of its end). */
 export const startedJournal = (file: string, id: string): FileJournal =>
-  new FileJournal(file, id, [], () => {}, FileJournal.record('run_start', { id }));
+  new FileJournal(file, id, [], () => {}, new Extra('run_start', { id }));
 
 /** The run_start record a store writes first, for run files written by hand in tests. */
 export function runStartRecord(id: string, owner: { pid: number; host: string; since: number }) {

@@ -6,10 +6,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
+import { JOURNAL_VERSION, type JournalRecord } from '../../src/journal/store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { JOURNAL_VERSION, type JournalRecord } from '../../src/runtime/journal/store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { echo, hatch, load, tempDir } from '../helpers.js';
 

@@ -8,10 +8,10 @@ import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FileRunStore } from '../../src/journal/file-store.js';
+import { JOURNAL_VERSION } from '../../src/journal/store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Cassette } from '../../src/runtime/cassette/cassette.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
-import { JOURNAL_VERSION } from '../../src/runtime/journal/store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { echo, hatch, load, REPO_ROOT, tempDir } from '../helpers.js';
 import { runStartRecord } from './run-record.js';
@@ -99,7 +99,7 @@ describe('claimInterrupted', () => {
     journal(state, uuid(101), { pid: process.pid, host: hostname(), since: Date.now() + 1 }, false);
     const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)']);
     journal(state, uuid(102), { pid: live.pid!, host: hostname(), since: 1 }, false);
-    const store = new URL('../../dist/runtime/journal/file-store.js', import.meta.url).href;
+    const store = new URL('../../dist/journal/file-store.js', import.meta.url).href;
     const script = `import(${JSON.stringify(store)}).then(async ({ FileRunStore }) => {
       const claimed = await new FileRunStore(${JSON.stringify(state)}, { env: {} }).claimInterrupted();
       process.stdout.write(JSON.stringify(claimed.map((s) => s.id)));

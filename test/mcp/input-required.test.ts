@@ -5,10 +5,10 @@
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { type HttpHandle, serveHttp } from '../../src/mcp/http.js';
 import { HatcheryMcpServer } from '../../src/mcp/server.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
 import { hatcheryDir, textOf, writeHatchery } from './helpers.js';

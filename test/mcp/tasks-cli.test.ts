@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { tempDir } from '../helpers.js';
 import { CLI, droneDef, hatcheryDir, textOf, waitFor, writeHatchery } from './helpers.js';

@@ -6,10 +6,10 @@
 import path from 'node:path';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { HatcheryMcpServer, type HatcheryServerOptions } from '../../src/mcp/server.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { Provider } from '../../src/providers/types.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { echo, tempDir } from '../helpers.js';
 import { droneDef, echoDef, gatedProvider, hatcheryDir, textOf, waitFor, writeHatchery } from './helpers.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
 import type { AskRequest } from '../../src/engine/contracts.js';
-import { answeringAsk } from '../../src/runtime/resume.js';
+import { answeringAsk } from '../../src/journal/resume.js';
 
 const signal = new AbortController().signal;
 const q = (node: string, extra: Partial<AskRequest> = {}): AskRequest => ({

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CompiledNode } from '../../src/engine/contracts.js';
-import { buildMemo } from '../../src/runtime/journal/memo.js';
-import type { JournalRecord } from '../../src/runtime/journal/store.js';
+import { buildMemo } from '../../src/journal/memo.js';
+import type { JournalRecord } from '../../src/journal/store.js';
 
 const end = (node: string, seq: number, path = '', extra: Record<string, unknown> = {}): JournalRecord => ({
   v: 1,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/engine/contracts.js';
-import { ConversationCursor } from '../../src/runtime/conversations.js';
+import { ConversationCursor } from '../../src/journal/conversations.js';
 
 type ModelCall = Extract<RunEvent, { type: 'model_call' }>;
 const call = (step: number, sub: string | undefined, system: string, count: number) =>

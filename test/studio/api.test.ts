@@ -226,7 +226,7 @@ describe('studio live updates', () => {
 
   it('marks a run whose process died as interrupted when it starts, so it can be resumed', async () => {
     const state = (await import('../helpers.js')).tempDir('studio-dead-');
-    const { FileRunStore } = await import('../../src/runtime/journal/file-store.js');
+    const { FileRunStore } = await import('../../src/journal/file-store.js');
     const { hostname } = await import('node:os');
     const store = new FileRunStore(state);
     const id = '0b0e3d9e-6a57-4c1e-9d39-3f1f5a0c2a11';

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { type Studio, startStudio } from '../../src/studio/server.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';

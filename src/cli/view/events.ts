@@ -5,7 +5,7 @@
  * request is its content (system, messages, tools, settings), never its signal or callbacks.
  */
 import type { RunEvent } from '../../engine/contracts.js';
-import { chatRequestShape, redactDeep } from '../../runtime/cassette/canonical.js';
+import { chatRequestShape, redactDeep } from '../../journal/canonical.js';
 import { printableJson } from '../print.js';
 
 /** The JSON line of one event (no newline). */

@@ -6,8 +6,8 @@
  */
 
 import type { RunEvent } from '../../engine/contracts.js';
+import { ConversationCursor } from '../../journal/conversations.js';
 import type { ChatMessage } from '../../providers/types.js';
-import { ConversationCursor } from '../../runtime/conversations.js';
 import { printable } from '../print.js';
 import { label } from './format.js';
 import type { Paint } from './style.js';

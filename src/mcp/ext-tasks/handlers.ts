@@ -7,7 +7,7 @@
 import { type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../../core/errors.js';
 import type { AskFn } from '../../engine/contracts.js';
-import type { PendingQuestion } from '../../runtime/journal/store.js';
+import type { PendingQuestion } from '../../journal/store.js';
 import { resumeRun } from '../background.js';
 import type { CallEnv } from '../calls.js';
 import { elicitAsk } from '../elicit.js';

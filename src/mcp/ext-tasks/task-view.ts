@@ -9,10 +9,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../../core/errors.js';
+import { isRunId } from '../../journal/run-files.js';
+import { runsCommandLine } from '../../journal/state-dir.js';
+import type { JournalRecord, PendingQuestion, StoredRun } from '../../journal/store.js';
 import type { Usage } from '../../providers/types.js';
-import { isRunId } from '../../runtime/journal/run-files.js';
-import { runsCommandLine } from '../../runtime/journal/state-dir.js';
-import type { JournalRecord, PendingQuestion, StoredRun } from '../../runtime/journal/store.js';
 import { quote } from '../../schema/suggest.js';
 import { succeeded, textResult, waitingResult } from '../calls.js';
 import { askForm } from '../elicit.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_STATUSES, type RunStatus } from '../../runtime/journal/store.js';
+import { RUN_STATUSES, type RunStatus } from '../../journal/store.js';
 import { listRuns } from '../durable.js';
 import { defineGenericTool } from './define.js';
 

@@ -3,9 +3,6 @@ import { dirname } from 'node:path';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { secretValues } from '../../core/secrets.js';
 import type { CallRecorder, Tool, ToolResult } from '../../engine/contracts.js';
-import { isClientModel, ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
-import type { ChatRequest, ChatResponse, Provider } from '../../providers/types.js';
-import { VENDORS } from '../../providers/vendors.js';
 import {
   canonicalJson,
   chatRequestShape,
@@ -13,7 +10,10 @@ import {
   redactDeep,
   requestKey,
   toolRequestShape,
-} from './canonical.js';
+} from '../../journal/canonical.js';
+import { isClientModel, ProviderRegistry, type ResolvedModel } from '../../providers/resolve.js';
+import type { ChatRequest, ChatResponse, Provider } from '../../providers/types.js';
+import { VENDORS } from '../../providers/vendors.js';
 import { diffSize, lineDiff } from './diff.js';
 import { type CassetteEntry, headerLine, readCassette } from './format.js';
 

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { HatcheryError } from '../../core/errors.js';
+import type { RecordedCall } from '../../journal/replay.js';
 
 /** The version of the cassette format this code reads and writes (the first line of every cassette). */
 export const CASSETTE_VERSION = 1;
@@ -11,16 +12,8 @@ export interface CassetteHeader {
   created: string;
 }
 
-/** One recorded call: what was asked (canonical, redacted), who asked, and the answer. */
-export interface CassetteEntry {
-  type: 'model' | 'tool';
-  /** requestKey() of `request`. */
-  key: string;
-  /** The node that made the call. */
-  node?: string;
-  request: Record<string, unknown>;
-  response: Record<string, unknown>;
-}
+/** One recorded call of a cassette: the journal's recorded-call shape, so a run's journal replays as one. */
+export type CassetteEntry = RecordedCall;
 
 /** The header line of a new cassette. */
 export function headerLine(): string {

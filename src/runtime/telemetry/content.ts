@@ -4,8 +4,8 @@
  * when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
  */
 import type { RunEvent } from '../../engine/contracts.js';
+import { redactDeep } from '../../journal/canonical.js';
 import type { ChatMessage } from '../../providers/types.js';
-import { redactDeep } from '../cassette/canonical.js';
 
 type ModelCall = Extract<RunEvent, { type: 'model_call' }>;
 

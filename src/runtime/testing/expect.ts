@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { canonicalJson } from '../../journal/canonical.js';
 import { issuesText } from '../../schema/issues.js';
 import { quote } from '../../schema/suggest.js';
 import type { Expectations } from '../../schema/test-file.js';
-import { canonicalJson } from '../cassette/canonical.js';
 
 /** What a case's run gave: its output (or error), the nodes it took and the tokens it used. */
 export interface Outcome {

@@ -2,16 +2,23 @@
  * The journal as a cassette (run --replay-run): its model calls and its calls of recorded tools
  * (MCP, http_request) become cassette entries, answered by the same replay machinery.
  */
-import { secretValues } from '../../core/secrets.js';
-import {
-  chatRequestShape,
-  recordedToolRef,
-  redactDeep,
-  requestKey,
-  toolRequestShape,
-} from '../cassette/canonical.js';
-import type { CassetteEntry } from '../cassette/format.js';
+import { secretValues } from '../core/secrets.js';
+import { chatRequestShape, recordedToolRef, redactDeep, requestKey, toolRequestShape } from './canonical.js';
 import type { JournalRecord } from './store.js';
+
+/**
+ * One recorded call: what was asked (canonical, redacted), who asked, and the answer; a cassette's
+ * entries have this shape (runtime/cassette/format.ts).
+ */
+export interface RecordedCall {
+  type: 'model' | 'tool';
+  /** requestKey() of `request`. */
+  key: string;
+  /** The node that made the call. */
+  node?: string;
+  request: Record<string, unknown>;
+  response: Record<string, unknown>;
+}
 
 /**
  * The cassette entries of a run's journal records, in call order. A model call keeps the key the
@@ -20,9 +27,9 @@ import type { JournalRecord } from './store.js';
 export function journalEntries(
   records: readonly JournalRecord[],
   env: Readonly<Record<string, string | undefined>> = process.env,
-): CassetteEntry[] {
+): RecordedCall[] {
   const secrets = secretValues(env);
-  const entries: CassetteEntry[] = [];
+  const entries: RecordedCall[] = [];
   for (const r of records) {
     const node = typeof r.node === 'string' ? r.node : undefined;
     if (r.type === 'model_call' && r.error === undefined) {

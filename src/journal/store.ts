@@ -3,9 +3,9 @@
  * default keeps one JSON-lines file per run (file-store.ts); a database-backed store implements the
  * same interface without touching its callers.
  */
-import type { TraceContext } from '../../core/trace.js';
-import type { RunListener } from '../../engine/contracts.js';
-import type { Usage } from '../../providers/types.js';
+import type { TraceContext } from '../core/trace.js';
+import type { RunListener } from '../engine/contracts.js';
+import type { Usage } from '../providers/types.js';
 
 /** Version of the journal's record format, written in every record as `v`. */
 export const JOURNAL_VERSION = 1;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Hatchery } from '../../engine/contracts.js';
-import { canonicalJson } from '../cassette/canonical.js';
+import type { Hatchery } from '../engine/contracts.js';
+import { canonicalJson } from './canonical.js';
 
 /** The definition hash of a hatchery and of each of its nodes, as a run's first record keeps them. */
 export interface DefinitionHashes {

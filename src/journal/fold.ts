@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { addUsage, type Usage } from '../../providers/types.js';
+import { addUsage, type Usage } from '../providers/types.js';
 import {
   type JournalRecord,
   type PendingQuestion,

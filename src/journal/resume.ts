@@ -7,11 +7,11 @@ import { HatcheryError } from '../core/errors.js';
 import type { AskFn, Hatchery, NodeMemo, RunListener } from '../engine/contracts.js';
 import type { Provider } from '../providers/types.js';
 import { listNames } from '../schema/suggest.js';
-import { ownerOf } from './journal/fold.js';
-import { definitionHashes } from './journal/hash.js';
-import { buildMemo } from './journal/memo.js';
-import { runsCommandLine } from './journal/state-dir.js';
-import type { PendingQuestion, RunJournal, RunStore, StoredRun } from './journal/store.js';
+import { ownerOf } from './fold.js';
+import { definitionHashes } from './hash.js';
+import { buildMemo } from './memo.js';
+import { runsCommandLine } from './state-dir.js';
+import type { PendingQuestion, RunJournal, RunStore, StoredRun } from './store.js';
 
 /** What redaction leaves of a secret (core/secrets.ts). */
 const REDACTED = '[redacted]';

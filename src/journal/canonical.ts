@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { redactText } from '../../core/secrets.js';
-import type { ChatRequest } from '../../providers/types.js';
+import { redactText } from '../core/secrets.js';
+import type { ChatRequest } from '../providers/types.js';
 
 /**
  * A value as canonical JSON: object keys sorted, undefined members dropped, so the same request

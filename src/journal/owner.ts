@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { RunOwner } from './store.js';
 
@@ -24,4 +25,29 @@ export function pidAlive(pid: number): boolean {
 /** True when `a` and `b` are the same process (same host, pid and start time). */
 export function sameOwner(a: RunOwner, b: RunOwner): boolean {
   return a.pid === b.pid && a.host === b.host && a.since === b.since;
+}
+
+/**
+ * True when `owner` still runs its run: this process when it owns the run here (`ownedHere`), a live
+ * pid on this host, or, for another host, a run `file` changed within `staleMs` (its owner touches it).
+ */
+export async function ownerAlive(
+  owner: RunOwner | undefined,
+  ownedHere: boolean,
+  file: string,
+  staleMs: number,
+): Promise<boolean> {
+  // A run_start without a readable owner (a damaged or planted file) has nobody running it.
+  if (owner === null || typeof owner !== 'object' || typeof owner.pid !== 'number') return false;
+  if (sameOwner(owner, processOwner)) return ownedHere;
+  if (owner.host !== hostname()) {
+    try {
+      return Date.now() - (await stat(file)).mtimeMs < staleMs;
+    } catch {
+      return false;
+    }
+  }
+  // Same pid but another start time: the pid was reused, the owner is gone.
+  if (owner.pid === process.pid) return false;
+  return pidAlive(owner.pid);
 }

@@ -6,8 +6,8 @@
  * messages so far, and a turn hashes only the messages added since the last one.
  */
 import { createHash, type Hash, hash } from 'node:crypto';
-import type { RunEvent } from '../../engine/contracts.js';
-import { chatRequestShape, redactDeep, requestKey } from '../cassette/canonical.js';
+import type { RunEvent } from '../engine/contracts.js';
+import { chatRequestShape, redactDeep, requestKey } from './canonical.js';
 import { LARGE_STRING } from './fold.js';
 import { messageText, requestParts } from './request-text.js';
 

@@ -4,8 +4,8 @@
  * object, as the providers keep its wire form: a tool loop sends its whole conversation on every
  * turn, and only the messages added since the last turn are written again.
  */
-import type { ChatRequest } from '../../providers/types.js';
-import { canonicalJson, canonicalText } from '../cassette/canonical.js';
+import type { ChatRequest } from '../providers/types.js';
+import { canonicalJson, canonicalText } from './canonical.js';
 
 /** A request's canonical text, and whether JSON.stringify of its messages gives the same values. */
 export interface RequestText {

@@ -1,6 +1,6 @@
-import { formatError, HatcheryError, isShutdown } from '../../core/errors.js';
-import type { TraceContext } from '../../core/trace.js';
-import type { Hatchery } from '../../engine/contracts.js';
+import { formatError, HatcheryError, isShutdown } from '../core/errors.js';
+import type { TraceContext } from '../core/trace.js';
+import type { Hatchery } from '../engine/contracts.js';
 import { definitionHashes } from './hash.js';
 import { processOwner } from './owner.js';
 import type { RunMeta, RunStatus } from './store.js';

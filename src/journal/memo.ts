@@ -2,9 +2,9 @@
  * The memo of a resumed run: node executions that finished in earlier attempts, read back from the
  * run's journal, served to walk() instead of running those nodes again.
  */
-import type { CompiledNode, NodeMemo, NodeResult } from '../../engine/contracts.js';
-import type { Usage } from '../../providers/types.js';
-import { kindSpec } from '../../schema/nodes.js';
+import type { CompiledNode, NodeMemo, NodeResult } from '../engine/contracts.js';
+import type { Usage } from '../providers/types.js';
+import { kindSpec } from '../schema/nodes.js';
 import type { JournalRecord } from './store.js';
 
 /** A finished node execution as the journal recorded it. */

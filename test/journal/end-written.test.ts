@@ -1,15 +1,13 @@
 /**
- * A run's end makes no promise of its own: its last records are written on the next turn with every
- * journal due then, and whoever waits (end()'s caller, the store's read, list, reopen and close)
- * waits for that turn. What is on disk when must not change: once any of them resolves, the run's
+ * A run's last records are written on the turn after its end, and whoever waits (end()'s caller, the
+ * store's read, list, reopen and close) waits for that write. What is on disk when must not change: once any of them resolves, the run's
  * file ends with its run_end, in any order of ends, stores and turns.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FileRunStore } from '../../src/journal/file-store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
-import { dueWritten } from '../../src/runtime/journal/due.js';
-import { FileRunStore } from '../../src/runtime/journal/file-store.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 import { startedJournal } from './run-record.js';
@@ -32,8 +30,6 @@ describe('the last write of ended journals', () => {
     const first = journals.slice(0, 3).map((j) => j.end('succeeded', { output: 'a' }));
     await Promise.all(first);
     for (const f of files.slice(0, 3)) expect(lastType(f)).toBe('run_end');
-    // Nothing due: at once.
-    await dueWritten();
     journals[3]!.append('note', { n: 1 });
     const fourth = journals[3]!.end('failed', { error: 'x' });
     const fifth = journals[4]!.end('succeeded', {});

@@ -1,15 +1,13 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { appendFile, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { HatcheryError } from '../../core/errors.js';
-import { secretValues } from '../../core/secrets.js';
-import { dueWritten } from './due.js';
-import { FileJournal } from './file-journal.js';
+import { HatcheryError } from '../core/errors.js';
+import { secretValues } from '../core/secrets.js';
+import { CancelWatch } from './cancel-watch.js';
+import { Extra, FileJournal } from './file-journal.js';
 import { foldRun, ownerOf, parseJournal, storedRun } from './fold.js';
-import { pidAlive, processOwner, sameOwner } from './owner.js';
-import { pruneRuns } from './prune.js';
-import { isRunId, runIds, runNotFound, withLock } from './run-files.js';
+import { ownerAlive, processOwner } from './owner.js';
+import { isRunId, readRunFile, runIds, runNotFound, withLock } from './run-files.js';
 import { endedByLastLine } from './run-tail.js';
 import { runsCommandLine } from './state-dir.js';
 import {
@@ -22,29 +20,11 @@ import {
   type RunSummary,
   type StoredRun,
 } from './store.js';
+import { PRUNE_EVERY, PruneSchedule } from './upkeep.js';
 
 /** Folders pruned by this process already (prune on open runs once per process). */
 const prunedOnOpen = new Set<string>();
 const DAY_MS = 86_400_000;
-/** The file another process writes to ask this one to cancel a run it owns: `<id>.cancel`. */
-const CANCEL_SUFFIX = '.cancel';
-/** Up to this many runs in flight, a tick stats each one's cancel marker; beyond, it may list the folder once. */
-const FEW_RUNS = 8;
-/**
- * What a stat of one marker costs, in entries of a folder listing (measured on tmpfs: a stat about
- * 2.5 µs of CPU, a listed name 0.8 to 1.6 µs). Past FEW_RUNS, a tick lists the folder only when that is
- * cheaper than a stat per run in flight: the folder keeps every run until the next prune (every ten
- * minutes, or once it holds thousands more than the runs kept), so a busy server's folder holds thousands of files,
- * and listing it every poll cost more per call the longer the server ran.
- */
-const STAT_IN_ENTRIES = 3;
-/**
- * Files beyond the runs kept, and runs created since the last prune, before a prune comes early: a
- * prune stats every file it keeps, so large batches cost less per deleted run (and a burst of calls
- * rarely meets one).
- */
-const PRUNE_EVERY = 5000;
-
 /** How a FileRunStore keeps and prunes runs. */
 export interface FileRunStoreOptions {
   /** Finished runs kept at most (default 1000). */
@@ -78,51 +58,55 @@ const MAX_FILE_BYTES = 256 * 1024 * 1024;
  */
 export class FileRunStore implements RunStore {
   readonly location: string;
+  /** The age limit of pruning: finished runs younger than this are kept (unless over the count limit). */
+  readonly retentionMs: number;
   /** The folder with its separator, which run file names follow. */
   private readonly prefix: string;
   private secrets: string[];
-  private readonly maxRuns: number;
   private readonly maxFileBytes: number;
-  private readonly maxAgeMs: number;
   private readonly pollMs: number;
   private readonly staleMs: number;
-  private readonly pruneEvery: number;
   /** Journals of running runs this process owns. */
   private readonly live = new Map<string, FileJournal>();
-  private readonly cancelListeners: ((id: string) => void)[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private ticks = 0;
-  /** The ids of runs started while each prune under way goes on (see prune). */
-  private readonly starting = new Set<Set<string>>();
-  /** A listing of the folder for cancel markers is under way (see tick). */
-  private listing = false;
-  /**
-   * About how many entries the folder holds: its last listing's count, plus the runs this store created
-   * since, minus what its prunes removed; undefined before the first listing (see tick).
-   */
-  private entries: number | undefined;
+  /** Journals that ended, until their last records are written: what each one's end() returned. */
+  private readonly ending = new Map<string, Promise<void>>();
+  /** Cancels asked by other processes for the runs this one owns. */
+  private readonly watch: CancelWatch;
   private made = false;
-  private lastPrune = 0;
-  /** Runs created since the last prune started: a prune for a full folder waits for this many (see ended). */
-  private createdSincePrune = 0;
+  /** When the folder is pruned. */
+  private readonly upkeep: PruneSchedule;
   /** ended() as a function, one for all the journals of this store. */
-  private readonly endedOf = (j: FileJournal) => this.ended(j);
+  private readonly endedOf = (j: FileJournal, written: Promise<void>) => this.ended(j, written);
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
     this.prefix = this.location.endsWith(path.sep) ? this.location : `${this.location}${path.sep}`;
     this.secrets = secretValues(options.env ?? process.env, options.secrets ?? []);
-    this.maxRuns = options.maxRuns ?? 1000;
-    this.maxAgeMs = (options.maxAgeDays ?? 30) * DAY_MS;
+    this.retentionMs = (options.maxAgeDays ?? 30) * DAY_MS;
     this.pollMs = options.pollMs ?? 500;
     this.staleMs = options.staleMs ?? 120_000;
-    this.pruneEvery = options.pruneEvery ?? PRUNE_EVERY;
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
-  }
-
-  /** The age limit of pruning: finished runs younger than this are kept (unless over the count limit). */
-  get retentionMs(): number {
-    return this.maxAgeMs;
+    this.watch = new CancelWatch({
+      prefix: this.prefix,
+      live: this.live,
+      pollMs: this.pollMs,
+      staleMs: this.staleMs,
+      entries: () => this.upkeep.entries,
+      listed: (count) => {
+        this.upkeep.entries = count;
+      },
+    });
+    this.upkeep = new PruneSchedule({
+      location: this.location,
+      prefix: this.prefix,
+      maxRuns: options.maxRuns ?? 1000,
+      maxAgeMs: this.retentionMs,
+      pruneEvery: options.pruneEvery ?? PRUNE_EVERY,
+      live: (id) => this.live.has(id),
+      // As stored: a run whose owner died is not finished work to prune, and an unreadable file is no run.
+      status: async (id) => (await this.stored(id).catch(() => undefined))?.summary.status,
+      idle: () => this.idle(),
+    });
   }
 
   /** Adds secret values (the Runtime's environment) that must never reach a journal. */
@@ -161,16 +145,14 @@ export class FileRunStore implements RunStore {
       meta.id,
       this.secrets,
       this.endedOf,
-      FileJournal.record('run_start', meta as unknown as Record<string, unknown>),
+      new Extra('run_start', meta as unknown as Record<string, unknown>),
     );
     this.own(j);
-    if (this.entries !== undefined) this.entries++;
-    this.createdSincePrune++;
-    for (const set of this.starting) set.add(meta.id);
+    this.upkeep.created(meta.id);
     if (!prunedOnOpen.has(this.location)) {
       prunedOnOpen.add(this.location);
       // The run that opened the folder is starting, not one of the finished runs to keep.
-      this.backgroundPrune([meta.id]);
+      this.upkeep.background([meta.id]);
     }
     return j;
   }
@@ -207,7 +189,7 @@ export class FileRunStore implements RunStore {
         id,
         this.secrets,
         this.endedOf,
-        FileJournal.record('resumed', { ...fields, owner: processOwner }),
+        new Extra('resumed', { ...fields, owner: processOwner }),
         parsed.strings.keys(),
         lead,
       );
@@ -322,12 +304,12 @@ export class FileRunStore implements RunStore {
     const s = run.summary;
     if (s.status === 'running') {
       if (this.live.has(id)) {
-        this.fireCancel(id);
+        this.watch.fire(id);
         return s;
       }
       if (await this.ownerAlive(id, ownerOf(run.meta, run.records))) {
         // The owner notices the marker within its poll interval and aborts the run.
-        await writeFile(this.markerOf(id), `${JSON.stringify(processOwner)}\n`);
+        await writeFile(this.watch.markerOf(id), `${JSON.stringify(processOwner)}\n`);
         return s;
       }
     } else if (s.status !== 'interrupted' && s.status !== 'input_required') {
@@ -354,188 +336,53 @@ export class FileRunStore implements RunStore {
   }
 
   onCancel(listener: (id: string) => void): void {
-    this.cancelListeners.push(listener);
+    this.watch.onCancel(listener);
   }
 
   /** Drops finished runs beyond the count and age limits; `except` runs are starting, left out. */
-  async prune(except: Iterable<string> = []): Promise<number> {
-    this.lastPrune = Date.now();
-    // Now, not after the wait below: a run that ends meanwhile must not start another prune.
-    this.createdSincePrune = 0;
-    // Runs this store starts while the prune goes on are neither counted nor pruned: "keep N" means N
-    // finished runs besides the ones starting now (their first write can come before the listing).
-    const starting = new Set<string>(except);
-    this.starting.add(starting);
-    try {
-      // The last records of runs that ended are on disk first (the write thread is woken only every
-      // 20 ms): else a run that ended a moment ago looks running, and stays until the next prune.
-      await dueWritten();
-      return await this.pruneExcept(starting);
-    } finally {
-      this.starting.delete(starting);
-    }
-  }
-
-  private async pruneExcept(starting: ReadonlySet<string>): Promise<number> {
-    const { deleted, listed, removed } = await pruneRuns({
-      location: this.location,
-      prefix: this.prefix,
-      maxRuns: this.maxRuns,
-      maxAgeMs: this.maxAgeMs,
-      starting,
-      live: (id) => this.live.has(id),
-      // As stored: a run whose owner died is not finished work to prune, and an unreadable file is no run.
-      status: async (id) => (await this.stored(id).catch(() => undefined))?.summary.status,
-    });
-    // The listing's count when there was no estimate yet; else the estimate (which counts the runs
-    // created meanwhile) less what was removed.
-    this.entries = Math.max(0, (this.entries ?? listed) - removed);
-    return deleted;
+  prune(except: Iterable<string> = []): Promise<number> {
+    return this.upkeep.prune(except);
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.watch.stop();
     await this.idle();
   }
 
   /** Resolves when everything appended so far is written (every journal of this store). */
   async idle(): Promise<void> {
-    // Ended journals are written on the turn they are due (due.ts); live ones are flushed now.
-    await Promise.all([...[...this.live.values()].map((j) => j.flush()), dueWritten()]);
+    await Promise.all([...[...this.live.values()].map((j) => j.flush()), ...this.ending.values()]);
   }
 
   private async settle(id: string): Promise<void> {
     await this.live.get(id)?.flush();
-    await dueWritten();
+    await this.ending.get(id);
   }
 
-  private async text(id: string): Promise<string | undefined> {
-    let size = 0;
-    try {
-      const fh = await open(this.fileOf(id), 'r');
-      try {
-        // The size of the file opened, not of the path: a file swapped meanwhile is not read unchecked.
-        size = (await fh.stat()).size;
-        if (size <= this.maxFileBytes) return await fh.readFile('utf8');
-      } finally {
-        await fh.close();
-      }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new HatcheryError(
-        'FILE_IO',
-        `cannot read run ${id} in ${this.location}: ${(err as Error).message}`,
-      );
-    }
-    throw new HatcheryError(
-      'FILE_IO',
-      `run ${id} in ${this.location} is not read: its journal file holds ${size} bytes, more than the ${this.maxFileBytes} a journal may; delete the file if it is not a run of yours`,
-      { run: id, state: this.location },
-    );
+  /** The text of run `id`'s file; undefined when there is none. */
+  private text(id: string): Promise<string | undefined> {
+    return readRunFile(this.fileOf(id), id, this.location, this.maxFileBytes);
   }
 
   private own(j: FileJournal): void {
     this.live.set(j.id, j);
-    if (!this.timer) {
-      this.timer = setInterval(() => this.tick(), this.pollMs);
-      this.timer.unref();
-    }
+    this.watch.start();
   }
 
-  /** A journal ended: its last records are written on the next turn (see due.ts). */
-  private ended(j: FileJournal): void {
+  /** A journal ended: its last records are written on the next turn (see FileJournal.end). */
+  private ended(j: FileJournal, written: Promise<void>): void {
     if (this.live.get(j.id) === j) this.live.delete(j.id);
-    if (this.live.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
-    // Upkeep after a run: a prune every ten minutes, or sooner once the folder holds many more files than
-    // the runs it keeps (a busy server makes a file per call, and every listing of it grows with them).
-    if (
-      Date.now() - this.lastPrune > 600_000 ||
-      (this.entries !== undefined &&
-        this.entries > this.maxRuns + this.pruneEvery &&
-        this.createdSincePrune >= this.pruneEvery)
-    )
-      this.backgroundPrune();
-  }
-
-  private backgroundPrune(except: Iterable<string> = []): void {
-    this.lastPrune = Date.now();
-    this.prune(except).catch(() => {
-      // Pruning is upkeep: a folder that cannot be read now is tried again later.
+    this.ending.set(j.id, written);
+    void written.then(() => {
+      if (this.ending.get(j.id) === written) this.ending.delete(j.id);
     });
+    if (this.live.size === 0) this.watch.stop();
+    this.upkeep.ended();
   }
 
-  /** Looks for cancel markers of the runs this process owns, and keeps their files fresh for other hosts. */
-  private tick(): void {
-    this.ticks++;
-    const heartbeat = this.ticks % Math.max(1, Math.round(this.staleMs / 4 / this.pollMs)) === 0;
-    const live = this.live.size;
-    if (live <= FEW_RUNS || (this.entries !== undefined && live * STAT_IN_ENTRIES < this.entries)) {
-      for (const id of this.live.keys()) if (existsSync(this.markerOf(id))) this.cancelMarked(id);
-    } else if (!this.listing) {
-      // Many runs in flight in a folder of few files: one listing instead of a stat per run.
-      this.listing = true;
-      readdir(this.location)
-        .then((names) => {
-          this.entries = names.length;
-          for (const name of names) {
-            if (!name.endsWith(CANCEL_SUFFIX)) continue;
-            const id = name.slice(0, -CANCEL_SUFFIX.length);
-            if (this.live.has(id)) this.cancelMarked(id);
-          }
-        })
-        .catch(() => {
-          // A folder that cannot be listed now is listed again at the next tick.
-        })
-        .finally(() => {
-          this.listing = false;
-        });
-    }
-    if (heartbeat) {
-      const now = new Date();
-      for (const id of this.live.keys()) void utimes(this.fileOf(id), now, now).catch(() => {});
-    }
-  }
-
-  /** A run's cancel marker: `id` is a checked UUID, so no path.join (see fileOf), which a tick calls per run. */
-  private markerOf(id: string): string {
-    return `${this.prefix}${id}${CANCEL_SUFFIX}`;
-  }
-
-  /** A marker found for a run this process owns: remove it and cancel the run. */
-  private cancelMarked(id: string): void {
-    void rm(this.markerOf(id), { force: true });
-    this.fireCancel(id);
-  }
-
-  private fireCancel(id: string): void {
-    for (const l of this.cancelListeners) {
-      try {
-        l(id);
-      } catch {
-        // One broken listener must not keep the others from stopping the run.
-      }
-    }
-  }
-
-  /** True when `owner` still runs `id`: this process, a live pid on this host, or a fresh file of another host. */
-  private async ownerAlive(id: string, owner: RunOwner | undefined): Promise<boolean> {
-    // A run_start without a readable owner (a damaged or planted file) has nobody running it.
-    if (owner === null || typeof owner !== 'object' || typeof owner.pid !== 'number') return false;
-    if (sameOwner(owner, processOwner)) return this.live.has(id);
-    if (owner.host !== hostname()) {
-      try {
-        return Date.now() - (await stat(this.fileOf(id))).mtimeMs < this.staleMs;
-      } catch {
-        return false;
-      }
-    }
-    // Same pid but another start time: the pid was reused, the owner is gone.
-    if (owner.pid === process.pid) return false;
-    return pidAlive(owner.pid);
+  /** True when `owner` still runs `id` (see ownerAlive). */
+  private ownerAlive(id: string, owner: RunOwner | undefined): Promise<boolean> {
+    return ownerAlive(owner, this.live.has(id), this.fileOf(id), this.staleMs);
   }
 
   /** Runs `fn` on the run's current text under its claim lock (see withLock). */

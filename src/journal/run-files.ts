@@ -1,5 +1,5 @@
-import { readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { HatcheryError } from '../../core/errors.js';
+import { open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { HatcheryError } from '../core/errors.js';
 import { processOwner } from './owner.js';
 import { runsCommandLine } from './state-dir.js';
 
@@ -68,5 +68,36 @@ export function runNotFound(id: string, location: string): HatcheryError {
       ? `no run ${id} in ${location}; ${runsCommandLine(['list'], location)} shows the runs kept there`
       : `${shown} is not a run id (run ids are UUIDs); ${runsCommandLine(['list'], location)} shows them`,
     { run: id },
+  );
+}
+
+/**
+ * The text of run `id`'s journal `file` (in the state folder `location`); undefined when there is none.
+ * A file larger than `maxBytes` is not read: an error naming it.
+ */
+export async function readRunFile(
+  file: string,
+  id: string,
+  location: string,
+  maxBytes: number,
+): Promise<string | undefined> {
+  let size = 0;
+  try {
+    const fh = await open(file, 'r');
+    try {
+      // The size of the file opened, not of the path: a file swapped meanwhile is not read unchecked.
+      size = (await fh.stat()).size;
+      if (size <= maxBytes) return await fh.readFile('utf8');
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new HatcheryError('FILE_IO', `cannot read run ${id} in ${location}: ${(err as Error).message}`);
+  }
+  throw new HatcheryError(
+    'FILE_IO',
+    `run ${id} in ${location} is not read: its journal file holds ${size} bytes, more than the ${maxBytes} a journal may; delete the file if it is not a run of yours`,
+    { run: id, state: location },
   );
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { shellQuote } from '../../core/shell.js';
+import { shellQuote } from '../core/shell.js';
 
 /** Where a process looks for run journals (see {@link stateDir}). */
 export interface StateDirOptions {
