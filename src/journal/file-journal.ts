@@ -148,6 +148,10 @@ export class FileJournal implements RunJournal {
     return this.out.idle();
   }
 
+  written(): Promise<void> {
+    return this.out.idle();
+  }
+
   /** Builds the lines of what is queued and hands them to the file in one write. */
   private flushNow(): void {
     if (this.queue.length === 0) return;

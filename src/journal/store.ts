@@ -105,7 +105,7 @@ export interface StoredRun {
   summary: RunSummary;
 }
 
-/** The journal of one run, open for appending. Appends are batched and never block the caller. */
+/** The journal of one run, open for appending. Appends are queued and never block the caller. */
 export interface RunJournal {
   readonly id: string;
   /** Appends a run event (node, model and tool events of the run and of runs nested in it). */
@@ -113,12 +113,17 @@ export interface RunJournal {
   /** Appends any other record (resumed, interrupted, input_required, cancelled...). */
   append(type: string, fields: Record<string, unknown>): void;
   /**
-   * Appends the final record of an attempt, writes everything buffered, and closes the journal; what it
-   * returns settles once that is written (it costs nothing until someone awaits it).
+   * Appends the final record of an attempt, writes everything queued, and closes the journal; what it
+   * returns settles once that is written.
    */
   end(status: RunStatus, fields: Record<string, unknown>): PromiseLike<void>;
-  /** Writes everything buffered so far. */
+  /** Writes everything queued so far. */
   flush(): Promise<void>;
+  /**
+   * Settles once the records already handed to storage are stored (it builds none of those still
+   * queued): `error` then says whether any of them was lost.
+   */
+  written(): Promise<void>;
   /** Set once a write of this journal failed (a full disk): its records after that may be lost. */
   readonly error?: unknown;
 }

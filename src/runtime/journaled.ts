@@ -7,9 +7,9 @@ import type { RunOptions, RunResult } from './options.js';
 
 /**
  * A run with a journal: created (or the reopened one of options.journal), fed every event, ended
- * with the run's status; a cancel through the store aborts it. The result waits for the records
- * written during the run (so it can say the journal is incomplete); the final record is not awaited
- * here (the store's read, reopen and close wait for it).
+ * with the run's status; a cancel through the store aborts it. The result waits for the writes
+ * under way when the run ends (so it can say the journal is incomplete), never for records to be
+ * built; the final record is not awaited here (the store's read, reopen and close wait for it).
  * Not async: a `then` on the run instead of a frame of its own, per call of a server.
  */
 export function runJournaled(
@@ -59,8 +59,8 @@ export function runJournaled(
     (result) => {
       done();
       const ms = Math.round(performance.now() - t0);
-      // The result waits for the records so far (not the run_end): whether they were written is part of it.
-      return journal.flush().then(() => {
+      // The result waits for the writes under way (it builds no record): whether they failed is part of it.
+      return journal.written().then(() => {
         void journal.end('succeeded', {
           output: result.output,
           value: result.value,
