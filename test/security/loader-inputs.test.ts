@@ -53,14 +53,19 @@ describe('declared inputs: no prototype names, no undeclared names', () => {
     // A JSON "__proto__" argument is dropped by the SDK's request parsing: it never reaches the run.
     const proto = await call(JSON.parse('{"input": "hi", "mark": "!", "__proto__": {"mark": "?"}}'));
     expect(textOf(proto)).toBe('hi!');
-    // Inside hatchery_run's "inputs" object the key survives the SDK: it is refused as unknown.
-    for (const inputs of ['{"mark": "!", "__proto__": "x"}', '{"mark": "!", "__proto__": {"mark": "?"}}']) {
+    // Inside hatchery_run's "inputs" object the key survives the SDK: it is refused as unknown, and
+    // an object given as its value is refused as not text before the name is looked at.
+    const refusals = [
+      ['{"mark": "!", "__proto__": "x"}', 'mark has no argument "__proto__"; it accepts: input, mark'],
+      ['{"mark": "!", "__proto__": {"mark": "?"}}', '"inputs[1].value" must be a string (text), not an object'],
+    ];
+    for (const [inputs, message] of refusals) {
       const run = await s.client.callTool({
         name: 'hatchery_run',
-        arguments: { name: 'mark', input: 'hi', inputs: JSON.parse(inputs) },
+        arguments: { name: 'mark', input: 'hi', inputs: JSON.parse(inputs!) },
       });
       expect(run.isError).toBe(true);
-      expect(textOf(run)).toContain('mark has no argument "__proto__"; it accepts: input, mark');
+      expect(textOf(run)).toContain(message);
     }
     // Should a parser turn it into the arguments' prototype instead, the call is refused.
     const h = s.core.registry.get('mark')!.hatchery;
