@@ -57,7 +57,10 @@ describe('declared inputs: no prototype names, no undeclared names', () => {
     // an object given as its value is refused as not text before the name is looked at.
     const refusals = [
       ['{"mark": "!", "__proto__": "x"}', 'mark has no argument "__proto__"; it accepts: input, mark'],
-      ['{"mark": "!", "__proto__": {"mark": "?"}}', '"inputs[1].value" must be a string (text), not an object'],
+      [
+        '{"mark": "!", "__proto__": {"mark": "?"}}',
+        '"inputs[1].value" must be a string (text), not an object',
+      ],
     ];
     for (const [inputs, message] of refusals) {
       const run = await s.client.callTool({
