@@ -76,10 +76,9 @@ class CallReport {
     req.onRetry = (r: RetryInfo) => this.retry(r);
   }
 
-  private retry(r: RetryInfo): void {
-    this.retries = r.attempt;
-    const event: Extract<RunEvent, { type: 'model_retry' }> = {
-      type: 'model_retry',
+  /** The fields that place both of the call's events: run, node, step and model. */
+  private where() {
+    return {
       runId: this.scope.shared.runId,
       hatchery: this.scope.hatchery.name,
       node: this.node,
@@ -87,6 +86,14 @@ class CallReport {
       depth: this.scope.depth,
       vendor: this.resolved.vendor,
       model: this.request.model,
+    };
+  }
+
+  private retry(r: RetryInfo): void {
+    this.retries = r.attempt;
+    const event: Extract<RunEvent, { type: 'model_retry' }> = {
+      type: 'model_retry',
+      ...this.where(),
       ...r,
     };
     if (this.call !== undefined) event.call = this.call;
@@ -98,13 +105,7 @@ class CallReport {
     const t1 = performance.now();
     const event: ModelCallEvent = {
       type: 'model_call',
-      runId: this.scope.shared.runId,
-      hatchery: this.scope.hatchery.name,
-      node: this.node,
-      step: this.step,
-      depth: this.scope.depth,
-      vendor: this.resolved.vendor,
-      model: this.request.model,
+      ...this.where(),
       request: this.request,
       ms: t1 - this.t0,
       ...fields,
