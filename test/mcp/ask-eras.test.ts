@@ -16,6 +16,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { pick } from '../ask/fixtures.js';
 import { TEST_STATE } from '../helpers.js';
 import { CLI, hatcheryDir, textOf, waitFor, writeHatchery } from './helpers.js';
 
@@ -25,21 +26,6 @@ const INSPECTOR_LIKE = {
 };
 const MODERN = { mode: { pin: '2026-07-28' } } as const;
 
-const pick = {
-  name: 'pick',
-  desc: 'asks for a colour',
-  nodes: [
-    {
-      name: 'Pick',
-      type: 'ask',
-      question: 'Which colour for {{ ctx.input }}?',
-      choices: ['red', 'blue'],
-      save_output: 'c',
-      next: 'Say',
-    },
-    { name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: 'painted {{ ctx.c }}' } },
-  ],
-};
 const go = {
   name: 'go',
   desc: 'runs a step after approval',

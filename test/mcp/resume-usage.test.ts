@@ -3,22 +3,12 @@
  * against the fake OpenAI server: hatchery_result gives the whole run's tokens (every attempt) and
  * each attempt's, and agrees with hatchery_status, which counts them all too.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { describe, expect, it } from 'vitest';
+import { fakeVendors } from '../fakes/vendors.js';
 import { tempDir } from '../helpers.js';
 import { fakeEnv, hatcheryDir, jsonOf, spawnCli, writeHatchery } from './helpers.js';
 
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
-beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
-});
-afterAll(async () => {
-  await openai.close();
-  await anthropic.close();
-});
+const { openai, anthropic } = fakeVendors();
 
 type Usage = { input_tokens: number; output_tokens: number };
 

@@ -3,26 +3,17 @@
  * ANTHROPIC_API_KEY, only the key variable the node names in api_key_env; through the built CLI
  * and the real SDKs, against fake servers that record the headers they receive.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeAnthropic } from '../fakes/fake-anthropic.js';
-import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { describe, expect, it } from 'vitest';
+import type { FakeAnthropic } from '../fakes/fake-anthropic.js';
+import type { FakeOpenAI } from '../fakes/fake-openai.js';
+import { fakeVendors } from '../fakes/vendors.js';
 import { runCli } from '../helpers.js';
 import { hatcheryDir, writeHatchery } from '../mcp/helpers.js';
 
 const OPENAI_KEY = 'sk-openai-secret-0123456789abcdef';
 const ANTHROPIC_KEY = 'sk-ant-secret-0123456789abcdef';
 const OWN_KEY = 'gsk-own-key-0123456789abcdef';
-const openai = new FakeOpenAI();
-const anthropic = new FakeAnthropic();
-
-beforeAll(async () => {
-  await openai.start();
-  await anthropic.start();
-});
-afterAll(async () => {
-  await openai.close();
-  await anthropic.close();
-});
+const { openai, anthropic } = fakeVendors();
 
 const env = { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, GROQ_API_KEY: OWN_KEY };
 
