@@ -2,6 +2,7 @@ import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
 import { parseBytes } from '../core/bytes.js';
 import { HatcheryError } from '../core/errors.js';
 import { nearest, quote } from '../schema/suggest.js';
+import { printOut } from './print.js';
 
 /** The parsed option values for an options config: strings, booleans, or arrays of them. */
 export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = {
@@ -78,9 +79,9 @@ function usageMessage(
   err: Error & { code?: string },
   argv: readonly string[],
   options: NonNullable<ParseArgsConfig['options']>,
-  command: string | undefined,
+  command: string,
 ): string {
-  const forCmd = command ? ` for ${quote(command)}` : '';
+  const forCmd = ` for ${quote(command)}`;
   const opt = optionOf(err.message, options);
   if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     // Long options only, compared without dashes: a one-letter option is no typo of anything.
@@ -105,25 +106,27 @@ function usageMessage(
 }
 
 /**
- * Parses argv with node:util, turning its errors into USAGE errors that name the bad option and the
- * command (`command`, e.g. "run"), with the nearest valid option for a misspelt one.
+ * Parses the argv of `command` (e.g. "run") with node:util, `-h`/`--help` added to its options:
+ * prints `help` and returns undefined when asked for it. Parse errors become USAGE errors that name
+ * the bad option and the command, with the nearest valid option for a misspelt one.
  */
-export function parseArgs<T extends NonNullable<ParseArgsConfig['options']>>(
+export function parseCommand<T extends NonNullable<ParseArgsConfig['options']>>(
   argv: string[],
-  options: T,
-  command?: string,
-): { values: ParsedValues<T>; positionals: string[] } {
+  command: string,
+  help: string,
+  commandOptions: T,
+): { values: ParsedValues<T>; positionals: string[] } | undefined {
+  const options = { ...commandOptions, help: { type: 'boolean', short: 'h' } } as const;
+  let parsed: ReturnType<typeof nodeParseArgs>;
   try {
-    const { values, positionals } = nodeParseArgs({
-      args: argv,
-      options,
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: values as ParsedValues<T>, positionals };
+    parsed = nodeParseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (err) {
     throw new HatcheryError('USAGE', usageMessage(err as Error, argv, options, command));
   }
+  if (!parsed.values.help)
+    return { values: parsed.values as ParsedValues<T>, positionals: parsed.positionals };
+  printOut(`${help}\n`);
+  return undefined;
 }
 
 /** Parses a positive integer option, or throws a USAGE error naming it. */

@@ -5,8 +5,8 @@ import { HatcheryError } from '../core/errors.js';
 import { readFailure } from '../core/fs/safe-fs.js';
 import { parseJson } from '../loader/parse.js';
 import { isYamlFile, parseYaml } from '../loader/yaml.js';
-import { EXIT, parseArgs } from './args.js';
-import { printErr, printOut } from './print.js';
+import { EXIT, parseCommand } from './args.js';
+import { printErr } from './print.js';
 
 /** Help text of `hatchery-mcp convert`. */
 export const CONVERT_HELP = `Usage: hatchery-mcp convert <file> [-o OUT] [--force]
@@ -59,19 +59,12 @@ function fromEditorLine(json: unknown, source: unknown): unknown {
 
 /** `hatchery-mcp convert`: returns the exit code. */
 export async function convertCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      output: { type: 'string', short: 'o' },
-      force: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'convert',
-  );
-  if (values.help) {
-    printOut(`${CONVERT_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'convert', CONVERT_HELP, {
+    output: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   const file = positionals[0];
   if (!file || positionals.length > 1)
     throw new HatcheryError('USAGE', `convert takes one file\n\n${CONVERT_HELP}`);

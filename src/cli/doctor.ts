@@ -7,7 +7,7 @@ import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
 import { KEY_VARS_TEXT, VENDORS, vendorDefault } from '../providers/vendors.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
-import { EXIT, intOption, parseArgs } from './args.js';
+import { EXIT, intOption, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printableJson, printOut } from './print.js';
 import { checkFile } from './validate.js';
@@ -272,21 +272,14 @@ export async function runChecks(options: {
 
 /** `hatchery-mcp doctor`: returns the exit code. */
 export async function doctorCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      dir: { type: 'string', short: 'd' },
-      'mcp-config': { type: 'string' },
-      timeout: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'doctor',
-  );
-  if (values.help) {
-    printOut(`${DOCTOR_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'doctor', DOCTOR_HELP, {
+    dir: { type: 'string', short: 'd' },
+    'mcp-config': { type: 'string' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   if (positionals.length > 0)
     throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
   const timeoutMs = (intOption(values.timeout, 'timeout') ?? 20) * 1000;

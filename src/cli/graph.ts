@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { HatcheryError } from '../core/errors.js';
 import { loadHatchery } from '../loader/load.js';
 import { hatcheryToMermaid } from '../loader/mermaid.js';
-import { EXIT, parseArgs } from './args.js';
+import { EXIT, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printOut } from './print.js';
 
@@ -36,20 +36,13 @@ function withoutFontImports(svg: string): string {
 
 /** `hatchery-mcp graph`: returns the exit code. */
 export async function graphCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      format: { type: 'string' },
-      output: { type: 'string', short: 'o' },
-      'mcp-config': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'graph',
-  );
-  if (values.help) {
-    printOut(`${GRAPH_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'graph', GRAPH_HELP, {
+    format: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    'mcp-config': { type: 'string' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   const format = values.format ?? 'mermaid';
   if (!(FORMATS as readonly string[]).includes(format))
     throw new HatcheryError('USAGE', `--format must be one of ${FORMATS.join(', ')}, got "${format}"`);

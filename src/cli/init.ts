@@ -3,7 +3,7 @@ import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { shellQuote } from '../core/shell.js';
 import { VENDORS } from '../providers/vendors.js';
-import { EXIT, parseArgs } from './args.js';
+import { EXIT, parseCommand } from './args.js';
 import { CLI_JS, clientConfigText, INSTALL_ROOT } from './client-config.js';
 import { HATCHERYIGNORE, HELLO_QUESTION, helloCassette, helloJson, helloTestYaml } from './init-template.js';
 import { printOut } from './print.js';
@@ -165,18 +165,11 @@ async function cliWord(): Promise<{ word: string; note: string }> {
 
 /** `hatchery-mcp init [DIR] [--force]`: returns the exit code. */
 export async function initCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      force: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'init',
-  );
-  if (values.help) {
-    printOut(`${INIT_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'init', INIT_HELP, {
+    force: { type: 'boolean' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   if (positionals.length > 1) {
     throw new HatcheryError(
       'USAGE',

@@ -1,6 +1,6 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { type COMMANDS, EXIT, parseArgs, unknownCommand } from './args.js';
+import { type COMMANDS, EXIT, parseCommand, unknownCommand } from './args.js';
 import { printErr, printOut } from './print.js';
 
 // Commands are imported when they run: --version, help and validate then start without loading the
@@ -41,46 +41,16 @@ interface CommandModule {
  * `satisfies` makes it list exactly the names of COMMANDS (the did-you-mean list) but `schema` and `help`.
  */
 const MODULES = {
-  serve: async () => {
-    const m = await import('./serve.js');
-    return { run: m.serveCommand, help: m.SERVE_HELP };
-  },
-  run: async () => {
-    const m = await import('./run.js');
-    return { run: m.runCommand, help: m.RUN_HELP };
-  },
-  validate: async () => {
-    const m = await import('./validate.js');
-    return { run: m.validateCommand, help: m.VALIDATE_HELP };
-  },
-  test: async () => {
-    const m = await import('./test.js');
-    return { run: m.testCommand, help: m.TEST_HELP };
-  },
-  graph: async () => {
-    const m = await import('./graph.js');
-    return { run: m.graphCommand, help: m.GRAPH_HELP };
-  },
-  convert: async () => {
-    const m = await import('./convert.js');
-    return { run: m.convertCommand, help: m.CONVERT_HELP };
-  },
-  init: async () => {
-    const m = await import('./init.js');
-    return { run: m.initCommand, help: m.INIT_HELP };
-  },
-  runs: async () => {
-    const m = await import('./runs.js');
-    return { run: m.runsCommand, help: m.RUNS_HELP };
-  },
-  doctor: async () => {
-    const m = await import('./doctor.js');
-    return { run: m.doctorCommand, help: m.DOCTOR_HELP };
-  },
-  studio: async () => {
-    const m = await import('./studio.js');
-    return { run: m.studioCommand, help: m.STUDIO_HELP };
-  },
+  serve: () => import('./serve.js').then((m) => ({ run: m.serveCommand, help: m.SERVE_HELP })),
+  run: () => import('./run.js').then((m) => ({ run: m.runCommand, help: m.RUN_HELP })),
+  validate: () => import('./validate.js').then((m) => ({ run: m.validateCommand, help: m.VALIDATE_HELP })),
+  test: () => import('./test.js').then((m) => ({ run: m.testCommand, help: m.TEST_HELP })),
+  graph: () => import('./graph.js').then((m) => ({ run: m.graphCommand, help: m.GRAPH_HELP })),
+  convert: () => import('./convert.js').then((m) => ({ run: m.convertCommand, help: m.CONVERT_HELP })),
+  init: () => import('./init.js').then((m) => ({ run: m.initCommand, help: m.INIT_HELP })),
+  runs: () => import('./runs.js').then((m) => ({ run: m.runsCommand, help: m.RUNS_HELP })),
+  doctor: () => import('./doctor.js').then((m) => ({ run: m.doctorCommand, help: m.DOCTOR_HELP })),
+  studio: () => import('./studio.js').then((m) => ({ run: m.studioCommand, help: m.STUDIO_HELP })),
 } satisfies Record<Exclude<(typeof COMMANDS)[number], 'schema' | 'help'>, () => Promise<CommandModule>>;
 
 /** The module of `word` when it names one (own keys only: "constructor" is no command). */
@@ -108,10 +78,7 @@ export async function main(argv: string[]): Promise<number> {
     switch (first) {
       case 'schema': {
         // Options are checked like every command's, so a typo is named instead of ignored.
-        if (parseArgs(rest, { help: { type: 'boolean', short: 'h' } }, 'schema').values.help) {
-          printOut(`${SCHEMA_HELP}\n`);
-          return EXIT.OK;
-        }
+        if (!parseCommand(rest, 'schema', SCHEMA_HELP, {})) return EXIT.OK;
         const { hatcheryJsonSchema } = await import('../schema/json-schema.js');
         printOut(`${JSON.stringify(hatcheryJsonSchema(), null, 2)}\n`);
         return EXIT.OK;

@@ -4,7 +4,7 @@ import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { promptLabel } from '../schema/suggest.js';
-import { EXIT, keyValues, parseArgs } from './args.js';
+import { EXIT, keyValues, parseCommand } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
@@ -95,27 +95,20 @@ async function askMissing(
 
 /** `hatchery-mcp run`: returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      input: { type: 'string', short: 'i' },
-      set: { type: 'string', multiple: true },
-      ...RUNTIME_FLAGS,
-      ...JOURNAL_FLAGS,
-      ...VIEW_FLAGS,
-      json: { type: 'boolean' },
-      record: { type: 'string' },
-      replay: { type: 'string' },
-      'record-missing': { type: 'boolean' },
-      'replay-run': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'run',
-  );
-  if (values.help) {
-    printOut(`${RUN_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'run', RUN_HELP, {
+    input: { type: 'string', short: 'i' },
+    set: { type: 'string', multiple: true },
+    ...RUNTIME_FLAGS,
+    ...JOURNAL_FLAGS,
+    ...VIEW_FLAGS,
+    json: { type: 'boolean' },
+    record: { type: 'string' },
+    replay: { type: 'string' },
+    'record-missing': { type: 'boolean' },
+    'replay-run': { type: 'string' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   const file = positionals[0];
   if (!file || positionals.length > 1) {
     throw new HatcheryError('USAGE', `run takes one hatchery file\n\n${RUN_HELP}`);

@@ -11,7 +11,7 @@ import {
 import type { Usage } from '../providers/types.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
-import { EXIT, intOption, parseArgs } from './args.js';
+import { EXIT, intOption, parseCommand } from './args.js';
 import { suspended, ttyAsk } from './ask-tty.js';
 import { readMcpConfig } from './config.js';
 import { cancelOnInterrupt } from './interrupt.js';
@@ -172,27 +172,20 @@ function listText(runs: readonly RunSummary[]): string {
 
 /** `hatchery-mcp runs`: returns the exit code. */
 export async function runsCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      state: { type: 'string' },
-      json: { type: 'boolean' },
-      status: { type: 'string' },
-      hatchery: { type: 'string' },
-      limit: { type: 'string' },
-      from: { type: 'string' },
-      force: { type: 'boolean' },
-      answer: { type: 'string' },
-      ...VIEW_FLAGS,
-      ...RUNTIME_FLAGS,
-      help: { type: 'boolean', short: 'h' },
-    },
-    'runs',
-  );
-  if (values.help) {
-    printOut(`${RUNS_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'runs', RUNS_HELP, {
+    state: { type: 'string' },
+    json: { type: 'boolean' },
+    status: { type: 'string' },
+    hatchery: { type: 'string' },
+    limit: { type: 'string' },
+    from: { type: 'string' },
+    force: { type: 'boolean' },
+    answer: { type: 'string' },
+    ...VIEW_FLAGS,
+    ...RUNTIME_FLAGS,
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   const [sub, id, ...extra] = positionals;
   const needsId = sub === 'show' || sub === 'resume' || sub === 'cancel';
   if (!sub || !['list', 'show', 'resume', 'cancel'].includes(sub)) {

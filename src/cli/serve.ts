@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { VENDORS } from '../providers/vendors.js';
-import { bytesOption, EXIT, intOption, parseArgs, secondsOption } from './args.js';
+import { bytesOption, EXIT, intOption, parseCommand, secondsOption } from './args.js';
 import { printErr, printOut } from './print.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
@@ -130,35 +130,28 @@ function keepStdoutForProtocol(): void {
 
 /** Starts the MCP server (stdio or HTTP); resolves with the exit code on shutdown. */
 export async function serveCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      dir: { type: 'string', short: 'd' },
-      http: { type: 'string' },
-      token: { type: 'string' },
-      'insecure-no-token': { type: 'boolean' },
-      'max-concurrent': { type: 'string' },
-      'max-result-bytes': { type: 'string' },
-      'max-inline-bytes': { type: 'string' },
-      'output-ttl': { type: 'string' },
-      'max-sessions': { type: 'string' },
-      'max-body': { type: 'string' },
-      'sync-wait': { type: 'string' },
-      'no-generic-tools': { type: 'boolean' },
-      'resume-interrupted': { type: 'boolean' },
-      'list-all-runs': { type: 'boolean' },
-      'task-wait': { type: 'string' },
-      ...RUNTIME_FLAGS,
-      ...JOURNAL_FLAGS,
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
-    'serve',
-  );
-  if (values.help) {
-    printOut(`${SERVE_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'serve', SERVE_HELP, {
+    dir: { type: 'string', short: 'd' },
+    http: { type: 'string' },
+    token: { type: 'string' },
+    'insecure-no-token': { type: 'boolean' },
+    'max-concurrent': { type: 'string' },
+    'max-result-bytes': { type: 'string' },
+    'max-inline-bytes': { type: 'string' },
+    'output-ttl': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'max-body': { type: 'string' },
+    'sync-wait': { type: 'string' },
+    'no-generic-tools': { type: 'boolean' },
+    'resume-interrupted': { type: 'boolean' },
+    'list-all-runs': { type: 'boolean' },
+    'task-wait': { type: 'string' },
+    ...RUNTIME_FLAGS,
+    ...JOURNAL_FLAGS,
+    version: { type: 'boolean', short: 'v' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   if (values.version) {
     printOut(`${packageVersion()}\n`);
     return EXIT.OK;

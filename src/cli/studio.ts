@@ -1,7 +1,7 @@
 import { HatcheryError } from '../core/errors.js';
 import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
-import { EXIT, parseArgs } from './args.js';
+import { EXIT, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
@@ -49,21 +49,14 @@ function portOption(value: string | undefined): number {
 
 /** `hatchery-mcp studio`: serves the page until SIGINT/SIGTERM; returns the exit code. */
 export async function studioCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      dir: { type: 'string', short: 'd' },
-      port: { type: 'string' },
-      ...RUNTIME_FLAGS,
-      ...JOURNAL_FLAGS,
-      help: { type: 'boolean', short: 'h' },
-    },
-    'studio',
-  );
-  if (values.help) {
-    printOut(`${STUDIO_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'studio', STUDIO_HELP, {
+    dir: { type: 'string', short: 'd' },
+    port: { type: 'string' },
+    ...RUNTIME_FLAGS,
+    ...JOURNAL_FLAGS,
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   if (positionals.length > 0)
     throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
   const port = portOption(values.port);

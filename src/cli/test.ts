@@ -3,7 +3,7 @@ import { relative } from 'node:path';
 import { HatcheryError, ValidationError } from '../core/errors.js';
 import { findTestFiles, type LoadedTestFile, loadTestFile } from '../runtime/testing/load.js';
 import { runTestFile } from '../runtime/testing/runner.js';
-import { EXIT, parseArgs } from './args.js';
+import { EXIT, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printErr, printOut } from './print.js';
 import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
@@ -28,19 +28,12 @@ Exit codes: 0 every case passed, 1 a case failed, 2 bad command line or no test 
 
 /** `hatchery-mcp test`: returns the exit code. */
 export async function testCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      ...RUNTIME_FLAGS,
-      'record-missing': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'test',
-  );
-  if (values.help) {
-    printOut(`${TEST_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'test', TEST_HELP, {
+    ...RUNTIME_FLAGS,
+    'record-missing': { type: 'boolean' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   const recordMissing = values['record-missing'] === true;
   const paths = positionals.length > 0 ? positionals : ['hatchery'];
   if (positionals.length === 0 && !existsSync(paths[0]!)) {

@@ -5,7 +5,7 @@ import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { listHatcheryFileNames, loadHatcheryText, unexpectedLoadError } from '../loader/load.js';
 import { nearestSibling } from '../tools/compile.js';
 import { runtimeRoots } from '../tools/path-check.js';
-import { EXIT, parseArgs } from './args.js';
+import { EXIT, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printableJson, printErr, printOut } from './print.js';
 
@@ -46,23 +46,16 @@ export interface FileReport {
 
 /** `hatchery-mcp validate`: returns the exit code. */
 export async function validateCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs(
-    argv,
-    {
-      json: { type: 'boolean' },
-      strict: { type: 'boolean' },
-      connect: { type: 'boolean' },
-      'allow-root': { type: 'string', multiple: true },
-      'allow-write': { type: 'string', multiple: true },
-      'mcp-config': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    'validate',
-  );
-  if (values.help) {
-    printOut(`${VALIDATE_HELP}\n`);
-    return EXIT.OK;
-  }
+  const args = parseCommand(argv, 'validate', VALIDATE_HELP, {
+    json: { type: 'boolean' },
+    strict: { type: 'boolean' },
+    connect: { type: 'boolean' },
+    'allow-root': { type: 'string', multiple: true },
+    'allow-write': { type: 'string', multiple: true },
+    'mcp-config': { type: 'string' },
+  });
+  if (!args) return EXIT.OK;
+  const { values, positionals } = args;
   const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const targets = positionals.length > 0 ? positionals : ['hatchery'];
   // Files found in a folder, as opposed to named: one that is no hatchery is skipped quietly.
