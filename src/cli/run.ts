@@ -1,17 +1,12 @@
 import { createInterface } from 'node:readline/promises';
 import { HatcheryError } from '../core/errors.js';
-import { BudgetExhaustedError } from '../engine/meter.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
-import { Runtime } from '../runtime/runtime.js';
+import { type RunResult, Runtime } from '../runtime/runtime.js';
 import { promptLabel } from '../schema/suggest.js';
 import { EXIT, keyValues, parseCommand } from './args.js';
-import { suspended, ttyAsk } from './ask-tty.js';
-import { readMcpConfig } from './config.js';
-import { cancelOnInterrupt } from './interrupt.js';
-import { errorLine, printableJson, printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
-import { failureExit, failureJson } from './view/outcome.js';
-import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
+import { viewRun } from './view/outcome.js';
+import { VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
 
 /** Help text of `hatchery-mcp run`. */
 export const RUN_HELP = `Usage: hatchery-mcp run <file> [options]
@@ -115,8 +110,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const flags = viewFlags(values);
   const vars = keyValues(values.set, 'set');
-  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
-  const options = await runtimeOptions(values, mcpServers);
+  const options = await runtimeOptions(values);
   const replayRun = values['replay-run'];
   if (replayRun !== undefined && (values.record ?? values.replay ?? values['record-missing']) !== undefined) {
     throw new HatcheryError(
@@ -146,6 +140,7 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   let input = values.input;
   const stdinIsTty = process.stdin.isTTY === true;
+  const terminal = stdinIsTty && values.input !== '-';
   if (input === '-' || (input === undefined && !stdinIsTty)) {
     input = await readStdin();
     // Nothing on stdin (</dev/null, an empty pipe) is no input: a run that needs one stops before
@@ -161,61 +156,18 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
 
   const missing = Object.keys(hatchery.inputs).filter((k) => vars[k] === undefined);
-  if (missing.length > 0 && stdinIsTty && values.input !== '-') {
-    Object.assign(vars, await askMissing(hatchery.inputs, missing));
-  }
-
-  const view = await openRunView({ ...flags, totals: values.json === true }, { name: hatchery.name });
-  const { controller, dispose } = cancelOnInterrupt();
-  try {
-    const result = await runtime.run(hatchery, {
-      input,
-      vars,
-      signal: controller.signal,
-      source: 'cli',
-      // Without a terminal nobody can answer now: the run suspends at the question (exit 4).
-      ask: view.ask(stdinIsTty && values.input !== '-' ? ttyAsk() : undefined),
-      onEvent: view.onEvent,
-    });
-    view.close();
-    if (values.json) {
-      printOut(
-        `${printableJson({ output: result.output, value: result.value, usage: result.usage, cost_usd: result.usage.costUsd, steps: result.steps, ...(result.journal ? { journal: result.journal } : {}) })}\n`,
-      );
-    } else {
-      printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
-    }
-    return EXIT.OK;
-  } catch (err) {
-    view.close();
-    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted) {
-      return suspended(err, values.json === true, store?.location);
-    }
-    // With --events the run_end event holds the error: stderr stays JSON lines only.
-    const told = flags.events === true && view.totals().ms !== undefined;
-    if (!told) printErr(errorLine(err));
-    const partial = err instanceof BudgetExhaustedError ? err.partial : undefined;
-    if (partial && !values.json && !told) printErr(partialText(partial));
-    if (values.json) printOut(`${printableJson(failureJson(err, view.totals()))}\n`);
-    // Ctrl-C, or `runs cancel` from another process (through the journal): 130; a budget: 5.
-    return failureExit(err, controller.signal.aborted);
-  } finally {
-    // Still listening while MCP servers close: a signal now must not kill us before their trees.
-    await runtime.close();
-    dispose();
-  }
+  if (missing.length > 0 && terminal) Object.assign(vars, await askMissing(hatchery.inputs, missing));
+  return viewRun(
+    runtime,
+    { flags, json: values.json === true, name: hatchery.name, terminal, location: store?.location, jsonOf },
+    (run) => runtime.run(hatchery, { input, vars, source: 'cli', ...run }),
+  );
 }
 
-/** The partial outputs of a run the budget stopped, for stderr: one block per finished node. */
-function partialText(partial: Record<string, unknown>): string {
-  const keys = Object.keys(partial);
-  if (keys.length === 0) return 'partial outputs: none (no node finished)\n';
-  const blocks = keys.map((k) => {
-    const v = partial[k];
-    const text = typeof v === 'string' ? v : printableJson(v);
-    return `--- ${k}\n${text.endsWith('\n') ? text : `${text}\n`}`;
-  });
-  return `partial outputs (${keys.length} node${keys.length === 1 ? '' : 's'} finished):\n${blocks.join('')}`;
+/** The --json object of a run. */
+function jsonOf(result: RunResult): Record<string, unknown> {
+  const { output, value, usage, steps, journal } = result;
+  return { output, value, usage, cost_usd: usage.costUsd, steps, ...(journal ? { journal } : {}) };
 }
 
 /** The cassette of --record / --replay (--record-missing), or undefined; wrong combinations are USAGE errors. */

@@ -10,16 +10,13 @@ import {
 } from '../journal/store.js';
 import type { Usage } from '../providers/types.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
-import { type RunResult, Runtime } from '../runtime/runtime.js';
+import { Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, parseCommand } from './args.js';
-import { suspended, ttyAsk } from './ask-tty.js';
-import { readMcpConfig } from './config.js';
-import { cancelOnInterrupt } from './interrupt.js';
-import { errorLine, printableJson, printErr, printOut } from './print.js';
+import { printableJson, printErr, printOut } from './print.js';
 import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { seconds, usageText } from './view/format.js';
-import { failureExit, failureJson } from './view/outcome.js';
-import { openRunView, VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
+import { viewRun } from './view/outcome.js';
+import { VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
 
 /** Help text of `hatchery-mcp runs`. */
 export const RUNS_HELP = `Usage: hatchery-mcp runs <list|show|resume|cancel> [ID] [options]
@@ -244,62 +241,24 @@ export async function runsCommand(argv: string[]): Promise<number> {
       );
       return EXIT.OK;
     }
-    return await resumeCommand(store, full, values);
+    const flags = viewFlags(values);
+    const runtime = new Runtime({ ...(await runtimeOptions(values)), store });
+    const { from, force, answer } = values;
+    return await viewRun(
+      runtime,
+      {
+        flags,
+        json: values.json === true,
+        // Questions after the answered one are asked on a terminal; without one the run waits again.
+        terminal: process.stdin.isTTY === true,
+        location: store.location,
+        runId: full,
+        jsonOf: ({ runId, output, value, usage, steps }) => ({ runId, output, value, usage, steps }),
+      },
+      (run) => runtime.resume(full, { from, force: force === true, answer, ...run }),
+    );
   } finally {
     await store.close();
-  }
-}
-
-async function resumeCommand(
-  store: RunStore,
-  id: string,
-  values: Parameters<typeof runtimeOptions>[0] & {
-    from?: string;
-    force?: boolean;
-    answer?: string;
-    quiet?: boolean;
-    verbose?: boolean;
-    events?: boolean;
-    json?: boolean;
-  },
-): Promise<number> {
-  const flags = viewFlags(values);
-  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
-  const runtime = new Runtime({ ...(await runtimeOptions(values, mcpServers)), store });
-  // As in "run": the first Ctrl-C cancels (the journal records it), a second one kills at once.
-  const view = await openRunView({ ...flags, totals: values.json === true });
-  const { controller, dispose } = cancelOnInterrupt();
-  try {
-    const result: RunResult = await runtime.resume(id, {
-      from: values.from,
-      force: values.force === true,
-      answer: values.answer,
-      // Questions after the answered one are asked on a terminal; without one the run waits again.
-      ask: view.ask(process.stdin.isTTY === true ? ttyAsk() : undefined),
-      signal: controller.signal,
-      onEvent: view.onEvent,
-    });
-    view.close();
-    if (values.json) {
-      printOut(
-        `${printableJson({ runId: result.runId, output: result.output, value: result.value, usage: result.usage, steps: result.steps })}\n`,
-      );
-    } else {
-      printOut(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
-    }
-    return EXIT.OK;
-  } catch (err) {
-    view.close();
-    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED' && !controller.signal.aborted)
-      return suspended(err, values.json === true, store.location);
-    // With --events the run_end event holds the error: stderr stays JSON lines only.
-    if (!(flags.events && view.totals().ms !== undefined)) printErr(errorLine(err));
-    if (values.json) printOut(`${printableJson(failureJson(err, { runId: id, ...view.totals() }))}\n`);
-    // Ctrl-C here, or "runs cancel" from another process (the runtime aborts the run with ABORTED).
-    return failureExit(err, controller.signal.aborted);
-  } finally {
-    await runtime.close();
-    dispose();
   }
 }
 

@@ -3,7 +3,6 @@ import type { Budget } from '../engine/meter.js';
 import type { FileRunStore } from '../journal/file-store.js';
 import { stateDir } from '../journal/state-dir.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
-import type { McpServerDef } from '../schema/hatchery.js';
 import { intOption, type ParsedValues } from './args.js';
 
 /** The options `run` and `serve` share: what runs may read, write, run and reach, and their step budget. */
@@ -67,14 +66,14 @@ function budgetOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Budget | und
 
 /**
  * The Runtime options the shared flags stand for; bad values are USAGE errors naming the flag. The
- * modules that check --allow-host and read --prices (with node:dns and node:net) are imported only
- * when those flags are given: `serve` answers its first tools/list without them.
+ * modules that read --mcp-config (tools/mcp-entry), check --allow-host and read --prices (with
+ * node:dns and node:net) are imported only when those flags are given: `serve` answers its first
+ * tools/list without them.
  */
-export async function runtimeOptions(
-  values: ParsedValues<typeof RUNTIME_FLAGS>,
-  mcpServers: Readonly<Record<string, McpServerDef>> | undefined,
-): Promise<RuntimeOptions> {
+export async function runtimeOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Promise<RuntimeOptions> {
   const hosts = values['allow-host'];
+  const config = values['mcp-config'];
+  const mcpServers = config ? await (await import('./config.js')).readMcpConfig(config) : undefined;
   const options: RuntimeOptions = {
     allowRoots: values['allow-root'],
     allowWrite: values['allow-write'],

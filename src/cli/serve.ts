@@ -194,9 +194,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
       '--max-body only applies with --http (stdio has its own 10 MiB message limit)',
     );
   }
-  // Imported only with --mcp-config: its checks (tools/mcp-entry) are not on the start path otherwise.
-  const config = values['mcp-config'];
-  const mcpServers = config ? await (await import('./config.js')).readMcpConfig(config) : undefined;
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
 
@@ -206,11 +203,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (noJournal) await journalStore(values, dir);
   intOption(values['keep-runs'], 'keep-runs');
   intOption(values['keep-days'], 'keep-days');
+  const options = await runtimeOptions(values);
   const core = await HatcheryMcpServer.start({
     dir,
-    runtimeOptions: await runtimeOptions(values, mcpServers),
+    runtimeOptions: options,
     ...(noJournal ? {} : { openStore: () => journalStore(values, dir, token ? [token] : []) }),
-    mcpServers,
+    mcpServers: options.tools?.mcpServers,
     // The first tools/list comes before the files are compiled: a fast start (issue 15).
     deferLoad: true,
     genericTools: values['no-generic-tools'] !== true,

@@ -2,7 +2,6 @@ import { HatcheryError } from '../core/errors.js';
 import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
 import { EXIT, parseCommand } from './args.js';
-import { readMcpConfig } from './config.js';
 import { printErr, printOut } from './print.js';
 import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
@@ -71,9 +70,8 @@ export async function studioCommand(argv: string[]): Promise<number> {
       'USAGE',
       `--dir ${dir}: no such folder; create one with: hatchery-mcp init ${dir}, or point --dir at your hatchery files`,
     );
-  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
   const runtime = new Runtime({
-    ...(await runtimeOptions(values, mcpServers)),
+    ...(await runtimeOptions(values)),
     store: await journalStore(values, dir),
   });
   const stop = shutdownRequested(false);

@@ -4,7 +4,6 @@ import { HatcheryError, ValidationError } from '../core/errors.js';
 import { findTestFiles, type LoadedTestFile, loadTestFile } from '../runtime/testing/load.js';
 import { runTestFile } from '../runtime/testing/runner.js';
 import { EXIT, parseCommand } from './args.js';
-import { readMcpConfig } from './config.js';
 import { printErr, printOut } from './print.js';
 import { RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
 
@@ -61,8 +60,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     }
   }
   if (invalid) return EXIT.INVALID;
-  const mcpServers = values['mcp-config'] ? await readMcpConfig(values['mcp-config']) : undefined;
-  const runtime = await runtimeOptions(values, mcpServers);
+  const runtime = await runtimeOptions(values);
   let passed = 0;
   let failed = 0;
   for (const t of loaded) {
