@@ -4,7 +4,7 @@ import { Cassette } from '../runtime/cassette/cassette.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
 import { promptLabel } from '../schema/suggest.js';
 import { EXIT, keyValues, parseCommand } from './args.js';
-import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
 import { viewRun } from './view/outcome.js';
 import { VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
 
@@ -20,18 +20,7 @@ Options:
                       (stdin is also read when it is piped and --input is absent)
   --set NAME=VALUE    value of a declared input (repeatable); missing ones are asked
                       for on a terminal
-  --max-steps N       maximum node executions (overrides the file's max_steps; default 100)
-  --allow-root DIR    let files, fread and file tools use DIR too (repeatable)
-  --allow-write DIR   let runs write in DIR (repeatable); writes go only to the working
-                      folder and these roots, never into the hatchery's own folder unless
-                      DIR is that folder or inside it (risk: a model could plant a tool)
-  --allow-shell       enable the shell_exec tool
-  --allow-host HOST   let http_request reach HOST (name, name:port or *.domain) although it
-                      is on this machine or a private network (repeatable)
-  --allow-private-network
-                      let http_request reach every address, local and private ones included
-  --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
-${BUDGET_HELP}
+${RUNTIME_HELP}
   --record FILE       write every model call and MCP/http_request tool call of the run
                       to the cassette FILE (JSON lines; secrets redacted)
   --replay FILE       answer those calls from the cassette FILE: no network, no API key

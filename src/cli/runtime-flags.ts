@@ -24,8 +24,21 @@ export const RUNTIME_FLAGS = {
   'max-render-chars': { type: 'string' },
 } as const;
 
-/** Help lines of the budget and price flags, for the help texts of run and serve. */
-export const BUDGET_HELP = `  --budget-tokens N   end the run with BUDGET_EXHAUSTED once its model calls used N tokens
+/** Help lines of RUNTIME_FLAGS, for the help texts of run, serve and studio. */
+export const RUNTIME_HELP = `  --allow-root DIR    let files, fread and file tools use DIR too (repeatable)
+  --allow-write DIR   let runs write in DIR (repeatable). Runs write only below the working
+                      folder and these roots, never in the served folder or a hatchery's
+                      folder unless DIR is that folder or inside it (risk: a model could
+                      plant a tool); hatchery files are never written
+  --allow-shell       enable the shell_exec tool
+  --allow-host HOST   let http_request reach HOST (name, name:port or *.domain) although it
+                      is on this machine or a private network (repeatable)
+  --allow-private-network
+                      let http_request reach every address, local and private ones included
+  --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
+  --max-steps N       maximum node executions per run (overrides the file's max_steps;
+                      default 100)
+  --budget-tokens N   end a run with BUDGET_EXHAUSTED once its model calls used N tokens
   --budget-cost-usd N ... once it cost N US dollars (models with a known price)
   --budget-tool-calls N
                       ... once it made N tool calls
@@ -34,7 +47,7 @@ export const BUDGET_HELP = `  --budget-tokens N   end the run with BUDGET_EXHAUS
   --budget-wall-ms N  ... after N milliseconds; for each limit the smaller of the flag
                       and the file's budget wins
   --prices FILE       model prices {"vendor:model": {"input", "output", "cached_input"}} in
-                      USD per million tokens, overriding the file's and the built-in ones
+                      USD per million tokens, overriding the files' and the built-in ones
   --max-reply-bytes N fail a model call whose reply (decoded, streamed or not) passes N
                       bytes (default 8388608); memory stays bounded whatever an endpoint sends
   --max-render-chars N

@@ -6,7 +6,7 @@ import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { VENDORS } from '../providers/vendors.js';
 import { bytesOption, EXIT, intOption, parseCommand, secondsOption } from './args.js';
 import { printErr, printOut } from './print.js';
-import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
 
 /** Help text of the MCP server command. */
@@ -16,73 +16,56 @@ Serves every hatchery (*.json, *.yaml, *.yml, searched recursively) in DIR as an
 by default. Files are watched: adding, editing or deleting one updates the tools.
 
 Options:
-  --dir DIR             folder of hatchery files (default ./hatchery)
-  --http [HOST:]PORT    serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
-                        (HOST defaults to 127.0.0.1; PORT 0 picks a free port)
-  --token TOKEN         with --http: demand "Authorization: Bearer TOKEN"
-                        (default: the HATCHERY_MCP_TOKEN environment variable)
-                        Required unless HOST is 127.0.0.1, ::1 or localhost
-  --insecure-no-token   with --http: serve another HOST (0.0.0.0, a LAN address) without a
-                        token anyway; anyone who reaches the port can run your hatcheries
-  --max-concurrent N    run at most N hatcheries at once; further calls wait their turn
-  --max-result-bytes N  cut tool results longer than N bytes (default 1048576, at least
-                        1024); the full output stays readable as hatchery-output://
-                        resources (see --output-ttl)
-  --max-inline-bytes N  results larger than N bytes (default 51200) give a summary and a
-                        resource_link to a hatchery-output:// resource with the full output
-  --output-ttl SECONDS  keep those resources SECONDS (default 3600; the latest 20 and
-                        256 MiB in all at most)
-  --max-sessions N      with --http: keep at most N sessions (default 1000); the oldest
-                        idle one is closed for a new one, and when all are busy new
-                        clients get HTTP 503
-  --max-body BYTES      with --http: largest request body (default 4MiB; units KiB, MiB,
-                        GiB); a larger one gets HTTP 413
-  --sync-wait SECONDS   answer a hatchery tool call within SECONDS (default 50, under the
-                        60 s many clients allow a call): a run still going then goes on
-                        in the background and the call returns its run id for
-                        hatchery_result; 0 waits for every run to end
-  --no-generic-tools    hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
-                        hatchery_result, hatchery_cancel, hatchery_runs, hatchery_resume
-                        and hatchery_respond
-  --allow-root DIR      let files, fread and file tools use DIR too (repeatable)
-  --allow-write DIR     let runs write in DIR (repeatable). Runs write only below the working
-                        folder and these roots, never in the served folder or a hatchery's
-                        folder unless DIR is that folder or inside it (risk: a model could
-                        plant a tool); hatchery files are never written
-  --allow-shell         enable the shell_exec tool
-  --allow-host HOST     let http_request reach HOST (name, name:port or *.domain) although
-                        it is on this machine or a private network (repeatable)
-  --allow-private-network
-                        let http_request reach every address, local and private ones included
-  --mcp-config FILE     MCP servers ({"mcpServers": {...}}) for mcp: tools
-  --max-steps N         maximum node executions per run (overrides the files' max_steps)
-  --state DIR           keep run journals in DIR (default: $HATCHERY_STATE, else
-                        .hatchery/runs beside the served folder, never inside it)
-  --no-journal          keep no journal of runs
-  --keep-runs N         keep the newest N runs in the state folder (default 1000)
-  --keep-days N         delete finished runs older than N days (default 30)
-  --resume-interrupted  resume background runs that a stop of the server interrupted
-                        (they are always marked "interrupted" in the run journal at start)
-  --list-all-runs       hatchery_runs lists every run of the served files to every client
-                        (default: only the runs the asking session started); use it for
-                        one trusted client, or to find runs from before a restart
-  --task-wait SECONDS   a tool call from a client with the MCP tasks extension becomes a
-                        task when its run takes longer than this (default 10; 0: always)
-  --budget-tokens N     end each run with BUDGET_EXHAUSTED once its model calls used N tokens
-  --budget-cost-usd N   ... once it cost N US dollars (models with a known price)
-  --budget-tool-calls N ... once it made N tool calls
-  --budget-model-calls N
-                        ... once it made N model calls
-  --budget-wall-ms N    ... after N milliseconds; for each limit the smaller of the flag
-                        and the file's budget wins
-  --prices FILE         model prices {"vendor:model": {"input", "output", "cached_input"}}
-                        in USD per million tokens, overriding the files' and built-in ones
-  --max-reply-bytes N   fail a model call whose reply (decoded, streamed or not) passes N
-                        bytes (default 8388608); memory stays bounded whatever an endpoint sends
-  --max-render-chars N  most characters a template may print, join with ~ or read with fread
-                        in one render (default 8388608); past it the node fails with TEMPLATE
-  -h, --help            show this help
-  -v, --version         print the version
+  --dir DIR           folder of hatchery files (default ./hatchery)
+  --http [HOST:]PORT  serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
+                      (HOST defaults to 127.0.0.1; PORT 0 picks a free port)
+  --token TOKEN       with --http: demand "Authorization: Bearer TOKEN"
+                      (default: the HATCHERY_MCP_TOKEN environment variable)
+                      Required unless HOST is 127.0.0.1, ::1 or localhost
+  --insecure-no-token
+                      with --http: serve another HOST (0.0.0.0, a LAN address) without a
+                      token anyway; anyone who reaches the port can run your hatcheries
+  --max-concurrent N  run at most N hatcheries at once; further calls wait their turn
+  --max-result-bytes N
+                      cut tool results longer than N bytes (default 1048576, at least
+                      1024); the full output stays readable as hatchery-output://
+                      resources (see --output-ttl)
+  --max-inline-bytes N
+                      results larger than N bytes (default 51200) give a summary and a
+                      resource_link to a hatchery-output:// resource with the full output
+  --output-ttl SECONDS
+                      keep those resources SECONDS (default 3600; the latest 20 and
+                      256 MiB in all at most)
+  --max-sessions N    with --http: keep at most N sessions (default 1000); the oldest
+                      idle one is closed for a new one, and when all are busy new
+                      clients get HTTP 503
+  --max-body BYTES    with --http: largest request body (default 4MiB; units KiB, MiB,
+                      GiB); a larger one gets HTTP 413
+  --sync-wait SECONDS
+                      answer a hatchery tool call within SECONDS (default 50, under the
+                      60 s many clients allow a call): a run still going then goes on
+                      in the background and the call returns its run id for
+                      hatchery_result; 0 waits for every run to end
+  --no-generic-tools  hide hatchery_list, hatchery_run, hatchery_start, hatchery_status,
+                      hatchery_result, hatchery_cancel, hatchery_runs, hatchery_resume
+                      and hatchery_respond
+  --state DIR         keep run journals in DIR (default: $HATCHERY_STATE, else
+                      .hatchery/runs beside the served folder, never inside it)
+  --no-journal        keep no journal of runs
+  --keep-runs N       keep the newest N runs in the state folder (default 1000)
+  --keep-days N       delete finished runs older than N days (default 30)
+  --resume-interrupted
+                      resume background runs that a stop of the server interrupted
+                      (they are always marked "interrupted" in the run journal at start)
+  --list-all-runs     hatchery_runs lists every run of the served files to every client
+                      (default: only the runs the asking session started); use it for
+                      one trusted client, or to find runs from before a restart
+  --task-wait SECONDS
+                      a tool call from a client with the MCP tasks extension becomes a
+                      task when its run takes longer than this (default 10; 0: always)
+${RUNTIME_HELP}
+  -h, --help          show this help
+  -v, --version       print the version
 
 Models: set ${VENDORS.map((v) => v.keyVar).join(' and/or ')} (and HATCHERY_MODEL) in the client's
 "env" for the server; without a key, drones use the client's own model when it supports

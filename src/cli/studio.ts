@@ -3,7 +3,7 @@ import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
 import { EXIT, parseCommand } from './args.js';
 import { printErr, printOut } from './print.js';
-import { BUDGET_HELP, JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
 
 /** Help text of `hatchery-mcp studio`. */
@@ -23,15 +23,7 @@ Options:
   --no-journal        keep no journal (no past runs, no resume)
   --keep-runs N       keep the newest N runs in the state folder (default 1000)
   --keep-days N       delete finished runs older than N days (default 30)
-  --allow-root DIR    let files, fread and file tools use DIR too (repeatable)
-  --allow-write DIR   let runs write in DIR (repeatable)
-  --allow-shell       enable the shell_exec tool
-  --allow-host HOST   let http_request reach HOST although it is local or private (repeatable)
-  --allow-private-network
-                      let http_request reach every address
-  --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
-  --max-steps N       maximum node executions per run
-${BUDGET_HELP}
+${RUNTIME_HELP}
   -h, --help          show this help
 
 Stop it with Ctrl-C: runs still going are cancelled (resume them later from the journal).
