@@ -44,19 +44,12 @@ export interface Check {
   fix?: string;
 }
 
-const ok = (name: string, message: string): Check => ({ name, status: 'ok', message });
-const warn = (name: string, message: string, fix?: string): Check => ({
-  name,
-  status: 'warning',
-  message,
-  fix,
-});
-const problem = (name: string, message: string, fix: string): Check => ({
-  name,
-  status: 'problem',
-  message,
-  fix,
-});
+const checkOf =
+  (status: Check['status']) =>
+  (name: string, message: string, fix?: string): Check => ({ name, status, message, fix });
+const ok = checkOf('ok');
+const warn = checkOf('warning');
+const problem = checkOf('problem');
 
 /** The Node version check. */
 export function nodeCheck(version = process.versions.node): Check {
@@ -69,14 +62,6 @@ export function nodeCheck(version = process.versions.node): Check {
         `Node ${version} is too old: hatchery-mcp needs ${MIN_NODE.join('.')} or later`,
         'install a current Node LTS (https://nodejs.org) and run hatchery-mcp with it',
       );
-}
-
-/** A registry that only resolves names: its providers are never built for a call. */
-function namingRegistry(env: Readonly<Record<string, string | undefined>>): ProviderRegistry {
-  return new ProviderRegistry({
-    env,
-    factory: () => ({ id: 'doctor', chat: () => Promise.reject(new Error('doctor makes no model call')) }),
-  });
 }
 
 /** The API key, HATCHERY_MODEL and base URL checks; never shows any part of a value. */
@@ -93,7 +78,12 @@ export function modelChecks(env: Readonly<Record<string, string | undefined>>): 
         : ok(k, `is set (alone it selects ${alone})`),
     );
   }
-  const defaultModel = namingRegistry(env).defaultModel(false);
+  // A registry that only resolves names: its providers are never built for a call.
+  const registry = new ProviderRegistry({
+    env,
+    factory: () => ({ id: 'doctor', chat: () => Promise.reject(new Error('doctor makes no model call')) }),
+  });
+  const defaultModel = registry.defaultModel(false);
   if (!keys.some((k) => env[k])) {
     checks.push(
       warn(
@@ -103,14 +93,11 @@ export function modelChecks(env: Readonly<Record<string, string | undefined>>): 
       ),
     );
   }
-  if (env.HATCHERY_MODEL) {
-    const spec = env.HATCHERY_MODEL;
-    const why = modelSpecProblem(spec);
-    if (why) checks.push(problem('HATCHERY_MODEL', why, 'fix or unset HATCHERY_MODEL'));
-  }
-  if (defaultModel && !(env.HATCHERY_MODEL && modelSpecProblem(env.HATCHERY_MODEL))) {
+  const specProblem = env.HATCHERY_MODEL && modelSpecProblem(env.HATCHERY_MODEL);
+  if (specProblem) checks.push(problem('HATCHERY_MODEL', specProblem, 'fix or unset HATCHERY_MODEL'));
+  if (defaultModel && !specProblem) {
     try {
-      namingRegistry(env).resolve(undefined, undefined, undefined, {});
+      registry.resolve(undefined, undefined, undefined, {});
       const from = env.HATCHERY_MODEL ? 'HATCHERY_MODEL' : 'the key set';
       checks.push(ok('default model', `drones that name no model use ${defaultModel} (from ${from})`));
     } catch (err) {
@@ -247,29 +234,6 @@ async function serverChecks(uses: ServerUse[], timeoutMs: number): Promise<Check
   }
 }
 
-/** Runs every check. */
-export async function runChecks(options: {
-  dir: string;
-  mcpConfig?: string;
-  timeoutMs: number;
-  env?: Readonly<Record<string, string | undefined>>;
-}): Promise<Check[]> {
-  const env = options.env ?? process.env;
-  const servers: ServerUse[] = [];
-  const checks = [nodeCheck(), ...modelChecks(env), ...(await folderChecks(options.dir, servers))];
-  if (options.mcpConfig) {
-    try {
-      // readMcpConfig has anchored each stdio server to the config file's folder already.
-      for (const [name, def] of Object.entries(await readMcpConfig(options.mcpConfig)))
-        servers.push({ name, def, source: options.mcpConfig });
-    } catch (err) {
-      checks.push(problem(`--mcp-config ${options.mcpConfig}`, (err as Error).message, 'fix the file'));
-    }
-  }
-  checks.push(...(await serverChecks(servers, options.timeoutMs)));
-  return checks;
-}
-
 /** `hatchery-mcp doctor`: returns the exit code. */
 export async function doctorCommand(argv: string[]): Promise<number> {
   const args = parseCommand(argv, 'doctor', DOCTOR_HELP, {
@@ -283,11 +247,23 @@ export async function doctorCommand(argv: string[]): Promise<number> {
   if (positionals.length > 0)
     throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
   const timeoutMs = (intOption(values.timeout, 'timeout') ?? 20) * 1000;
-  const checks = await runChecks({
-    dir: values.dir ?? 'hatchery',
-    mcpConfig: values['mcp-config'],
-    timeoutMs,
-  });
+  const config = values['mcp-config'];
+  const servers: ServerUse[] = [];
+  const checks = [
+    nodeCheck(),
+    ...modelChecks(process.env),
+    ...(await folderChecks(values.dir ?? 'hatchery', servers)),
+  ];
+  if (config) {
+    try {
+      // readMcpConfig has anchored each stdio server to the config file's folder already.
+      for (const [name, def] of Object.entries(await readMcpConfig(config)))
+        servers.push({ name, def, source: config });
+    } catch (err) {
+      checks.push(problem(`--mcp-config ${config}`, (err as Error).message, 'fix the file'));
+    }
+  }
+  checks.push(...(await serverChecks(servers, timeoutMs)));
   // Server errors may echo their environment: printOut redacts every secret value of ours from them.
   const problems = checks.filter((c) => c.status === 'problem').length;
   const warnings = checks.filter((c) => c.status === 'warning').length;

@@ -1,5 +1,6 @@
 import { killAllTrees } from '../core/process/process-tree.js';
 import { EXIT } from './args.js';
+import { shutdownRequested } from './shutdown.js';
 
 /**
  * Ctrl-C (and SIGTERM) for a command that runs a hatchery: the first one cancels the run, which
@@ -8,24 +9,10 @@ import { EXIT } from './args.js';
  */
 export function cancelOnInterrupt(): { controller: AbortController; dispose: () => void } {
   const controller = new AbortController();
-  const onSignal = () => {
-    if (!controller.signal.aborted) {
-      controller.abort();
-      return;
-    }
+  const { done, dispose } = shutdownRequested(false, () => {
     killAllTrees();
     process.exit(EXIT.CANCELLED);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    controller,
-    dispose: () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
+  });
+  void done.then(() => controller.abort());
+  return { controller, dispose };
 }
-
-// serve and studio import it from shutdown.ts, which does not load the process-tree module.
-export { shutdownRequested } from './shutdown.js';

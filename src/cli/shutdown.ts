@@ -1,14 +1,20 @@
 import { EXIT } from './args.js';
 
-/** Resolves on SIGINT, SIGTERM or (stdio) the client closing stdin; a second signal exits at once. */
-export function shutdownRequested(watchStdin: boolean): { done: Promise<string>; dispose: () => void } {
+/**
+ * Resolves on SIGINT, SIGTERM or (stdio) the client closing stdin; a second signal calls `second`,
+ * which exits at once. serve and studio import it without the process-tree module interrupt.ts loads.
+ */
+export function shutdownRequested(
+  watchStdin: boolean,
+  second: () => void = () => process.exit(EXIT.CANCELLED),
+): { done: Promise<string>; dispose: () => void } {
   let resolve!: (why: string) => void;
   const done = new Promise<string>((r) => {
     resolve = r;
   });
   let signalled = false;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) process.exit(EXIT.CANCELLED);
+    if (signalled) return second();
     signalled = true;
     resolve(sig);
   };
