@@ -24,22 +24,6 @@ Options:
   --force     overwrite these files when they exist (other files of DIR are never touched)
   -h, --help  show this help`;
 
-/** One file init writes, relative to DIR. */
-interface Planned {
-  rel: string;
-  text: string;
-}
-
-/** The files of a new folder. */
-function plan(): Planned[] {
-  return [
-    { rel: 'hello.json', text: helloJson() },
-    { rel: path.join('tests', 'hello.test.yaml'), text: helloTestYaml() },
-    { rel: path.join('tests', 'cassettes', 'hello.jsonl'), text: helloCassette() },
-    { rel: '.hatcheryignore', text: HATCHERYIGNORE },
-  ];
-}
-
 /** The lstat of a path, or undefined when nothing is there. */
 async function lstatOrNone(p: string) {
   try {
@@ -56,7 +40,7 @@ async function lstatOrNone(p: string) {
  * Everything is checked before the first write. Returns the files that exist already as plain files:
  * kept unless `force`.
  */
-async function check(dir: string, files: Planned[], force: boolean): Promise<Set<string>> {
+async function check(dir: string, files: readonly { rel: string }[], force: boolean): Promise<Set<string>> {
   // DIR itself may be a link to a folder (macOS's /tmp is one); the folders below it may not.
   const dirStat = await stat(dir).catch(() => undefined);
   if (dirStat && !dirStat.isDirectory()) {
@@ -94,19 +78,19 @@ async function check(dir: string, files: Planned[], force: boolean): Promise<Set
   return kept;
 }
 
-/** What initFolder did: the absolute paths it wrote, and those it kept as they were. */
-export interface InitResult {
-  written: string[];
-  kept: string[];
-}
-
 /**
- * Creates the folder and the files it lacks. A file already there is kept as it is (the user may
- * have edited it; running init again is how the client config blocks are shown again) unless `force`.
+ * Creates the folder and the files it lacks (paths relative to DIR); returns the absolute paths it
+ * wrote and those it kept. A file already there is kept as it is (the user may have edited it;
+ * running init again is how the client config blocks are shown again) unless `force`.
  */
-export async function initFolder(dirArg: string, force: boolean): Promise<InitResult> {
+async function initFolder(dirArg: string, force: boolean): Promise<{ written: string[]; kept: string[] }> {
   const dir = path.resolve(dirArg);
-  const files = plan();
+  const files = [
+    { rel: 'hello.json', text: helloJson() },
+    { rel: path.join('tests', 'hello.test.yaml'), text: helloTestYaml() },
+    { rel: path.join('tests', 'cassettes', 'hello.jsonl'), text: helloCassette() },
+    { rel: '.hatcheryignore', text: HATCHERYIGNORE },
+  ];
   const keep = await check(dir, files, force);
   await mkdir(path.join(dir, 'tests', 'cassettes'), { recursive: true });
   // The folders were checked above; this catches one swapped for a link meanwhile.
@@ -139,7 +123,7 @@ export async function initFolder(dirArg: string, force: boolean): Promise<InitRe
 }
 
 /** The lines saying what init wrote and what it kept. */
-function report(dir: string, { written, kept }: InitResult): string {
+function report(dir: string, { written, kept }: Awaited<ReturnType<typeof initFolder>>): string {
   const list = (files: string[]) => files.map((f) => `  ${path.relative(dir, f)}`).join('\n');
   const parts: string[] = [];
   if (written.length > 0) parts.push(`Created in ${dir}:\n${list(written)}`);

@@ -262,21 +262,12 @@ export async function runsCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** What `run --replay-run` takes from a past run's journal. */
-export interface JournalReplay {
-  /** Answers the run's model calls and MCP/http_request tool calls. */
-  cassette: Cassette;
-  /** The past run's input and declared inputs: a replay of the same run needs them again. */
-  input?: string | undefined;
-  vars?: Record<string, string> | undefined;
-}
-
 /**
  * The journal of run `id` (a unique prefix will do) as a replaying cassette (run --replay-run): its
  * model calls and MCP/http_request tool calls are answered from it, with no network and no API key;
  * with the run's inputs, which the replay uses unless it is given others.
  */
-export async function journalReplay(state: string | undefined, id: string): Promise<JournalReplay> {
+export async function journalReplay(state: string | undefined, id: string) {
   const store = await openRunStore(state);
   try {
     const full = await resolveRunId(store, id);

@@ -103,6 +103,14 @@ itself: run "hatchery-mcp init" for a first folder and the config block of each 
 `;
 }
 
+/** The options that mean something only with --http, and why stdio has no use for them. */
+const HTTP_ONLY = [
+  ['token', 'stdio needs no token'],
+  ['insecure-no-token', 'stdio has no network'],
+  ['max-sessions', 'stdio has one session'],
+  ['max-body', 'stdio has its own 10 MiB message limit'],
+] as const;
+
 /** Sends console output to stderr: in stdio mode stdout belongs to the protocol (js: tools may log). */
 function keepStdoutForProtocol(): void {
   const toStderr = (...args: unknown[]) => console.error(...args);
@@ -146,14 +154,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     );
   }
   const http = values.http === undefined ? undefined : parseHttpAddress(values.http);
-  if (values.token !== undefined && !http) {
-    throw new HatcheryError('USAGE', '--token only applies with --http (stdio needs no token)');
-  }
+  const httpOnly = !http && HTTP_ONLY.find(([flag]) => values[flag] !== undefined);
+  if (httpOnly)
+    throw new HatcheryError('USAGE', `--${httpOnly[0]} only applies with --http (${httpOnly[1]})`);
   const token = http ? values.token || process.env.HATCHERY_MCP_TOKEN || undefined : undefined;
   const insecureNoToken = values['insecure-no-token'] === true;
-  if (insecureNoToken && !http) {
-    throw new HatcheryError('USAGE', '--insecure-no-token only applies with --http (stdio has no network)');
-  }
   // Checked before anything starts: a refused address must never listen, nor resume a run.
   const open = http && (await import('../mcp/http-guard.js')).openBindProblem(http.host, http.port, token);
   if (open && !insecureNoToken) throw new HatcheryError('USAGE', open);
@@ -167,16 +172,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const maxInlineBytes = intOption(values['max-inline-bytes'], 'max-inline-bytes');
   const outputTtl = intOption(values['output-ttl'], 'output-ttl');
   const maxSessions = intOption(values['max-sessions'], 'max-sessions');
-  if (maxSessions !== undefined && !http) {
-    throw new HatcheryError('USAGE', '--max-sessions only applies with --http (stdio has one session)');
-  }
   const maxBodyBytes = bytesOption(values['max-body'], 'max-body');
-  if (maxBodyBytes !== undefined && !http) {
-    throw new HatcheryError(
-      'USAGE',
-      '--max-body only applies with --http (stdio has its own 10 MiB message limit)',
-    );
-  }
   if (!http) keepStdoutForProtocol();
   const dir = values.dir ?? 'hatchery';
 

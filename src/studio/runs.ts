@@ -11,7 +11,7 @@ import { redactDeep } from '../journal/canonical.js';
 import { isRunId } from '../journal/run-files.js';
 import type { RunStatus, RunSummary, StoredRun } from '../journal/store.js';
 import { RunTree, type TreeEntry, type TreeEvent } from '../runtime/run-tree.js';
-import type { RunOptions, Runtime } from '../runtime/runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import type { StudioFolder } from './folder.js';
 
 /** Runs kept in memory after they ended (the newest), besides the journal. */
@@ -49,13 +49,6 @@ export interface RunDetail {
   live: boolean;
 }
 
-/** The body of a start request. */
-export interface StartBody {
-  hatchery?: unknown;
-  input?: unknown;
-  vars?: unknown;
-}
-
 /** Journal record types that are run events (the others are the store's own: run_start, resumed...). */
 const TREE_RECORDS = new Set([
   'node_start',
@@ -68,6 +61,13 @@ const TREE_RECORDS = new Set([
   'nested_end',
 ]);
 
+/** The status of a journaled run's root entry; every other run status is 'failed'. */
+const ROOT_STATUS: Partial<Record<RunStatus, TreeEntry['status']>> = {
+  succeeded: 'done',
+  input_required: 'waiting',
+  running: 'running',
+};
+
 /** A USAGE error: the page sent something this studio cannot do. */
 function bad(message: string): HatcheryError {
   return new HatcheryError('USAGE', message);
@@ -76,19 +76,16 @@ function bad(message: string): HatcheryError {
 /** Starts, tracks and reads runs for the studio; `send` broadcasts to every open page. */
 export class StudioRuns {
   private readonly live = new Map<string, LiveRun>();
-  private readonly secrets: readonly string[];
 
   constructor(
     private readonly runtime: Runtime,
     private readonly folder: StudioFolder,
     private readonly send: (type: string, data: unknown) => void,
-    secrets: readonly string[],
-  ) {
-    this.secrets = secrets;
-  }
+    private readonly secrets: readonly string[],
+  ) {}
 
   /** Starts a run of a served hatchery with its input and declared inputs; returns its id at once. */
-  start(body: StartBody): { runId: string } {
+  start(body: Record<string, unknown>): { runId: string } {
     const name = body.hatchery;
     const entry = typeof name === 'string' ? this.folder.registry.get(name) : undefined;
     if (!entry) throw bad(`no hatchery named ${JSON.stringify(String(name))} in ${this.folder.registry.dir}`);
@@ -109,15 +106,9 @@ export class StudioRuns {
     }
     const run = this.track(randomUUID(), h.name, entry.file);
     const input = body.input === '' ? undefined : (body.input as string | undefined);
-    const options: RunOptions = {
-      input,
-      vars,
-      runId: run.id,
-      source: 'studio',
-      signal: run.controller.signal,
-    };
-    options.onEvent = (e) => this.event(run, e);
-    this.finish(run, this.runtime.run(h, options));
+    const { signal } = run.controller;
+    const onEvent = (e: RunEvent) => this.event(run, e);
+    this.finish(run, this.runtime.run(h, { input, vars, runId: run.id, source: 'studio', signal, onEvent }));
     return { runId: run.id };
   }
 
@@ -326,14 +317,7 @@ export function treeOf(
     }
   }
   const root = tree.root;
-  root.status =
-    summary.status === 'succeeded'
-      ? 'done'
-      : summary.status === 'input_required'
-        ? 'waiting'
-        : summary.status === 'running'
-          ? 'running'
-          : 'failed';
+  root.status = ROOT_STATUS[summary.status] ?? 'failed';
   if (summary.endedAt !== undefined) root.ms = summary.endedAt - meta.startedAt;
   root.usage = summary.usage;
   if (summary.error !== undefined) root.error = summary.error;

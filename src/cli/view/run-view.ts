@@ -82,14 +82,6 @@ export interface ViewOptions {
   clock?: () => number;
 }
 
-/** True when `stream` can hold a live view: a terminal that understands cursor codes. */
-export function isLiveTerminal(
-  stream: TerminalStream,
-  env: Readonly<Record<string, string | undefined>>,
-): boolean {
-  return stream.isTTY === true && env.TERM !== 'dumb';
-}
-
 /** Opens the view `flags` ask for; log-update is imported only for a live view. */
 export async function openRunView(flags: ViewFlags, options: ViewOptions = {}): Promise<RunView> {
   const stream = options.stream ?? process.stderr;
@@ -120,7 +112,8 @@ export async function openRunView(flags: ViewFlags, options: ViewOptions = {}): 
   }
   if (flags.quiet) return { ...base, mode: 'quiet', onEvent: flags.totals ? track : undefined };
 
-  const live = isLiveTerminal(stream, env);
+  // A live view needs a terminal that understands cursor codes.
+  const live = stream.isTTY === true && env.TERM !== 'dumb';
   const p = paint(colorEnabled(stream, env));
   const tree = new RunTree(options.name ?? 'run', clock());
   const verbose = flags.verbose ? new VerboseText(secretValues(env), p) : undefined;
@@ -156,9 +149,10 @@ export async function openRunView(flags: ViewFlags, options: ViewOptions = {}): 
     if (block) out(block);
   };
   return {
+    ...base,
     mode: live ? 'live' : 'plain',
     onEvent,
-    totals: () => totals,
+    close: () => view?.finish(),
     ask: (ask) => {
       if (!ask || !view) return ask;
       const v = view;
@@ -174,6 +168,5 @@ export async function openRunView(flags: ViewFlags, options: ViewOptions = {}): 
         }
       };
     },
-    close: () => view?.finish(),
   };
 }

@@ -23,7 +23,6 @@ export class VerboseText {
   constructor(
     private readonly secrets: readonly string[],
     private readonly p: Paint,
-    private readonly max = VERBOSE_MAX_CHARS,
   ) {}
 
   /** The block of event `e` indented by `depth` levels, or undefined for events without content. */
@@ -85,7 +84,7 @@ export class VerboseText {
   /** Redacted, safe for a terminal, cut to the maximum length. */
   private clean(text: string): string {
     const safe = printable(text, this.secrets, { authHeaders: true });
-    if (safe.length <= this.max) return safe;
-    return `${safe.slice(0, this.max)}… (${safe.length - this.max} more characters)`;
+    const max = VERBOSE_MAX_CHARS;
+    return safe.length <= max ? safe : `${safe.slice(0, max)}… (${safe.length - max} more characters)`;
   }
 }
