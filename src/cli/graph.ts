@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { HatcheryError } from '../core/errors.js';
 import { loadHatchery } from '../loader/load.js';
-import { hatcheryToMermaid } from '../loader/mermaid.js';
+import { hatcheryToMermaid, withoutFontImports } from '../loader/mermaid.js';
 import { EXIT, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printOut } from './print.js';
@@ -25,14 +25,6 @@ double circle. Dotted edges: on_limit, node: and hatch: tools (a hatch: file is 
 Exit codes: 0 drawn, 2 bad command line, 3 invalid hatchery file.`;
 
 const FORMATS = ['mermaid', 'svg', 'ascii'] as const;
-
-/**
- * The SVG without its web-font `@import`s: a picture saved to disk should not fetch from the
- * network when opened (the style already falls back to the system's sans-serif font).
- */
-function withoutFontImports(svg: string): string {
-  return svg.replace(/^[ \t]*@import url\('https:\/\/[^']*'\);[ \t]*\r?\n/gm, '');
-}
 
 /** `hatchery-mcp graph`: returns the exit code. */
 export async function graphCommand(argv: string[]): Promise<number> {

@@ -204,3 +204,11 @@ function toolRefs(kind: string, def: NodeDef): string[] {
     .filter((r) => !r.field.startsWith('spawn/'))
     .map((r) => r.ref);
 }
+
+/**
+ * The SVG without its web-font `@import`s: the studio page and a saved picture must work offline and
+ * fetch nothing outside (the style falls back to the system's sans-serif font).
+ */
+export function withoutFontImports(svg: string): string {
+  return svg.replace(/^[ \t]*@import url\([^)]*\);[ \t]*\r?\n/gm, '');
+}

@@ -5,7 +5,7 @@
  */
 import type { ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
-import { hatcheryToMermaid, mermaidId } from '../loader/mermaid.js';
+import { hatcheryToMermaid, mermaidId, withoutFontImports } from '../loader/mermaid.js';
 import { HatcheryRegistry } from '../mcp/registry.js';
 import { HatcheryWatcher } from '../mcp/watcher.js';
 
@@ -41,11 +41,6 @@ export interface FolderChange {
 }
 
 type Renderer = (mermaid: string) => string;
-
-/** The SVG without its web-font `@import`s: the page must work offline and fetch nothing outside. */
-function withoutFontImports(svg: string): string {
-  return svg.replace(/^[ \t]*@import url\([^)]*\);[ \t]*\r?\n/gm, '');
-}
 
 /** The hatchery folder the studio shows, kept current by the MCP server's watcher. */
 export class StudioFolder {
