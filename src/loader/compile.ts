@@ -29,50 +29,10 @@ function escapeRegExp(s: string): string {
 const END_ROUTER: Router = Object.freeze({ kind: 'end' });
 
 /**
- * The compiled node in one shape (same fields, same order) whatever its kind. Node kinds build theirs
- * as `{ ...base, exec }`, and V8 gives each object made by a spread and then extended a hidden class
- * of its own: in a 100,000-node file, 100,000 maps (about 340 B each with their descriptors), and the
- * walk's every read of a node field (exec, route, maxVisits) missed its inline caches and went to
- * the megamorphic stub cache, which is far too small for them. A plain literal shares one map.
- * Its router is copied next to it (see `laidOut`).
- * A node that is an instance of a class of its own (a baneling, nodes/baneling.ts) has
- * one shape for all its instances already, and its `exec` is a method of its prototype: kept as is.
+ * Links each node with a fixed `next` to its successor (CompiledNode.successor), so a run follows
+ * it without a lookup by name.
  */
-function shaped(n: CompiledNode): CompiledNode {
-  if (Object.getPrototypeOf(n) !== Object.prototype) return n;
-  const r = n.route;
-  const route: Router = r.kind === 'one' ? { kind: 'one', target: r.target } : r;
-  const node = {
-    name: n.name,
-    kind: n.kind,
-    index: n.index,
-    route,
-    saveOutput: n.saveOutput,
-    writeOutput: n.writeOutput,
-    maxVisits: n.maxVisits,
-    onLimit: n.onLimit,
-    successor: undefined as CompiledNode | undefined,
-    preflight: n.preflight,
-    exec: n.exec,
-  };
-  // A field a node kind added beyond the contract's stays (none do today).
-  for (const key of Object.keys(n))
-    if (!(key in node)) (node as Record<string, unknown>)[key] = n[key as keyof CompiledNode];
-  return node;
-}
-
-/**
- * The nodes reshaped (see `shaped`) in one pass after all are compiled, in file order: each node
- * and its router are allocated together, and the nodes of a chain lie in memory in the order a run
- * walks them, instead of each among its own compile's objects (2 KB apart in a large file). Then
- * each node with a fixed `next` is linked to its successor (CompiledNode.successor).
- */
-function laidOut(compiled: Map<string, CompiledNode>): Map<string, CompiledNode> {
-  const nodes = new Map<string, CompiledNode>();
-  for (const n of compiled.values()) {
-    const node = shaped(n);
-    nodes.set(node.name, node);
-  }
+function linked(nodes: Map<string, CompiledNode>): Map<string, CompiledNode> {
   for (const node of nodes.values()) {
     const r = node.route;
     // A target that is no node (reported by the graph checks) keeps the lookup by name and its error.
@@ -239,7 +199,7 @@ export function compileHatchery(
     model: def.model,
     maxSteps: def.max_steps,
     maxDepth: def.max_depth,
-    nodes: laidOut(compiled),
+    nodes: linked(compiled),
     def,
     // The result is the output template's text then, whatever schema the last node has.
     outputSchema: def.output === undefined ? graph.finalOutputSchema : undefined,
