@@ -11,8 +11,8 @@ import type {
 import { HatcheryGraph } from '../engine/graph.js';
 import { Template } from '../engine/templates/templates.js';
 import { NODE_IMPLS } from '../nodes/index.js';
-import { END } from '../schema/common.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
+import { END } from '../schema/names.js';
 import { writePathProblem } from '../tools/path-check.js';
 import { analyzeHatchery, type TemplateUse, usedTemplate } from './analysis/index.js';
 import { templateRefs } from './analysis/template-refs.js';

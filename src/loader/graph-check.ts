@@ -108,37 +108,34 @@ export function checkGraph(
 
 /** Declared inputs, `files` entries and `save_output` names become ctx keys: reserved names are refused. */
 function checkVarNames(top: Partial<HatcheryDef>, nodes: ValidNode[], problems: ValidationProblem[]): void {
+  const reserved = (names: ReadonlyMap<string, string>, name: string, path: string, fix: string) => {
+    const why = names.get(name);
+    if (why) problems.push({ path, message: `"${name}" ${why}; ${fix}` });
+    return why !== undefined;
+  };
   const inputs = top.inputs && typeof top.inputs === 'object' ? Object.keys(top.inputs) : [];
-  for (const name of inputs) {
-    const why = RESERVED_VAR_NAMES.get(name);
-    if (why)
+  for (const name of inputs)
+    reserved(RESERVED_VAR_NAMES, name, join('inputs', name), 'give the declared input another name');
+  const files = top.files && typeof top.files === 'object' ? Object.keys(top.files) : [];
+  for (const name of files) {
+    const path = join('files', name);
+    if (
+      !reserved(RESERVED_VAR_NAMES, name, path, 'give the file variable another name') &&
+      inputs.includes(name)
+    )
       problems.push({
-        path: join('inputs', name),
-        message: `"${name}" ${why}; give the declared input another name`,
+        path,
+        message: `${quote(name)} is also a declared input; the file would overwrite it, so give one of them another name`,
       });
-  }
-  if (top.files && typeof top.files === 'object') {
-    for (const name of Object.keys(top.files)) {
-      const why = RESERVED_VAR_NAMES.get(name);
-      if (why)
-        problems.push({
-          path: join('files', name),
-          message: `"${name}" ${why}; give the file variable another name`,
-        });
-      else if (inputs.includes(name))
-        problems.push({
-          path: join('files', name),
-          message: `${quote(name)} is also a declared input; the file would overwrite it, so give one of them another name`,
-        });
-    }
   }
   for (const n of nodes) {
     const save = n.def.save_output;
-    const why = typeof save === 'string' ? RESERVED_SAVE_NAMES.get(save) : undefined;
-    if (why)
-      problems.push({
-        path: `nodes/${n.index}/save_output`,
-        message: `"${save}" ${why}; save the output under another name`,
-      });
+    if (typeof save === 'string')
+      reserved(
+        RESERVED_SAVE_NAMES,
+        save,
+        `nodes/${n.index}/save_output`,
+        'save the output under another name',
+      );
   }
 }

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { ValidationProblem } from '../core/errors.js';
-import { type HatcheryDef, hatcheryAliases, hatcheryTopSchema } from '../schema/hatchery.js';
+import { type HatcheryDef, hatcheryTopSchema } from '../schema/hatchery.js';
 import { describeIssues } from '../schema/issues.js';
+import { hatcheryAliases } from '../schema/names.js';
 import { DEFAULT_KIND, NODE_KINDS, type NodeKind, TYPE_TO_KIND } from '../schema/nodes.js';
 import { quote } from '../schema/suggest.js';
 import { DESIGN_TYPES } from './design.js';

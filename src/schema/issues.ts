@@ -2,8 +2,6 @@ import type { z } from 'zod';
 import { UNKNOWN_KEY, UNKNOWN_KEY_SEPARATOR } from './object.js';
 import { actualOf, didYouMean, nearest, quote } from './suggest.js';
 
-export { actualOf } from './suggest.js';
-
 /** One message of a zod issue, at the path (segments) it belongs to. */
 export interface IssueMessage {
   readonly segs: readonly PropertyKey[];

@@ -3,8 +3,9 @@
  * edges of a chain, and the chains a node starts in a context of its own (parallel branches, a map's
  * node, a loop's body, `node:` tools). Built once per load in O(nodes + edges).
  */
-import { END } from '../../schema/common.js';
+
 import { childrenOf } from '../../schema/kind.js';
+import { END } from '../../schema/names.js';
 import { kindSpec } from '../../schema/nodes.js';
 import { toolRefFields } from '../../schema/tool-refs.js';
 
