@@ -11,15 +11,15 @@ import type {
 import { HatcheryGraph } from '../engine/graph.js';
 import { Template } from '../engine/templates/templates.js';
 import { NODE_IMPLS } from '../nodes/index.js';
+import { clientFallbackProblem, modelSpecProblem } from '../providers/resolve.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
 import { END } from '../schema/names.js';
-import { writePathProblem } from '../tools/path-check.js';
+import { serverCwdProblems } from '../tools/mcp-entry.js';
+import { type LoadRoots, readPathProblem, writePathProblem } from '../tools/path-check.js';
 import { analyzeHatchery, type TemplateUse, usedTemplate } from './analysis/index.js';
 import { templateRefs } from './analysis/template-refs.js';
-import { didYouMean } from './graph-check.js';
 import type { SubFiles } from './sub-files.js';
-import { checkTopLevel } from './top-level.js';
-import type { ValidNode } from './validate.js';
+import { didYouMean, type ValidNode } from './validate.js';
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
@@ -89,6 +89,28 @@ function outputTemplate(
     });
   }
   return t;
+}
+
+/** Load-time checks of top-level fields: the `model` and `client_fallback` provider prefixes, constant `files` paths. */
+function checkTopLevel(
+  def: HatcheryDef,
+  dir: string,
+  roots: LoadRoots | undefined,
+  problems: ValidationProblem[],
+): void {
+  // A file whose drones name their own base_url may use a server's ids with a colon (llama3:8b) as its model.
+  const ownServer = def.nodes.some((n) => typeof (n as { base_url?: unknown }).base_url === 'string');
+  const why = def.model === undefined || ownServer ? undefined : modelSpecProblem(def.model);
+  if (why) problems.push({ path: 'model', message: why });
+  const fallbackWhy =
+    def.client_fallback === undefined ? undefined : clientFallbackProblem(def.client_fallback);
+  if (fallbackWhy) problems.push({ path: 'client_fallback', message: fallbackWhy });
+  problems.push(...serverCwdProblems(def.mcpServers, dir));
+  if (!roots) return;
+  for (const [key, rel] of Object.entries(def.files ?? {})) {
+    const outside = readPathProblem(rel, dir, roots);
+    if (outside) problems.push({ path: `files/${key}`, message: outside });
+  }
 }
 
 /** Builds the runnable hatchery from a validated definition; problems found here are added to `problems`. */
