@@ -11,15 +11,15 @@ import type {
 import { HatcheryGraph } from '../engine/graph.js';
 import { Template } from '../engine/templates/templates.js';
 import { NODE_IMPLS } from '../nodes/index.js';
-import { END } from '../schema/common.js';
+import { clientFallbackProblem, modelSpecProblem } from '../providers/resolve.js';
 import type { HatcheryDef } from '../schema/hatchery.js';
-import { writePathProblem } from '../tools/path-check.js';
+import { END } from '../schema/names.js';
+import { serverCwdProblems } from '../tools/mcp-entry.js';
+import { type LoadRoots, readPathProblem, writePathProblem } from '../tools/path-check.js';
 import { analyzeHatchery, type TemplateUse, usedTemplate } from './analysis/index.js';
 import { templateRefs } from './analysis/template-refs.js';
-import { didYouMean } from './graph-check.js';
 import type { SubFiles } from './sub-files.js';
-import { checkTopLevel } from './top-level.js';
-import type { ValidNode } from './validate.js';
+import { didYouMean, type ValidNode } from './validate.js';
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
@@ -29,50 +29,10 @@ function escapeRegExp(s: string): string {
 const END_ROUTER: Router = Object.freeze({ kind: 'end' });
 
 /**
- * The compiled node in one shape (same fields, same order) whatever its kind. Node kinds build theirs
- * as `{ ...base, exec }`, and V8 gives each object made by a spread and then extended a hidden class
- * of its own: in a 100,000-node file, 100,000 maps (about 340 B each with their descriptors), and the
- * walk's every read of a node field (exec, route, maxVisits) missed its inline caches and went to
- * the megamorphic stub cache, which is far too small for them. A plain literal shares one map.
- * Its router is copied next to it (see `laidOut`).
- * A node that is an instance of a class of its own (a baneling, nodes/baneling.ts) has
- * one shape for all its instances already, and its `exec` is a method of its prototype: kept as is.
+ * Links each node with a fixed `next` to its successor (CompiledNode.successor), so a run follows
+ * it without a lookup by name.
  */
-function shaped(n: CompiledNode): CompiledNode {
-  if (Object.getPrototypeOf(n) !== Object.prototype) return n;
-  const r = n.route;
-  const route: Router = r.kind === 'one' ? { kind: 'one', target: r.target } : r;
-  const node = {
-    name: n.name,
-    kind: n.kind,
-    index: n.index,
-    route,
-    saveOutput: n.saveOutput,
-    writeOutput: n.writeOutput,
-    maxVisits: n.maxVisits,
-    onLimit: n.onLimit,
-    successor: undefined as CompiledNode | undefined,
-    preflight: n.preflight,
-    exec: n.exec,
-  };
-  // A field a node kind added beyond the contract's stays (none do today).
-  for (const key of Object.keys(n))
-    if (!(key in node)) (node as Record<string, unknown>)[key] = n[key as keyof CompiledNode];
-  return node;
-}
-
-/**
- * The nodes reshaped (see `shaped`) in one pass after all are compiled, in file order: each node
- * and its router are allocated together, and the nodes of a chain lie in memory in the order a run
- * walks them, instead of each among its own compile's objects (2 KB apart in a large file). Then
- * each node with a fixed `next` is linked to its successor (CompiledNode.successor).
- */
-function laidOut(compiled: Map<string, CompiledNode>): Map<string, CompiledNode> {
-  const nodes = new Map<string, CompiledNode>();
-  for (const n of compiled.values()) {
-    const node = shaped(n);
-    nodes.set(node.name, node);
-  }
+function linked(nodes: Map<string, CompiledNode>): Map<string, CompiledNode> {
   for (const node of nodes.values()) {
     const r = node.route;
     // A target that is no node (reported by the graph checks) keeps the lookup by name and its error.
@@ -129,6 +89,28 @@ function outputTemplate(
     });
   }
   return t;
+}
+
+/** Load-time checks of top-level fields: the `model` and `client_fallback` provider prefixes, constant `files` paths. */
+function checkTopLevel(
+  def: HatcheryDef,
+  dir: string,
+  roots: LoadRoots | undefined,
+  problems: ValidationProblem[],
+): void {
+  // A file whose drones name their own base_url may use a server's ids with a colon (llama3:8b) as its model.
+  const ownServer = def.nodes.some((n) => typeof (n as { base_url?: unknown }).base_url === 'string');
+  const why = def.model === undefined || ownServer ? undefined : modelSpecProblem(def.model);
+  if (why) problems.push({ path: 'model', message: why });
+  const fallbackWhy =
+    def.client_fallback === undefined ? undefined : clientFallbackProblem(def.client_fallback);
+  if (fallbackWhy) problems.push({ path: 'client_fallback', message: fallbackWhy });
+  problems.push(...serverCwdProblems(def.mcpServers, dir));
+  if (!roots) return;
+  for (const [key, rel] of Object.entries(def.files ?? {})) {
+    const outside = readPathProblem(rel, dir, roots);
+    if (outside) problems.push({ path: `files/${key}`, message: outside });
+  }
 }
 
 /** Builds the runnable hatchery from a validated definition; problems found here are added to `problems`. */
@@ -239,7 +221,7 @@ export function compileHatchery(
     model: def.model,
     maxSteps: def.max_steps,
     maxDepth: def.max_depth,
-    nodes: laidOut(compiled),
+    nodes: linked(compiled),
     def,
     // The result is the output template's text then, whatever schema the last node has.
     outputSchema: def.output === undefined ? graph.finalOutputSchema : undefined,

@@ -234,31 +234,19 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
         tool('read_file', { path: node.path }, { path: 'path' });
         delete node.path;
         break;
-      case 'event.stdout': {
-        const text = input(kind);
-        // Reported above; a placeholder keeps the node from being reported again as an unknown type.
-        if (text === undefined) {
-          tool('echo', { text: '' }, {});
-          delete node.prefix;
-          break;
-        }
-        tool(
-          'echo',
-          { text: `${typeof node.prefix === 'string' ? node.prefix : ''}${text}` },
-          { text: 'prefix' },
-        );
-        delete node.prefix;
-        break;
-      }
+      case 'event.stdout':
       case 'event.file': {
         const text = input(kind);
-        if (text === undefined) {
-          tool('echo', { text: '' }, {});
-          delete node.path;
-          break;
+        // Reported above; a placeholder keeps the node from being reported again as an unknown type.
+        if (text === undefined) tool('echo', { text: '' }, {});
+        else if (kind === 'event.file')
+          tool('write_file', { path: node.path, content: text }, { path: 'path' });
+        else {
+          const prefix = typeof node.prefix === 'string' ? node.prefix : '';
+          tool('echo', { text: `${prefix}${text}` }, { text: 'prefix' });
         }
-        tool('write_file', { path: node.path, content: text }, { path: 'path' });
-        delete node.path;
+        if (kind === 'event.file') delete node.path;
+        else delete node.prefix;
         break;
       }
       case 'scenario.termination':

@@ -5,30 +5,24 @@ import { type RealPathCheck, readFailure, readTextChecked } from '../core/fs/saf
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { nearestSibling } from '../tools/compile.js';
 import { compileHatchery } from './compile.js';
+import { listHatcheryFileNames } from './file-names.js';
 import type { IgnoreRules } from './ignore.js';
-import { parseJson } from './parse.js';
+import { unexpectedLoadError } from './limits.js';
 import {
   finish,
   invalid,
+  isOtherFile,
   type Loaded,
   type LoadResult,
-  listHatcheryFileNames,
   type PreparedLoad,
-  prepareHatcheryText,
+  parseHatcheryText,
   prepareValue,
-  unexpectedLoadError,
 } from './prepare.js';
 import { SubFiles } from './sub-files.js';
-import { isYamlFile, parseYaml } from './yaml.js';
 
-export {
-  isHatcheryFileName,
-  type LoadResult,
-  listHatcheryFileNames,
-  type PreparedLoad,
-  prepareHatcheryText,
-  unexpectedLoadError,
-} from './prepare.js';
+export { listHatcheryFileNames } from './file-names.js';
+export { unexpectedLoadError } from './limits.js';
+export { type LoadResult, type PreparedLoad, prepareHatcheryText } from './prepare.js';
 
 /**
  * Validates and compiles a hatchery from its text, JSON or YAML by the extension of `file` (.yaml,
@@ -42,9 +36,9 @@ export function loadHatcheryText(
   options: LoadOptions = {},
   subs?: SubFiles,
 ): LoadResult {
-  const first = prepareHatcheryText(text, file, options, subs);
-  if (first.ok) return completeHatcheryText(first.prepared);
-  return first.rest ? completeHatcheryText(first.rest) : first;
+  const parsed = parseHatcheryText(text, file);
+  if (parsed.problem) return invalid(file, [parsed.problem]);
+  return loadValue(parsed.value, file, options, subs, text);
 }
 
 /**
@@ -60,18 +54,21 @@ export function completeHatcheryText(prepared: PreparedLoad, options?: LoadOptio
  * Validates and compiles a hatchery from a parsed definition (e.g. built in code). Any exception,
  * even a bug of ours, becomes this file's error: one bad file never stops a server or a reload.
  */
-export function loadHatcheryObject(
+export function loadHatcheryObject(value: unknown, file: string, options: LoadOptions = {}): LoadResult {
+  return loadValue(value, file, options);
+}
+
+/** Both halves of a load; a file broken in the first has the rest checked too, in the same pass. */
+function loadValue(
   value: unknown,
   file: string,
-  options: LoadOptions = {},
+  options: LoadOptions,
   subs?: SubFiles,
+  text = '',
 ): LoadResult {
   const first = prepareValue(value, file, options, subs);
-  const res =
-    'prepared' in first ? completeValue(first.prepared) : first.rest ? completeValue(first.rest) : first;
-  return 'hatchery' in res
-    ? { ok: true, hatchery: res.hatchery }
-    : invalid(file, res.problems, res.notHatchery);
+  if ('prepared' in first) return finish(text, file, completeValue(first.prepared));
+  return finish(text, file, first.rest ? completeValue(first.rest) : first);
 }
 
 function completeValue(p: PreparedLoad, options = p.options): Loaded {
@@ -125,11 +122,17 @@ function cannotRead(file: string, err: unknown): string {
 }
 
 /** Reads, validates and compiles a hatchery file; throws a ValidationError listing every problem. */
-export async function loadHatchery(file: string, options: LoadOptions = {}): Promise<Hatchery> {
+export function loadHatchery(file: string, options: LoadOptions = {}): Promise<Hatchery> {
+  return loadFile(file, options);
+}
+
+/** loadHatchery; with `check`, read through a descriptor whose real path `check` approves. */
+async function loadFile(file: string, options: LoadOptions, check?: RealPathCheck): Promise<Hatchery> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = check ? await readTextChecked(file, check) : await readFile(file, 'utf8');
   } catch (err) {
+    if (err instanceof HatcheryError) throw err;
     throw new HatcheryError('NOT_FOUND', cannotRead(file, err), { file }, { cause: err });
   }
   const res = loadHatcheryText(text, file, options);
@@ -144,23 +147,13 @@ export async function loadHatchery(file: string, options: LoadOptions = {}): Pro
 export async function findHatcheryFiles(dir: string, rules?: IgnoreRules): Promise<string[]> {
   const found = await listHatcheryFileNames(dir, rules);
   const texts = await Promise.all(found.map((f) => readFile(f, 'utf8').catch(() => undefined)));
-  return found.filter((f, i) => mayBeHatchery(f, texts[i]));
-}
-
-/**
- * False for a file that is surely some other JSON or YAML file: it parses, and has no "nodes". An
- * unreadable or broken file stays listed, so loading it reports why.
- */
-function mayBeHatchery(file: string, text: string | undefined): boolean {
-  if (text === undefined) return true;
-  const { value, problem } = isYamlFile(file) ? parseYaml(text) : parseJson(text);
-  if (problem) return true;
-  return !(
-    value !== null &&
-    typeof value === 'object' &&
-    !Array.isArray(value) &&
-    !Object.hasOwn(value, 'nodes')
-  );
+  // An unreadable or broken file stays listed, so loading it reports why.
+  return found.filter((f, i) => {
+    const text = texts[i];
+    if (text === undefined) return true;
+    const { value, problem } = parseHatcheryText(text, f);
+    return problem !== undefined || !isOtherFile(value);
+  });
 }
 
 /**
@@ -187,21 +180,8 @@ export class HatcheryCache {
     }
     const hit = this.entries.get(abs);
     if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size) return hit.hatchery;
-    const hatchery = check ? await this.loadChecked(abs, check) : await loadHatchery(abs, this.options);
+    const hatchery = await loadFile(abs, this.options, check);
     this.entries.set(abs, { mtimeMs: info.mtimeMs, size: info.size, hatchery });
     return hatchery;
-  }
-
-  private async loadChecked(abs: string, check: RealPathCheck): Promise<Hatchery> {
-    let text: string;
-    try {
-      text = await readTextChecked(abs, check);
-    } catch (err) {
-      if (err instanceof HatcheryError) throw err;
-      throw new HatcheryError('NOT_FOUND', cannotRead(abs, err), { file: abs }, { cause: err });
-    }
-    const res = loadHatcheryText(text, abs, this.options);
-    if (!res.ok) throw res.error;
-    return res.hatchery;
   }
 }

@@ -1,6 +1,6 @@
 import type { CompiledNode, Hatchery } from '../engine/contracts.js';
-import { END } from '../schema/common.js';
 import { type ChildHow, childrenOf } from '../schema/kind.js';
+import { END } from '../schema/names.js';
 import { kindSpec } from '../schema/nodes.js';
 import { toolRefFields } from '../schema/tool-refs.js';
 import { parseToolRef } from '../tools/refs.js';
@@ -99,12 +99,15 @@ export function hatcheryToMermaid(h: Hatchery, options: { layout?: boolean } = {
     nodeLines.push(
       `  ${id}${open}"${mermaidLabel(node.name)}<br/>${KIND_WORD[node.kind] ?? mermaidLabel(node.kind)}"${close}`,
     );
-    innerEdges(node, def, id, edge, target);
+    // Edges into the chains the node runs itself: loop body, parallel branches, map chain.
+    for (const c of childrenOf(kindSpec(node.kind), def)) edge(id, target(c.name), CHILD_LABEL[c.how]);
     // The end of a loop body, branch or map chain hands back to the node that runs it, not to END.
     const ends = owner === undefined ? () => target(END) : () => mermaidId(owner);
     nextEdges(node, def, id, edge, target, ends, owner !== undefined);
     if (node.onLimit !== undefined) edge(id, target(node.onLimit), 'on_limit', true);
-    for (const ref of toolRefs(node.kind, def)) {
+    // The node's own tool references (a spawned agent's are not drawn): into the graph or to another file.
+    for (const { ref, field } of toolRefFields(node.kind, def)) {
+      if (field.startsWith('spawn/')) continue;
       const parsed = parseToolRef(ref);
       if ('error' in parsed) continue;
       if (parsed.kind === 'node') edge(id, target(parsed.node), 'tool', true);
@@ -137,17 +140,6 @@ type EdgeFn = (from: string, to: string, label?: string, dotted?: boolean, back?
 
 /** The label of an edge into a chain a node runs itself. */
 const CHILD_LABEL: Readonly<Record<ChildHow, string>> = { body: 'body', branch: 'branch', map: 'each item' };
-
-/** Edges into the chains a node runs itself: loop body, parallel branches, map chain. */
-function innerEdges(
-  node: CompiledNode,
-  def: NodeDef,
-  id: string,
-  edge: EdgeFn,
-  target: (n: string) => string,
-) {
-  for (const c of childrenOf(kindSpec(node.kind), def)) edge(id, target(c.name), CHILD_LABEL[c.how]);
-}
 
 /** The `next` edges: one plain edge, or a list labelled by the word matched and "default" last. */
 function nextEdges(
@@ -196,13 +188,6 @@ function chainOwners(h: Hatchery): Map<string, string> {
     }
   }
   return owners;
-}
-
-/** The node's own tool references (a spawned agent's are not drawn): into the graph or to another file. */
-function toolRefs(kind: string, def: NodeDef): string[] {
-  return toolRefFields(kind, def)
-    .filter((r) => !r.field.startsWith('spawn/'))
-    .map((r) => r.ref);
 }
 
 /**

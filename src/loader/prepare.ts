@@ -15,9 +15,6 @@ import type { SubFiles } from './sub-files.js';
 import { type ValidNode, validateDefinition } from './validate.js';
 import { isYamlFile, parseYaml } from './yaml.js';
 
-export { isHatcheryFileName, listHatcheryFileNames } from './file-names.js';
-export { unexpectedLoadError } from './limits.js';
-
 /** A definition validated and not yet compiled (see prepareHatcheryText). */
 export interface PreparedLoad {
   readonly file: string;
@@ -53,6 +50,21 @@ export type LoadResult =
 /** What loading a parsed value gives, before problems are located and capped. */
 export type Loaded = { hatchery: Hatchery } | { problems: ValidationProblem[]; notHatchery?: boolean };
 
+/** The value of a hatchery file's text, JSON or YAML by its extension, or the syntax problem. */
+export function parseHatcheryText(
+  text: string,
+  file: string,
+): { value?: unknown; problem?: ValidationProblem } {
+  return isYamlFile(file) ? parseYaml(text) : parseJson(text);
+}
+
+/** True for a value that is surely some other JSON or YAML file: an object without "nodes". */
+export function isOtherFile(value: unknown): boolean {
+  return (
+    value !== null && typeof value === 'object' && !Array.isArray(value) && !Object.hasOwn(value, 'nodes')
+  );
+}
+
 /**
  * The first half of a load, what a served file's tool definition needs: the text parsed and the
  * definition validated (schema, node names, references), nothing compiled. A file that fails here
@@ -62,18 +74,13 @@ export function prepareHatcheryText(
   text: string,
   file: string,
   options: LoadOptions = {},
-  subs?: SubFiles,
-): { ok: true; prepared: PreparedLoad } | (Extract<LoadResult, { ok: false }> & { rest?: PreparedLoad }) {
-  const parsed = isYamlFile(file) ? parseYaml(text) : parseJson(text);
+): { ok: true; prepared: PreparedLoad } | Extract<LoadResult, { ok: false }> {
+  const parsed = parseHatcheryText(text, file);
   if (parsed.problem) return invalid(file, [parsed.problem]) as Extract<LoadResult, { ok: false }>;
-  const res = prepareValue(parsed.value, file, options, subs);
-  if ('prepared' in res) {
-    res.prepared.text = text;
-    return { ok: true, prepared: res.prepared };
-  }
-  if (res.rest) res.rest.text = text;
-  const failed = finish(text, file, res) as Extract<LoadResult, { ok: false }>;
-  return res.rest ? { ...failed, rest: res.rest } : failed;
+  const res = prepareValue(parsed.value, file, options);
+  if (!('prepared' in res)) return finish(text, file, res) as Extract<LoadResult, { ok: false }>;
+  res.prepared.text = text;
+  return { ok: true, prepared: res.prepared };
 }
 
 /** Problems located in the text (line, column) and sorted as an editor lists them; warnings too. */
@@ -93,6 +100,7 @@ export function finish(text: string, file: string, res: Loaded): LoadResult {
   return invalid(file, shown.concat(res.problems.slice(MAX_PROBLEMS)), res.notHatchery);
 }
 
+/** The first half of a load from a parsed value; with errors, `rest` is what of it can still be compiled. */
 export function prepareValue(
   value: unknown,
   file: string,
@@ -102,13 +110,7 @@ export function prepareValue(
   | { prepared: PreparedLoad }
   | { problems: ValidationProblem[]; notHatchery?: boolean; rest?: PreparedLoad } {
   try {
-    if (
-      value !== null &&
-      typeof value === 'object' &&
-      !Array.isArray(value) &&
-      !Object.hasOwn(value, 'nodes')
-    )
-      return { problems: [{ ...NOT_A_HATCHERY }], notHatchery: true };
+    if (isOtherFile(value)) return { problems: [{ ...NOT_A_HATCHERY }], notHatchery: true };
     const design = isDesign(value) ? fromDesign(value as Record<string, unknown>, file) : undefined;
     const { def, nodes, problems, draft } = validateDefinition(design ? design.value : value);
     if (design) {
@@ -130,6 +132,7 @@ export function prepareValue(
   }
 }
 
+/** The failed result of `file`, its problems capped as shown to users. */
 export function invalid(file: string, problems: ValidationProblem[], notHatchery?: boolean): LoadResult {
   const error = new ValidationError(file, capProblems(problems));
   return notHatchery ? { ok: false, error, notHatchery } : { ok: false, error };

@@ -1,7 +1,7 @@
 import type { CompileContext } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
-import { END } from '../schema/common.js';
+import { END } from '../schema/names.js';
 
 /** The successors a supervisor drone chooses among, with what each does. */
 export interface ChoiceSpec {

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { END, IDENTIFIER, NODE_NAME } from './names.js';
 
-export { END } from './names.js';
-
 /** A string field rendered as a Nunjucks template at run time. */
 export const template = (description: string) => z.string().describe(`${description} (Nunjucks template)`);
 

@@ -11,8 +11,6 @@ import { fileObject } from './object.js';
 import { parallelSchema } from './parallel.js';
 import { childEnvField, scriptSchema } from './script.js';
 
-export { hatcheryAliases, RESERVED_SAVE_NAMES, RESERVED_VAR_NAMES } from './names.js';
-
 /** One MCP server, in the shape of Claude Desktop's `mcpServers` entries. */
 const mcpServerSchema = z.union([
   fileObject({

@@ -2,8 +2,6 @@ import type { z } from 'zod';
 import { UNKNOWN_KEY, UNKNOWN_KEY_SEPARATOR } from './object.js';
 import { actualOf, didYouMean, nearest, quote } from './suggest.js';
 
-export { actualOf } from './suggest.js';
-
 /** One message of a zod issue, at the path (segments) it belongs to. */
 export interface IssueMessage {
   readonly segs: readonly PropertyKey[];
@@ -52,29 +50,25 @@ function schemaAt(schema: Schema | undefined, segs: readonly PropertyKey[]): Sch
   return s;
 }
 
-function unwrap(s: Schema | undefined): Schema | undefined {
-  let cur = s;
-  for (let i = 0; cur && i < 10; i++) {
+/** `s` and the schemas it wraps (optional, default, pipe, lazy), outermost first. */
+function layers(s: Schema | undefined): Schema[] {
+  const found: Schema[] = [];
+  for (let cur = s; cur && found.length < 10; ) {
+    found.push(cur);
     const def = cur._zod?.def;
-    if (!def) break;
-    if (def.innerType) cur = def.innerType;
-    else if (def.type === 'pipe' && def.in) cur = def.in;
-    else if (def.type === 'lazy' && def.getter) cur = def.getter();
-    else break;
+    cur =
+      def?.innerType ?? (def?.type === 'pipe' ? def.in : def?.type === 'lazy' ? def.getter?.() : undefined);
   }
-  return cur;
+  return found;
+}
+
+function unwrap(s: Schema | undefined): Schema | undefined {
+  return layers(s).at(-1);
 }
 
 /** The first description found on a schema or the wrappers inside it. */
 function descriptionOf(s: Schema | undefined): string | undefined {
-  let cur = s;
-  for (let i = 0; cur && i < 10; i++) {
-    if (cur.description) return cur.description;
-    const def = cur._zod?.def;
-    if (!def) break;
-    cur = def.innerType ?? (def.type === 'pipe' ? def.in : undefined);
-  }
-  return undefined;
+  return layers(s).find((l) => l.description)?.description;
 }
 
 /** What a schema accepts, in words ("a list of strings", "one of "a", "b""), if known. */

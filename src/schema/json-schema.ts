@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { banelingAliases } from './baneling.js';
 import { droneAliases } from './drone.js';
-import { hatcheryAliases, hatcherySchema } from './hatchery.js';
+import { hatcherySchema } from './hatchery.js';
+import { hatcheryAliases } from './names.js';
 
 type JsonObject = Record<string, unknown>;
 

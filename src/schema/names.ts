@@ -1,6 +1,6 @@
 /**
  * Names of the file format that need no zod: what the graph and the engine read without building a
- * schema. common.ts and hatchery.ts re-export them.
+ * schema.
  */
 
 /** The reserved `next` target that ends a run. */

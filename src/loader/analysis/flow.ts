@@ -3,8 +3,9 @@
  * edges of a chain, and the chains a node starts in a context of its own (parallel branches, a map's
  * node, a loop's body, `node:` tools). Built once per load in O(nodes + edges).
  */
-import { END } from '../../schema/common.js';
+
 import { childrenOf } from '../../schema/kind.js';
+import { END } from '../../schema/names.js';
 import { kindSpec } from '../../schema/nodes.js';
 import { toolRefFields } from '../../schema/tool-refs.js';
 
@@ -183,21 +184,27 @@ export class Flow {
     return this.wired;
   }
 
+  private reached: Uint8Array | undefined;
+
   /** Every node a run from `start` can execute: chain edges, chains started, `node:` tools. */
   reachable(): Uint8Array {
+    this.reached ??= this.reach(this.start < 0 ? [] : [this.start], true);
+    return this.reached;
+  }
+
+  /** 1 for every node reached from `seeds` (included) along chain edges, and chains started with `starts`. */
+  reach(seeds: readonly number[], starts: boolean): Uint8Array {
     const seen = new Uint8Array(this.nodes.length);
-    if (this.start < 0) return seen;
-    const queue = [this.start];
-    seen[this.start] = 1;
+    const queue = [...seeds];
+    for (const i of queue) seen[i] = 1;
     for (let q = 0; q < queue.length; q++) {
       const i = queue[q]!;
-      const visit = (j: number) => {
-        if (seen[j]) return;
+      const next = starts ? [...this.succ[i]!, ...this.starts[i]!.map((s) => s.target)] : this.succ[i]!;
+      for (const j of next) {
+        if (seen[j]) continue;
         seen[j] = 1;
         queue.push(j);
-      };
-      for (const j of this.succ[i]!) visit(j);
-      for (const s of this.starts[i]!) visit(s.target);
+      }
     }
     return seen;
   }

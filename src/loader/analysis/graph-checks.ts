@@ -5,6 +5,7 @@
 import type { ValidationProblem } from '../../core/errors.js';
 import { didYouMean, listNames, quote } from '../../schema/suggest.js';
 import type { Flow } from './flow.js';
+import { componentOrder } from './region.js';
 
 /** Runs every graph check of `flow`, adding to `problems`. */
 export function graphChecks(flow: Flow, problems: ValidationProblem[]): void {
@@ -66,54 +67,16 @@ function unreachable(flow: Flow, problems: ValidationProblem[]): void {
   });
 }
 
-/** Strongly connected components along chain edges (iterative Tarjan), largest first not guaranteed. */
+/** Strongly connected components along chain edges, in the order Tarjan finds them (sinks first). */
 function components(flow: Flow): number[][] {
-  const n = flow.nodes.length;
-  const index = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
-  const onStack = new Uint8Array(n);
-  const stack: number[] = [];
-  const result: number[][] = [];
-  let counter = 0;
-  for (let root = 0; root < n; root++) {
-    if (index[root] !== -1) continue;
-    const work: [number, number][] = [[root, 0]];
-    index[root] = low[root] = counter++;
-    stack.push(root);
-    onStack[root] = 1;
-    while (work.length > 0) {
-      const top = work[work.length - 1]!;
-      const [v, k] = top;
-      const succ = flow.succ[v]!;
-      if (k < succ.length) {
-        top[1]++;
-        const w = succ[k]!;
-        if (index[w] === -1) {
-          index[w] = low[w] = counter++;
-          stack.push(w);
-          onStack[w] = 1;
-          work.push([w, 0]);
-        } else if (onStack[w]) low[v] = Math.min(low[v]!, index[w]!);
-        continue;
-      }
-      work.pop();
-      if (work.length > 0) {
-        const parent = work[work.length - 1]![0];
-        low[parent] = Math.min(low[parent]!, low[v]!);
-      }
-      if (low[v] === index[v]) {
-        const comp: number[] = [];
-        let w: number;
-        do {
-          w = stack.pop()!;
-          onStack[w] = 0;
-          comp.push(w);
-        } while (w !== v);
-        result.push(comp);
-      }
-    }
-  }
-  return result;
+  const order = componentOrder(flow.succ);
+  const groups: number[][] = [];
+  order.forEach((c, i) => {
+    const group = groups[c];
+    if (group) group.push(i);
+    else groups[c] = [i];
+  });
+  return groups.reverse();
 }
 
 /**

@@ -63,6 +63,13 @@ const NO_INDEXES: readonly number[] = [];
  */
 export const tuning = { regionNodes: 512, sliceVars: 256 };
 
+/** Appends `v` to the list `lists[k]`, made on first use. */
+function push(lists: (number[] | undefined)[], k: number, v: number): void {
+  const list = lists[k];
+  if (list) list.push(v);
+  else lists[k] = [v];
+}
+
 /** Where a field renders and which extra names the node kind gives it. */
 function renderPoint(field: string): { point: RenderPoint; extras: ReadonlySet<string> } {
   if (field === 'write_output') return { point: 'out', extras: NO_EXTRAS };
@@ -81,14 +88,11 @@ export function analyzeHatchery(
   const flow = new Flow(nodes, file.start);
   const found: ValidationProblem[] = [];
   graphChecks(flow, found);
-  const parsed: { use: TemplateUse; refs: readonly TemplateRef[] }[] = [];
+  const parsed = templates.filter((t) => t.refs.length > 0);
   // Each variable a template reads gets a bit; ctx names of the run structure are in every slice.
   const slice = new Map<string, number>();
   const vars: string[] = [];
-  for (const use of templates) {
-    const refs = use.refs;
-    if (refs.length === 0) continue;
-    parsed.push({ use, refs });
+  for (const { refs } of parsed) {
     for (const r of refs) {
       const key = `${r.kind}:${r.name}`;
       if (r.kind === 'bare' || FIXED.has(key) || slice.has(key)) continue;
@@ -134,21 +138,16 @@ export function analyzeHatchery(
   // Per slice: the nodes that read its variables, and the templates (by position in `parsed`).
   const readers: (number[] | undefined)[] = [];
   const users: (number[] | undefined)[] = [];
-  parsed.forEach(({ use, refs }, k) => {
+  parsed.forEach((use, k) => {
     const by: (number[] | undefined)[] = [];
-    refs.forEach((r, j) => {
+    use.refs.forEach((r, j) => {
       if (r.kind === 'bare') return;
       const si = slice.get(`${r.kind}:${r.name}`) ?? 0;
-      const list = by[si];
-      if (list) list.push(j);
-      else by[si] = [j];
-      if (list) return;
-      const rs = readers[si];
-      if (rs) rs.push(use.node);
-      else readers[si] = [use.node];
-      const ts = users[si];
-      if (ts) ts.push(k);
-      else users[si] = [k];
+      if (!by[si]) {
+        push(readers, si, use.node);
+        push(users, si, k);
+      }
+      push(by, si, j);
     });
     split.push(by);
   });
@@ -156,12 +155,8 @@ export function analyzeHatchery(
   const talkers: (number[] | undefined)[] = [];
   conversations.forEach((c, k) => {
     const si = slice.get(`out:${c.target}`) ?? 0;
-    const rs = readers[si];
-    if (rs) rs.push(c.node);
-    else readers[si] = [c.node];
-    const ts = talkers[si];
-    if (ts) ts.push(k);
-    else talkers[si] = [k];
+    push(readers, si, c.node);
+    push(talkers, si, k);
   });
   let inputRequired = false;
   let full: { inReached: Uint8Array; outReached: Uint8Array } | undefined;
@@ -190,7 +185,8 @@ export function analyzeHatchery(
     // Slice 0 looks at every template (which are reached, does the run need `input`); others at their own.
     const mine0 = si === 0 ? parsed.map((_, k) => k) : (users[si] ?? NO_INDEXES);
     for (const k of mine0) {
-      const { use, refs } = parsed[k]!;
+      const use = parsed[k]!;
+      const refs = use.refs;
       const mine = split[k]![si];
       const inputOpen = si === 0 && !inputRequired && !declaredInput;
       if (!mine && !inputOpen && si > 0) continue;
@@ -221,9 +217,8 @@ export function analyzeHatchery(
     });
   });
   const checks = new VarChecks(flow, always, found);
-  parsed.forEach(({ use, refs }, k) => {
-    if (!reached[k]) return;
-    checks.check(use.node, use.field, refs, presence[k]!);
+  parsed.forEach((use, k) => {
+    if (reached[k]) checks.check(use.node, use.field, use.refs, presence[k]!);
   });
   // A node that starts the run may read its input itself (a script with no stdin of its own).
   const first = flow.nodes[flow.start];

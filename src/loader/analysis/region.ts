@@ -80,7 +80,7 @@ export function regionWiring(flow: Flow): RegionWiring {
   });
   return {
     sources,
-    order: topoOrder(dependents),
+    order: componentOrder(dependents),
     branchParents,
     back: new Uint32Array(n),
     fwd: new Uint32Array(n),
@@ -149,7 +149,7 @@ export function regionOf(
  * Per node, the position of its strongly connected component in a topological order of the
  * graph `edges` (iterative Tarjan: components come out sinks first).
  */
-function topoOrder(edges: readonly (readonly number[])[]): Int32Array {
+export function componentOrder(edges: readonly (readonly number[])[]): Int32Array {
   const n = edges.length;
   const index = new Int32Array(n).fill(-1);
   const low = new Int32Array(n);

@@ -139,7 +139,7 @@ export class VarChecks {
     const when =
       target === i
         ? 'it is the output of this node itself, set only after it runs'
-        : !this.reachable()[target]
+        : !this.flow.reachable()[target]
           ? `node ${quote(r.name)} never runs: nothing routes to it`
           : this.fanOutChains()[target]
             ? `node ${quote(r.name)} runs in the chain of a parallel branch or a map, whose out.* stay inside that chain (save_output reaches the rest of the run, and a parallel sets out.<branch>)`
@@ -188,50 +188,22 @@ export class VarChecks {
     return this.hintsLeft-- > 0 ? didYouMean(word, [...names()]) : '';
   }
 
-  private reached: Uint8Array | undefined;
-  private reachable(): Uint8Array {
-    this.reached ??= this.flow.reachable();
-    return this.reached;
-  }
-
   /** Nodes of the chains that parallel branches and maps run in child scopes. */
   private fanOut: Uint8Array | undefined;
   private fanOutChains(): Uint8Array {
-    if (this.fanOut) return this.fanOut;
-    const flow = this.flow;
-    const seen = new Uint8Array(flow.nodes.length);
-    const queue: number[] = [];
-    for (const starts of flow.starts)
-      for (const s of starts)
-        if ((s.how === 'branch' || s.how === 'map') && !seen[s.target]) {
-          seen[s.target] = 1;
-          queue.push(s.target);
-        }
-    for (let q = 0; q < queue.length; q++)
-      for (const j of flow.succ[queue[q]!]!)
-        if (!seen[j]) {
-          seen[j] = 1;
-          queue.push(j);
-        }
-    this.fanOut = seen;
-    return seen;
+    this.fanOut ??= this.flow.reach(
+      this.flow.starts.flatMap((ss) =>
+        ss.filter((s) => s.how === 'branch' || s.how === 'map').map((s) => s.target),
+      ),
+      false,
+    );
+    return this.fanOut;
   }
 
   /** True when `target` can run after `from` (bounded: only the first few problems search). */
   private runsLater(from: number, target: number): boolean {
     if (this.laterChecks-- <= 0) return false;
-    const seen = new Uint8Array(this.flow.nodes.length);
-    const queue = [from];
-    seen[from] = 1;
-    for (let q = 0; q < queue.length; q++) {
-      const i = queue[q]!;
-      for (const j of [...this.flow.succ[i]!, ...this.flow.starts[i]!.map((s) => s.target)]) {
-        if (j === target) return true;
-        if (seen[j]) continue;
-        seen[j] = 1;
-        queue.push(j);
-      }
-    }
-    return false;
+    const after = [...this.flow.succ[from]!, ...this.flow.starts[from]!.map((s) => s.target)];
+    return this.flow.reach(after, true)[target] === 1;
   }
 }
