@@ -44,13 +44,20 @@ export async function completeInputs(
 ): Promise<Record<string, string>> {
   const missing = Object.keys(h.inputs).filter((k) => vars[k] === undefined);
   if (missing.length === 0) return vars;
-  const names = missing.map((k) => `${k} (${h.inputs[k]})`).join(', ');
-  const plural = missing.length > 1 ? 's' : '';
-  if (!elicit) {
-    throw new HatcheryError(
+  /** The error naming the inputs still missing, and why. */
+  const lacking = (keys: string[], why: (them: string) => string, cause?: unknown) =>
+    new HatcheryError(
       'MISSING_INPUT',
-      `missing input${plural}: ${names}; pass ${missing.map((k) => `"${k}"`).join(', ')} as tool argument${plural} (this client cannot be asked for ${missing.length > 1 ? 'them' : 'it'}: it does not support elicitation)`,
-      { file: h.file, field: 'inputs', inputs: missing },
+      `missing input${keys.length > 1 ? 's' : ''}: ${keys.map((k) => `${k} (${h.inputs[k]})`).join(', ')}; ${why(keys.length > 1 ? 'them' : 'it')}`,
+      { file: h.file, field: 'inputs', inputs: keys },
+      cause === undefined ? undefined : { cause },
+    );
+  if (!elicit) {
+    const plural = missing.length > 1 ? 's' : '';
+    throw lacking(
+      missing,
+      (them) =>
+        `pass ${missing.map((k) => `"${k}"`).join(', ')} as tool argument${plural} (this client cannot be asked for ${them}: it does not support elicitation)`,
     );
   }
   const properties: ElicitRequestFormParams['requestedSchema']['properties'] = {};
@@ -67,19 +74,11 @@ export async function completeInputs(
     );
   } catch (err) {
     if (signal.aborted) throw err;
-    throw new HatcheryError(
-      'MISSING_INPUT',
-      `missing input${plural}: ${names}; asking the user failed: ${(err as Error).message}`,
-      { file: h.file, field: 'inputs', inputs: missing },
-      { cause: err },
-    );
+    throw lacking(missing, () => `asking the user failed: ${(err as Error).message}`, err);
   }
   if (result.action !== 'accept') {
-    throw new HatcheryError(
-      'MISSING_INPUT',
-      `missing input${plural}: ${names}; the user ${result.action === 'decline' ? 'declined to give' : 'cancelled the request for'} ${missing.length > 1 ? 'them' : 'it'}`,
-      { file: h.file, field: 'inputs', inputs: missing },
-    );
+    const did = result.action === 'decline' ? 'declined to give' : 'cancelled the request for';
+    throw lacking(missing, (them) => `the user ${did} ${them}`);
   }
   const out = { ...vars };
   const still: string[] = [];
@@ -88,13 +87,7 @@ export async function completeInputs(
     if (v === undefined || v === null) still.push(k);
     else out[k] = Array.isArray(v) ? v.join(', ') : String(v);
   }
-  if (still.length > 0) {
-    throw new HatcheryError(
-      'MISSING_INPUT',
-      `missing input${still.length > 1 ? 's' : ''}: ${still.map((k) => `${k} (${h.inputs[k]})`).join(', ')}; the user's answer did not include ${still.length > 1 ? 'them' : 'it'}`,
-      { file: h.file, field: 'inputs', inputs: still },
-    );
-  }
+  if (still.length > 0) throw lacking(still, (them) => `the user's answer did not include ${them}`);
   return out;
 }
 

@@ -179,22 +179,6 @@ export class OutboundGuard {
   }
 
   /**
-   * `result(jsonResult(value, options), options)` with one JSON pass instead of two: the result built
-   * here, its text block written from the value as sent (redacted, capped, a large output moved out).
-   */
-  json(
-    value: ResultValue,
-    options: { isError?: boolean; _meta?: Record<string, unknown>; schema?: boolean } = {},
-  ): CallToolResult {
-    const result: CallToolResult = { content: [], structuredContent: value };
-    if (options.isError) result.isError = true;
-    if (options._meta) result._meta = options._meta;
-    const out = this.shape(result, value, options.schema === true, true);
-    this.sent.add(out);
-    return out;
-  }
-
-  /**
    * A tool result ready to send, in the one shape of results.ts: the structured object redacted,
    * a large output moved to a resource (summarized, with a resource_link), the object capped, and
    * the text block written from it, so both copies say the same. `schema`: the tool declares an
@@ -222,11 +206,8 @@ export class OutboundGuard {
     return out;
   }
 
-  /**
-   * The structured path: redact, move a large output out, cap, write the text block. `fresh`: the
-   * result was made by json() for this call, without content: its text block is written in place.
-   */
-  private shape(result: CallToolResult, value: ResultValue, schema: boolean, fresh = false): CallToolResult {
+  /** The structured path: redact, move a large output out, cap, write the text block. */
+  private shape(result: CallToolResult, value: ResultValue, schema: boolean): CallToolResult {
     const links: CallToolResult['content'] = [];
     let v = this.walk(value, this.redact);
     let text = JSON.stringify(v);
@@ -267,10 +248,6 @@ export class OutboundGuard {
     }
     if (v === value && links.length === 0) {
       // The common case, a small result with nothing to redact: sent as it is.
-      if (fresh) {
-        result.content = [{ type: 'text', text }];
-        return result;
-      }
       const only = result.content.length === 1 ? result.content[0] : undefined;
       if (only?.type === 'text' && only.text === text) return result;
     }

@@ -21,7 +21,6 @@ import { declaresTasks } from './declared.js';
 import { type CreateTaskResult, ElicitResponse, TASK_SOURCE } from './schemas.js';
 import { inputKey, readTaskRun, seedTask, taskNotFound } from './task-view.js';
 
-export { declaresTasks } from './declared.js';
 export { readTask } from './task-view.js';
 
 /** How long tasks/cancel waits for the run to stop before acknowledging, in ms. */
