@@ -11,12 +11,6 @@ import { formatBytes } from './outbound.js';
  */
 const STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024 - 1024;
 
-/**
- * Most messages of one read that are each handled in a turn of the event loop of their own (see
- * `deliver`); a larger read is a burst, handled in one turn.
- */
-const TURN_EACH_MAX = 64;
-
 /** Options of the guarded stdio transport. */
 export interface GuardedStdioOptions {
   /** Largest message in either direction, in bytes (default just under 10 MiB). */
@@ -82,41 +76,16 @@ export class GuardedStdioServerTransport implements Transport {
     this.stdout.on('error', this.onStreamError);
   }
 
-  /** Messages read but not yet handed over, each waiting for its own turn (`deliver`). */
-  private pending: JSONRPCMessage[] = [];
-  private readonly next = (): void => {
-    const m = this.pending.shift();
-    if (m === undefined || this.closed) return;
-    try {
-      this.onmessage?.(m);
-    } catch (err) {
-      // Outside the read's try: a throwing handler would otherwise end the process.
-      this.onerror?.(err as Error);
-    }
-  };
-
-  /**
-   * Hands the messages of one read to the server. Handed over in one turn, each call's work is done a
-   * step at a time for all of them (promises run in the order they settle), so the first call's model
-   * request leaves only when every call of the read got that far: with 50 calls in flight that wait
-   * was 1.4-3.6 ms of each call's latency (node:http sends a request on process.nextTick, after the
-   * whole microtask queue). So after the first, each message gets a turn of its own
-   * (setImmediate: all of them still run before the next read). A read of more than TURN_EACH_MAX
-   * messages is a burst, whose calls all wait anyway: handled together, they cost less CPU each.
-   */
+  /** Hands the messages of one read to the server, in order, until a handler closes the transport. */
   private deliver(messages: JSONRPCMessage[]): void {
-    const n = messages.length;
-    let i = 0;
-    if (this.pending.length === 0) {
-      const now = n > TURN_EACH_MAX ? n : 1;
-      for (; i < now; i++) {
-        this.onmessage?.(messages[i]!);
-        if (this.closed) return;
+    for (const m of messages) {
+      if (this.closed) return;
+      try {
+        this.onmessage?.(m);
+      } catch (err) {
+        // A throwing handler is reported; the next message is still handed over.
+        this.onerror?.(err as Error);
       }
-    }
-    for (; i < n; i++) {
-      this.pending.push(messages[i]!);
-      setImmediate(this.next);
     }
   }
 
@@ -244,7 +213,6 @@ export class GuardedStdioServerTransport implements Transport {
     this.stdout.off('error', this.onStreamError);
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
     this.buffer = undefined;
-    this.pending = [];
     this.onclose?.();
   }
 }
