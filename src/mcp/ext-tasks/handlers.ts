@@ -17,8 +17,7 @@ import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
 import { jsonResult } from '../results.js';
 import type { BackgroundRun } from '../runs.js';
-import { declaresTasks } from './declared.js';
-import { type CreateTaskResult, ElicitResponse, TASK_SOURCE } from './schemas.js';
+import { type CreateTaskResult, declaresTasks, ElicitResponse, TASK_SOURCE } from './schemas.js';
 import { inputKey, readTaskRun, seedTask, taskNotFound } from './task-view.js';
 
 export { readTask } from './task-view.js';

@@ -15,6 +15,7 @@ import type { JournalRecord, PendingQuestion, StoredRun } from '../../journal/st
 import type { Usage } from '../../providers/types.js';
 import { quote } from '../../schema/suggest.js';
 import { succeeded, textResult, waitingResult } from '../calls.js';
+import { lastAt } from '../durable.js';
 import { askForm } from '../elicit.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
@@ -141,11 +142,6 @@ function firstText(result: CallToolResult): string {
   return c && c.type === 'text' ? c.text : '';
 }
 
-function lastAt(records: readonly JournalRecord[], fallback: number): number {
-  const last = records[records.length - 1];
-  return last && typeof last.at === 'number' ? last.at : fallback;
-}
-
 /** The last run_end record of the run's latest attempt (its output, value and usage). */
 function lastEnd(records: readonly JournalRecord[]): JournalRecord | undefined {
   for (let i = records.length - 1; i >= 0; i--) {
@@ -179,7 +175,7 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
   const s = stored.summary;
   // The run this process holds started at its own clock reading: the task's createdAt stays that.
   const created = core.runs.get(s.id)?.startedAt ?? s.startedAt;
-  const updated = lastAt(stored.records, created);
+  const updated = lastAt(stored.records) ?? created;
   const make = (status: TaskStatus) => base(core, s.id, status, created, updated) as DetailedTask;
   const structured = () => core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
   switch (s.status) {
