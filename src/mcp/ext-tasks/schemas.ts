@@ -37,14 +37,6 @@ export const UpdateTaskParams = z.object({
 /** Results are built here, not parsed: any object passes (the SDK adds `resultType: "complete"`). */
 export const TaskResult = z.looseObject({});
 
-/** An elicitation result, the response an ask's input request takes. */
-export const ElicitResponse = z.object({
-  action: z.enum(['accept', 'decline', 'cancel']),
-  content: z
-    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
-    .optional(),
-});
-
 /** A task's status on the wire. */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
