@@ -24,11 +24,10 @@ import { hatcheryArgs, withInputs } from './tool-defs.js';
 const INPUTS_KEY = 'inputs';
 const ANSWER_KEY = 'answer';
 
-/** What a 2026-era request says about its client: whether it is one, and whether it takes forms. */
-export function modernClient(ctx: ServerContext): { modern: boolean; forms: boolean } {
+/** Whether a request is a 2026-era one whose client takes forms (questions go back as input_required). */
+export function takesForms(ctx: ServerContext): boolean {
   const envelope = ctx.mcpReq.envelope;
-  if (!claimsVersion(envelope)) return { modern: false, forms: false };
-  return { modern: true, forms: canElicitForm(envelopeCapabilities(envelope)) };
+  return claimsVersion(envelope) && canElicitForm(envelopeCapabilities(envelope));
 }
 
 /** Thrown by the replaying asker when the answer has not arrived yet: the call returns its request. */

@@ -19,7 +19,7 @@ import { maybeTask } from './ext-tasks/handlers.js';
 import { GENERIC_TOOL_NAMES, genericTool } from './generic/tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ServerHost } from './host.js';
-import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
+import { answerRun, askRun, modernInputs, takesForms } from './input-required.js';
 import type { RegistryEntry } from './registry.js';
 import { ownRun, sessionRuns } from './run-access.js';
 import type { BackgroundRun, RunOutcome } from './runs.js';
@@ -126,7 +126,7 @@ export async function handleCall(
   ownRun(server, env.runId);
   let callArgs = args;
   // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
-  const forms = modernClient(ctx).forms;
+  const forms = takesForms(ctx);
   if (forms) {
     const state = req.requestState<string>();
     if (typeof state === 'string') return answerRun(core, entry, state, ctx);
