@@ -46,13 +46,6 @@ export interface CallEnv {
   trace?: TraceContext;
 }
 
-/** A result of one text in the one JSON shape: `{ output }`, or `{ error, code: INTERNAL }` for an error. */
-export function textResult(text: string, isError = false): CallToolResult {
-  return isError
-    ? jsonResult({ error: text, code: 'INTERNAL' }, { isError: true })
-    : jsonResult({ output: text });
-}
-
 /**
  * The error result of a failed call, `{ error, code }`: the message a user needs, with file, node
  * and cause (redacted, capped). `schema`: the tool declares an output schema, so the JSON goes in

@@ -21,7 +21,7 @@ import { callWithHandoff } from '../handoff.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
-import { jsonResult } from '../results.js';
+import { internalError } from '../results.js';
 import type { BackgroundRun } from '../runs.js';
 import { type CreateTaskResult, declaresTasks, TASK_SOURCE } from './schemas.js';
 import { inputKey, readTaskRun, seedTask, taskNotFound } from './task-view.js';
@@ -75,10 +75,7 @@ async function asTask(core: ServerHost, run: BackgroundRun): Promise<CallToolRes
   // A run that failed before its journal existed (bad arguments, a cancelled wait for a slot) is no task.
   if (!(await isJournaled(core, run.id))) {
     await run.done;
-    return (
-      run.result ??
-      jsonResult({ error: 'the run ended without a result', code: 'INTERNAL' }, { isError: true })
-    );
+    return run.result ?? internalError('the run ended without a result');
   }
   run.note = 'an MCP task: poll it with tasks/get';
   const task: CreateTaskResult = { ...seedTask(core, run), resultType: 'task' };

@@ -14,12 +14,12 @@ import { runsCommandLine } from '../../journal/state-dir.js';
 import type { JournalRecord, PendingQuestion, StoredRun } from '../../journal/store.js';
 import type { Usage } from '../../providers/types.js';
 import { quote } from '../../schema/suggest.js';
-import { succeeded, textResult, waitingResult } from '../calls.js';
+import { succeeded, waitingResult } from '../calls.js';
 import { lastAt } from '../durable.js';
 import { askForm } from '../elicit.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
-import { structuredOf } from '../results.js';
+import { internalError, structuredOf } from '../results.js';
 import { servesRun } from '../run-access.js';
 import type { BackgroundRun } from '../runs.js';
 import { type DetailedTask, type InputRequest, TASK_SOURCE, type Task, type TaskStatus } from './schemas.js';
@@ -112,7 +112,7 @@ export function liveTask(core: ServerHost, run: BackgroundRun): DetailedTask {
         : progressText(run.hatchery, run.node, run.steps),
     );
   }
-  const result = run.result ?? textResult('the run ended without a result', true);
+  const result = run.result ?? internalError('the run ended without a result');
   if (run.state === 'cancelled')
     return task('cancelled', firstText(result) || `${run.hatchery}: the run was cancelled`);
   const t = task(
@@ -223,7 +223,7 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
     case 'failed': {
       const t = make('completed');
       t.statusMessage = message(core, `${s.hatchery} failed: see the result`);
-      t.result = { ...textResult(core.out.text(s.error ?? 'the run failed', MAX_ERROR_BYTES), true) };
+      t.result = { ...internalError(core.out.text(s.error ?? 'the run failed', MAX_ERROR_BYTES)) };
       return t;
     }
     case 'cancelled': {
