@@ -4,7 +4,7 @@ import type { TraceContext } from '../core/trace.js';
 import type { AskRequest, RunListener } from '../engine/contracts.js';
 import { BudgetExhaustedError } from '../engine/meter.js';
 import type { Provider, Usage } from '../providers/types.js';
-import type { RunOptions, RunResult, Runtime } from '../runtime/runtime.js';
+import type { RunResult, Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn, elicitAsk } from './elicit.js';
 import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
@@ -46,25 +46,29 @@ export interface CallEnv {
   trace?: TraceContext;
 }
 
-/** A result of one text in the one JSON shape: `{ output }`, or `{ error, code: INTERNAL }` for an error. */
-export function textResult(text: string, isError = false): CallToolResult {
-  return isError
-    ? jsonResult({ error: text, code: 'INTERNAL' }, { isError: true })
-    : jsonResult({ output: text });
-}
-
 /**
  * The error result of a failed call, `{ error, code }`: the message a user needs, with file, node
  * and cause (redacted, capped). `schema`: the tool declares an output schema, so the JSON goes in
  * the text block only.
  */
 export function errorResult(host: Pick<CallHost, 'out'>, err: unknown, schema = false): CallToolResult {
-  const value = errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES));
-  return schema ? host.out.result(textOnlyError(value), { schema }) : host.out.json(value, { isError: true });
+  return failureResult(host, errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES)), schema);
 }
 
-/** The `_meta` key of a call's tokens and cost. */
-export const USAGE_META = 'hatchery/usage';
+/**
+ * A failure's `{ error, code, ... }` as sent: in the text block only when the tool declares an
+ * output schema (clients check any structured content against it), else structured too.
+ */
+export function failureResult(
+  host: Pick<CallHost, 'out'>,
+  value: Record<string, unknown>,
+  schema: boolean,
+  _meta?: Record<string, unknown>,
+): CallToolResult {
+  return host.out.result(schema ? textOnlyError(value, _meta) : jsonResult(value, { isError: true, _meta }), {
+    schema,
+  });
+}
 
 /**
  * The error result of a run its budget stopped: `{ error, code, limit, limit_value, spent, partial }`
@@ -85,13 +89,11 @@ function budgetResult(
   };
   const spent = err.context.spent as Record<string, number> | undefined;
   const _meta = { 'hatchery/budget': { limit: value.limit, limit_value: value.limit_value, spent } };
-  return schema
-    ? host.out.result(textOnlyError(value, _meta), { schema })
-    : host.out.json(value, { isError: true, _meta });
+  return failureResult(host, value, schema, _meta);
 }
 
 /** What a client needs to answer a suspended run: the question, its choices, the run id and the tool to call. */
-export function waitingText(err: HatcheryError): string {
+function waitingText(err: HatcheryError): string {
   const q = err.context.question as AskRequest | undefined;
   const runId = typeof err.context.runId === 'string' ? err.context.runId : undefined;
   const lines = [
@@ -126,18 +128,11 @@ export function waitingResult(
     value.run_id = err.context.runId;
     value.next_step = 'answer with hatchery_respond {"run_id", "answer"}, then wait with hatchery_result';
   }
-  return structured
-    ? host.out.result(textOnlyError(value), { schema: true })
-    : host.out.json(value, { isError: true });
+  return failureResult(host, value, structured);
 }
 
 /** Cap of one progress message, in bytes. */
 const PROGRESS_BYTES = 1024;
-
-function hasMissing(declared: Readonly<Record<string, string>>, vars: Record<string, string>): boolean {
-  for (const k in declared) if (vars[k] === undefined) return true;
-  return false;
-}
 
 function combine(a: RunListener | undefined, b: RunListener | undefined): RunListener | undefined {
   if (!a) return b;
@@ -161,28 +156,23 @@ export function succeeded(
   attempts?: { total: Usage; each: readonly Usage[] },
 ): RunOutcome {
   const value = result.value;
-  // One usage object for both `_meta` and the `usage` field: nothing mutates either (they are only
-  // serialised), and building it twice was a quarter of this function's allocation.
   const u = attempts?.total ?? result.usage;
   const json = usageJson(u);
-  // A literal key (USAGE_META): a computed one makes the object through the runtime, per call.
   const _meta: Record<string, unknown> = { 'hatchery/usage': json };
   const each = attempts?.each.map(usageJson);
   if (each) _meta['hatchery/usage_by_attempt'] = each;
   if (result.journal) _meta['hatchery/journal'] = result.journal;
   // Guarded here rather than when sent: background runs keep their result, so keep it small.
   if (structured && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    return {
-      state: 'succeeded',
-      result: host.out.json(value as Record<string, unknown>, { _meta, schema: true }),
-    };
+    const result = jsonResult(value as Record<string, unknown>, { _meta });
+    return { state: 'succeeded', result: host.out.result(result, { schema: true }) };
   }
   // A final node with a non-object schema gives its value (a list, a number) rather than its JSON text.
   const output = value !== undefined && typeof value !== 'string' ? value : result.output;
   const usage = u.inputTokens === 0 && u.outputTokens === 0 ? undefined : json;
   const out = outputValue(output, result.runId, usage, result.journal);
   if (each && usage) out.usage_by_attempt = each;
-  return { state: 'succeeded', result: host.out.json(out, { _meta }) };
+  return { state: 'succeeded', result: host.out.result(jsonResult(out, { _meta })) };
 }
 
 /**
@@ -212,11 +202,9 @@ export function failed(
 
 /**
  * Runs one call of a hatchery with its own ctx: checks the arguments, asks for missing inputs,
- * waits for a run slot, runs, and turns the outcome into a tool result. Never throws (nor rejects).
- * Not async: the common call (no input to ask for, no run limit, no progress) has no frame of its own
- * waiting for the run.
+ * waits for a run slot, runs, and turns the outcome into a tool result. Never rejects.
  */
-export function runHatcheryCall(
+export async function runHatcheryCall(
   host: CallHost,
   entry: RegistryEntry,
   args: Record<string, unknown> | undefined,
@@ -225,73 +213,11 @@ export function runHatcheryCall(
   const h = entry.hatchery;
   const structured = entry.tool.outputSchema !== undefined;
   host.runStarted();
-  let input: string | undefined;
-  let vars: Record<string, string>;
-  let run: Promise<RunResult>;
-  try {
-    ({ input, vars } = hatcheryArgs(h, args));
-    if (env.progress || host.limiter.max !== undefined || hasMissing(h.inputs, vars))
-      return runWaiting(host, entry, { input, vars }, env);
-    run = host.runtime.run(h, runOptions(input, vars, env, undefined));
-  } catch (err) {
-    return Promise.resolve(ended(host, () => failed(host, err, env.signal, structured)));
-  }
-  return run.then(
-    (result) =>
-      ended(host, () => {
-        try {
-          return succeeded(host, result, structured);
-        } catch (err) {
-          return failed(host, err, env.signal, structured);
-        }
-      }),
-    (err: unknown) => ended(host, () => failed(host, err, env.signal, structured)),
-  );
-}
-
-/** The outcome `make` gives, then the run counted as ended (as a `finally` would). */
-function ended(host: CallHost, make: () => RunOutcome): RunOutcome {
-  try {
-    return make();
-  } finally {
-    host.runEnded();
-  }
-}
-
-/** The options of a call's run. */
-function runOptions(
-  input: string | undefined,
-  vars: Record<string, string>,
-  env: CallEnv,
-  reporter: ProgressReporter | undefined,
-): RunOptions {
-  return {
-    input,
-    vars,
-    signal: env.signal,
-    onEvent: combine(reporter?.listener, env.onEvent),
-    sampling: env.sampling,
-    runId: env.runId,
-    source: env.source ?? 'mcp',
-    trace: env.trace,
-    // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
-    ask: env.elicit ? elicitAsk(env.elicit) : undefined,
-  };
-}
-
-/** A call that waits before or after its run: inputs to ask for, a run slot, progress to report. */
-async function runWaiting(
-  host: CallHost,
-  entry: RegistryEntry,
-  { input, vars }: { input: string | undefined; vars: Record<string, string> },
-  env: CallEnv,
-): Promise<RunOutcome> {
-  const h = entry.hatchery;
-  const structured = entry.tool.outputSchema !== undefined;
   let release: (() => void) | undefined;
   let reporter: ProgressReporter | undefined;
   try {
-    const allVars = hasMissing(h.inputs, vars) ? await completeInputs(h, vars, env.elicit, env.signal) : vars;
+    const { input, vars } = hatcheryArgs(h, args);
+    const allVars = await completeInputs(h, vars, env.elicit, env.signal);
     release = host.limiter.max === undefined ? undefined : await host.limiter.acquire(env.signal);
     if (env.progress) {
       const send = env.progress.send;
@@ -301,7 +227,18 @@ async function runWaiting(
       reporter = new ProgressReporter(env.progress.token, guarded, host.heartbeatMs);
       reporter.start(`${h.name} started`);
     }
-    const result = await host.runtime.run(h, runOptions(input, allVars, env, reporter));
+    const result = await host.runtime.run(h, {
+      input,
+      vars: allVars,
+      signal: env.signal,
+      onEvent: combine(reporter?.listener, env.onEvent),
+      sampling: env.sampling,
+      runId: env.runId,
+      source: env.source ?? 'mcp',
+      trace: env.trace,
+      // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
+      ask: env.elicit ? elicitAsk(env.elicit) : undefined,
+    });
     return succeeded(host, result, structured);
   } catch (err) {
     return failed(host, err, env.signal, structured);

@@ -50,7 +50,8 @@ export function storedStatus(run: StoredRun): Record<string, unknown> {
   return view;
 }
 
-function lastAt(records: readonly JournalRecord[]): number | undefined {
+/** When the run's journal was last written to, if it has any record. */
+export function lastAt(records: readonly JournalRecord[]): number | undefined {
   return records.length > 0 ? records[records.length - 1]!.at : undefined;
 }
 

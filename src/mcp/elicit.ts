@@ -1,4 +1,8 @@
-import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
+import {
+  type ElicitRequestFormParams,
+  type ElicitResult,
+  specTypeSchemas,
+} from '@modelcontextprotocol/server';
 import { HatcheryError } from '../core/errors.js';
 import type { AskFn, AskRequest, Hatchery } from '../engine/contracts.js';
 import type { OutboundGuard } from './outbound.js';
@@ -44,13 +48,20 @@ export async function completeInputs(
 ): Promise<Record<string, string>> {
   const missing = Object.keys(h.inputs).filter((k) => vars[k] === undefined);
   if (missing.length === 0) return vars;
-  const names = missing.map((k) => `${k} (${h.inputs[k]})`).join(', ');
-  const plural = missing.length > 1 ? 's' : '';
-  if (!elicit) {
-    throw new HatcheryError(
+  /** The error naming the inputs still missing, and why. */
+  const lacking = (keys: string[], why: (them: string) => string, cause?: unknown) =>
+    new HatcheryError(
       'MISSING_INPUT',
-      `missing input${plural}: ${names}; pass ${missing.map((k) => `"${k}"`).join(', ')} as tool argument${plural} (this client cannot be asked for ${missing.length > 1 ? 'them' : 'it'}: it does not support elicitation)`,
-      { file: h.file, field: 'inputs', inputs: missing },
+      `missing input${keys.length > 1 ? 's' : ''}: ${keys.map((k) => `${k} (${h.inputs[k]})`).join(', ')}; ${why(keys.length > 1 ? 'them' : 'it')}`,
+      { file: h.file, field: 'inputs', inputs: keys },
+      cause === undefined ? undefined : { cause },
+    );
+  if (!elicit) {
+    const plural = missing.length > 1 ? 's' : '';
+    throw lacking(
+      missing,
+      (them) =>
+        `pass ${missing.map((k) => `"${k}"`).join(', ')} as tool argument${plural} (this client cannot be asked for ${them}: it does not support elicitation)`,
     );
   }
   const properties: ElicitRequestFormParams['requestedSchema']['properties'] = {};
@@ -67,19 +78,11 @@ export async function completeInputs(
     );
   } catch (err) {
     if (signal.aborted) throw err;
-    throw new HatcheryError(
-      'MISSING_INPUT',
-      `missing input${plural}: ${names}; asking the user failed: ${(err as Error).message}`,
-      { file: h.file, field: 'inputs', inputs: missing },
-      { cause: err },
-    );
+    throw lacking(missing, () => `asking the user failed: ${(err as Error).message}`, err);
   }
   if (result.action !== 'accept') {
-    throw new HatcheryError(
-      'MISSING_INPUT',
-      `missing input${plural}: ${names}; the user ${result.action === 'decline' ? 'declined to give' : 'cancelled the request for'} ${missing.length > 1 ? 'them' : 'it'}`,
-      { file: h.file, field: 'inputs', inputs: missing },
-    );
+    const did = result.action === 'decline' ? 'declined to give' : 'cancelled the request for';
+    throw lacking(missing, (them) => `the user ${did} ${them}`);
   }
   const out = { ...vars };
   const still: string[] = [];
@@ -88,87 +91,32 @@ export async function completeInputs(
     if (v === undefined || v === null) still.push(k);
     else out[k] = Array.isArray(v) ? v.join(', ') : String(v);
   }
-  if (still.length > 0) {
-    throw new HatcheryError(
-      'MISSING_INPUT',
-      `missing input${still.length > 1 ? 's' : ''}: ${still.map((k) => `${k} (${h.inputs[k]})`).join(', ')}; the user's answer did not include ${still.length > 1 ? 'them' : 'it'}`,
-      { file: h.file, field: 'inputs', inputs: still },
-    );
-  }
+  if (still.length > 0) throw lacking(still, (them) => `the user's answer did not include ${them}`);
   return out;
 }
 
 type FormSchema = ElicitRequestFormParams['requestedSchema'];
 type FormField = FormSchema['properties'][string];
 
-/** Keys of a flat JSON Schema property an elicitation form can carry. */
-const FIELD_KEYS = [
-  'title',
-  'description',
-  'enum',
-  'minLength',
-  'maxLength',
-  'format',
-  'minimum',
-  'maximum',
-  'default',
-];
-const FORMATS = new Set(['date', 'uri', 'email', 'date-time']);
-
-/** Keys of a multi-select (an array of choices) a form can carry. */
-const MULTI_KEYS = ['type', 'title', 'description', 'items', 'minItems', 'maxItems', 'default'];
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
-const only = (o: Record<string, unknown>, keys: readonly string[]) =>
-  Object.keys(o).every((k) => keys.includes(k));
-
-/** Titled choices (`oneOf` / `anyOf` of `{ const, title }`), as 2025-11-25 forms give choices labels. */
-function titled(v: unknown): boolean {
-  return (
-    Array.isArray(v) &&
-    v.length > 0 &&
-    v.every(
-      (o) =>
-        isObject(o) &&
-        typeof o.const === 'string' &&
-        (o.title === undefined || typeof o.title === 'string') &&
-        only(o, ['const', 'title']),
-    )
+/** JSON with object keys sorted: two values compare equal whatever order their keys came in. */
+const sortedJson = (value: unknown): string =>
+  JSON.stringify(value, (_, v) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
-}
 
-/** A multi-select field: an array whose items are an enum of strings or titled choices. */
-function multiSelect(prop: Record<string, unknown>): FormField | undefined {
-  const items = prop.items;
-  if (!only(prop, MULTI_KEYS) || !isObject(items)) return undefined;
-  const plain = items.type === 'string' && strings(items.enum) && only(items, ['type', 'enum']);
-  if (!plain && !(titled(items.anyOf) && only(items, ['anyOf']))) return undefined;
-  if (prop.default !== undefined && !strings(prop.default)) return undefined;
-  return prop as FormField;
-}
-
-/** One property of an answer schema as a form field, or undefined when a form cannot show it. */
+/**
+ * One property of an answer schema as a form field, or undefined when a form cannot show it whole:
+ * what the SDK's schema of form fields takes, with nothing it would drop (a `pattern`, a choice's
+ * description), and enum labels one per value.
+ */
 function formField(p: unknown): FormField | undefined {
-  if (!isObject(p)) return undefined;
-  const prop = p;
-  if (prop.type === 'array') return multiSelect(prop);
-  for (const k of Object.keys(prop))
-    if (!FIELD_KEYS.includes(k) && k !== 'type' && k !== 'oneOf' && k !== 'enumNames') return undefined;
-  if (!['string', 'number', 'integer', 'boolean'].includes(prop.type as string)) return undefined;
-  if (prop.enum !== undefined && (prop.type !== 'string' || !Array.isArray(prop.enum))) return undefined;
-  if (prop.oneOf !== undefined && (prop.type !== 'string' || prop.enum !== undefined || !titled(prop.oneOf)))
-    return undefined;
-  // The deprecated labels of an enum, one per value.
-  const names = prop.enumNames;
-  if (
-    names !== undefined &&
-    (!strings(names) || !Array.isArray(prop.enum) || names.length !== prop.enum.length)
-  )
-    return undefined;
-  if (prop.format !== undefined && !FORMATS.has(prop.format as string)) return undefined;
-  return prop as FormField;
+  const r = specTypeSchemas.PrimitiveSchemaDefinition['~standard'].validate(p);
+  if (r.issues || sortedJson(r.value) !== sortedJson(p)) return undefined;
+  const f = r.value as { enum?: unknown[]; enumNames?: unknown[] };
+  if (f.enumNames && f.enumNames.length !== f.enum?.length) return undefined;
+  return r.value;
 }
 
 /** An answer schema that is an object of primitive fields and choices as a form; undefined when it is not that flat. */

@@ -43,12 +43,9 @@ export async function callWithHandoff(
   // and shutdown cancels every run of core.runs anyway): no listener per call on the one shutdown
   // signal, which hundreds of calls in flight would share. A run handed off is linked to it then.
   const controller = new AbortController();
-  const request = env.signal;
-  const onAbort = () => controller.abort(request.reason);
   // A call that arrives while the server shuts down is cancelled at once, as before.
   if (core.signal.aborted) controller.abort(core.signal.reason);
-  else if (request.aborted) onAbort();
-  else request.addEventListener('abort', onAbort, { once: true });
+  const unfollowRequest = follow(env.signal, controller);
   let handedOff = false;
   const progress = env.progress;
   const callEnv: CallEnv = {
@@ -81,28 +78,24 @@ export async function callWithHandoff(
       }),
     ]));
   clearTimeout(timer);
+  unfollowRequest();
   if (ended && !(options.suspended && run.state === 'input_required')) {
-    request.removeEventListener('abort', onAbort);
     core.runs.forget(run.id);
     return answer(run);
   }
   handedOff = true;
-  request.removeEventListener('abort', onAbort);
-  const { unlink } = linkTo(core.signal, controller);
+  const unfollow = follow(core.signal, controller);
   run.note = `handed off after ${Math.round(waitMs / 1000)} s: the tool call returned its run id`;
-  run.done.then(unlink, unlink);
+  run.done.then(unfollow, unfollow);
   return handoff(run, entry);
 }
 
-/** Aborts `controller` when `signal` fires (at once if it has); `unlink` stops listening. */
-function linkTo(signal: AbortSignal, controller: AbortController): { unlink: () => void } {
-  if (signal.aborted) {
-    controller.abort(signal.reason);
-    return { unlink: () => {} };
-  }
+/** Aborts `controller` when `signal` fires (at once if it has); the function returned stops listening. */
+function follow(signal: AbortSignal, controller: AbortController): () => void {
   const onAbort = () => controller.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  return { unlink: () => signal.removeEventListener('abort', onAbort) };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
 }
 
 /** The answer of a call handed off: the run id, where it is, and how to get the result. */

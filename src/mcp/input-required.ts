@@ -10,14 +10,13 @@ import { formatError, HatcheryError } from '../core/errors.js';
 import type { AskRequest } from '../engine/contracts.js';
 import { isRunId } from '../journal/run-files.js';
 import { resumeRun } from './background.js';
-import { errorResult } from './calls.js';
+import { errorResult, failureResult } from './calls.js';
 import { readStored } from './durable.js';
 import { askAnswer, askForm, canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
 import { claimsVersion, envelopeCapabilities } from './envelope.js';
 import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
-import { jsonResult, textOnlyError } from './results.js';
 import type { BackgroundRun } from './runs.js';
 import { hatcheryArgs, withInputs } from './tool-defs.js';
 
@@ -25,11 +24,10 @@ import { hatcheryArgs, withInputs } from './tool-defs.js';
 const INPUTS_KEY = 'inputs';
 const ANSWER_KEY = 'answer';
 
-/** What a 2026-era request says about its client: whether it is one, and whether it takes forms. */
-export function modernClient(ctx: ServerContext): { modern: boolean; forms: boolean } {
+/** Whether a request is a 2026-era one whose client takes forms (questions go back as input_required). */
+export function takesForms(ctx: ServerContext): boolean {
   const envelope = ctx.mcpReq.envelope;
-  if (!claimsVersion(envelope)) return { modern: false, forms: false };
-  return { modern: true, forms: canElicitForm(envelopeCapabilities(envelope)) };
+  return claimsVersion(envelope) && canElicitForm(envelopeCapabilities(envelope));
 }
 
 /** Thrown by the replaying asker when the answer has not arrived yet: the call returns its request. */
@@ -52,10 +50,10 @@ function replaying(responses: Record<string, unknown> | undefined, key: string):
 function asks(
   out: ServerHost['out'],
   key: string,
-  params: ElicitRequestFormParams,
+  form: Pick<ElicitRequestFormParams, 'message' | 'requestedSchema'>,
   state?: string,
 ): InputRequiredResult {
-  const safe = guardForm(out, params);
+  const safe = guardForm(out, { mode: 'form', message: form.message, requestedSchema: form.requestedSchema });
   return inputRequired({
     inputRequests: {
       [key]: inputRequired.elicit({ message: safe.message, requestedSchema: safe.requestedSchema }),
@@ -103,13 +101,7 @@ export function askRun(
 ): CallToolResult | InputRequiredResult {
   const q = run.question as AskRequest | undefined;
   if (run.state !== 'input_required' || !q || !core.runtime.store) return run.result!;
-  const form = askForm(q);
-  return asks(
-    core.out,
-    ANSWER_KEY,
-    { mode: 'form', message: form.message, requestedSchema: form.requestedSchema },
-    run.id,
-  );
+  return asks(core.out, ANSWER_KEY, askForm(q), run.id);
 }
 
 /**
@@ -140,14 +132,8 @@ export async function answerRun(
     }
     const form = askForm(q);
     const response = ctx.mcpReq.inputResponses?.[ANSWER_KEY];
-    if (!response || typeof response !== 'object' || !('action' in response)) {
-      return asks(
-        core.out,
-        ANSWER_KEY,
-        { mode: 'form', message: form.message, requestedSchema: form.requestedSchema },
-        state,
-      );
-    }
+    if (!response || typeof response !== 'object' || !('action' in response))
+      return asks(core.out, ANSWER_KEY, form, state);
     const answer = askAnswer(q, form, response as ElicitResult);
     const attempt = await core.runtime.prepareResume(state, { answer });
     const run = resumeRun(
@@ -165,14 +151,12 @@ export async function answerRun(
     ctx.mcpReq.signal.removeEventListener('abort', onAbort);
     return askRun(core, run);
   } catch (err) {
+    const schema = entry.tool.outputSchema !== undefined;
     if (err instanceof HatcheryError && (err.code === 'APPROVAL_DENIED' || err.code === 'DECLINED')) {
-      const schema = entry.tool.outputSchema !== undefined;
       const text = `${formatError(err)}; run ${state} still waits: hatchery_respond answers it, hatchery_cancel ends it`;
       const value = { error: core.out.text(text, MAX_ERROR_BYTES), code: err.code, run_id: state };
-      return core.out.result(schema ? textOnlyError(value) : jsonResult(value, { isError: true }), {
-        schema,
-      });
+      return failureResult(core, value, schema);
     }
-    return errorResult(core, err, entry.tool.outputSchema !== undefined);
+    return errorResult(core, err, schema);
   }
 }

@@ -179,22 +179,6 @@ export class OutboundGuard {
   }
 
   /**
-   * `result(jsonResult(value, options), options)` with one JSON pass instead of two: the result built
-   * here, its text block written from the value as sent (redacted, capped, a large output moved out).
-   */
-  json(
-    value: ResultValue,
-    options: { isError?: boolean; _meta?: Record<string, unknown>; schema?: boolean } = {},
-  ): CallToolResult {
-    const result: CallToolResult = { content: [], structuredContent: value };
-    if (options.isError) result.isError = true;
-    if (options._meta) result._meta = options._meta;
-    const out = this.shape(result, value, options.schema === true, true);
-    this.sent.add(out);
-    return out;
-  }
-
-  /**
    * A tool result ready to send, in the one shape of results.ts: the structured object redacted,
    * a large output moved to a resource (summarized, with a resource_link), the object capped, and
    * the text block written from it, so both copies say the same. `schema`: the tool declares an
@@ -222,11 +206,8 @@ export class OutboundGuard {
     return out;
   }
 
-  /**
-   * The structured path: redact, move a large output out, cap, write the text block. `fresh`: the
-   * result was made by json() for this call, without content: its text block is written in place.
-   */
-  private shape(result: CallToolResult, value: ResultValue, schema: boolean, fresh = false): CallToolResult {
+  /** The structured path: redact, move a large output out, cap, write the text block. */
+  private shape(result: CallToolResult, value: ResultValue, schema: boolean): CallToolResult {
     const links: CallToolResult['content'] = [];
     let v = this.walk(value, this.redact);
     let text = JSON.stringify(v);
@@ -267,10 +248,6 @@ export class OutboundGuard {
     }
     if (v === value && links.length === 0) {
       // The common case, a small result with nothing to redact: sent as it is.
-      if (fresh) {
-        result.content = [{ type: 'text', text }];
-        return result;
-      }
       const only = result.content.length === 1 ? result.content[0] : undefined;
       if (only?.type === 'text' && only.text === text) return result;
     }
@@ -326,35 +303,28 @@ export class OutboundGuard {
     };
   }
 
-  /** The text path (errors of tools with an output schema): texts redacted and capped. */
+  /**
+   * The text path (errors of tools with an output schema): texts redacted, and a text over the
+   * result limit cut, its full text kept in the output store.
+   */
   private textOnly(result: CallToolResult): CallToolResult {
     let changed = false;
-    let big = false;
-    const content = result.content.map((block) => {
-      if (block.type !== 'text') return block;
-      const t = this.redact(block.text);
-      if (t.length * 3 > this.maxResultBytes) big = true;
-      if (t === block.text) return block;
-      changed = true;
-      return { ...block, text: t };
-    });
-    const out: CallToolResult = changed ? { ...result, content } : result;
-    return big ? this.capText(out) : out;
-  }
-
-  /** Cuts the long text blocks of a result; their full text goes to the output store. */
-  private capText(result: CallToolResult): CallToolResult {
     const content: CallToolResult['content'] = [];
-    let cutAny = false;
     for (const block of result.content) {
-      if (block.type !== 'text' || !cut(block.text, this.maxResultBytes)) {
+      if (block.type !== 'text') {
         content.push(block);
         continue;
       }
+      const text = this.redact(block.text);
       // Room for the notice, so that the capped result passes this gate again unchanged.
-      const c = cut(block.text, this.maxResultBytes - NOTICE_BYTES)!;
-      cutAny = true;
-      const stored = this.outputs?.put(block.text, this.maxResultBytes);
+      const c = cut(text, this.maxResultBytes) && cut(text, this.maxResultBytes - NOTICE_BYTES);
+      if (!c) {
+        content.push(text === block.text ? block : { ...block, text });
+        changed ||= text !== block.text;
+        continue;
+      }
+      changed = true;
+      const stored = this.outputs?.put(text, this.maxResultBytes);
       const where = stored
         ? ` The full output is kept for a while as ${stored.parts.length} MCP resource${stored.parts.length > 1 ? 's' : ''} of up to ${formatBytes(this.maxResultBytes)} each: ${stored.parts[0]} to ${stored.parts[stored.parts.length - 1]} (read them with resources/read).`
         : ' Raise --max-result-bytes to receive more of it.';
@@ -362,17 +332,9 @@ export class OutboundGuard {
         type: 'text',
         text: `${c.head}\n\n[output truncated: ${formatBytes(c.bytes)} in all, over the server's limit of ${formatBytes(this.maxResultBytes)} per result.${where}]`,
       });
-      if (stored) {
-        content.push({
-          type: 'resource_link',
-          uri: stored.parts[0]!,
-          name: 'full output (part 1)',
-          description: `The full output, part 1 of ${stored.parts.length}; the next parts end in /2, /3 …`,
-          mimeType: 'text/plain',
-        });
-      }
+      if (stored) content.push(link(stored, 'full output', 'text/plain'));
     }
-    return cutAny ? { ...result, content } : result;
+    return changed ? { ...result, content } : result;
   }
 
   /** Applies `f` to every string (and object key) of a JSON-like value; copies only what changed. */

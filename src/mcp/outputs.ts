@@ -95,28 +95,30 @@ export class OutputStore {
     return { id, parts: starts.map((_, i) => `${OUTPUT_SCHEME}//${id}/${i + 1}`) };
   }
 
+  /** The kept output of a part URI and the part's index, if it is kept. */
+  private part(uri: string): { o: Stored; i: number } | undefined {
+    const m = /^hatchery-output:\/\/([0-9a-f-]{36})\/(\d+)$/.exec(uri);
+    const o = m ? this.outputs.get(m[1]!) : undefined;
+    return o && { o, i: Number(m![2]) - 1 };
+  }
+
   /** The text of a part URI, undefined when unknown or dropped. */
   read(uri: string): string | undefined {
     this.prune();
-    const m = /^hatchery-output:\/\/([0-9a-f-]{36})\/(\d+)$/.exec(uri);
-    const o = m ? this.outputs.get(m[1]!) : undefined;
-    if (!o) return undefined;
-    const i = Number(m![2]) - 1;
-    if (i < 0 || i >= o.starts.length) return undefined;
-    return o.bytes.subarray(o.starts[i], o.starts[i + 1] ?? o.bytes.length).toString('utf8');
+    const p = this.part(uri);
+    if (!p || p.i < 0 || p.i >= p.o.starts.length) return undefined;
+    return p.o.bytes.subarray(p.o.starts[p.i], p.o.starts[p.i + 1] ?? p.o.bytes.length).toString('utf8');
   }
 
   /** The media type of a kept output (text/plain, or application/json for a whole result). */
   mimeTypeOf(uri: string): string {
-    const m = /^hatchery-output:\/\/([0-9a-f-]{36})\/\d+$/.exec(uri);
-    return (m && this.outputs.get(m[1]!)?.mimeType) || 'text/plain';
+    return this.part(uri)?.o.mimeType ?? 'text/plain';
   }
 
   /** True while the output of `uri` is kept. */
   has(uri: string): boolean {
     this.prune();
-    const m = /^hatchery-output:\/\/([0-9a-f-]{36})\/\d+$/.exec(uri);
-    return m !== null && this.outputs.has(m[1]!);
+    return this.part(uri) !== undefined;
   }
 
   /** True for a URI of this store's scheme. */

@@ -24,10 +24,10 @@ export async function importLoader(): Promise<void> {
   loader ??= await import('../loader/load.js');
 }
 
-/** The loader's compiling half; importLoader must have imported it. */
-function compilingLoader(): typeof import('../loader/load.js') {
-  if (!loader) throw new HatcheryError('INTERNAL', 'the hatchery loader is used before it is imported');
-  return loader;
+/** A half of the loader that importLoader (or importFirstHalf) must have imported. */
+function imported<T>(half: T | undefined): T {
+  if (!half) throw new HatcheryError('INTERNAL', 'the hatchery loader is used before it is imported');
+  return half;
 }
 
 /**
@@ -114,12 +114,8 @@ function thrown(file: string, err: unknown): LoadResult {
  */
 export function loadText(file: string, text: string, defer: boolean, options?: LoadOptions): LoadResult {
   try {
-    if (defer) {
-      const half = firstHalf ?? loader;
-      if (!half) throw new HatcheryError('INTERNAL', 'the hatchery loader is used before it is imported');
-      return half.prepareHatcheryText(text, file, options);
-    }
-    return compilingLoader().loadHatcheryText(text, file, options);
+    if (defer) return imported(firstHalf ?? loader).prepareHatcheryText(text, file, options);
+    return imported(loader).loadHatcheryText(text, file, options);
   } catch (err) {
     return thrown(file, err);
   }
@@ -154,7 +150,7 @@ export function completeEntry(
 ): { ok: true; entry: RegistryEntry; requiredChanged: boolean } | { ok: false; error: ValidationError } {
   let res: LoadResult;
   try {
-    res = compilingLoader().completeHatcheryText(e.prepared, options);
+    res = imported(loader).completeHatcheryText(e.prepared, options);
   } catch (err) {
     res = thrown(e.file, err);
   }

@@ -179,15 +179,9 @@ export class HatcheryRegistry {
     return this.toolList;
   }
 
-  /** The entry whose resource URI is `uri`. */
-  byUri(uri: string): RegistryEntry | undefined {
-    for (const e of this.byName.values()) if (e.uri === uri) return this.get(e.name);
-    return undefined;
-  }
-
-  /** The entry whose flowchart resource URI is `uri`. */
-  byGraphUri(uri: string): RegistryEntry | undefined {
-    for (const e of this.byName.values()) if (e.graphUri === uri) return this.get(e.name);
+  /** The entry whose definition resource URI (or, with `graphUri`, flowchart resource URI) is `uri`. */
+  byUri(uri: string, key: 'uri' | 'graphUri' = 'uri'): RegistryEntry | undefined {
+    for (const e of this.byName.values()) if (e[key] === uri) return this.get(e.name);
     return undefined;
   }
 
@@ -330,33 +324,28 @@ export class HatcheryRegistry {
     }
     for (const [f, , res] of loaded) {
       const served = this.files.get(f)?.served;
-      if (res.ok && served !== undefined && served !== nameOf(res)) this.release(f, change);
+      if (res.ok && served !== undefined && served !== nameOf(res)) this.unserve(f, change);
     }
     for (const [f, text, res] of loaded) this.load(f, text, res, direct.has(f), change);
   }
 
-  /** Stops serving the name a file served (it defines another one now). */
-  private release(file: string, change: RegistryChange): void {
+  /** Stops serving the name a file served (it defines another one now, or is gone), if it still does. */
+  private unserve(file: string, change: RegistryChange): void {
     const state = this.files.get(file);
-    if (!state?.served) return;
-    if (this.byName.get(state.served)?.file === file) {
-      this.byName.delete(state.served);
-      this.pending.delete(state.served);
-      change.removed.push(state.served);
+    const name = state?.served;
+    if (!state || !name) return;
+    if (this.byName.get(name)?.file === file) {
+      this.byName.delete(name);
+      this.pending.delete(name);
+      change.removed.push(name);
     }
     state.served = undefined;
   }
 
   private remove(file: string, change: RegistryChange): void {
-    const state = this.files.get(file);
-    if (!state) return;
-    this.files.delete(file);
+    this.unserve(file, change);
+    if (!this.files.delete(file)) return;
     for (const [name, w] of this.withdrawn) if (w.file === file) this.withdrawn.delete(name);
-    if (state.served && this.byName.get(state.served)?.file === file) {
-      this.byName.delete(state.served);
-      this.pending.delete(state.served);
-      change.removed.push(state.served);
-    }
   }
 
   private load(file: string, text: string, res: LoadResult, direct: boolean, change: RegistryChange): void {
@@ -396,11 +385,7 @@ export class HatcheryRegistry {
     state.problems = undefined;
     for (const [name, w] of this.withdrawn)
       if (w.file === file || name === h.name) this.withdrawn.delete(name);
-    if (state.served && state.served !== h.name && this.byName.get(state.served)?.file === file) {
-      this.byName.delete(state.served);
-      this.pending.delete(state.served);
-      change.removed.push(state.served);
-    }
+    if (state.served !== h.name) this.unserve(file, change);
     const entry = entryOf(file, text, res);
     this.byName.set(h.name, entry);
     if (!entry.hatchery) this.pending.set(h.name, entry);

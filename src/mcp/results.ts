@@ -34,6 +34,11 @@ export function jsonResult(
   return result;
 }
 
+/** The error result `{ error, code: INTERNAL }` of a failure that has no code of its own. */
+export function internalError(text: string): CallToolResult {
+  return jsonResult({ error: text, code: 'INTERNAL' }, { isError: true });
+}
+
 /**
  * An error result of a tool that declares an `outputSchema`: the JSON in the text block only,
  * since clients check any structuredContent against the schema (the 2025 SDK client even for

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
 import { addUsage, type Usage } from '../providers/types.js';
-import { jsonResult } from './results.js';
+import { internalError } from './results.js';
 
 /**
  * Where a background run is: waiting for a slot, running, finished one way or another, or stopped
@@ -194,7 +194,7 @@ export class RunRegistry {
         },
         (err) => {
           run.state = 'failed';
-          run.result = jsonResult({ error: String(err), code: 'INTERNAL' }, { isError: true });
+          run.result = internalError(String(err));
         },
       )
       .finally(() => {

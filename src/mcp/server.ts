@@ -158,7 +158,11 @@ export class HatcheryMcpServer implements ServerHost {
    * does this right after its first tools/list answer; calls and tasks requests wait for it.
    */
   ready(): Promise<void> {
-    this.readying ??= this.buildRuntime().then(() => this.recoverRuns());
+    this.readying ??= this.buildRuntime().then(() =>
+      recoverRuns(this, this.options.resumeInterrupted === true, (level, message) =>
+        this.log(level, message),
+      ),
+    );
     return this.readying;
   }
 
@@ -208,13 +212,6 @@ export class HatcheryMcpServer implements ServerHost {
       server.watcher = watcher;
     }
     return server;
-  }
-
-  /** See recoverRuns (start-up.ts). */
-  private recoverRuns(): Promise<void> {
-    return recoverRuns(this, this.options.resumeInterrupted === true, (level, message) =>
-      this.log(level, message),
-    );
   }
 
   /** Aborts when the server shuts down; background runs are linked to it (calls end with their session). */

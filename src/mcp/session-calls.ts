@@ -15,11 +15,11 @@ import type { Provider } from '../providers/types.js';
 import { resumeRun } from './background.js';
 import { type CallEnv, errorResult, runHatcheryCall } from './calls.js';
 import { canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
-import { declaresTasks, maybeTask } from './ext-tasks/handlers.js';
+import { maybeTask } from './ext-tasks/handlers.js';
 import { GENERIC_TOOL_NAMES, genericTool } from './generic/tools.js';
 import { callWithHandoff } from './handoff.js';
 import type { ServerHost } from './host.js';
-import { answerRun, askRun, modernClient, modernInputs } from './input-required.js';
+import { answerRun, askRun, modernInputs, takesForms } from './input-required.js';
 import type { RegistryEntry } from './registry.js';
 import { ownRun, sessionRuns } from './run-access.js';
 import type { BackgroundRun, RunOutcome } from './runs.js';
@@ -93,114 +93,94 @@ async function startBackground(
 const resultOf = (outcome: RunOutcome): CallToolResult => outcome.result;
 
 /**
- * Answers one tools/call of a session: a hatchery's run, a generic tool, or an unknown name's error.
- * Not async: the common call (a hatchery, no task, no form questions) goes straight to its run, with
- * no frame of its own waiting for it; the other cases are handled by {@link handleOther}.
+ * Answers one tools/call of a session: a hatchery's run (a task when the client declares the tasks
+ * extension and the run takes longer than --task-wait), a generic tool, or an unknown name's error.
  */
-export function handleCall(
+export async function handleCall(
   core: ServerHost,
   server: Server,
   request: CallToolRequest,
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> {
-  try {
-    const req = ctx.mcpReq;
-    const { name, arguments: args } = request.params;
-    // The request's own signal is the run's: it fires on client cancellation, and closing the
-    // session at shutdown fires it too, so calls need no controller of their own.
-    const env: CallEnv = {
-      signal: req.signal,
-      trace: traceContext(req._meta),
-      sampling: samplingFor(server, req.id),
-      elicit: elicitFor(core, server, req.id),
-    };
-    const token = req._meta?.progressToken;
-    if (token !== undefined) {
-      env.progress = {
-        token,
-        send: (params) => req.notify({ method: 'notifications/progress', params: { ...params } }),
-      };
-    }
-    const entry = core.registry.get(name);
-    if (entry) {
-      // The id is chosen here so that hatchery_runs lists the run to this session (and only to it).
-      env.runId = randomUUID();
-      ownRun(server, env.runId);
-    }
-    // A client with the tasks extension gets a task when the run takes longer than --task-wait.
-    if (!entry || modernClient(ctx).forms || (core.tasks && declaresTasks(req.envelope)))
-      return handleOther(core, server, { name, args, entry, env }, ctx);
-    if (core.syncWaitMs === undefined) return runHatcheryCall(core, entry, args, env).then(resultOf);
-    return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
-  } catch (err) {
-    return Promise.reject(err);
-  }
-}
-
-/** The calls {@link handleCall} does not answer itself: generic tools, unknown names, forms, tasks. */
-async function handleOther(
-  core: ServerHost,
-  server: Server,
-  call: {
-    name: string;
-    args: Record<string, unknown> | undefined;
-    /** The hatchery called, undefined for a generic tool or an unknown name. */
-    entry: RegistryEntry | undefined;
-    env: CallEnv;
-  },
-  ctx: ServerContext,
-): Promise<CallToolResult | InputRequiredResult> {
-  const { name, args, entry, env } = call;
   const req = ctx.mcpReq;
-  if (!entry) {
-    const generic = core.genericTools ? genericTool(name) : undefined;
-    if (generic) {
-      const own = (id: string) => ownRun(server, id);
-      const r = await generic
-        .call(args ?? {}, {
-          core,
-          signal: req.signal,
-          call: (e, a) => {
-            // The id is chosen here so that hatchery_runs lists the run to this session.
-            const runId = randomUUID();
-            own(runId);
-            return runHatcheryCall(core, e, a, { ...env, runId }).then(resultOf);
-          },
-          start: (e, a) =>
-            startBackground(core, server, e, a, { signal: req.signal, id: req.id, trace: env.trace }),
-          mine: sessionRuns(server),
-          own,
-          resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
-        })
-        .catch((err: unknown) => errorResult(core, err));
-      // Statuses, lists and stored results: one gate redacts and caps them all.
-      return core.out.result(r);
-    }
-    const names = core.registry.entries().map((e) => e.name);
-    const all = core.genericTools ? [...names, ...GENERIC_TOOL_NAMES] : names;
-    const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
-    return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
+  const { name, arguments: args } = request.params;
+  // The request's own signal is the run's: it fires on client cancellation, and closing the
+  // session at shutdown fires it too, so calls need no controller of their own.
+  const env: CallEnv = {
+    signal: req.signal,
+    trace: traceContext(req._meta),
+    sampling: samplingFor(server, req.id),
+    elicit: elicitFor(core, server, req.id),
+  };
+  const token = req._meta?.progressToken;
+  if (token !== undefined) {
+    env.progress = {
+      token,
+      send: (params) => req.notify({ method: 'notifications/progress', params: { ...params } }),
+    };
   }
-  const client = modernClient(ctx);
-  if (client.forms) {
-    // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
-    const state = ctx.mcpReq.requestState<string>();
+  const entry = core.registry.get(name);
+  if (!entry) return otherTool(core, server, name, args, env, ctx);
+  // The id is chosen here so that hatchery_runs lists the run to this session (and only to it).
+  env.runId = randomUUID();
+  ownRun(server, env.runId);
+  let callArgs = args;
+  // 2026-07-28 with forms: questions go back as input_required (env has no elicit or sampling there).
+  const forms = takesForms(ctx);
+  if (forms) {
+    const state = req.requestState<string>();
     if (typeof state === 'string') return answerRun(core, entry, state, ctx);
     const completed = await modernInputs(core, entry, args, ctx).catch((err: unknown) => ({ error: err }));
     if ('error' in completed) return errorResult(core, completed.error);
     if ('ask' in completed) return completed.ask;
-    // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
-    const task = await maybeTask(core, entry, completed.args, env, { envelope: req.envelope, forms: true });
-    if (task) return task;
-    const ask = (run: Parameters<typeof askRun>[1]) => askRun(core, run);
-    if (core.syncWaitMs !== undefined)
-      return callWithHandoff(core, entry, completed.args, env, { waitMs: core.syncWaitMs, answer: ask });
-    const id = env.runId!;
-    return ask({ id, ...(await runHatcheryCall(core, entry, completed.args, env)) });
+    callArgs = completed.args;
   }
-  // No forms: a question is answered with hatchery_respond, so it never becomes a task's form.
-  const task = await maybeTask(core, entry, args, env, { envelope: req.envelope, forms: false });
+  // Inputs asked first (synchronously, as the extension wants), then the run may become a task.
+  // Without forms a question is answered with hatchery_respond, so it never becomes a task's form.
+  const task = await maybeTask(core, entry, callArgs, env, { envelope: req.envelope, forms });
   if (task) return task;
-  if (core.syncWaitMs === undefined) return (await runHatcheryCall(core, entry, args, env)).result;
-  return callWithHandoff(core, entry, args, env, { waitMs: core.syncWaitMs });
+  const answer = forms ? (run: Parameters<typeof askRun>[1]) => askRun(core, run) : undefined;
+  if (core.syncWaitMs !== undefined)
+    return callWithHandoff(core, entry, callArgs, env, { waitMs: core.syncWaitMs, answer });
+  const outcome = await runHatcheryCall(core, entry, callArgs, env);
+  return answer ? answer({ id: env.runId, ...outcome }) : outcome.result;
+}
+
+/** A call of a generic tool, or of a name nothing serves. */
+async function otherTool(
+  core: ServerHost,
+  server: Server,
+  name: string,
+  args: Record<string, unknown> | undefined,
+  env: CallEnv,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const req = ctx.mcpReq;
+  const generic = core.genericTools ? genericTool(name) : undefined;
+  if (generic) {
+    const own = (id: string) => ownRun(server, id);
+    const r = await generic
+      .call(args ?? {}, {
+        core,
+        signal: req.signal,
+        call: (e, a) => {
+          // The id is chosen here so that hatchery_runs lists the run to this session.
+          const runId = randomUUID();
+          own(runId);
+          return runHatcheryCall(core, e, a, { ...env, runId }).then(resultOf);
+        },
+        start: (e, a) =>
+          startBackground(core, server, e, a, { signal: req.signal, id: req.id, trace: env.trace }),
+        mine: sessionRuns(server),
+        own,
+        resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
+      })
+      .catch((err: unknown) => errorResult(core, err));
+    // Statuses, lists and stored results: one gate redacts and caps them all.
+    return core.out.result(r);
+  }
+  const names = core.registry.entries().map((e) => e.name);
+  const all = core.genericTools ? [...names, ...GENERIC_TOOL_NAMES] : names;
+  const hint = core.genericTools ? ' (hatchery_list shows them all)' : '';
+  return errorResult(core, new HatcheryError('NOT_FOUND', unknownName('tool', name, all, hint)));
 }

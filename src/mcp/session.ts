@@ -119,7 +119,7 @@ export function createSession(core: ServerHost): Session {
     }
     // A file listed from a deferred start completes its load for its graph or text.
     await core.ready();
-    const drawn = core.registry.byGraphUri(uri);
+    const drawn = core.registry.byUri(uri, 'graphUri');
     if (drawn) {
       // Drawn when read, rarely: its module is loaded then.
       const { hatcheryToMermaid } = await import('../loader/mermaid.js');

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { formatError } from '../core/errors.js';
 import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
-import { TASK_SOURCE } from './ext-tasks/declared.js';
+import { TASK_SOURCE } from './ext-tasks/schemas.js';
 import type { ServerHost } from './host.js';
 import type { RegistryChange } from './registry.js';
 import { servesRun } from './run-access.js';

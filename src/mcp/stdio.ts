@@ -11,12 +11,6 @@ import { formatBytes } from './outbound.js';
  */
 const STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024 - 1024;
 
-/**
- * Most messages of one read that are each handled in a turn of the event loop of their own (see
- * `deliver`); a larger read is a burst, handled in one turn.
- */
-const TURN_EACH_MAX = 64;
-
 /** Options of the guarded stdio transport. */
 export interface GuardedStdioOptions {
   /** Largest message in either direction, in bytes (default just under 10 MiB). */
@@ -49,11 +43,8 @@ export class GuardedStdioServerTransport implements Transport {
   private skipping: { head: string; tail: string; bytes: number } | undefined;
   private started = false;
   private closed = false;
-  /** Messages sent during this turn, written together by `flush`. */
-  private queued: string[] = [];
-  /** What every send of this batch returns (one promise per batch, not per message), and its resolver. */
-  private batch: Promise<void> | undefined;
-  private settle: (() => void) | undefined;
+  /** Resolves when stdout drains; shared by every send that met a full pipe (one listener, not one each). */
+  private drained: Promise<void> | undefined;
 
   constructor(
     private readonly stdin: Readable = process.stdin,
@@ -85,41 +76,16 @@ export class GuardedStdioServerTransport implements Transport {
     this.stdout.on('error', this.onStreamError);
   }
 
-  /** Messages read but not yet handed over, each waiting for its own turn (`deliver`). */
-  private pending: JSONRPCMessage[] = [];
-  private readonly next = (): void => {
-    const m = this.pending.shift();
-    if (m === undefined || this.closed) return;
-    try {
-      this.onmessage?.(m);
-    } catch (err) {
-      // Outside the read's try: a throwing handler would otherwise end the process.
-      this.onerror?.(err as Error);
-    }
-  };
-
-  /**
-   * Hands the messages of one read to the server. Handed over in one turn, each call's work is done a
-   * step at a time for all of them (promises run in the order they settle), so the first call's model
-   * request leaves only when every call of the read got that far: with 50 calls in flight that wait
-   * was 1.4-3.6 ms of each call's latency (node:http sends a request on process.nextTick, after the
-   * whole microtask queue). So after the first, each message gets a turn of its own
-   * (setImmediate: all of them still run before the next read). A read of more than TURN_EACH_MAX
-   * messages is a burst, whose calls all wait anyway: handled together, they cost less CPU each.
-   */
+  /** Hands the messages of one read to the server, in order, until a handler closes the transport. */
   private deliver(messages: JSONRPCMessage[]): void {
-    const n = messages.length;
-    let i = 0;
-    if (this.pending.length === 0) {
-      const now = n > TURN_EACH_MAX ? n : 1;
-      for (; i < now; i++) {
-        this.onmessage?.(messages[i]!);
-        if (this.closed) return;
+    for (const m of messages) {
+      if (this.closed) return;
+      try {
+        this.onmessage?.(m);
+      } catch (err) {
+        // A throwing handler is reported; the next message is still handed over.
+        this.onerror?.(err as Error);
       }
-    }
-    for (; i < n; i++) {
-      this.pending.push(messages[i]!);
-      setImmediate(this.next);
     }
   }
 
@@ -223,51 +189,30 @@ export class GuardedStdioServerTransport implements Transport {
   private write(message: JSONRPCMessage | string): Promise<void> {
     if (this.closed) return Promise.resolve();
     const json = typeof message === 'string' ? message : `${JSON.stringify(message)}\n`;
-    this.queued.push(json);
-    if (this.queued.length === 1) {
-      setImmediate(this.flush);
-      this.batch = new Promise((resolve) => {
-        this.settle = resolve;
-      });
-    }
-    return this.batch!;
-  }
-
-  /**
-   * Writes every message queued during this turn of the event loop at once. Each `write` to a pipe is
-   * a system call, and answers come back together (a burst of calls, the replies of one poll of the
-   * network): one write for all of them is a large part of the transport's CPU less. The order is
-   * the order of `send`; each `send` settles when its batch is written (or drained): the sends of one
-   * batch share one promise.
-   */
-  private readonly flush = (): void => {
-    const queued = this.queued;
-    const done = this.settle!;
-    if (queued.length === 0) return;
-    this.queued = [];
-    this.batch = undefined;
-    this.settle = undefined;
     try {
-      if (this.stdout.write(queued.length === 1 ? queued[0]! : queued.join(''))) done();
-      else this.stdout.once('drain', done);
+      if (this.stdout.write(json)) return Promise.resolve();
     } catch (err) {
       this.onerror?.(err as Error);
-      done();
+      return Promise.resolve();
     }
-  };
+    this.drained ??= new Promise((resolve) => {
+      this.stdout.once('drain', () => {
+        this.drained = undefined;
+        resolve();
+      });
+    });
+    return this.drained;
+  }
 
   /** Stops reading stdin. */
   async close(): Promise<void> {
     if (this.closed) return;
-    // What was sent before closing still goes out (the process may exit right after).
-    this.flush();
     this.closed = true;
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onStreamError);
     this.stdout.off('error', this.onStreamError);
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
     this.buffer = undefined;
-    this.pending = [];
     this.onclose?.();
   }
 }

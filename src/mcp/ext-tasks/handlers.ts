@@ -4,7 +4,13 @@
  * run of the journal, so state lives in the run store, never in one Server instance (HTTP builds
  * one per request) nor only in this process.
  */
-import { type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import {
+  type CallToolResult,
+  type ElicitResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  specTypeSchemas,
+} from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../../core/errors.js';
 import type { AskFn } from '../../engine/contracts.js';
 import type { PendingQuestion } from '../../journal/store.js';
@@ -15,13 +21,11 @@ import { callWithHandoff } from '../handoff.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
-import { jsonResult } from '../results.js';
+import { internalError } from '../results.js';
 import type { BackgroundRun } from '../runs.js';
-import { declaresTasks } from './declared.js';
-import { type CreateTaskResult, ElicitResponse, TASK_SOURCE } from './schemas.js';
+import { type CreateTaskResult, declaresTasks, TASK_SOURCE } from './schemas.js';
 import { inputKey, readTaskRun, seedTask, taskNotFound } from './task-view.js';
 
-export { declaresTasks } from './declared.js';
 export { readTask } from './task-view.js';
 
 /** How long tasks/cancel waits for the run to stop before acknowledging, in ms. */
@@ -71,10 +75,7 @@ async function asTask(core: ServerHost, run: BackgroundRun): Promise<CallToolRes
   // A run that failed before its journal existed (bad arguments, a cancelled wait for a slot) is no task.
   if (!(await isJournaled(core, run.id))) {
     await run.done;
-    return (
-      run.result ??
-      jsonResult({ error: 'the run ended without a result', code: 'INTERNAL' }, { isError: true })
-    );
+    return run.result ?? internalError('the run ended without a result');
   }
   run.note = 'an MCP task: poll it with tasks/get';
   const task: CreateTaskResult = { ...seedTask(core, run), resultType: 'task' };
@@ -119,8 +120,8 @@ export async function updateTask(
   if (s.status !== 'input_required' || (live && live.endedAt === undefined)) return;
   const key = inputKey(s.attempts);
   if (!Object.hasOwn(responses, key)) return;
-  const parsed = ElicitResponse.safeParse(responses[key]);
-  if (!parsed.success) {
+  const parsed = specTypeSchemas.ElicitResult['~standard'].validate(responses[key]);
+  if (parsed.issues) {
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
       `inputResponses["${key}"] must be an elicitation result: {"action": "accept", "content": {"answer": "..."}} (or action "decline" / "cancel")`,
@@ -131,7 +132,7 @@ export async function updateTask(
   if (busy.has(id)) return;
   busy.add(id);
   try {
-    const attempt = await core.runtime.prepareResume(id, { ask: answerOnce(s.question, parsed.data) });
+    const attempt = await core.runtime.prepareResume(id, { ask: answerOnce(s.question, parsed.value) });
     const run = resumeRun(
       core,
       id,
@@ -158,13 +159,7 @@ export async function updateTask(
  * (through the same form as elicitation, so choices, schemas, decline and approvals behave alike);
  * any later question suspends the run again under a new input request key.
  */
-function answerOnce(
-  pending: PendingQuestion | undefined,
-  reply: {
-    action: 'accept' | 'decline' | 'cancel';
-    content?: Record<string, string | number | boolean | string[]>;
-  },
-): AskFn {
+function answerOnce(pending: PendingQuestion | undefined, reply: ElicitResult): AskFn {
   let used = false;
   const answer = elicitAsk(() => Promise.resolve(reply));
   return (q, signal) => {

@@ -4,35 +4,11 @@
  * call path) are imported on the first tasks request, with the server ready (host.ready).
  */
 
-import type { StandardSchemaV1 } from '@modelcontextprotocol/server';
 import { MissingRequiredClientCapabilityError, type Server } from '@modelcontextprotocol/server';
 import { canElicitForm } from '../elicit.js';
 import { envelopeCapabilities } from '../envelope.js';
 import type { ServerHost } from '../host.js';
-import { declaresTasks, TASKS_EXTENSION } from './declared.js';
-import type * as Schemas from './schemas.js';
-
-/**
- * One of schemas.ts' zod schemas, imported and built on its first use: the SDK only calls a custom
- * method's schemas to validate (and awaits that), and building them cost ~3 ms before the first answer.
- */
-function lazySchema<K extends 'TaskIdParams' | 'UpdateTaskParams' | 'TaskResult'>(
-  name: K,
-): StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<(typeof Schemas)[K]>> {
-  return {
-    '~standard': {
-      version: 1,
-      vendor: 'zod',
-      validate: async (value) =>
-        (await import('./schemas.js'))[name]['~standard'].validate(value) as StandardSchemaV1.Result<
-          StandardSchemaV1.InferOutput<(typeof Schemas)[K]>
-        >,
-    },
-  };
-}
-const TaskIdParams = lazySchema('TaskIdParams');
-const UpdateTaskParams = lazySchema('UpdateTaskParams');
-const TaskResult = lazySchema('TaskResult');
+import { declaresTasks, TASKS_EXTENSION, TaskIdParams, TaskResult, UpdateTaskParams } from './schemas.js';
 
 /** The empty acknowledgement of tasks/update and tasks/cancel (the SDK adds resultType "complete"). */
 const ACK = {};

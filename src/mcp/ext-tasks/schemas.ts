@@ -4,8 +4,18 @@
  * tasks/cancel are custom methods whose params the SDK checks with these schemas.
  */
 import { z } from 'zod';
+import { declaresExtension } from '../envelope.js';
 
-export { TASK_SOURCE, TASKS_EXTENSION } from './declared.js';
+/** The extension's identifier, in capabilities and in the per-request client capabilities. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** The journal `source` of runs started as tasks: only those runs are tasks. */
+export const TASK_SOURCE = 'task';
+
+/** True when the request's per-request client capabilities (2026-07-28 `_meta`) declare the extension. */
+export function declaresTasks(envelope: unknown): boolean {
+  return declaresExtension(envelope, TASKS_EXTENSION);
+}
 
 /** Longest task id accepted; ids are UUIDs, anything longer is refused before any lookup. */
 const MAX_TASK_ID = 200;
@@ -26,14 +36,6 @@ export const UpdateTaskParams = z.object({
 
 /** Results are built here, not parsed: any object passes (the SDK adds `resultType: "complete"`). */
 export const TaskResult = z.looseObject({});
-
-/** An elicitation result, the response an ask's input request takes. */
-export const ElicitResponse = z.object({
-  action: z.enum(['accept', 'decline', 'cancel']),
-  content: z
-    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
-    .optional(),
-});
 
 /** A task's status on the wire. */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';

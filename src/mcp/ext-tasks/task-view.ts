@@ -14,11 +14,12 @@ import { runsCommandLine } from '../../journal/state-dir.js';
 import type { JournalRecord, PendingQuestion, StoredRun } from '../../journal/store.js';
 import type { Usage } from '../../providers/types.js';
 import { quote } from '../../schema/suggest.js';
-import { succeeded, textResult, waitingResult } from '../calls.js';
+import { succeeded, waitingResult } from '../calls.js';
+import { lastAt } from '../durable.js';
 import { askForm } from '../elicit.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
-import { structuredOf } from '../results.js';
+import { internalError, structuredOf } from '../results.js';
 import { servesRun } from '../run-access.js';
 import type { BackgroundRun } from '../runs.js';
 import { type DetailedTask, type InputRequest, TASK_SOURCE, type Task, type TaskStatus } from './schemas.js';
@@ -86,27 +87,36 @@ function message(core: ServerHost, text: string): string {
   return core.out.text(text, STATUS_BYTES);
 }
 
+/** What a run that is going says: its node and steps. */
+function progressText(hatchery: string, node: string | undefined, steps: number): string {
+  return `${hatchery}: ${node ? `running node "${node}"` : 'running'} (${steps} step${steps === 1 ? '' : 's'} done)`;
+}
+
+/** The question a suspended run waits on, as a status message says it. */
+function questionText(hatchery: string, q: PendingQuestion | undefined): string {
+  if (!q) return `${hatchery} waits for an answer`;
+  return `node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}`;
+}
+
 /** A task whose run this process holds (running, or ended with its result in memory). */
 export function liveTask(core: ServerHost, run: BackgroundRun): DetailedTask {
+  const task = (status: TaskStatus, text: string): DetailedTask => ({
+    ...base(core, run.id, status, run.startedAt, run.updatedAt),
+    statusMessage: message(core, text),
+  });
   if (run.endedAt === undefined) {
-    const t: DetailedTask = base(core, run.id, 'working', run.startedAt, run.updatedAt);
-    t.statusMessage = message(
-      core,
+    return task(
+      'working',
       run.state === 'queued'
         ? `${run.hatchery}: waiting for a run slot`
-        : `${run.hatchery}: ${run.node ? `running node "${run.node}"` : 'running'} (${run.steps} step${run.steps === 1 ? '' : 's'} done)`,
+        : progressText(run.hatchery, run.node, run.steps),
     );
-    return t;
   }
-  const result = run.result ?? textResult('the run ended without a result', true);
-  if (run.state === 'cancelled') {
-    const t: DetailedTask = base(core, run.id, 'cancelled', run.startedAt, run.updatedAt);
-    t.statusMessage = message(core, firstText(result) || `${run.hatchery}: the run was cancelled`);
-    return t;
-  }
-  const t: DetailedTask = base(core, run.id, 'completed', run.startedAt, run.updatedAt);
-  t.statusMessage = message(
-    core,
+  const result = run.result ?? internalError('the run ended without a result');
+  if (run.state === 'cancelled')
+    return task('cancelled', firstText(result) || `${run.hatchery}: the run was cancelled`);
+  const t = task(
+    'completed',
     run.state === 'succeeded' ? `${run.hatchery} finished` : `${run.hatchery} failed: see the result`,
   );
   t.result = { ...result };
@@ -117,11 +127,7 @@ export function liveTask(core: ServerHost, run: BackgroundRun): DetailedTask {
 export function seedTask(core: ServerHost, run: BackgroundRun): Task {
   if (run.endedAt !== undefined && run.state === 'input_required') {
     const t = base(core, run.id, 'input_required', run.startedAt, run.updatedAt);
-    const q = run.question as PendingQuestion | undefined;
-    t.statusMessage = message(
-      core,
-      q ? `node "${q.node}" asks: ${q.question}` : `${run.hatchery} waits for an answer`,
-    );
+    t.statusMessage = message(core, questionText(run.hatchery, run.question as PendingQuestion | undefined));
     return t;
   }
   const { inputRequests: _i, result: _r, error: _e, ...t } = liveTask(core, run);
@@ -134,11 +140,6 @@ function firstText(result: CallToolResult): string {
   if (typeof error === 'string') return error;
   const c = result.content?.[0];
   return c && c.type === 'text' ? c.text : '';
-}
-
-function lastAt(records: readonly JournalRecord[], fallback: number): number {
-  const last = records[records.length - 1];
-  return last && typeof last.at === 'number' ? last.at : fallback;
 }
 
 /** The last run_end record of the run's latest attempt (its output, value and usage). */
@@ -174,54 +175,45 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
   const s = stored.summary;
   // The run this process holds started at its own clock reading: the task's createdAt stays that.
   const created = core.runs.get(s.id)?.startedAt ?? s.startedAt;
-  const updated = lastAt(stored.records, created);
+  const updated = lastAt(stored.records) ?? created;
   const make = (status: TaskStatus) => base(core, s.id, status, created, updated) as DetailedTask;
+  const structured = () => core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
   switch (s.status) {
     case 'running': {
       const t = make('working');
-      t.statusMessage = message(
-        core,
-        `${s.hatchery}: running${s.node ? ` node "${s.node}"` : ''} (${s.steps} step${s.steps === 1 ? '' : 's'} done)`,
-      );
+      t.statusMessage = message(core, progressText(s.hatchery, s.node, s.steps));
       return t;
     }
     case 'input_required': {
       const q = s.question;
       if (!reader.forms) {
         const t = make('completed');
-        const structured = core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
         const waiting = new HatcheryError('INPUT_REQUIRED', `${s.hatchery} waits for an answer`, {
           ...(q ? { node: q.node, question: q } : {}),
           runId: s.id,
         });
         t.statusMessage = message(
           core,
-          `${q ? `node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}` : `${s.hatchery} waits for an answer`}; answer with hatchery_respond {"run_id": "${s.id}", "answer": "..."}`,
+          `${questionText(s.hatchery, q)}; answer with hatchery_respond {"run_id": "${s.id}", "answer": "..."}`,
         );
-        t.result = { ...waitingResult(core, waiting, structured) };
+        t.result = { ...waitingResult(core, waiting, structured()) };
         return t;
       }
       const t = make('input_required');
-      t.statusMessage = message(
-        core,
-        q
-          ? `node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}`
-          : `${s.hatchery} waits for an answer`,
-      );
+      t.statusMessage = message(core, questionText(s.hatchery, q));
       t.inputRequests = q ? { [inputKey(s.attempts)]: inputRequest(core, q) } : {};
       return t;
     }
     case 'succeeded': {
       const t = make('completed');
       const end = lastEnd(stored.records);
-      const structured = core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
       const usage = (end?.usage as Usage | undefined) ?? s.usage;
       // The whole run's tokens and cost, and each attempt's, as the call itself reports them.
       const attempts = s.attemptUsage ? { total: s.usage, each: s.attemptUsage } : undefined;
       const result = succeeded(
         core,
         { runId: s.id, output: s.output ?? '', value: end?.value, usage, steps: s.steps, outputs: {} },
-        structured,
+        structured(),
         attempts,
       ).result;
       t.statusMessage = `${s.hatchery} finished`;
@@ -231,7 +223,7 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
     case 'failed': {
       const t = make('completed');
       t.statusMessage = message(core, `${s.hatchery} failed: see the result`);
-      t.result = { ...textResult(core.out.text(s.error ?? 'the run failed', MAX_ERROR_BYTES), true) };
+      t.result = { ...internalError(core.out.text(s.error ?? 'the run failed', MAX_ERROR_BYTES)) };
       return t;
     }
     case 'cancelled': {
