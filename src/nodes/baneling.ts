@@ -205,7 +205,7 @@ class BanelingNode implements CompiledNode {
 
 /** Baneling: one static tool call with templated arguments; its output is the tool's text. */
 export const banelingImpl: NodeKindImpl<BanelingDef> = {
-  compile(def: BanelingDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     const ref = checkToolRef(def.tool_name, 'tool_name', cc);
     const schema = ref ? loadTimeSchema(ref, loadedSub(ref)) : undefined;
     if (ref && schema) {
