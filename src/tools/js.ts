@@ -23,12 +23,11 @@ export const JS_RECHECK_MS = 1000;
  */
 export const MAX_JS_MODULE_VERSIONS = 100;
 
-/** What a run found of one module lately: the tool, and the same as a one-tool list once asked for. */
+/** What a run found of one module lately. */
 interface SeenModule {
   /** JsTools.epoch when the module was looked at: the look is reused while it is the same. */
   readonly epoch: number;
   readonly tool: Promise<Tool>;
-  list: Promise<Tool[]> | undefined;
 }
 
 /** The versions of one module file imported so far, by content hash, and the one in use. */
@@ -68,13 +67,6 @@ export class JsTools {
     return this.seenEntry(ref, scope).tool;
   }
 
-  /** `resolve` as the one-tool list a reference stands for, shared by the run's calls (frozen). */
-  resolveList(ref: JsRef, scope: RunContext): Promise<Tool[]> {
-    const entry = this.seenEntry(ref, scope);
-    entry.list ??= entry.tool.then((t) => Object.freeze([t]) as Tool[]);
-    return entry.list;
-  }
-
   private seenEntry(ref: JsRef, scope: RunContext): SeenModule {
     // What the run found of each module lately (see resolve), kept as long as the run's state lives.
     const run = scope.shared;
@@ -86,7 +78,7 @@ export class JsTools {
     // By reference: the nodes of one load naming one function share theirs (tools/compile.ts).
     const hit = seen.get(ref);
     if (hit !== undefined && hit.epoch === this.epoch) return hit;
-    const entry: SeenModule = { epoch: this.epoch, tool: this.look(ref, scope), list: undefined };
+    const entry: SeenModule = { epoch: this.epoch, tool: this.look(ref, scope) };
     this.tick();
     seen.set(ref, entry);
     // A failure is not kept: the next call looks again (the file may have been fixed).
