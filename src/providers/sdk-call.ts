@@ -56,7 +56,7 @@ export interface SdkCallSpec<P, Reply, Event> {
 }
 
 /** The endpoint named in errors when the response does not say where the call went. */
-function fallbackURL(spec: SdkCallSpec<unknown, unknown, unknown>): string {
+function fallbackURL(spec: { client: { baseURL: string }; path: string }): string {
   return `${spec.client.baseURL.replace(/\/$/, '')}${spec.path}`;
 }
 
@@ -69,7 +69,6 @@ export async function sdkChat<P, Reply, Event>(
   spec: SdkCallSpec<P, Reply, Event>,
   params: P,
 ): Promise<ChatResponse> {
-  const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
   // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).
   // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
   const timeoutMs =
@@ -117,7 +116,7 @@ export async function sdkChat<P, Reply, Event>(
         vendor: spec.vendor,
         idleMs: timeoutMs,
         onDelta: request.onDelta,
-        endpoint: endpointOf(response, fallbackURL(loose)),
+        endpoint: endpointOf(response, fallbackURL(spec)),
         response,
         what: spec.streamWhat,
       });
@@ -129,7 +128,7 @@ export async function sdkChat<P, Reply, Event>(
         throw notAReply({
           vendor: spec.vendor,
           what: spec.replyWhat,
-          endpoint: endpointOf(response, fallbackURL(loose)),
+          endpoint: endpointOf(response, fallbackURL(spec)),
           response,
           body: last.value,
           apiKey: spec.client.apiKey ?? undefined,
