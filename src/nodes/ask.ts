@@ -1,20 +1,12 @@
 import { HatcheryError } from '../core/errors.js';
-import type {
-  AskRequest,
-  CompileContext,
-  CompiledNode,
-  NodeBase,
-  NodeKindImpl,
-  NodeResult,
-  RunContext,
-} from '../engine/contracts.js';
+import type { AskRequest, NodeKindImpl } from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
 import type { AskDef } from '../schema/ask.js';
 import { answerCheck, answerValidator, askPerson } from './asking.js';
 
 /** Ask: renders a question, puts it to a person (or suspends the run), and outputs the checked answer. */
 export const askImpl: NodeKindImpl<AskDef> = {
-  compile(def: AskDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     const question = cc.template(def.question, 'question');
     const choices = def.choices;
     if (choices) {
@@ -44,7 +36,7 @@ export const askImpl: NodeKindImpl<AskDef> = {
     const check = answerCheck(choices, validator);
     return {
       ...base,
-      exec: async (scope: RunContext): Promise<NodeResult> => {
+      exec: async (scope) => {
         if (!question)
           throw new HatcheryError('TEMPLATE', 'the question does not compile', { field: 'question' });
         const request: AskRequest = {

@@ -1,16 +1,5 @@
 import { HatcheryError } from '../core/errors.js';
-import type {
-  CompileContext,
-  CompiledNode,
-  NodeBase,
-  NodeKindImpl,
-  NodeResult,
-  Router,
-  RunContext,
-  Tool,
-  ToolRef,
-  ToolResult,
-} from '../engine/contracts.js';
+import type { CompileContext, NodeKindImpl, RunContext, Tool } from '../engine/contracts.js';
 import { Template } from '../engine/templates/templates.js';
 import type { BanelingDef } from '../schema/baneling.js';
 import { checkToolArgs, loadTimeSchema, singleExpression } from '../tools/check-args.js';
@@ -32,45 +21,12 @@ class ValueArg {
   ) {}
 }
 
-/** An object of arguments: its keys listed once at load time, so a call makes no key array. */
+/** An object of arguments: its keys and their compiled values. */
 class ObjArg {
-  /** The tool schema `subs` was found for: a node calls one tool, so its calls find them once. */
-  schema: Schema | null = null;
-  /** Each key's sub-schema in `schema` (see `below`). */
-  subs: Schema[] = [];
-
   constructor(
     readonly keys: readonly string[],
     readonly values: readonly ArgTree[],
   ) {}
-
-  /** The sub-schemas of the keys in `schema`, found when it differs from the last call's. */
-  subsOf(schema: Schema): Schema[] {
-    if (schema !== this.schema) {
-      this.subs = this.keys.map((k) => below(schema, 'properties', k));
-      this.schema = schema;
-    }
-    return this.subs;
-  }
-}
-
-/**
- * The key lists of argument objects in one load (by its graph): the nodes of a wide fan-out with the
- * same argument names share one list, which stays in cache while each branch renders its arguments.
- */
-const keyLists = new WeakMap<object, Map<string, readonly string[]>>();
-
-function sharedKeys(keys: string[], cc: CompileContext): readonly string[] {
-  let lists = keyLists.get(cc.graph);
-  if (lists === undefined) {
-    lists = new Map();
-    keyLists.set(cc.graph, lists);
-  }
-  const id = JSON.stringify(keys);
-  const known = lists.get(id);
-  if (known !== undefined) return known;
-  lists.set(id, keys);
-  return keys;
 }
 
 /** A JSON value with every string compiled to a template. */
@@ -98,7 +54,7 @@ function compileArgs(value: unknown, field: string, cc: CompileContext, node: st
     const values = keys.map((k) =>
       compileArgs((value as Record<string, unknown>)[k], `${field}/${k}`, cc, node),
     );
-    return new ObjArg(sharedKeys(keys, cc), values);
+    return new ObjArg(keys, values);
   }
   return value as number | boolean | null;
 }
@@ -138,74 +94,14 @@ function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
   }
   const obj: Record<string, unknown> = {};
   const { keys, values } = tree;
-  const subs = tree.subsOf(schema);
-  for (let i = 0; i < keys.length; i++) obj[keys[i]!] = renderArgs(values[i]!, scope, subs[i]);
+  for (let i = 0; i < keys.length; i++)
+    obj[keys[i]!] = renderArgs(values[i]!, scope, below(schema, 'properties', keys[i]));
   return obj;
-}
-
-/** The arguments of a call of `tool` (the node's compiled tree), made per call; no closure per call. */
-type ArgsOf = (tool: Tool, scope: RunContext) => Record<string, unknown> | Promise<Record<string, unknown>>;
-
-/**
- * A compiled baneling. A class: the walk and the fan-out read every node's fields
- * and call its exec, and one class per kind keeps those reads to a handful of shapes.
- */
-class BanelingNode implements CompiledNode {
-  readonly name: string;
-  readonly kind: string;
-  readonly index: number;
-  readonly route: Router;
-  readonly saveOutput: string | undefined;
-  readonly writeOutput: Template | undefined;
-  readonly maxVisits: number | undefined;
-  readonly onLimit: string | undefined;
-  successor: CompiledNode | undefined = undefined;
-  /** A baneling has nothing to check before a run: its tool is resolved when it runs. */
-  readonly preflight: undefined = undefined;
-  /** The node's result of the tool's; an error result fails the node. Made once: `then` takes it. */
-  readonly output: (res: ToolResult) => NodeResult;
-
-  constructor(
-    base: NodeBase,
-    private readonly toolName: string,
-    private readonly ref: ToolRef | undefined,
-    private readonly argsOf: ArgsOf,
-    private readonly timeoutMs: number | undefined,
-  ) {
-    this.name = base.name;
-    this.kind = base.kind;
-    this.index = base.index;
-    this.route = base.route;
-    this.saveOutput = base.saveOutput;
-    this.writeOutput = base.writeOutput;
-    this.maxVisits = base.maxVisits;
-    this.onLimit = base.onLimit;
-    this.output = (res) => {
-      if (res.isError) {
-        throw new HatcheryError('TOOL', `tool "${toolName}" failed: ${res.text}`, {
-          field: 'tool_name',
-          tool: toolName,
-        });
-      }
-      return { text: res.text };
-    };
-  }
-
-  /** One call of the tool. */
-  exec(scope: RunContext): Promise<NodeResult> {
-    const ref = this.ref;
-    if (!ref) {
-      return Promise.reject(
-        new HatcheryError('UNKNOWN_TOOL', `unknown tool "${this.toolName}"`, { field: 'tool_name' }),
-      );
-    }
-    return callToolRef(scope, this.name, ref, this.argsOf, this.timeoutMs).then(this.output);
-  }
 }
 
 /** Baneling: one static tool call with templated arguments; its output is the tool's text. */
 export const banelingImpl: NodeKindImpl<BanelingDef> = {
-  compile(def: BanelingDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     const ref = checkToolRef(def.tool_name, 'tool_name', cc);
     const schema = ref ? loadTimeSchema(ref, loadedSub(ref)) : undefined;
     if (ref && schema) {
@@ -222,8 +118,8 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
     const args = compileArgs(def.tool_args ?? {}, 'tool_args', cc, base.name);
     const render = (tool: Tool, scope: RunContext) =>
       renderArgs(args, scope, tool.inputSchema) as Record<string, unknown>;
-    const argsOf: ArgsOf = def.approve
-      ? async (tool, scope) => {
+    const argsOf = def.approve
+      ? async (tool: Tool, scope: RunContext) => {
           const rendered = render(tool, scope);
           await approve(
             scope,
@@ -233,6 +129,21 @@ export const banelingImpl: NodeKindImpl<BanelingDef> = {
           return rendered;
         }
       : render;
-    return new BanelingNode(base, def.tool_name, ref, argsOf, def.timeout_ms);
+    const toolName = def.tool_name;
+    return {
+      ...base,
+      exec: async (scope) => {
+        if (!ref)
+          throw new HatcheryError('UNKNOWN_TOOL', `unknown tool "${toolName}"`, { field: 'tool_name' });
+        const res = await callToolRef(scope, base.name, ref, argsOf, def.timeout_ms);
+        if (res.isError) {
+          throw new HatcheryError('TOOL', `tool "${toolName}" failed: ${res.text}`, {
+            field: 'tool_name',
+            tool: toolName,
+          });
+        }
+        return { text: res.text };
+      },
+    };
   },
 };

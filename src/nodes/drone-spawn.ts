@@ -152,17 +152,46 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
     if (typeof args.task !== 'string' || args.task.trim() === '') {
       throw new HatcheryError('TOOL', 'task must be a non-empty string');
     }
+    const task = args.task;
     const addition =
       typeof args.system_prompt_addition === 'string' ? args.system_prompt_addition : undefined;
     claimStep(scope, parent.node);
-    return runSpawned(scope.child({}, { signal, call, agent: true }), {
-      spec,
-      parent,
-      tmpl,
-      task: args.task,
-      addition,
-      depth,
+    // An ephemeral agent: a fresh conversation whose user message is the task.
+    const agent = scope.child({}, { signal, call, agent: true });
+    const own = tmpl.sys
+      ? tmpl.sys.render({ ...agent.vars, task })
+      : tmpl.name === 'self'
+        ? ''
+        : DEFAULT_SPAWN_PROMPT;
+    let system = tmpl.name === 'self' ? [parent.system, own].filter(Boolean).join('\n\n') : own;
+    if (addition && tmpl.allowAddition) system = `${system}\n\n${addition}`;
+    const where = { node: parent.node, field: 'spawn', template: tmpl.name };
+    const resolved = agent.shared.services.resolveModel(
+      tmpl.model ?? parent.modelSpec,
+      parent.baseURL,
+      agent.shared.sampling,
+      where,
+      parent.clientFallback,
+    );
+    const request: ChatRequest = {
+      ...parent.request,
+      signal: agent.signal,
+      model: resolved.model,
+      system,
+      messages: [{ role: 'user', content: task }],
+    };
+    const extra = spawnTools(agent, spec, parent, depth + 1);
+    const { text: output, usage } = await converse(agent, {
+      node: parent.node,
+      provider: metered(agent, resolved, parent.node),
+      request,
+      refs: tmpl.name === 'self' && tmpl.refs.length === 0 ? parent.refs : tmpl.refs,
+      extraTools: extra,
+      refuse: extra.length > 0 ? spec.refuse : undefined,
     });
+    // Spawned agents are not nodes: their tokens go straight into the run's total.
+    addUsage(agent.shared.usage, usage);
+    return { output, template: tmpl.name, depth };
   };
   return [
     {
@@ -206,61 +235,4 @@ export function spawnTools(scope: RunContext, spec: SpawnSpec, parent: SpawnPare
       },
     },
   ];
-}
-
-/** One agent to spawn: its template and task, and where it is spawned. */
-interface SpawnedAgent {
-  readonly spec: SpawnSpec;
-  readonly parent: SpawnParent;
-  readonly tmpl: SpawnTemplate;
-  readonly task: string;
-  /** The caller's system_prompt_addition, used only when the template allows it. */
-  readonly addition: string | undefined;
-  /** The agent's spawn depth: 1 for an agent a drone spawned. */
-  readonly depth: number;
-}
-
-/** Runs one ephemeral agent: a fresh conversation whose user message is the task. */
-async function runSpawned(
-  scope: RunContext,
-  agent: SpawnedAgent,
-): Promise<{ output: string; template: string; depth: number }> {
-  const { spec, parent, tmpl, task, addition, depth } = agent;
-  const own = tmpl.sys
-    ? tmpl.sys.render({ ...scope.vars, task })
-    : tmpl.name === 'self'
-      ? ''
-      : DEFAULT_SPAWN_PROMPT;
-  let system = tmpl.name === 'self' ? [parent.system, own].filter(Boolean).join('\n\n') : own;
-  if (addition && tmpl.allowAddition) system = `${system}\n\n${addition}`;
-  const where = { node: parent.node, field: 'spawn', template: tmpl.name };
-  const resolved = scope.shared.services.resolveModel(
-    tmpl.model ?? parent.modelSpec,
-    parent.baseURL,
-    scope.shared.sampling,
-    where,
-    parent.clientFallback,
-  );
-  const model = resolved.model;
-  const provider = metered(scope, resolved, parent.node);
-  const refs = tmpl.name === 'self' && tmpl.refs.length === 0 ? parent.refs : tmpl.refs;
-  const request: ChatRequest = {
-    ...parent.request,
-    signal: scope.signal,
-    model,
-    system,
-    messages: [{ role: 'user', content: task }],
-  };
-  const extra = spawnTools(scope, spec, parent, depth + 1);
-  const { text: output, usage } = await converse(scope, {
-    node: parent.node,
-    provider,
-    request,
-    refs,
-    extraTools: extra,
-    refuse: extra.length > 0 ? spec.refuse : undefined,
-  });
-  // Spawned agents are not nodes: their tokens go straight into the run's total.
-  addUsage(scope.shared.usage, usage);
-  return { output, template: tmpl.name, depth };
 }

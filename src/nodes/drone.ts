@@ -1,8 +1,6 @@
 import { HatcheryError } from '../core/errors.js';
 import type {
   CompileContext,
-  CompiledNode,
-  NodeBase,
   NodeKindImpl,
   NodeResult,
   RunContext,
@@ -49,7 +47,7 @@ function checkFallback(def: DroneDef, node: string, cc: CompileContext): void {
  * templates), then optionally validates structured output and chooses its successor.
  */
 export const droneImpl: NodeKindImpl<DroneDef> = {
-  compile(def: DroneDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     const usr = cc.template(def.usr_prompt, 'usr_prompt');
     const sys =
       def.sys_prompt === undefined && def.conversation
@@ -92,7 +90,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
       preflight: (scope) => {
         resolve(scope);
       },
-      exec: async (scope: RunContext): Promise<NodeResult> => {
+      exec: async (scope) => {
         if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
         const history =
           def.conversation === undefined ? undefined : scope.local.conversations.get(def.conversation);

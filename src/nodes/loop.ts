@@ -1,12 +1,5 @@
 import { HatcheryError } from '../core/errors.js';
-import type {
-  CompileContext,
-  CompiledNode,
-  NodeBase,
-  NodeKindImpl,
-  NodeResult,
-  RunContext,
-} from '../engine/contracts.js';
+import type { CompileContext, NodeKindImpl, NodeResult, RunContext } from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
 import { walk } from '../engine/walk.js';
 import type { LoopDef } from '../schema/loop.js';
@@ -36,7 +29,7 @@ function compileUntil(source: string, cc: CompileContext): Until {
  * iterations) until `until` holds or `max_iterations` is reached; the output is the body's last output.
  */
 export const loopImpl: NodeKindImpl<LoopDef> = {
-  compile(def: LoopDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     checkStartNode(cc, base.name, def.body, 'body');
     if (def.until.trim() === '') cc.problem('until', 'until is blank; give a word or a template');
     const until = compileUntil(def.until, cc);
@@ -48,7 +41,7 @@ export const loopImpl: NodeKindImpl<LoopDef> = {
       : `the body output never contained the word "${def.until.trim()}"`;
     return {
       ...base,
-      exec: async (scope: RunContext): Promise<NodeResult> => {
+      exec: async (scope) => {
         let last: NodeResult = { text: '' };
         // The body walks this scope, but its nodes belong under this loop in a run's tree (events).
         const outer = scope.bodyOf;

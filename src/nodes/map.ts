@@ -1,12 +1,4 @@
-import type {
-  ChildOptions,
-  CompileContext,
-  CompiledNode,
-  NodeBase,
-  NodeKindImpl,
-  NodeResult,
-  RunContext,
-} from '../engine/contracts.js';
+import type { ChildOptions, CompiledNode, NodeKindImpl } from '../engine/contracts.js';
 import { walk } from '../engine/walk.js';
 import type { MapDef } from '../schema/map.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
@@ -39,7 +31,7 @@ export function parseItems(text: string): unknown[] {
  * order (each a structured value when its node has an output_schema, else its text), as JSON text.
  */
 export const mapImpl: NodeKindImpl<MapDef> = {
-  compile(def: MapDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     checkStartNode(cc, base.name, def.node, 'node');
     const itemsTemplate = cc.template(def.items, 'items');
     const start = def.node;
@@ -49,7 +41,7 @@ export const mapImpl: NodeKindImpl<MapDef> = {
     let startNode: CompiledNode | undefined;
     return {
       ...base,
-      exec: async (scope: RunContext): Promise<NodeResult> => {
+      exec: async (scope) => {
         const seq = scope.seq;
         // itemsTemplate is only undefined when loading failed, and then nothing runs.
         const items = parseItems(scope.render(itemsTemplate!));

@@ -1,12 +1,4 @@
-import type {
-  ChildOptions,
-  CompileContext,
-  CompiledNode,
-  NodeBase,
-  NodeKindImpl,
-  NodeResult,
-  RunContext,
-} from '../engine/contracts.js';
+import type { ChildOptions, CompiledNode, NodeKindImpl, NodeResult } from '../engine/contracts.js';
 import { walk } from '../engine/walk.js';
 import type { ParallelDef } from '../schema/parallel.js';
 import { branchPath, checkStartNode, fanOut } from './fanout.js';
@@ -28,7 +20,7 @@ function defaultJoin(names: readonly string[], results: readonly NodeResult[]): 
  * branch's final output to out.<branch>, and joins the outputs.
  */
 export const parallelImpl: NodeKindImpl<ParallelDef> = {
-  compile(def: ParallelDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     const names = def.branches;
     const seen = new Set<string>();
     names.forEach((b, i) => {
@@ -43,7 +35,7 @@ export const parallelImpl: NodeKindImpl<ParallelDef> = {
     let starts: (CompiledNode | undefined)[] | undefined;
     return {
       ...base,
-      exec: async (scope: RunContext): Promise<NodeResult> => {
+      exec: async (scope) => {
         const seq = scope.seq;
         const nodes = scope.hatchery.nodes;
         starts ??= names.map((name) => nodes.get(name));

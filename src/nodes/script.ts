@@ -6,14 +6,7 @@ import {
   runProgram,
   SCRIPT_OUTPUT_LIMIT,
 } from '../core/process/program.js';
-import type {
-  CompileContext,
-  CompiledNode,
-  NodeBase,
-  NodeKindImpl,
-  NodeResult,
-  RunContext,
-} from '../engine/contracts.js';
+import type { NodeKindImpl, RunContext } from '../engine/contracts.js';
 import type { Template } from '../engine/templates/templates.js';
 import type { ScriptDef } from '../schema/script.js';
 import { cwdProblem } from '../tools/mcp-entry.js';
@@ -38,7 +31,7 @@ function previousOutput(scope: RunContext): string {
 
 /** Script: pipes text through a program (argv array, each element a template). */
 export const scriptImpl: NodeKindImpl<ScriptDef> = {
-  compile(def: ScriptDef, base: NodeBase, cc: CompileContext): CompiledNode {
+  compile(def, base, cc) {
     const cmd = def.cmd.map((c, i) => cc.template(c, `cmd/${i}`));
     const stdin = def.stdin === undefined ? undefined : cc.template(def.stdin, 'stdin');
     const timeoutMs = def.timeout_ms ?? DEFAULT_SCRIPT_TIMEOUT_MS;
@@ -54,7 +47,7 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
       );
     return {
       ...base,
-      exec: async (scope: RunContext): Promise<NodeResult> => {
+      exec: async (scope) => {
         const argv = cmd.map((t) => scope.render(t as Template));
         const input = stdin ? scope.render(stdin) : previousOutput(scope);
         const dir = scope.hatchery.dir;

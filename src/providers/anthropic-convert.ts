@@ -37,43 +37,26 @@ export interface AnthropicParams {
 // Anthropic ids must match ^[a-zA-Z0-9_-]+$; ids from other vendors' histories may not.
 const safeId = (id: string): string => id.replace(/[^A-Za-z0-9_-]/g, '_') || 'call';
 
-/**
- * The blocks of each assistant message and the result block of each tool message already converted:
- * a tool loop sends the whole conversation on every turn, and each message is converted once. The
- * cached blocks and arrays are never changed (merging pushes onto fresh arrays; the cache breakpoint
- * replaces the last message's array with a copy).
- */
-const assistantBlocks = new WeakMap<ChatMessage, ContentBlockParam[]>();
-const resultBlocks = new WeakMap<ChatMessage, ToolResultBlockParam>();
-
 function blocksOf(m: ChatMessage & { role: 'assistant' }): ContentBlockParam[] {
-  let blocks = assistantBlocks.get(m);
-  if (blocks === undefined) {
-    blocks = [];
-    if (m.content) blocks.push({ type: 'text', text: m.content });
-    for (const c of m.toolCalls ?? []) {
-      blocks.push({ type: 'tool_use', id: safeId(c.id), name: c.name, input: c.args ?? {} });
-    }
-    assistantBlocks.set(m, blocks);
+  const blocks: ContentBlockParam[] = [];
+  if (m.content) blocks.push({ type: 'text', text: m.content });
+  for (const c of m.toolCalls ?? []) {
+    blocks.push({ type: 'tool_use', id: safeId(c.id), name: c.name, input: c.args ?? {} });
   }
   return blocks;
 }
 
 function resultOf(m: ChatMessage & { role: 'tool' }): ToolResultBlockParam {
-  let block = resultBlocks.get(m);
-  if (block === undefined) {
-    block = { type: 'tool_result', tool_use_id: safeId(m.toolCallId) };
-    if (m.content) block.content = m.content;
-    if (m.isError) block.is_error = true;
-    resultBlocks.set(m, block);
-  }
+  const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: safeId(m.toolCallId) };
+  if (m.content) block.content = m.content;
+  if (m.isError) block.is_error = true;
   return block;
 }
 
 /** Converts the conversation; the results of one assistant turn go into ONE user message. */
 export function toAnthropicMessages(messages: readonly ChatMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
-  // Arrays of merged tool results made here (never a cached one), which later messages may join.
+  // The array of merged tool results that later messages may join.
   let open: ContentBlockParam[] | undefined;
   for (const m of messages) {
     if (m.role === 'user') {
@@ -189,8 +172,7 @@ function addCacheBreakpoints(params: MessageCreateParamsNonStreaming): void {
     block.type === 'redacted_thinking'
   )
     return;
-  // A copy: the array may be an assistant message's cached blocks, shared by every turn.
-  last.content = [...blocks.slice(0, -1), { ...block, cache_control: EPHEMERAL } as ContentBlockParam];
+  blocks[blocks.length - 1] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
 }
 
 /**

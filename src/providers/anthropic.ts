@@ -51,15 +51,8 @@ export class AnthropicProvider implements Provider {
     };
   }
 
-  chat(request: ChatRequest): Promise<ChatResponse> {
-    // Not async (one frame and hop less per call), so a throw here must become a rejection.
-    let params: AnthropicParams;
-    try {
-      params = toAnthropicParams(request);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return sdkChat(request, this.spec, params);
+  async chat(request: ChatRequest): Promise<ChatResponse> {
+    return sdkChat(request, this.spec, toAnthropicParams(request));
   }
 }
 

@@ -185,13 +185,10 @@ export class CallGuard {
     });
   }
 
-  /**
-   * Aborts the call with the TIMEOUT of `vendor` once `ms` have passed, whatever it is doing (attempt
-   * or retry wait). The error is made only then: a call that ends in time builds no closure for it.
-   */
+  /** Aborts the call with the TIMEOUT of `vendor` once `ms` have passed, whatever it is doing (attempt or retry wait). */
   startDeadline(ms: number, vendor: string): void {
     this.deadlineAt = performance.now() + ms;
-    this.deadlineTimer = setTimeout(deadlineFired, ms, this, vendor, ms);
+    this.deadlineTimer = setTimeout(() => this.abortWith(timedOut(vendor, ms)), ms);
   }
 
   /** Aborts the call with `reason` (the deadline, a stalled stream) unless it was aborted already. */
@@ -245,9 +242,4 @@ export class CallGuard {
     this.rejectAbort = undefined;
     if (!finished && !this.controller.signal.aborted) this.controller.abort();
   }
-}
-
-/** The deadline timer of a CallGuard (a function of the module, so that no closure is made per call). */
-function deadlineFired(guard: CallGuard, vendor: string, ms: number): void {
-  guard.abortWith(timedOut(vendor, ms));
 }

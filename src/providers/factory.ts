@@ -11,18 +11,15 @@ const DEFAULT_MODEL_TIMEOUT_MS = 300_000;
  */
 export const sdkFactory: ProviderFactory = (vendor, { apiKey, baseURL, maxReplyBytes }) => {
   let loading: Promise<Provider> | undefined;
-  // Once loaded, calls go straight to the SDK provider: no async frame or await of our own per call.
-  let real: Provider | undefined;
   const load = async (): Promise<Provider> => {
     const create = await vendorInfo(vendor).load();
     return create({ apiKey, baseURL, timeoutMs: DEFAULT_MODEL_TIMEOUT_MS, maxReplyBytes });
   };
   return {
     id: vendor,
-    chat(request: ChatRequest): Promise<ChatResponse> {
-      if (real) return real.chat(request);
-      loading ??= load().then((p) => (real = p));
-      return loading.then((p) => p.chat(request));
+    async chat(request: ChatRequest): Promise<ChatResponse> {
+      loading ??= load();
+      return (await loading).chat(request);
     },
   };
 };

@@ -30,14 +30,6 @@ export function safeName(name: string): string {
   return s || 'output';
 }
 
-/**
- * The wire form of each assistant message with tool calls already converted. A tool loop sends the
- * whole conversation again on every turn: each such message is converted once (its tool calls'
- * argument JSON) and the same wire object goes out again. Messages are never changed once in a conversation, and the wire
- * objects are never changed after conversion (the SDK and the journal only read them).
- */
-const converted = new WeakMap<ChatMessage, ChatCompletionMessageParam>();
-
 function toOpenAIMessage(m: ChatMessage): ChatCompletionMessageParam {
   if (m.role === 'user') return { role: 'user', content: m.content };
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
@@ -60,22 +52,8 @@ export function toOpenAIMessages(
   system: string,
   messages: readonly ChatMessage[],
 ): ChatCompletionMessageParam[] {
-  const out: ChatCompletionMessageParam[] = [];
-  if (system) out.push({ role: 'system', content: system });
-  for (const m of messages) {
-    // Only an assistant turn with tool calls is worth keeping (its arguments' JSON): the others are
-    // one small object, cheaper to make again than to keep in a WeakMap (an entry per call's prompt).
-    if (m.role !== 'assistant' || m.toolCalls === undefined || m.toolCalls.length === 0) {
-      out.push(toOpenAIMessage(m));
-      continue;
-    }
-    let wire = converted.get(m);
-    if (wire === undefined) {
-      wire = toOpenAIMessage(m);
-      converted.set(m, wire);
-    }
-    out.push(wire);
-  }
+  const out = messages.map(toOpenAIMessage);
+  if (system) out.unshift({ role: 'system', content: system });
   return out;
 }
 

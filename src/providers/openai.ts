@@ -61,15 +61,8 @@ export class OpenAIProvider implements Provider {
     };
   }
 
-  chat(request: ChatRequest): Promise<ChatResponse> {
-    // Not async (one frame and hop less per call), so a throw here must become a rejection.
-    let params: Params;
-    try {
-      params = toOpenAIParams(request, { maxTokensField: this.maxTokensField });
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return sdkChat(request, this.spec, params);
+  async chat(request: ChatRequest): Promise<ChatResponse> {
+    return sdkChat(request, this.spec, toOpenAIParams(request, { maxTokensField: this.maxTokensField }));
   }
 }
 

@@ -48,27 +48,12 @@ function find(table: PriceTable, vendor: string, model: string): Price | undefin
 export function priceLookup(...overrides: (PriceTable | undefined)[]): PriceLookup {
   const tables = overrides.filter((t): t is PriceTable => t !== undefined && Object.keys(t).length > 0);
   tables.push(BUILTIN_PRICES);
-  // Every model call asks; a run uses few models, so each answer is kept (null: not known).
-  const memo = new Map<string, Map<string, Price | null>>();
   return (vendor, model) => {
-    let byModel = memo.get(vendor);
-    if (!byModel) {
-      byModel = new Map();
-      memo.set(vendor, byModel);
+    for (const t of tables) {
+      const p = find(t, vendor, model);
+      if (p) return p;
     }
-    let hit = byModel.get(model);
-    if (hit === undefined) {
-      hit = null;
-      for (const t of tables) {
-        const p = find(t, vendor, model);
-        if (p) {
-          hit = p;
-          break;
-        }
-      }
-      byModel.set(model, hit);
-    }
-    return hit ?? undefined;
+    return undefined;
   };
 }
 

@@ -56,7 +56,7 @@ export interface SdkCallSpec<P, Reply, Event> {
 }
 
 /** The endpoint named in errors when the response does not say where the call went. */
-function fallbackURL(spec: SdkCallSpec<unknown, unknown, unknown>): string {
+function fallbackURL(spec: { client: { baseURL: string }; path: string }): string {
   return `${spec.client.baseURL.replace(/\/$/, '')}${spec.path}`;
 }
 
@@ -64,135 +64,82 @@ function fallbackURL(spec: SdkCallSpec<unknown, unknown, unknown>): string {
  * Runs `request` (made into `params` by the vendor) through a vendor SDK as `spec` describes; errors
  * are HatcheryErrors without credentials.
  */
-export function sdkChat<P, Reply, Event>(
+export async function sdkChat<P, Reply, Event>(
   request: ChatRequest,
   spec: SdkCallSpec<P, Reply, Event>,
   params: P,
 ): Promise<ChatResponse> {
-  // Two functions: the async frame of the common call (no stream) keeps only what it needs.
-  return request.stream ? streamChat(request, spec, params) : replyChat(request, spec, params);
-}
-
-/** The call's timeout: the request's own, else the client's (every attempt and retry wait together). */
-function timeoutOf(request: ChatRequest, spec: SdkCallSpec<unknown, unknown, unknown>): number {
-  return request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : spec.client.timeout;
-}
-
-/** What retries and error messages need: made only when an attempt failed. */
-function contextOf(
-  request: ChatRequest,
-  spec: SdkCallSpec<unknown, unknown, unknown>,
-  guard: CallGuard,
-  timeoutMs: number,
-): RetryContext {
-  const client = spec.client;
-  return {
-    vendor: spec.vendor,
-    classes: spec.classes,
-    apiKey: client.apiKey ?? undefined,
-    timeoutMs,
-    baseURL: client.baseURL,
-    signal: request.signal,
-    guard,
-    maxRetries: spec.maxRetries ?? client.maxRetries,
-    onRetry: request.onRetry,
-  };
-}
-
-/** Refuses a call whose run is already cancelled, else guards it: its deadline of `timeoutMs` starts now. */
-function openGuard(request: ChatRequest, vendor: string, timeoutMs: number): CallGuard {
+  // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).
+  // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
+  const timeoutMs =
+    request.timeoutMs !== undefined ? Math.max(1, Math.ceil(request.timeoutMs)) : spec.client.timeout;
+  // Refused at once when the run is already cancelled; the deadline starts now.
   const cancelled = abortedError(request.signal);
   if (cancelled) throw cancelled;
   const guard = new CallGuard(request.signal);
-  guard.startDeadline(timeoutMs, vendor);
-  return guard;
-}
-
-/** A non-streamed call: the first attempt here, retries (and their closures) only when it failed. */
-async function replyChat<P, Reply, Event>(
-  request: ChatRequest,
-  spec: SdkCallSpec<P, Reply, Event>,
-  params: P,
-): Promise<ChatResponse> {
-  const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
-  const timeoutMs = timeoutOf(request, loose);
-  // The timeout bounds every attempt and retry wait together; the SDKs' own retries are off (see retry.ts).
-  // `timeout` is always explicit: without it Anthropic's SDK refuses large non-streaming max_tokens up front.
-  const guard = openGuard(request, spec.vendor, timeoutMs);
+  guard.startDeadline(timeoutMs, spec.vendor);
+  const signal = guard.signal;
+  // What retries and error messages need: made only when an attempt failed.
+  const context = (): RetryContext => ({
+    vendor: spec.vendor,
+    classes: spec.classes,
+    apiKey: spec.client.apiKey ?? undefined,
+    timeoutMs,
+    baseURL: spec.client.baseURL,
+    signal: request.signal,
+    guard,
+    maxRetries: spec.maxRetries ?? spec.client.maxRetries,
+    onRetry: request.onRetry,
+  });
+  /** Starts attempts until one answers: the first here, retries only when it failed. */
+  const attempt = async <A extends Promise<unknown>>(
+    start: (timeout: number) => A,
+  ): Promise<{ value: Awaited<A>; attempt: A }> => {
+    const first = start(timeoutMs);
+    try {
+      return { value: (await guard.race(first)) as Awaited<A>, attempt: first };
+    } catch (err) {
+      return retryAfter(err, start, context());
+    }
+  };
   // A call that ended with its reply has nothing left in flight: aborting it then only makes the SDK
   // and fetch run their abort handlers (an AbortError with its stack each) for nothing.
   let finished = false;
   try {
-    let call = spec.reply(params, { signal: guard.signal, timeout: timeoutMs, maxRetries: 0 });
-    let data: Reply;
-    try {
-      data = await guard.race(call);
-    } catch (err) {
-      const signal = guard.signal;
-      const last = await retryAfter(
-        err,
-        (timeout) => spec.reply(params, { signal, timeout, maxRetries: 0 }),
-        contextOf(request, loose, guard, timeoutMs),
-      );
-      call = last.attempt;
-      data = last.value;
-    }
-    if (!spec.isReply(data)) {
-      // The response has settled with the body: its details add no wait.
-      const response = await call.asResponse();
-      throw notAReply({
+    let reply: ChatResponse;
+    if (request.stream) {
+      const started = await attempt((timeout) => spec.stream(params, { signal, timeout, maxRetries: 0 }));
+      const { data: stream, response } = started.value;
+      // From here on data must keep coming (idle timeout), however long the whole reply takes.
+      guard.endDeadline();
+      reply = await drainStream(stream, spec.accumulator(params), guard, {
         vendor: spec.vendor,
-        what: spec.replyWhat,
-        endpoint: endpointOf(response, fallbackURL(loose)),
+        idleMs: timeoutMs,
+        onDelta: request.onDelta,
+        endpoint: endpointOf(response, fallbackURL(spec)),
         response,
-        body: data,
-        apiKey: spec.client.apiKey ?? undefined,
+        what: spec.streamWhat,
       });
+    } else {
+      const last = await attempt((timeout) => spec.reply(params, { signal, timeout, maxRetries: 0 }));
+      if (!spec.isReply(last.value)) {
+        // The response has settled with the body: its details add no wait.
+        const response = await last.attempt.asResponse();
+        throw notAReply({
+          vendor: spec.vendor,
+          what: spec.replyWhat,
+          endpoint: endpointOf(response, fallbackURL(spec)),
+          response,
+          body: last.value,
+          apiKey: spec.client.apiKey ?? undefined,
+        });
+      }
+      reply = spec.fromReply(last.value, params);
     }
-    const reply = spec.fromReply(data, params);
     finished = true;
     return reply;
   } catch (err) {
-    throw toProviderError(err, contextOf(request, loose, guard, timeoutMs));
-  } finally {
-    guard.dispose(finished);
-  }
-}
-
-/** A streamed call: attempts until the stream starts, then its events read with an idle timeout. */
-async function streamChat<P, Reply, Event>(
-  request: ChatRequest,
-  spec: SdkCallSpec<P, Reply, Event>,
-  params: P,
-): Promise<ChatResponse> {
-  const loose = spec as SdkCallSpec<unknown, unknown, unknown>;
-  const timeoutMs = timeoutOf(request, loose);
-  const guard = openGuard(request, spec.vendor, timeoutMs);
-  let finished = false;
-  try {
-    const signal = guard.signal;
-    const attempt = (timeout: number) => spec.stream(params, { signal, timeout, maxRetries: 0 });
-    let started: WithResponse<AsyncIterable<Event>>;
-    try {
-      started = await guard.race(attempt(timeoutMs));
-    } catch (err) {
-      started = (await retryAfter(err, attempt, contextOf(request, loose, guard, timeoutMs))).value;
-    }
-    const { data: stream, response } = started;
-    // From here on data must keep coming (idle timeout), however long the whole reply takes.
-    guard.endDeadline();
-    const reply = await drainStream(stream, spec.accumulator(params), guard, {
-      vendor: spec.vendor,
-      idleMs: timeoutMs,
-      onDelta: request.onDelta,
-      endpoint: endpointOf(response, fallbackURL(loose)),
-      response,
-      what: spec.streamWhat,
-    });
-    finished = true;
-    return reply;
-  } catch (err) {
-    throw toProviderError(err, contextOf(request, loose, guard, timeoutMs));
+    throw toProviderError(err, context());
   } finally {
     guard.dispose(finished);
   }

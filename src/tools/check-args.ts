@@ -49,7 +49,7 @@ export function checkArgs(value: unknown, schema: Schema, tool: string, at = '')
 
 function walk(value: unknown, schema: Schema, tool: string, at: string, out: ArgProblem[]): void {
   const templated = typeof value === 'string' && hasTemplateTags(value);
-  if (templated && isSingleExpression(value as string)) return;
+  if (templated && singleExpression(value as string) !== undefined) return;
   const t = jsonType(value);
   if (schema.type !== undefined && !typeAccepts(schema.type, t)) {
     const want = Array.isArray(schema.type) ? schema.type.join(' or ') : String(schema.type);
@@ -131,14 +131,10 @@ function article(t: string): string {
 }
 
 /**
- * True for a string that is exactly one `{{ expression }}` (whitespace control allowed), whose
- * rendered value keeps its JSON type in tool_args. The inner text must not open or close another tag.
+ * The expression inside a string that is exactly one `{{ ... }}` tag (whitespace control allowed),
+ * whose rendered value keeps its JSON type in tool_args, or undefined. The inner text must not open
+ * or close another tag.
  */
-export function isSingleExpression(s: string): boolean {
-  return singleExpression(s) !== undefined;
-}
-
-/** The expression inside a string that is exactly one `{{ ... }}` tag, or undefined. */
 export function singleExpression(s: string): string | undefined {
   const m = /^\{\{-?([\s\S]*?)-?\}\}$/.exec(s);
   if (!m) return undefined;

@@ -76,7 +76,11 @@ export async function connectCheck(
   const problems: ValidationProblem[] = [];
   try {
     const byServer = new Map<string, Use[]>();
-    for (const u of uses) byServer.set(u.server, [...(byServer.get(u.server) ?? []), u]);
+    for (const u of uses) {
+      const list = byServer.get(u.server);
+      if (list) list.push(u);
+      else byServer.set(u.server, [u]);
+    }
     await Promise.all(
       [...byServer].map(async ([server, list]) => {
         const first = list[0]!;

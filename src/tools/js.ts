@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { HatcheryError } from '../core/errors.js';
 import type { RunContext, Tool } from '../engine/contracts.js';
-import { type CheckedFile, checkFile, stampOf, unchanged } from './js-look.js';
 import { buildTool, type JsRef } from './js-tool.js';
 
 export { buildTool, type JsRef, type JsToolContext, type JsToolFunction } from './js-tool.js';
@@ -23,30 +23,11 @@ export const JS_RECHECK_MS = 1000;
  */
 export const MAX_JS_MODULE_VERSIONS = 100;
 
-/** What a run found of one module lately: the tool, and the same as a one-tool list once asked for. */
+/** What a run found of one module lately. */
 interface SeenModule {
   /** JsTools.epoch when the module was looked at: the look is reused while it is the same. */
   readonly epoch: number;
-  /** The tool when the look found it at once (the usual case: no promise per run). */
-  readonly now: Tool | undefined;
-  /** The look as a promise: pending (a first import), or made from `now` when asked for. */
-  tool: Promise<Tool> | undefined;
-  list: Promise<Tool[]> | undefined;
-}
-
-/** One module export as named from one folder, shared by every reference naming it: what looks found of it. */
-interface Slot {
-  readonly key: string;
-  /** The module's absolute path once a look has resolved it (the folder and the module name are fixed). */
-  abs: string | undefined;
-  /** What the last full check of the file found (see js-look.ts). */
-  checked: CheckedFile | undefined;
-}
-
-/** A reference's slot, kept per reference (with the folder it was named from). */
-interface RefSlot {
-  readonly dir: string;
-  readonly slot: Slot;
+  readonly tool: Promise<Tool>;
 }
 
 /** The versions of one module file imported so far, by content hash, and the one in use. */
@@ -69,11 +50,6 @@ export class JsTools {
   onNotice: ((message: string) => void) | undefined;
   private readonly modules = new Map<string, ModuleVersions>();
   private readonly tools = new Map<string, { version: string; tool: Tool }>();
-  /** One slot per folder, module and export, shared by every reference naming them. */
-  private readonly slots = new Map<string, Slot>();
-  private readonly refSlots = new WeakMap<JsRef, RefSlot>();
-  /** Each tool's settled one-tool list (see listOf). */
-  private readonly lists = new WeakMap<Tool, Promise<Tool[]>>();
   /** Bumped JS_RECHECK_MS after a look (see tick): every look older than that is then out of date. */
   private epoch = 0;
   private ticking = false;
@@ -88,31 +64,7 @@ export class JsTools {
    * outside the roots) is seen by the next run, and by a long run within JS_RECHECK_MS.
    */
   resolve(ref: JsRef, scope: RunContext): Promise<Tool> {
-    const entry = this.seenEntry(ref, scope);
-    entry.tool ??= Promise.resolve(entry.now as Tool);
-    return entry.tool;
-  }
-
-  /** `resolve` as the one-tool list a reference stands for, shared by the run's calls (frozen). */
-  resolveList(ref: JsRef, scope: RunContext): Promise<Tool[]> {
-    const entry = this.seenEntry(ref, scope);
-    if (entry.list === undefined) {
-      if (entry.now !== undefined) entry.list = this.listOf(entry.now);
-      else {
-        entry.list = (entry.tool as Promise<Tool>).then((t) => Object.freeze([t]) as Tool[]);
-      }
-    }
-    return entry.list;
-  }
-
-  /** A tool's one-tool list, settled: made once per tool and shared by every run (frozen, immutable). */
-  private listOf(tool: Tool): Promise<Tool[]> {
-    let list = this.lists.get(tool);
-    if (list === undefined) {
-      list = Promise.resolve(Object.freeze([tool]) as Tool[]);
-      this.lists.set(tool, list);
-    }
-    return list;
+    return this.seenEntry(ref, scope).tool;
   }
 
   private seenEntry(ref: JsRef, scope: RunContext): SeenModule {
@@ -123,21 +75,14 @@ export class JsTools {
       seen = new Map();
       run.toolMemo = seen;
     }
-    // By reference: the nodes of one load naming one function share theirs (tools/compile.ts), and
-    // the slot (one per folder and module, whatever the reference) is needed only to look again.
+    // By reference: the nodes of one load naming one function share theirs (tools/compile.ts).
     const hit = seen.get(ref);
     if (hit !== undefined && hit.epoch === this.epoch) return hit;
-    const found = this.look(ref, scope, this.slotOf(ref, scope.hatchery.dir));
+    const entry: SeenModule = { epoch: this.epoch, tool: this.look(ref, scope) };
     this.tick();
-    if (!(found instanceof Promise)) {
-      const entry: SeenModule = { epoch: this.epoch, now: found, tool: undefined, list: undefined };
-      seen.set(ref, entry);
-      return entry;
-    }
-    const entry: SeenModule = { epoch: this.epoch, now: undefined, tool: found, list: undefined };
     seen.set(ref, entry);
     // A failure is not kept: the next call looks again (the file may have been fixed).
-    found.catch(() => {
+    entry.tool.catch(() => {
       if (seen.get(ref) === entry) seen.delete(ref);
     });
     return entry;
@@ -159,63 +104,17 @@ export class JsTools {
   }
 
   /**
-   * The slot of a module in a run's map: the same for every node naming it from one folder. The
-   * folder stands for the guard too: a runtime's guard of a folder always has the same roots.
+   * The tool of the module's current content: its path checked against the roots, its file stamped,
+   * and read, hashed and imported again only when the stamp changed.
    */
-  private slotOf(ref: JsRef, dir: string): Slot {
-    const known = this.refSlots.get(ref);
-    if (known !== undefined && known.dir === dir) return known.slot;
-    const key = `${dir}\0${ref.module}\0${ref.export}`;
-    let slot = this.slots.get(key);
-    if (slot === undefined) {
-      slot = { key, abs: undefined, checked: undefined };
-      this.slots.set(key, slot);
+  private async look(ref: JsRef, scope: RunContext): Promise<Tool> {
+    const abs = scope.guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
+    let stamp: string;
+    try {
+      stamp = stampOf(statSync(abs, { bigint: true }));
+    } catch (err) {
+      throw notFound(ref, abs, err);
     }
-    this.refSlots.set(ref, { dir, slot });
-    return slot;
-  }
-
-  /**
-   * Checks the module's path against the roots and stamps its file: one stat when the file is the one
-   * the last check found inside the roots, unchanged (js-look.ts). Synchronous (an await on an async
-   * stat here held every branch of a wide fan-out half-way, all their frames alive at once, until the
-   * thread pool answered); the module is read and imported only when its stamp changed.
-   */
-  private look(ref: JsRef, scope: RunContext, slot: Slot): Tool | Promise<Tool> {
-    const guard = scope.guard;
-    let abs = slot.abs;
-    let stamp: string | undefined;
-    if (abs !== undefined) {
-      stamp = unchanged(abs, slot.checked, guard);
-      if (stamp === undefined) {
-        slot.checked = checkFile(abs, guard);
-        stamp = slot.checked?.stamp;
-      }
-    }
-    // Any doubt (a first look, a missing or denied file) takes the guard's full check and its error.
-    if (abs === undefined || stamp === undefined) {
-      try {
-        abs = guard.resolve(scope.hatchery.dir, ref.module, { tool: ref.ref });
-        try {
-          stamp = stampOf(statSync(abs, { bigint: true }));
-        } catch (err) {
-          throw notFound(ref, abs, err);
-        }
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      slot.abs = abs;
-    }
-    const known = this.modules.get(abs);
-    if (known !== undefined && known.stamp === stamp) {
-      const hit = this.tools.get(`${abs}#${ref.export}`);
-      if (hit && hit.version === known.current) return hit.tool;
-    }
-    return this.load(ref, abs, stamp);
-  }
-
-  /** The tool of the module's current content: read, hashed and imported when it changed. */
-  private async load(ref: JsRef, abs: string, stamp: string): Promise<Tool> {
     const versions = await this.versionsAt(abs, stamp, ref);
     const version = versions.current;
     const key = `${abs}#${ref.export}`;
@@ -271,6 +170,15 @@ export class JsTools {
     versions.current = hash;
     return versions;
   }
+}
+
+/**
+ * The stamp a module's versions are kept by: a new one means the file is read and hashed again. The
+ * status-change time and the inode catch an edit that kept the size and set the modification time
+ * back, or a file replaced by another.
+ */
+function stampOf(info: BigIntStats): string {
+  return `${info.mtimeNs}-${info.ctimeNs}-${info.size}-${info.ino}`;
 }
 
 function notFound(ref: JsRef, abs: string, err: unknown): HatcheryError {

@@ -221,14 +221,10 @@ export class McpPool {
     if (!conn.connecting) {
       const attempt = this.connect(conn);
       conn.connecting = attempt;
-      attempt.then(
-        () => {
-          if (conn.connecting === attempt) conn.connecting = undefined;
-        },
-        () => {
-          if (conn.connecting === attempt) conn.connecting = undefined;
-        },
-      );
+      const done = () => {
+        if (conn.connecting === attempt) conn.connecting = undefined;
+      };
+      attempt.then(done, done);
     }
     // The attempt is shared, so it does not use any one caller's signal; callers stop waiting instead.
     return raceSignal(conn.connecting, signal);

@@ -28,8 +28,7 @@ export function hatchTool(ref: string, sub: Hatchery): Tool {
       for (const k of Object.keys(sub.inputs)) {
         if (typeof args[k] === 'string') vars[k] = args[k] as string;
       }
-      const text = await tc.scope.shared.services.runHatchery(sub, tc, input, vars);
-      return { text };
+      return { text: await tc.scope.shared.services.runHatchery(sub, tc, input, vars) };
     },
   };
 }
@@ -57,8 +56,7 @@ export function nodeTool(ref: string, node: string): Tool {
           },
         );
       }
-      const text = await tc.scope.shared.services.runFromNode(tc, node, input);
-      return { text };
+      return { text: await tc.scope.shared.services.runFromNode(tc, node, input) };
     },
   };
 }

@@ -53,13 +53,7 @@ export class ToolResolver {
   }
 
   /** The tools a reference stands for (an mcp:<server> reference may stand for several). */
-  resolve(ref: ToolRef, scope: RunContext): Promise<Tool[]> {
-    // js: tools, called in fan-outs and loops, take the list the run keeps: no frame or array per call.
-    if (ref.kind === 'js') return this.js.resolveList(ref, scope);
-    return this.resolveOther(ref, scope);
-  }
-
-  private async resolveOther(ref: ToolRef, scope: RunContext): Promise<Tool[]> {
+  async resolve(ref: ToolRef, scope: RunContext): Promise<Tool[]> {
     switch (ref.kind) {
       case 'builtin': {
         if (ref.name === shellExecTool.name) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
-import { planOf } from '../../src/engine/templates/fast.js';
+import { planOf } from '../../src/engine/templates/simple.js';
 import { Template, type TemplateVars } from '../../src/engine/templates/templates.js';
 
 /**

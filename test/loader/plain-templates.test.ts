@@ -1,15 +1,14 @@
 import nunjucks from 'nunjucks';
 import { describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
-import { planOf } from '../../src/engine/templates/fast.js';
-import { simpleTags } from '../../src/engine/templates/simple.js';
+import { planOf, simpleTags } from '../../src/engine/templates/simple.js';
 import { Template } from '../../src/engine/templates/templates.js';
 import { templateRefs } from '../../src/loader/analysis/template-refs.js';
 import { loadHatcheryObject } from '../../src/loader/load.js';
 import { seededRandom } from '../helpers.js';
 
 /**
- * Plain templates (text and `{{ a.b[0] }}` lookups, fast.ts' plan) are not parsed by nunjucks at load:
+ * Plain templates (text and `{{ a.b[0] }}` lookups, simple.ts' plan) are not parsed by nunjucks at load:
  * that is only sound if every such template parses, and if the variables the analysis reads from
  * their text are the ones the parse tree gives. Both are checked on seeded random templates built
  * from the characters that matter to nunjucks' lexer, and on hand-picked ones.

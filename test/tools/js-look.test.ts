@@ -8,9 +8,8 @@ import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';
 
 /**
- * After its first runs, a run looks at an unchanged js: module with one stat (js-look.ts): the same
- * file, inode and times as the last full check inside the roots. Every other case must still be seen
- * by the next run: links and folders swapped to lead outside, edits that keep the size and set the
+ * Every run checks a js: module's path against the roots and stamps its file again, so each change
+ * is seen by the next run: links and folders swapped to lead outside, edits that keep the size and set the
  * modification time back, files replaced.
  */
 const version = (v: string) => `
@@ -20,7 +19,7 @@ export function ver(args) { return '${v}:' + (args.text ?? ''); }
 
 const runtime = () => new Runtime({ providers: { openai: new ScriptedProvider(() => 'ok') }, env: {} });
 
-/** Runs `h` three times (a first look, a full check, then the one-stat look) and expects `out` each time. */
+/** Runs `h` three times and expects `out` each time. */
 async function settle(rt: Runtime, h: Hatchery, out: string): Promise<void> {
   for (let i = 0; i < 3; i++) expect((await rt.run(h)).output).toBe(out);
 }
@@ -29,7 +28,7 @@ async function denied(rt: Runtime, h: Hatchery): Promise<HatcheryError> {
   return (await rt.run(h).catch((e: unknown) => e)) as HatcheryError;
 }
 
-describe('a run looks at an unchanged js: module with one stat, and sees every change', () => {
+describe('a run sees every change to a js: module', () => {
   it('a link swapped to a file outside the roots is refused by the next run', async () => {
     const dir = tempDir();
     const outside = tempDir();

@@ -1,3 +1,6 @@
+import { templateEnv } from './env.js';
+import { memberLookup, renderState, runtime } from './sandbox.js';
+
 /**
  * Templates of text and simple tags: `{{ }}` holding a lookup (`name.key[0]["k"]`) followed by
  * filters with literal arguments (`| default("x")`, `| dump`, `| upper`) or by arithmetic with an
@@ -6,6 +9,13 @@
  * load skips its parse (Template) and the analysis reads its variables from the text
  * (loader/analysis/template-refs.ts): most prompts are of this kind, and nunjucks' parser was the
  * largest part of loading a file. Anything else is parsed at load as before.
+ *
+ * The templates almost every prompt is made of, text and bare `{{ name.field[0] }}` lookups, also
+ * render here (renderPlan): nunjucks builds a Context (a copy of the variables), a Frame and a
+ * callback per render; such a template is instead read once into a plan (text and lookups) that one
+ * shared loop renders, through the same sandboxed lookups the compiled code calls. Anything else, or
+ * a value the loop does not print itself (an object, null, undefined, a denied lookup), goes to
+ * nunjucks, which gives the same text or the same error it always did.
  */
 
 /** One expression of a `{{ }}` tag or an `{% if %}`: the looked-up variable, its keys and filters. */
@@ -17,6 +27,8 @@ export interface SimpleTag {
   readonly filters: readonly string[];
   /** True for the condition of an `{% if %}`. */
   readonly cond: boolean;
+  /** True for `{{ lookup + 1 }}`. */
+  readonly math: boolean;
   /** The conditions of the `{% if %}` blocks around it, outermost first. */
   readonly guards: readonly SimpleTag[];
 }
@@ -44,6 +56,7 @@ function expression(
   start: number,
   cond: boolean,
   guards: readonly SimpleTag[],
+  math = false,
 ): SimpleTag | null {
   const name = m[2]!;
   if (RESERVED.has(name)) return null;
@@ -62,7 +75,7 @@ function expression(
     if (RESERVED.has(f[1]!)) return null;
     filters.push(f[1]!);
   }
-  return { name, keys, at: start + m[1]!.length, filters, cond, guards };
+  return { name, keys, at: start + m[1]!.length, filters, cond, math, guards };
 }
 
 /** The expressions of `source` when it is text and simple tags only, else null (nunjucks parses it). */
@@ -86,8 +99,9 @@ export function simpleTags(source: string): SimpleTag[] | null {
     const inner = source.slice(open + 2, close);
     at = close + 2;
     if (isOutput) {
-      const m = OUTPUT.exec(inner) ?? ARITHMETIC.exec(inner);
-      const tag = m && expression(m, open + 2, false, guards);
+      const lookup = OUTPUT.exec(inner);
+      const m = lookup ?? ARITHMETIC.exec(inner);
+      const tag = m && expression(m, open + 2, false, guards, lookup === null);
       if (!tag) return null;
       tags.push(tag);
       continue;
@@ -111,5 +125,71 @@ export function simpleTags(source: string): SimpleTag[] | null {
       blocks.pop();
       guards = guards.slice(0, -1);
     }
+  }
+}
+
+/** Text parts (strings) and bare lookups, in template order. */
+export type Plan = readonly (string | SimpleTag)[];
+
+/** The plan of `source` (its simple `tags`), or null when it holds anything but text and bare lookups. */
+export function planOf(source: string, tags = simpleTags(source)): Plan | null {
+  if (tags === null) return null;
+  const parts: (string | SimpleTag)[] = [];
+  let at = 0;
+  for (const tag of tags) {
+    if (tag.cond || tag.math || tag.filters.length > 0) return null;
+    // Only blanks stand between a bare lookup and its braces, and the tag holds no `}}`.
+    const open = source.lastIndexOf('{{', tag.at);
+    if (open > at) parts.push(source.slice(at, open));
+    parts.push(tag);
+    at = source.indexOf('}}', tag.at) + 2;
+  }
+  if (at < source.length) parts.push(source.slice(at));
+  return parts;
+}
+
+/** What `{{ x }}` looks names up in: the render's variables, then the environment's globals. */
+const NO_VARS: Record<string, unknown> = Object.freeze(Object.create(null));
+const lookupContext = {
+  ctx: NO_VARS,
+  env: templateEnv as unknown as { globals: Record<string, unknown> },
+};
+/** The top-level frame of a render holds no variables: names go to the context. */
+const topFrame = { lookup: (_name: string): unknown => undefined };
+
+/**
+ * Renders a plan with `vars`, every lookup through the sandbox's own functions; undefined when it
+ * cannot give nunjucks' text itself (the caller renders with nunjucks then). Never throws.
+ */
+export function renderPlan(
+  plan: Plan,
+  vars: { ctx: unknown; out: unknown; fread: unknown },
+): string | undefined {
+  const state = renderState;
+  state.fread = vars.fread;
+  state.ctx = vars.ctx;
+  state.out = vars.out;
+  lookupContext.ctx = vars as Record<string, unknown>;
+  try {
+    let output = '';
+    for (const part of plan) {
+      if (typeof part === 'string') {
+        output += part;
+        continue;
+      }
+      let v = runtime.contextOrFrameLookup(lookupContext, topFrame, part.name);
+      for (const key of part.keys) v = memberLookup(v, key);
+      const t = typeof v;
+      // What nunjucks' `output +=` gives for these; objects print as JSON, null/undefined fail there.
+      if (t === 'string' || t === 'number' || t === 'boolean') output += v as string;
+      else return undefined;
+    }
+    return output;
+  } catch {
+    // A denied lookup: nunjucks renders again and reports it as it always has.
+    return undefined;
+  } finally {
+    state.fread = state.ctx = state.out = state.pending = undefined;
+    lookupContext.ctx = NO_VARS;
   }
 }

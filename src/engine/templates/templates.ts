@@ -1,10 +1,9 @@
 import nunjucks from 'nunjucks';
 import { type ErrorContext, HatcheryError } from '../../core/errors.js';
 import { templateEnv } from './env.js';
-import { type Plan, planOf, renderPlan } from './fast.js';
 import { unknownName } from './names.js';
 import { renderState } from './sandbox.js';
-import { type SimpleTag, simpleTags } from './simple.js';
+import { type Plan, planOf, renderPlan, type SimpleTag, simpleTags } from './simple.js';
 
 /** What every template sees: the run's ctx, node outputs by name, and `fread`. */
 export interface TemplateVars {
@@ -134,7 +133,7 @@ export class Template {
   private tree: unknown;
   private program: nunjucks.Template | undefined;
   private readonly constant: boolean;
-  /** The fast path's plan (fast.ts), null when the template needs nunjucks. */
+  /** The fast path's plan (simple.ts), null when the template needs nunjucks. */
   private readonly plan: Plan | null = null;
 
   constructor(source: string, where: ErrorContext) {
@@ -143,13 +142,12 @@ export class Template {
     // Text without any tag is returned as is; this skips nunjucks entirely for constant prompts.
     this.constant = !TAG.test(source);
     if (this.constant) return;
-    // Text and plain lookups (fast.ts) and simple filtered lookups (simple.ts) always parse: no parse
-    // tree, and the load-time analysis reads their variables from the text (loader/analysis).
-    const plan = planOf(source);
-    const simple = plan === null ? simpleTags(source) : null;
-    if (plan !== null || simple !== null) {
-      if (simple !== null) this.checkFilters(simple);
-      this.plan = plan;
+    // Text and simple tags (simple.ts) always parse: no parse tree, and the load-time analysis reads
+    // their variables from the text (loader/analysis).
+    const simple = simpleTags(source);
+    if (simple !== null) {
+      this.checkFilters(simple);
+      this.plan = planOf(source, simple);
       return;
     }
     try {
