@@ -2,17 +2,14 @@
  * Pruning a state folder: finished runs beyond the count and age limits are deleted. A busy server's
  * folder holds thousands of files between prunes, so the work is sized to what it deletes: one stat
  * per file, the last line of each file beyond the limits (the whole file only when that line does not
- * settle its status), and a turn of the event loop every few milliseconds, so a
- * prune never holds up the calls being served.
+ * settle its status). Every stat and unlink goes through libuv's pool, so a prune never holds up the
+ * calls being served.
  */
-import { statSync, unlinkSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat, unlink as unlinkFile } from 'node:fs/promises';
 import { runIdOfFile } from './run-files.js';
 import { finishedByLastLine } from './run-tail.js';
 import type { RunStatus } from './store.js';
 
-/** The longest a prune works between two turns of the event loop, in ms (file systems differ a hundredfold). */
-const SLICE_MS = 2;
 /** The file another process writes to ask the owner to cancel a run: `<id>.cancel`. */
 const CANCEL_SUFFIX = '.cancel';
 
@@ -41,20 +38,6 @@ export interface PruneResult {
   removed: number;
 }
 
-/** Resolves on the event loop's next turn (after pending I/O callbacks). */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Gives the event loop a turn once the current slice of work is used up. */
-class Slices {
-  private since = performance.now();
-  /** Resolves at once while the slice lasts, else on the next turn of the event loop. */
-  async check(): Promise<void> {
-    if (performance.now() - this.since < SLICE_MS) return;
-    await nextTurn();
-    this.since = performance.now();
-  }
-}
-
 /** Deletes finished runs beyond the limits, and cancel markers whose run is gone. */
 export async function pruneRuns(scope: PruneScope): Promise<PruneResult> {
   let names: string[];
@@ -70,17 +53,13 @@ export async function pruneRuns(scope: PruneScope): Promise<PruneResult> {
     if (id !== undefined) ids.push(id);
     else if (name.endsWith(CANCEL_SUFFIX)) marked.add(name.slice(0, -CANCEL_SUFFIX.length));
   }
-  const slices = new Slices();
   const known: { id: string; mtime: number }[] = [];
-  for (let i = 0; i < ids.length; i++) {
-    await slices.check();
-    const id = ids[i]!;
+  for (const id of ids) {
     if (scope.starting.has(id)) continue;
     try {
-      const st = statSync(`${scope.prefix}${id}.jsonl`, { throwIfNoEntry: false });
-      if (st !== undefined) known.push({ id, mtime: st.mtimeMs });
+      known.push({ id, mtime: (await stat(`${scope.prefix}${id}.jsonl`)).mtimeMs });
     } catch {
-      // Unreadable now: left for a later prune.
+      // Gone or unreadable now: left for a later prune.
     }
   }
   known.sort((a, b) => b.mtime - a.mtime);
@@ -94,29 +73,28 @@ export async function pruneRuns(scope: PruneScope): Promise<PruneResult> {
     const { id, mtime } = known[i]!;
     if ((i < scope.maxRuns || mtime === lastKept) && now - mtime <= scope.maxAgeMs) continue;
     if (scope.live(id)) continue;
-    await slices.check();
     const file = `${scope.prefix}${id}.jsonl`;
     if (!finishedByLastLine(file)) {
       const status = await scope.status(id);
       // Running runs (and suspended ones, waiting for an answer) are never pruned.
       if (status === 'running' || status === 'input_required') continue;
     }
-    if (unlink(file)) removed++;
+    if (await unlink(file)) removed++;
     deleted++;
-    if (marked.delete(id) && unlink(`${scope.prefix}${id}${CANCEL_SUFFIX}`)) removed++;
+    if (marked.delete(id) && (await unlink(`${scope.prefix}${id}${CANCEL_SUFFIX}`))) removed++;
   }
   // Markers left of runs that are gone (pruned by another process meanwhile) would stay forever.
   const listedIds = new Set(ids);
   for (const id of marked) {
-    if (!listedIds.has(id) && unlink(`${scope.prefix}${id}${CANCEL_SUFFIX}`)) removed++;
+    if (!listedIds.has(id) && (await unlink(`${scope.prefix}${id}${CANCEL_SUFFIX}`))) removed++;
   }
   return { deleted, listed: names.length, removed };
 }
 
 /** Removes a file; false when it was gone already. Other errors (a read-only folder) end the prune. */
-function unlink(file: string): boolean {
+async function unlink(file: string): Promise<boolean> {
   try {
-    unlinkSync(file);
+    await unlinkFile(file);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
