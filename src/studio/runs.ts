@@ -19,21 +19,16 @@ const KEEP_ENDED = 50;
 /** Longest text field of an event sent live; the whole text is in the run's detail. */
 const EVENT_TEXT = 2000;
 
-/** A run this studio started or resumed. */
-interface LiveRun {
-  id: string;
-  hatchery: string;
-  file: string;
+/** A run this studio started or resumed: the summary fields it keeps; steps and usage are its tree's. */
+interface LiveRun
+  extends Pick<
+    RunSummary,
+    'id' | 'hatchery' | 'file' | 'status' | 'startedAt' | 'endedAt' | 'output' | 'error' | 'code'
+  > {
   tree: RunTree;
   /** Model call entry id -> the request it sent (redacted). */
   prompts: Record<string, unknown>;
   controller: AbortController;
-  status: RunStatus;
-  startedAt: number;
-  endedAt?: number;
-  output?: string;
-  error?: string;
-  code?: string;
   /** Settles when the attempt ended and the page was told. */
   done?: Promise<void>;
 }
@@ -155,27 +150,18 @@ export class StudioRuns {
     this.checkId(id);
     const run = this.live.get(id);
     const stored = await this.runtime.store?.read(id);
-    if (run) {
-      return {
-        id,
-        hatchery: run.hatchery,
-        status: run.status,
-        summary: stored?.summary ?? this.summaryOf(run),
-        tree: run.tree.root,
-        prompts: run.prompts,
-        live: run.status === 'running',
-      };
-    }
-    if (!stored) throw new HatcheryError('NOT_FOUND', `no run ${id}`);
-    const { tree, prompts } = treeOf(stored, this.secrets);
+    // A run of this studio is shown from memory, with the journal's summary when it has one.
+    const view = run ?? (stored && treeOf(stored, this.secrets));
+    const summary = stored?.summary ?? (run && this.summaryOf(run));
+    if (!view || !summary) throw new HatcheryError('NOT_FOUND', `no run ${id}`);
     return {
       id,
-      hatchery: stored.meta.hatchery,
-      status: stored.summary.status,
-      summary: stored.summary,
-      tree: tree.root,
-      prompts,
-      live: false,
+      hatchery: summary.hatchery,
+      status: run?.status ?? summary.status,
+      summary,
+      tree: view.tree.root,
+      prompts: view.prompts,
+      live: run?.status === 'running',
     };
   }
 
@@ -253,21 +239,8 @@ export class StudioRuns {
   }
 
   private summaryOf(run: LiveRun): RunSummary {
-    return {
-      id: run.id,
-      hatchery: run.hatchery,
-      file: run.file,
-      status: run.status,
-      source: 'studio',
-      startedAt: run.startedAt,
-      endedAt: run.endedAt,
-      steps: run.tree.stepCount,
-      usage: run.tree.usage(),
-      output: run.output,
-      error: run.error,
-      code: run.code,
-      attempts: 1,
-    };
+    const { tree, prompts, controller, done, ...kept } = run;
+    return { ...kept, source: 'studio', steps: tree.stepCount, usage: tree.usage(), attempts: 1 };
   }
 }
 
