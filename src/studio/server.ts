@@ -5,6 +5,7 @@
  * (no cross-site form can send one). Every response is redacted of the runtime's secrets.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -165,12 +166,12 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
 
   const api = async (req: IncomingMessage, res: ServerResponse, route: string): Promise<void> => {
     const method = req.method ?? 'GET';
-    const post = (fn: () => Promise<unknown> | unknown) => {
-      if (method !== 'POST') throw new HttpError(405, `${route} takes POST with a JSON body`);
-      return fn();
+    const only = (want: 'GET' | 'POST') => {
+      if (method !== want)
+        throw new HttpError(405, `${route} takes ${want === 'GET' ? 'GET' : 'POST with a JSON body'}`);
     };
     if (route === '/api/hatcheries') {
-      if (method !== 'GET') throw new HttpError(405, `${route} takes GET`);
+      only('GET');
       return reply(res, 200, {
         dir: folder.registry.dir,
         hatcheries: folder.views(),
@@ -192,18 +193,15 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     }
     if (route === '/api/runs') {
       if (method === 'GET') return reply(res, 200, { runs: await runs.list() });
-      const body = await post(() => jsonBody(req));
-      return reply(res, 202, runs.start(body as Record<string, unknown>));
+      only('POST');
+      return reply(res, 202, runs.start(await jsonBody(req)));
     }
     const m = /^\/api\/runs\/([^/]+)(?:\/(cancel|resume))?$/.exec(route);
     if (m) {
       const id = decodeURIComponent(m[1] as string);
-      if (m[2] === 'cancel') return reply(res, 200, await post(async () => runs.cancel(id)));
-      if (m[2] === 'resume') {
-        const body = (await post(() => jsonBody(req))) as Record<string, unknown>;
-        return reply(res, 202, await runs.resume(id, body));
-      }
-      if (method !== 'GET') throw new HttpError(405, `${route} takes GET`);
+      only(m[2] ? 'POST' : 'GET');
+      if (m[2] === 'cancel') return reply(res, 200, await runs.cancel(id));
+      if (m[2] === 'resume') return reply(res, 202, await runs.resume(id, await jsonBody(req)));
       return reply(res, 200, await runs.detail(id));
     }
     throw new HttpError(404, `no such API: ${route}`);
@@ -261,10 +259,8 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     });
   });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-    });
+    // once() rejects when 'error' comes first (a port in use).
+    await once(server.listen(options.port ?? 0, '127.0.0.1'), 'listening');
   } catch (err) {
     await folder.close();
     const code = (err as NodeJS.ErrnoException).code;
