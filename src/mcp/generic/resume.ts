@@ -9,7 +9,7 @@ import { defineGenericTool, type GenericCallContext } from './define.js';
  * Resumes a journaled run in the background, as this session's (hatchery_resume, hatchery_respond);
  * `tool` names the caller in errors, `note` is kept on the run for its status.
  */
-export async function resumeStored(
+async function resumeStored(
   tool: string,
   id: string,
   options: { from?: string; force?: boolean; answer?: string },
@@ -53,5 +53,22 @@ export const hatcheryResume = defineGenericTool({
     if (from !== undefined) options.from = from;
     if (force === true) options.force = true;
     return resumeStored('hatchery_resume', run_id, options, ctx);
+  },
+});
+
+/** hatchery_respond: answers the question a run waits on, and lets it go on in the background. */
+export const hatcheryRespond = defineGenericTool({
+  name: 'hatchery_respond',
+  description:
+    'Answer the question a run waits on (state input_required: an ask node, or an approval before a side effect); the run goes on in the background. Then poll with hatchery_result.',
+  annotations: { title: 'Answer a run', openWorldHint: true },
+  schema: z.object({
+    run_id: RUN_ID,
+    answer: z.string().describe('Your answer (one of the choices when the question lists them)'),
+  }),
+  run({ run_id, answer }, ctx) {
+    const note =
+      'answered with hatchery_respond; the nodes that had finished were taken from the run journal';
+    return resumeStored('hatchery_respond', run_id, { answer }, ctx, note);
   },
 });

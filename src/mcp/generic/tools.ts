@@ -2,17 +2,15 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { hatcheryCancel } from './cancel.js';
 import type { GenericTool } from './define.js';
 import { hatcheryList } from './list.js';
-import { hatcheryRespond } from './respond.js';
 import { hatcheryResult } from './result.js';
-import { hatcheryResume } from './resume.js';
-import { hatcheryRun } from './run.js';
+import { hatcheryRespond, hatcheryResume } from './resume.js';
 import { hatcheryRuns } from './runs.js';
-import { hatcheryStart } from './start.js';
+import { hatcheryRun, hatcheryStart } from './start.js';
 import { hatcheryStatus } from './status.js';
 
 /**
  * The generic tools, in the order clients list them: stable tools for clients that keep the tool
- * list they saw first, and for long runs. A new one is a file of this folder and a line here.
+ * list they saw first, and for long runs. A new one is a tool in this folder and a line here.
  */
 export const GENERIC_TOOLS: readonly GenericTool[] = [
   hatcheryList,
