@@ -3,7 +3,6 @@
  * reload, the last good version kept, each failing file's problems with their lines), plus what the
  * page needs on top: each hatchery's graph as SVG with its nodes' ids in the picture.
  */
-import type { ValidationProblem } from '../core/errors.js';
 import type { Hatchery, LoadOptions } from '../engine/contracts.js';
 import { hatcheryToMermaid, mermaidId, withoutFontImports } from '../loader/mermaid.js';
 import { HatcheryRegistry } from '../mcp/registry.js';
@@ -25,29 +24,22 @@ export interface HatcheryView {
   kinds: Record<string, string>;
 }
 
-/** The validation problems of one file that does not load (a served older version may still run). */
-export interface FileProblems {
-  file: string;
-  problems: ValidationProblem[];
-}
-
 /** What a change of the folder sends to the page: changed entries, removed names, every current problem. */
 export interface FolderChange {
   changed: HatcheryView[];
   removed: string[];
-  problems: FileProblems[];
+  /** The validation problems of each file that does not load (a served older version may still run). */
+  problems: ReturnType<HatcheryRegistry['fileProblems']>;
   /** Problems that belong to no single file's validation (a name used by two files). */
   messages: string[];
 }
-
-type Renderer = (mermaid: string) => string;
 
 /** The hatchery folder the studio shows, kept current by the MCP server's watcher. */
 export class StudioFolder {
   readonly registry: HatcheryRegistry;
   private watcher: HatcheryWatcher | undefined;
   private readonly svgs = new WeakMap<Hatchery, HatcheryView>();
-  private render: Renderer | undefined;
+  private render: ((mermaid: string) => string) | undefined;
 
   constructor(
     dir: string,
@@ -79,11 +71,6 @@ export class StudioFolder {
     return this.registry.entries().map((e) => this.view(e.hatchery, e.file));
   }
 
-  /** Current problems of files that do not load. */
-  problems(): FileProblems[] {
-    return this.registry.fileProblems();
-  }
-
   /** Registry messages no file's problems explain (duplicate names). */
   messages(): string[] {
     const files = this.registry.fileProblems().map((p) => p.file);
@@ -107,7 +94,7 @@ export class StudioFolder {
     this.onChange({
       changed: this.views().filter((v) => names.has(v.name)),
       removed: change.removed,
-      problems: this.problems(),
+      problems: this.registry.fileProblems(),
       messages: this.messages(),
     });
   }

@@ -175,7 +175,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
       return reply(res, 200, {
         dir: folder.registry.dir,
         hatcheries: folder.views(),
-        problems: folder.problems(),
+        problems: folder.registry.fileProblems(),
         messages: folder.messages(),
         journal: options.runtime.store !== undefined,
       });

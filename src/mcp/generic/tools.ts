@@ -29,12 +29,9 @@ const BY_NAME = new Map(GENERIC_TOOLS.map((t) => [t.name, t]));
 /** Names of the generic tools; hatcheries cannot take them. */
 export const GENERIC_TOOL_NAMES: ReadonlySet<string> = new Set(BY_NAME.keys());
 
-let definitions: Tool[] | undefined;
-
-/** The generic tools' definitions, as tools/list gives them. */
+/** The generic tools' definitions, as tools/list gives them (each built once, on first read). */
 export function genericDefinitions(): readonly Tool[] {
-  definitions ??= GENERIC_TOOLS.map((t) => t.definition);
-  return definitions;
+  return GENERIC_TOOLS.map((t) => t.definition);
 }
 
 /** The generic tool of this name, if there is one. */
