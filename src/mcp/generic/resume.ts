@@ -49,10 +49,7 @@ export const hatcheryResume = defineGenericTool({
     force: z.boolean().optional().describe('Resume although the hatchery file changed since the run started'),
   }),
   run({ run_id, from, force }, ctx) {
-    const options: { from?: string; force?: boolean } = {};
-    if (from !== undefined) options.from = from;
-    if (force === true) options.force = true;
-    return resumeStored('hatchery_resume', run_id, options, ctx);
+    return resumeStored('hatchery_resume', run_id, { from, force }, ctx);
   },
 });
 
