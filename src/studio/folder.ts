@@ -102,12 +102,7 @@ export class StudioFolder {
   private view(h: Hatchery, file: string): HatcheryView {
     let v = this.svgs.get(h);
     if (!v) {
-      const nodeIds: Record<string, string> = {};
-      const kinds: Record<string, string> = {};
-      for (const [name, node] of h.nodes) {
-        nodeIds[name] = mermaidId(name);
-        kinds[name] = node.kind;
-      }
+      const nodes = [...h.nodes];
       v = {
         name: h.name,
         file,
@@ -115,8 +110,8 @@ export class StudioFolder {
         inputs: { ...h.inputs },
         inputRequired: h.inputRequired,
         svg: this.render ? this.render(hatcheryToMermaid(h, { layout: true })) : '',
-        nodeIds,
-        kinds,
+        nodeIds: Object.fromEntries(nodes.map(([name]) => [name, mermaidId(name)])),
+        kinds: Object.fromEntries(nodes.map(([name, node]) => [name, node.kind])),
       };
       this.svgs.set(h, v);
     }

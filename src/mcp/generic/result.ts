@@ -1,7 +1,5 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { json, readStored, storedResult, waitStored } from '../durable.js';
-import type { ServerHost } from '../host.js';
 import { RUN_ID, unknownRun } from './common.js';
 import { defineGenericTool } from './define.js';
 
@@ -9,13 +7,6 @@ import { defineGenericTool } from './define.js';
 export const DEFAULT_RESULT_WAIT_S = 30;
 /** Longest wait hatchery_result gives; a longer one asked for is cut to it. */
 export const MAX_RESULT_WAIT_S = 300;
-
-/** True when a result links to a kept output that is no longer kept. */
-function goneOutput(core: ServerHost, result: CallToolResult): boolean {
-  return result.content.some(
-    (b) => b.type === 'resource_link' && core.outputs.owns(b.uri) && !core.outputs.has(b.uri),
-  );
-}
 
 /** hatchery_result: waits a while for a run, then gives its result or says it is still going. */
 export const hatcheryResult = defineGenericTool({
@@ -44,8 +35,10 @@ export const hatcheryResult = defineGenericTool({
     const finished = await core.runs.wait(run, ms, signal);
     if (finished && run.result) {
       // A large output's resource may have expired since: the journal still has the output.
-      if (core.runtime.store && goneOutput(core, run.result))
-        return storedResult(core, await readStored(core, run.id));
+      const gone = run.result.content.some(
+        (b) => b.type === 'resource_link' && core.outputs.owns(b.uri) && !core.outputs.has(b.uri),
+      );
+      if (gone && core.runtime.store) return storedResult(core, await readStored(core, run.id));
       return run.result;
     }
     return json(core.runs.status(run), 'still running: call hatchery_result again to keep waiting');
