@@ -251,11 +251,9 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     handle(req, res).catch((err: unknown) => {
       const status = statusOf(err);
       if (status === 500) log(`studio: ${formatError(err)}`);
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      reply(res, status, { error: err instanceof Error ? err.message : String(err) });
+      // A response whose head went out already can only be ended.
+      if (res.headersSent) res.end();
+      else reply(res, status, { error: err instanceof Error ? err.message : String(err) });
     });
   });
   try {
