@@ -43,8 +43,11 @@ export class GuardedStdioServerTransport implements Transport {
   private skipping: { head: string; tail: string; bytes: number } | undefined;
   private started = false;
   private closed = false;
-  /** Resolves when stdout drains; shared by every send that met a full pipe (one listener, not one each). */
-  private drained: Promise<void> | undefined;
+  /** Messages sent during this turn, written together by `flush`. */
+  private queued: string[] = [];
+  /** What every send of this batch returns (one promise per batch, not per message), and its resolver. */
+  private batch: Promise<void> | undefined;
+  private settle: (() => void) | undefined;
 
   constructor(
     private readonly stdin: Readable = process.stdin,
@@ -189,24 +192,44 @@ export class GuardedStdioServerTransport implements Transport {
   private write(message: JSONRPCMessage | string): Promise<void> {
     if (this.closed) return Promise.resolve();
     const json = typeof message === 'string' ? message : `${JSON.stringify(message)}\n`;
+    this.queued.push(json);
+    if (this.queued.length === 1) {
+      setImmediate(this.flush);
+      this.batch = new Promise((resolve) => {
+        this.settle = resolve;
+      });
+    }
+    return this.batch!;
+  }
+
+  /**
+   * Writes every message queued during this turn of the event loop at once. Each `write` to a pipe is
+   * a system call, and answers come back together (a burst of calls, the replies of one poll of the
+   * network): one write for all of them is a large part of the transport's CPU less. The order is
+   * the order of `send`; each `send` settles when its batch is written (or drained): the sends of one
+   * batch share one promise.
+   */
+  private readonly flush = (): void => {
+    const queued = this.queued;
+    const done = this.settle!;
+    if (queued.length === 0) return;
+    this.queued = [];
+    this.batch = undefined;
+    this.settle = undefined;
     try {
-      if (this.stdout.write(json)) return Promise.resolve();
+      if (this.stdout.write(queued.length === 1 ? queued[0]! : queued.join(''))) done();
+      else this.stdout.once('drain', done);
     } catch (err) {
       this.onerror?.(err as Error);
-      return Promise.resolve();
+      done();
     }
-    this.drained ??= new Promise((resolve) => {
-      this.stdout.once('drain', () => {
-        this.drained = undefined;
-        resolve();
-      });
-    });
-    return this.drained;
-  }
+  };
 
   /** Stops reading stdin. */
   async close(): Promise<void> {
     if (this.closed) return;
+    // What was sent before closing still goes out (the process may exit right after).
+    this.flush();
     this.closed = true;
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onStreamError);

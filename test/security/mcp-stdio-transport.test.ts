@@ -116,19 +116,33 @@ describe('GuardedStdioServerTransport', () => {
     expect(s.errors).toEqual(['handler failed on 2']);
   });
 
-  it('writes messages in the order they are sent, and nothing after close', async () => {
+  it('writes the messages of one turn together, in order, and what was sent before close', async () => {
     const s = setup(100_000);
+    const writes: string[] = [];
+    const write = s.stdout.write.bind(s.stdout);
+    s.stdout.write = ((chunk: string) => {
+      writes.push(chunk);
+      return write(chunk);
+    }) as typeof s.stdout.write;
     await s.t.start();
-    await Promise.all([1, 2, 3].map((id) => s.t.send({ jsonrpc: '2.0', id, result: {} })));
+    const sent = [1, 2, 3].map((id) => s.t.send({ jsonrpc: '2.0', id, result: {} }));
+    await Promise.all(sent);
+    expect(writes).toHaveLength(1);
+    expect(
+      writes[0]!
+        .split('\n')
+        .slice(0, 3)
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([1, 2, 3]);
+    // Sent, then closed in the same turn: still written.
+    void s.t.send({ jsonrpc: '2.0', id: 4, result: {} });
     await s.t.close();
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(writes[1]!).id).toBe(4);
+    // After close nothing more is written.
     await s.t.send({ jsonrpc: '2.0', id: 5, result: {} });
     await tick();
-    const ids = s.written
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l).id);
-    expect(ids).toEqual([1, 2, 3]);
+    expect(writes).toHaveLength(2);
   });
 
   it('reports a broken stdout instead of crashing', async () => {
