@@ -16,6 +16,13 @@ import type {
 } from './contracts.js';
 import { raiseInTemplate, renderState, type Template, type TemplateVars } from './templates/templates.js';
 
+/** What a top-level run starts with: the fields of RunState that the run sets once. */
+export type RunSharedInit = Pick<
+  RunState,
+  'services' | 'runId' | 'signal' | 'maxSteps' | 'maxDepth' | 'emit' | 'sampling' | 'meter'
+> &
+  Partial<Pick<RunState, 'memo' | 'ask' | 'trace'>>;
+
 /** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
 export class RunShared implements RunState {
   /** Node executions so far, across nested runs. */
@@ -25,26 +32,31 @@ export class RunShared implements RunState {
   readonly usage: Usage = fullUsage(0, 0);
   /** What the tool layer keeps for the run (see RunState.toolMemo). */
   toolMemo: Map<object, unknown> | undefined = undefined;
+  readonly services: RunServices;
+  readonly runId: string;
+  readonly signal: AbortSignal;
+  readonly maxSteps: number;
+  readonly maxDepth: number;
+  readonly emit: ((event: RunEvent) => void) | undefined;
+  readonly sampling: Provider | undefined;
+  readonly meter: RunMeter;
+  readonly memo: NodeMemo | undefined;
+  readonly ask: AskFn | undefined;
+  readonly trace: TraceContext | undefined;
 
-  constructor(
-    readonly services: RunServices,
-    readonly runId: string,
-    readonly signal: AbortSignal,
-    readonly maxSteps: number,
-    readonly maxDepth: number,
-    /** Undefined when nobody listens, so no event object is ever built for nothing. */
-    readonly emit: ((event: RunEvent) => void) | undefined,
-    /** The MCP client's model, when the run came from a client that offers sampling. */
-    readonly sampling: Provider | undefined,
-    /** Budget and cost of the run tree. */
-    readonly meter: RunMeter,
-    /** Journal results a resumed run takes instead of running nodes again. */
-    readonly memo: NodeMemo | undefined = undefined,
-    /** Asks a person; undefined suspends the run at the question. */
-    readonly ask: AskFn | undefined = undefined,
-    /** The run's trace context, passed on to the MCP servers its tools call. */
-    readonly trace: TraceContext | undefined = undefined,
-  ) {}
+  constructor(init: RunSharedInit) {
+    this.services = init.services;
+    this.runId = init.runId;
+    this.signal = init.signal;
+    this.maxSteps = init.maxSteps;
+    this.maxDepth = init.maxDepth;
+    this.emit = init.emit;
+    this.sampling = init.sampling;
+    this.meter = init.meter;
+    this.memo = init.memo;
+    this.ask = init.ask;
+    this.trace = init.trace;
+  }
 }
 
 /**
@@ -66,6 +78,15 @@ class RunLocal implements RunLocalState {
     this.conversationMap ??= new Map();
     return this.conversationMap;
   }
+}
+
+/** What a Scope is made of: its run, file access, variables and place in the run. */
+export interface ScopeInit
+  extends Pick<RunContext, 'hatchery' | 'guard' | 'ctx' | 'depth' | 'path'>,
+    Partial<Pick<RunContext, 'parentStep' | 'parentCall' | 'item' | 'agent' | 'outUnread'>> {
+  readonly shared: RunShared;
+  /** Replaces the run's signal (a fan-out's, a tool call's). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -90,36 +111,45 @@ export class Scope implements RunContext {
   /** Cancellation of this scope: the run's signal, or a fan-out's that also fires when a sibling fails. */
   readonly signal: AbortSignal;
   /** Set for a fan-out's branch: nobody reads its out after its last node (see RunContext.outUnread). */
-  outUnread = false;
+  readonly outUnread: boolean;
+  readonly hatchery: Hatchery;
+  readonly shared: RunShared;
+  readonly guard: PathGuard;
+  readonly ctx: Record<string, unknown>;
+  readonly depth: number;
+  /** Stable place of this scope in the run ('' at the top), undefined where not resumable one by one. */
+  readonly path: string | undefined;
+  /** Step of the node execution that made this scope (see RunContext.parentStep). */
+  readonly parentStep: number | undefined;
+  /** Tool call this scope runs under (see RunContext.parentCall). */
+  readonly parentCall: number | undefined;
+  /** A spawned agent's scope. */
+  readonly agent: boolean;
+  /** The map item this scope runs (see RunContext.item). */
+  readonly item: number | undefined;
 
+  /** A scope of a run; with `parent`, a child that sees the parent's out and shares its run-local state. */
   constructor(
-    readonly hatchery: Hatchery,
-    readonly shared: RunShared,
-    readonly guard: PathGuard,
-    readonly ctx: Record<string, unknown>,
-    /** The outputs this scope sees before its own writes: its parent's out; none at the top. */
-    parentOut: Record<string, unknown> | null,
-    readonly depth: number,
-    /** Stable place of this scope in the run ('' at the top), undefined where not resumable one by one. */
-    readonly path: string | undefined,
+    init: ScopeInit,
     readonly parent?: Scope,
-    local?: RunLocal,
-    signal?: AbortSignal,
-    /** Step of the node execution that made this scope (see RunContext.parentStep). */
-    readonly parentStep: number | undefined = undefined,
-    /** Tool call this scope runs under (see RunContext.parentCall). */
-    readonly parentCall: number | undefined = undefined,
-    /** A spawned agent's scope. */
-    readonly agent = false,
-    /** The map item this scope runs (see RunContext.item). */
-    readonly item: number | undefined = undefined,
   ) {
-    this.local = local ?? new RunLocal();
-    this.signal = signal ?? shared.signal;
+    this.hatchery = init.hatchery;
+    this.shared = init.shared;
+    this.guard = init.guard;
+    this.ctx = init.ctx;
+    this.depth = init.depth;
+    this.path = init.path;
+    this.parentStep = init.parentStep;
+    this.parentCall = init.parentCall;
+    this.agent = init.agent === true;
+    this.item = init.item;
+    this.outUnread = init.outUnread === true;
+    this.local = parent?.local ?? new RunLocal();
+    this.signal = init.signal ?? init.shared.signal;
     // Null-prototype all the way down: a node named like a field of Object.prototype is just a key,
     // and the template sandbox reads these chains as data (sandbox.ts).
-    this.out = Object.create(parentOut) as Record<string, unknown>;
-    this.vars = { ctx, out: this.out, fread: (ctx as { fread: (p: string) => string }).fread };
+    this.out = Object.create(parent?.out ?? null) as Record<string, unknown>;
+    this.vars = { ctx: init.ctx, out: this.out, fread: (init.ctx as { fread: (p: string) => string }).fread };
   }
 
   /**
@@ -183,23 +213,23 @@ export class Scope implements RunContext {
     const ctx = Object.create(this.ctx) as Record<string, unknown>;
     if (own !== undefined) Object.assign(ctx, own);
     const s = new Scope(
-      this.hatchery,
-      this.shared,
-      this.guard,
-      ctx,
-      this.out,
-      opts.depth ?? this.depth,
-      opts.path,
+      {
+        hatchery: this.hatchery,
+        shared: this.shared,
+        guard: this.guard,
+        ctx,
+        depth: opts.depth ?? this.depth,
+        path: opts.path,
+        signal: opts.signal ?? this.signal,
+        parentStep: this.step,
+        // Not inherited: a branch's nodes sit under the node that made it, not under its run's call.
+        parentCall: opts.call,
+        agent: opts.agent,
+        item: opts.item,
+        outUnread: opts.outUnread,
+      },
       this,
-      this.local,
-      opts.signal ?? this.signal,
-      this.step,
-      // Not inherited: a branch's nodes sit under the node that made it, not under its run's call.
-      opts.call,
-      opts.agent === true,
-      opts.item,
     );
-    s.outUnread = opts.outUnread === true;
     s.last = this.last;
     s.step = this.step;
     return s;

@@ -83,20 +83,17 @@ export class RunScopes {
   ): Scope | Promise<Scope> {
     // Only the top-level walk is resumable node by node; a nested run runs again inside its node.
     const path = depth === 0 ? '' : undefined;
-    const scope = new Scope(
-      h,
+    const scope = new Scope({
+      hatchery: h,
       shared,
       guard,
       ctx,
-      null,
       depth,
       path,
-      undefined,
-      undefined,
       signal,
-      place?.parent,
-      place?.call,
-    );
+      parentStep: place?.parent,
+      parentCall: place?.call,
+    });
     // Preflight checks (API keys) depend only on this runtime's environment unless the run brings a
     // sampling client, so a hatchery that passed them once need not walk its nodes again.
     if (shared.sampling !== undefined || !this.preflighted.has(h)) {

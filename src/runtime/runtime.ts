@@ -223,19 +223,19 @@ export class Runtime {
         outer,
         listener ? safeListener(listener) : undefined,
       );
-      shared = new RunShared(
-        this.services,
+      shared = new RunShared({
+        services: this.services,
         runId,
-        budget.signal,
+        signal: budget.signal,
         maxSteps,
         maxDepth,
-        budget.emit,
-        options.sampling,
-        budget.meter,
-        options.memo,
-        options.ask,
-        options.trace,
-      );
+        emit: budget.emit,
+        sampling: options.sampling,
+        meter: budget.meter,
+        memo: options.memo,
+        ask: options.ask,
+        trace: options.trace,
+      });
       if (hold) hold.shared = shared;
     } catch (err) {
       return Promise.reject(err);
