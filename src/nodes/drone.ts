@@ -49,10 +49,8 @@ function checkFallback(def: DroneDef, node: string, cc: CompileContext): void {
 export const droneImpl: NodeKindImpl<DroneDef> = {
   compile(def, base, cc) {
     const usr = cc.template(def.usr_prompt, 'usr_prompt');
-    const sys =
-      def.sys_prompt === undefined && def.conversation
-        ? undefined
-        : cc.template(def.sys_prompt ?? DEFAULT_SYSTEM_PROMPT, 'sys_prompt');
+    // Without a sys_prompt the drone says DEFAULT_SYSTEM_PROMPT, or what the conversation it continues said.
+    const sys = def.sys_prompt === undefined ? undefined : cc.template(def.sys_prompt, 'sys_prompt');
     const refs = compileToolRefs(def, cc);
     const spawn = compileSpawn(def.spawn, cc);
     // A node with its own base_url talks to an OpenAI-compatible server whose model ids may hold a colon.
@@ -129,13 +127,13 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
                 clientFallback,
                 refs,
                 request,
-                node: base.name,
+                node: name,
               },
               1,
             )
           : NO_TOOLS;
         const conv = await converse(scope, {
-          node: base.name,
+          node: name,
           provider,
           request,
           refs,
@@ -157,11 +155,11 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
             text,
             schema,
             usage,
-            node: base.name,
+            node: name,
           });
           ({ text, value, messages } = structured);
         }
-        if (keep) scope.local.conversations.set(base.name, { system, messages });
+        if (keep) scope.local.conversations.set(name, { system, messages });
         const result: NodeResult = { text, usage };
         if (value !== undefined) result.value = value;
         if (choice) result.next = await chooseNext({ provider, request, messages, spec: choice, usage });
