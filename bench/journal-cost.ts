@@ -93,13 +93,11 @@ async function setup(dir: string) {
     await runtime.run(h, { input: 'go', onEvent: (e: Event) => events.push(e) });
     // The file is created (and the run's first record written) before the clock starts: creating a
     // file costs what the file system makes it cost (see bench/lib/file-cost.ts), once per run.
-    const j = new FileJournal(
-      path.join(folder, `${files++}.jsonl`),
-      'bench',
-      [],
-      () => {},
-      firstRecord(),
-    ) as Journal;
+    const j = new FileJournal(path.join(folder, `${files++}.jsonl`), 'bench', {
+      secrets: [],
+      onEnd: () => {},
+      first: firstRecord(),
+    }) as Journal;
     await j.flush();
     const c0 = process.cpuUsage();
     for (const e of events) j.listener(e);

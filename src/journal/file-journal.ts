@@ -33,6 +33,20 @@ export class Extra {
 /** No strings: a new run's file holds none yet. */
 const NONE: readonly string[] = [];
 
+/** What a FileJournal starts with besides its file and run id. */
+export interface FileJournalOptions {
+  /** Values never written (API keys): redacted wherever they appear. */
+  readonly secrets: readonly string[];
+  /** Told when the journal ends, with what settles once its last records are written. */
+  readonly onEnd: (j: FileJournal, written: Promise<void>) => void;
+  /** The first record (run_start, or resumed when the file exists). */
+  readonly first?: Extra;
+  /** Hashes of the large strings the file already holds (a resumed run's). */
+  readonly seen?: Iterable<string>;
+  /** Written before the first record: a newline when the file ends in a line cut short. */
+  readonly lead?: string;
+}
+
 /**
  * The journal of one run in one JSON-lines file. The listener only queues the event and its time:
  * each record is built (JSON.stringify of one plain object, secrets redacted) on a later turn of the
@@ -61,26 +75,30 @@ export class FileJournal implements RunJournal {
   /** The last write error (a full disk): runs go on. */
   private failed: unknown;
 
+  private readonly secrets: readonly string[];
+  /** Told when the journal ends, with what settles once its last records are written. */
+  private readonly onEnd: (j: FileJournal, written: Promise<void>) => void;
+  /** Written before the first record: a newline when the file ends in a line cut short. */
+  private lead: string;
+
   constructor(
     readonly file: string,
     id: string,
-    private readonly secrets: readonly string[],
-    /** Told when the journal ends, with what settles once its last records are written. */
-    private readonly onEnd: (j: FileJournal, written: Promise<void>) => void,
-    first: Extra | undefined,
-    seen: Iterable<string> = NONE,
-    /** Written before the first record: a newline when the file ends in a line cut short. */
-    private lead = '',
+    opts: FileJournalOptions,
   ) {
+    this.secrets = opts.secrets;
+    this.onEnd = opts.onEnd;
+    this.lead = opts.lead ?? '';
     this.id = id;
     this.out = new JournalFile(file, (err) => {
       this.failed = err;
       journalWriteFailed(file, err);
     });
-    for (const h of seen) {
+    for (const h of opts.seen ?? NONE) {
       this.seen ??= new Set();
       this.seen.add(h);
     }
+    const secrets = opts.secrets;
     this.jsonSecrets = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
     this.content = {
       clean: (value, depth) => this.clean(value, depth),
@@ -93,7 +111,7 @@ export class FileJournal implements RunJournal {
         return { key, prompt: this.prompt(e, clean, plain) };
       },
     };
-    if (first) this.push(first);
+    if (opts.first) this.push(opts.first);
     this.listener = (e) => {
       if (this.closed) return;
       if (e.type === 'run_start' || e.type === 'run_end') {

@@ -140,13 +140,11 @@ export class FileRunStore implements RunStore {
     }
     // The meta as it is (runMeta makes one per run, and nobody changes it after): its record is built
     // on the next turn of the event loop.
-    const j = new FileJournal(
-      this.fileOf(meta.id),
-      meta.id,
-      this.secrets,
-      this.endedOf,
-      new Extra('run_start', meta as unknown as Record<string, unknown>),
-    );
+    const j = new FileJournal(this.fileOf(meta.id), meta.id, {
+      secrets: this.secrets,
+      onEnd: this.endedOf,
+      first: new Extra('run_start', meta as unknown as Record<string, unknown>),
+    });
     this.own(j);
     this.upkeep.created(meta.id);
     if (!prunedOnOpen.has(this.location)) {
@@ -184,15 +182,13 @@ export class FileRunStore implements RunStore {
       }
       const parsed = parseJournal(text);
       const lead = text === '' || text.endsWith('\n') ? '' : '\n';
-      const j = new FileJournal(
-        this.fileOf(id),
-        id,
-        this.secrets,
-        this.endedOf,
-        new Extra('resumed', { ...fields, owner: processOwner }),
-        parsed.strings.keys(),
+      const j = new FileJournal(this.fileOf(id), id, {
+        secrets: this.secrets,
+        onEnd: this.endedOf,
+        first: new Extra('resumed', { ...fields, owner: processOwner }),
+        seen: parsed.strings.keys(),
         lead,
-      );
+      });
       this.own(j);
       await j.flush();
       return j;

@@ -19,7 +19,7 @@ export const readRecords = (file: string): Rec[] =>
 
 /** The journal of run `id` in `file`, its run_start buffered (no secrets, nobody told of its end). */
 export const startedJournal = (file: string, id: string): FileJournal =>
-  new FileJournal(file, id, [], () => {}, new Extra('run_start', { id }));
+  new FileJournal(file, id, { secrets: [], onEnd: () => {}, first: new Extra('run_start', { id }) });
 
 /** The run_start record a store writes first, for run files written by hand in tests. */
 export function runStartRecord(id: string, owner: { pid: number; host: string; since: number }) {
