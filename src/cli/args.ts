@@ -5,15 +5,9 @@ import { nearest, quote } from '../schema/suggest.js';
 import { printOut } from './print.js';
 
 /** The parsed option values for an options config: strings, booleans, or arrays of them. */
-export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = {
-  [K in keyof T]?: T[K] extends { multiple: true }
-    ? T[K] extends { type: 'boolean' }
-      ? boolean[]
-      : string[]
-    : T[K] extends { type: 'boolean' }
-      ? boolean
-      : string;
-};
+export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = ReturnType<
+  typeof nodeParseArgs<{ options: T; strict: true; allowPositionals: true }>
+>['values'];
 
 /** Exit codes of the CLI (documented in the help texts and docs/terminal.md). */
 export const EXIT = {

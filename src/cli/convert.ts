@@ -95,8 +95,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
   const back = toJson
     ? fromEditorLine(JSON.parse(result), parsed.value)
     : JSON.parse(yamlToJson(result, parseYaml(result).value));
-  const expected = parsed.value;
-  if (!isDeepStrictEqual(back, expected))
+  if (!isDeepStrictEqual(back, parsed.value))
     throw new HatcheryError(
       'INVALID_FILE',
       `convert: "${file}" holds values the ${toJson ? 'JSON' : 'YAML'} form cannot keep (such as .nan or .inf); write them as strings`,
