@@ -26,37 +26,11 @@ export const EXIT = {
   CANCELLED: 130,
 } as const;
 
-/**
- * Every command name of the CLI, for "did you mean" on an unknown command (main.ts dispatches them).
- * `help` is listed so "hepl" finds it; serve is also what runs with no command.
- */
-export const COMMANDS = [
-  'serve',
-  'run',
-  'validate',
-  'test',
-  'graph',
-  'schema',
-  'convert',
-  'init',
-  'doctor',
-  'runs',
-  'studio',
-  'help',
-] as const;
-
 /** Pointer to the help appended to a usage error, so the whole help is not printed again. */
 export function helpPointer(command?: string): string {
   return command
     ? `run "hatchery-mcp ${command} --help" for its options`
     : 'run "hatchery-mcp --help" for the commands';
-}
-
-/** One line for an unknown command, with the nearest command name. */
-export function unknownCommand(word: string): string {
-  const near = nearest(word, COMMANDS);
-  const file = /\.(json|ya?ml)$/i.test(word) ? `; to run a file, write "hatchery-mcp run ${word}"` : '';
-  return `unknown command ${quote(word)}${near ? `; did you mean ${quote(near)}?` : file}\n${helpPointer()}`;
 }
 
 /** The option of a parseArgs message ('-q, --quiet' -> "--quiet"), in the spelling a user types. */

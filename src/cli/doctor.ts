@@ -71,11 +71,10 @@ export function modelChecks(env: Readonly<Record<string, string | undefined>>): 
   for (const { id, keyVar: k } of VENDORS) {
     const value = env[k];
     if (!value) continue;
-    const alone = vendorDefault(id);
     checks.push(
       value.trim() !== value
         ? warn(k, 'is set, but its value starts or ends with spaces or a line break', `set ${k} without them`)
-        : ok(k, `is set (alone it selects ${alone})`),
+        : ok(k, `is set (alone it selects ${vendorDefault(id)})`),
     );
   }
   // A registry that only resolves names: its providers are never built for a call.

@@ -109,14 +109,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     replayed?.cassette ??
     (await openCassette(values.record, values.replay, values['record-missing'] === true));
   if (cassette) options.cassette = cassette;
-  const tapes = (['record', 'replay'] as const).filter((f) => values[f] !== undefined);
-  if (tapes.length)
-    options.protectedFiles = [
-      ...(options.protectedFiles ?? []),
-      ...tapes.map((f) => ({ file: values[f] as string, flag: `--${f}` })),
-    ];
   const store = await journalStore(values);
-  if (store) options.store = store;
+  options.store = store;
   const runtime = new Runtime(options);
   const hatchery = await runtime.load(file);
 
