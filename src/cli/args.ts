@@ -97,6 +97,15 @@ export function parseCommand<T extends NonNullable<ParseArgsConfig['options']>>(
   return undefined;
 }
 
+/** Refuses the arguments of a command that takes none: its folder goes after --dir. */
+export function noArguments(positionals: readonly string[], more = ''): void {
+  if (positionals.length > 0)
+    throw new HatcheryError(
+      'USAGE',
+      `unexpected argument "${positionals[0]}" (the folder goes after --dir)${more}`,
+    );
+}
+
 /** Parses a positive integer option, or throws a USAGE error naming it. */
 export function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;

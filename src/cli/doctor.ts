@@ -7,7 +7,7 @@ import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
 import { KEY_VARS_TEXT, VENDORS, vendorDefault } from '../providers/vendors.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
-import { EXIT, intOption, parseCommand } from './args.js';
+import { EXIT, intOption, noArguments, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printableJson, printOut } from './print.js';
 import { checkFile } from './validate.js';
@@ -243,8 +243,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
   });
   if (!args) return EXIT.OK;
   const { values, positionals } = args;
-  if (positionals.length > 0)
-    throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
+  noArguments(positionals);
   const timeoutMs = (intOption(values.timeout, 'timeout') ?? 20) * 1000;
   const config = values['mcp-config'];
   const servers: ServerUse[] = [];

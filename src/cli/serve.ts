@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { VENDORS } from '../providers/vendors.js';
-import { bytesOption, EXIT, intOption, parseCommand, secondsOption } from './args.js';
+import { bytesOption, EXIT, intOption, noArguments, parseCommand, secondsOption } from './args.js';
 import { printErr, printOut } from './print.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
@@ -147,12 +147,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     printOut(`${packageVersion()}\n`);
     return EXIT.OK;
   }
-  if (positionals.length > 0) {
-    throw new HatcheryError(
-      'USAGE',
-      `unexpected argument "${positionals[0]}" (the folder goes after --dir)\n\n${SERVE_HELP}`,
-    );
-  }
+  noArguments(positionals, `\n\n${SERVE_HELP}`);
   const http = values.http === undefined ? undefined : parseHttpAddress(values.http);
   const httpOnly = !http && HTTP_ONLY.find(([flag]) => values[flag] !== undefined);
   if (httpOnly)
