@@ -5,15 +5,9 @@ import { nearest, quote } from '../schema/suggest.js';
 import { printOut } from './print.js';
 
 /** The parsed option values for an options config: strings, booleans, or arrays of them. */
-export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = {
-  [K in keyof T]?: T[K] extends { multiple: true }
-    ? T[K] extends { type: 'boolean' }
-      ? boolean[]
-      : string[]
-    : T[K] extends { type: 'boolean' }
-      ? boolean
-      : string;
-};
+export type ParsedValues<T extends NonNullable<ParseArgsConfig['options']>> = ReturnType<
+  typeof nodeParseArgs<{ options: T; strict: true; allowPositionals: true }>
+>['values'];
 
 /** Exit codes of the CLI (documented in the help texts and docs/terminal.md). */
 export const EXIT = {
@@ -32,37 +26,11 @@ export const EXIT = {
   CANCELLED: 130,
 } as const;
 
-/**
- * Every command name of the CLI, for "did you mean" on an unknown command (main.ts dispatches them).
- * `help` is listed so "hepl" finds it; serve is also what runs with no command.
- */
-export const COMMANDS = [
-  'serve',
-  'run',
-  'validate',
-  'test',
-  'graph',
-  'schema',
-  'convert',
-  'init',
-  'doctor',
-  'runs',
-  'studio',
-  'help',
-] as const;
-
 /** Pointer to the help appended to a usage error, so the whole help is not printed again. */
 export function helpPointer(command?: string): string {
   return command
     ? `run "hatchery-mcp ${command} --help" for its options`
     : 'run "hatchery-mcp --help" for the commands';
-}
-
-/** One line for an unknown command, with the nearest command name. */
-export function unknownCommand(word: string): string {
-  const near = nearest(word, COMMANDS);
-  const file = /\.(json|ya?ml)$/i.test(word) ? `; to run a file, write "hatchery-mcp run ${word}"` : '';
-  return `unknown command ${quote(word)}${near ? `; did you mean ${quote(near)}?` : file}\n${helpPointer()}`;
 }
 
 /** The option of a parseArgs message ('-q, --quiet' -> "--quiet"), in the spelling a user types. */
@@ -127,6 +95,15 @@ export function parseCommand<T extends NonNullable<ParseArgsConfig['options']>>(
     return { values: parsed.values as ParsedValues<T>, positionals: parsed.positionals };
   printOut(`${help}\n`);
   return undefined;
+}
+
+/** Refuses the arguments of a command that takes none: its folder goes after --dir. */
+export function noArguments(positionals: readonly string[], more = ''): void {
+  if (positionals.length > 0)
+    throw new HatcheryError(
+      'USAGE',
+      `unexpected argument "${positionals[0]}" (the folder goes after --dir)${more}`,
+    );
 }
 
 /** Parses a positive integer option, or throws a USAGE error naming it. */

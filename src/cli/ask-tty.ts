@@ -12,11 +12,8 @@ export function questionText(q: AskRequest): string {
       ? `approve? node "${printable(q.node)}" wants to ${printable(q.question)}`
       : `? ${printable(q.question)}`;
   const lines = [head];
-  if (q.choices) {
-    q.choices.forEach((c, i) => {
-      lines.push(`  ${i + 1}) ${printable(c)}`);
-    });
-  } else if (q.schema)
+  if (q.choices) lines.push(...q.choices.map((c, i) => `  ${i + 1}) ${printable(c)}`));
+  else if (q.schema)
     lines.push(`  (answer JSON matching ${printable(JSON.stringify(q.schema)).slice(0, 400)})`);
   return `${lines.join('\n')}\n> `;
 }

@@ -49,14 +49,6 @@ export function yamlToJson(text: string, value: unknown): string {
   return `${JSON.stringify(out, null, 2)}\n`;
 }
 
-/** The JSON written, less the "$schema" that came from the YAML editor line (not from the data). */
-function fromEditorLine(json: unknown, source: unknown): unknown {
-  const has = (v: unknown) => v !== null && typeof v === 'object' && Object.hasOwn(v, '$schema');
-  if (!has(json) || has(source)) return json;
-  const { $schema: _, ...rest } = json as Record<string, unknown>;
-  return rest;
-}
-
 /** `hatchery-mcp convert`: returns the exit code. */
 export async function convertCommand(argv: string[]): Promise<number> {
   const args = parseCommand(argv, 'convert', CONVERT_HELP, {
@@ -91,12 +83,12 @@ export async function convertCommand(argv: string[]): Promise<number> {
     return EXIT.INVALID;
   }
   const result = toJson ? yamlToJson(text, parsed.value) : jsonToYaml(parsed.value);
-  // The result must read back as the same data: YAML's .nan or .inf, for one, have no JSON form.
+  // The result must read back as the same data: YAML's .nan or .inf, for one, have no JSON form (the
+  // data alone is compared: a "$schema" from the YAML editor line is no data).
   const back = toJson
-    ? fromEditorLine(JSON.parse(result), parsed.value)
+    ? JSON.parse(JSON.stringify(parsed.value))
     : JSON.parse(yamlToJson(result, parseYaml(result).value));
-  const expected = parsed.value;
-  if (!isDeepStrictEqual(back, expected))
+  if (!isDeepStrictEqual(back, parsed.value))
     throw new HatcheryError(
       'INVALID_FILE',
       `convert: "${file}" holds values the ${toJson ? 'JSON' : 'YAML'} form cannot keep (such as .nan or .inf); write them as strings`,

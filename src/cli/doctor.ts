@@ -7,7 +7,7 @@ import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
 import { KEY_VARS_TEXT, VENDORS, vendorDefault } from '../providers/vendors.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
-import { EXIT, intOption, parseCommand } from './args.js';
+import { EXIT, intOption, noArguments, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printableJson, printOut } from './print.js';
 import { checkFile } from './validate.js';
@@ -71,11 +71,10 @@ export function modelChecks(env: Readonly<Record<string, string | undefined>>): 
   for (const { id, keyVar: k } of VENDORS) {
     const value = env[k];
     if (!value) continue;
-    const alone = vendorDefault(id);
     checks.push(
       value.trim() !== value
         ? warn(k, 'is set, but its value starts or ends with spaces or a line break', `set ${k} without them`)
-        : ok(k, `is set (alone it selects ${alone})`),
+        : ok(k, `is set (alone it selects ${vendorDefault(id)})`),
     );
   }
   // A registry that only resolves names: its providers are never built for a call.
@@ -244,8 +243,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
   });
   if (!args) return EXIT.OK;
   const { values, positionals } = args;
-  if (positionals.length > 0)
-    throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
+  noArguments(positionals);
   const timeoutMs = (intOption(values.timeout, 'timeout') ?? 20) * 1000;
   const config = values['mcp-config'];
   const servers: ServerUse[] = [];

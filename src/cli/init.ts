@@ -25,13 +25,11 @@ Options:
   -h, --help  show this help`;
 
 /** The lstat of a path, or undefined when nothing is there. */
-async function lstatOrNone(p: string) {
-  try {
-    return await lstat(p);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+function lstatOrNone(p: string) {
+  return lstat(p).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
     throw err;
-  }
+  });
 }
 
 /**

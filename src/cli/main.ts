@@ -1,6 +1,7 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { type COMMANDS, EXIT, parseCommand, unknownCommand } from './args.js';
+import { nearest, quote } from '../schema/suggest.js';
+import { EXIT, helpPointer, parseCommand } from './args.js';
 import { printErr, printOut } from './print.js';
 
 // Commands are imported when they run: --version, help and validate then start without loading the
@@ -36,10 +37,7 @@ interface CommandModule {
   help: string;
 }
 
-/**
- * Every command with a module of its own, loaded when it is used. One table for dispatch and help;
- * `satisfies` makes it list exactly the names of COMMANDS (the did-you-mean list) but `schema` and `help`.
- */
+/** Every command with a module of its own, loaded when it is used: one table for dispatch and help. */
 const MODULES = {
   serve: () => import('./serve.js').then((m) => ({ run: m.serveCommand, help: m.SERVE_HELP })),
   run: () => import('./run.js').then((m) => ({ run: m.runCommand, help: m.RUN_HELP })),
@@ -48,10 +46,23 @@ const MODULES = {
   graph: () => import('./graph.js').then((m) => ({ run: m.graphCommand, help: m.GRAPH_HELP })),
   convert: () => import('./convert.js').then((m) => ({ run: m.convertCommand, help: m.CONVERT_HELP })),
   init: () => import('./init.js').then((m) => ({ run: m.initCommand, help: m.INIT_HELP })),
-  runs: () => import('./runs.js').then((m) => ({ run: m.runsCommand, help: m.RUNS_HELP })),
   doctor: () => import('./doctor.js').then((m) => ({ run: m.doctorCommand, help: m.DOCTOR_HELP })),
+  runs: () => import('./runs.js').then((m) => ({ run: m.runsCommand, help: m.RUNS_HELP })),
   studio: () => import('./studio.js').then((m) => ({ run: m.studioCommand, help: m.STUDIO_HELP })),
-} satisfies Record<Exclude<(typeof COMMANDS)[number], 'schema' | 'help'>, () => Promise<CommandModule>>;
+} satisfies Record<string, () => Promise<CommandModule>>;
+
+/**
+ * Every command name of the CLI, for "did you mean" on an unknown command: the modules', `schema`,
+ * and `help`, listed so "hepl" finds it; serve is also what runs with no command.
+ */
+export const COMMANDS = [...Object.keys(MODULES), 'schema', 'help'];
+
+/** One line for an unknown command, with the nearest command name. */
+function unknownCommand(word: string): string {
+  const near = nearest(word, COMMANDS);
+  const file = /\.(json|ya?ml)$/i.test(word) ? `; to run a file, write "hatchery-mcp run ${word}"` : '';
+  return `unknown command ${quote(word)}${near ? `; did you mean ${quote(near)}?` : file}\n${helpPointer()}`;
+}
 
 /** The module of `word` when it names one (own keys only: "constructor" is no command). */
 function moduleOf(word: string | undefined): (() => Promise<CommandModule>) | undefined {

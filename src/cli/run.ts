@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+import { text } from 'node:stream/consumers';
 import { HatcheryError } from '../core/errors.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
@@ -54,14 +55,6 @@ Exit codes: 0 success, 1 the run failed, 2 bad command line, 3 invalid hatchery 
 4 waiting for input (answer with runs resume), 5 budget exhausted (BUDGET_EXHAUSTED),
 130 interrupted (Ctrl-C, SIGTERM) or cancelled (runs cancel).`;
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-}
-
 /** Asks for each missing declared input on the terminal (stderr for the prompt, stdout stays clean). */
 async function askMissing(
   prompts: Record<string, string>,
@@ -116,14 +109,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     replayed?.cassette ??
     (await openCassette(values.record, values.replay, values['record-missing'] === true));
   if (cassette) options.cassette = cassette;
-  const tapes = (['record', 'replay'] as const).filter((f) => values[f] !== undefined);
-  if (tapes.length)
-    options.protectedFiles = [
-      ...(options.protectedFiles ?? []),
-      ...tapes.map((f) => ({ file: values[f] as string, flag: `--${f}` })),
-    ];
   const store = await journalStore(values);
-  if (store) options.store = store;
+  options.store = store;
   const runtime = new Runtime(options);
   const hatchery = await runtime.load(file);
 
@@ -131,7 +118,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const stdinIsTty = process.stdin.isTTY === true;
   const terminal = stdinIsTty && values.input !== '-';
   if (input === '-' || (input === undefined && !stdinIsTty)) {
-    input = await readStdin();
+    input = (await text(process.stdin)).replace(/\r?\n$/, '');
     // Nothing on stdin (</dev/null, an empty pipe) is no input: a run that needs one stops before
     // any model is paid (runtime's requireInput) instead of asking the model an empty question.
     if (input === '' && (hatchery.inputRequired || replayed)) input = undefined;

@@ -7,6 +7,7 @@ import {
   type RunStatus,
   type RunStore,
   type RunSummary,
+  type StoredRun,
 } from '../journal/store.js';
 import type { Usage } from '../providers/types.js';
 import { Cassette } from '../runtime/cassette/cassette.js';
@@ -59,18 +60,18 @@ const ID_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 /** The shortest prefix accepted for a run id, as git accepts short hashes. */
 const MIN_PREFIX = 6;
 
-/** The full id of the run `id` names (itself or a unique prefix); NOT_FOUND or USAGE otherwise. */
-export async function resolveRunId(store: RunStore, id: string): Promise<string> {
+/** The run `id` names (itself or a unique prefix) and its full id; NOT_FOUND or USAGE otherwise. */
+async function findRun(store: RunStore, id: string): Promise<{ full: string; run: StoredRun }> {
   if (!ID_SHAPE.test(id)) {
     throw new HatcheryError(
       'USAGE',
       `"${id}" is not a run id (letters, digits, - and _ only); list the runs with: ${runsCommandLine(['list'], store.location)}`,
     );
   }
-  if (await store.read(id)) return id;
-  if (id.length >= MIN_PREFIX) {
+  let full = id;
+  let run = await store.read(id);
+  if (!run && id.length >= MIN_PREFIX) {
     const hits = await store.list({ idPrefix: id, limit: Number.MAX_SAFE_INTEGER });
-    if (hits.length === 1) return hits[0]!.id;
     if (hits.length > 1) {
       throw new HatcheryError(
         'USAGE',
@@ -80,7 +81,10 @@ export async function resolveRunId(store: RunStore, id: string): Promise<string>
           .join(', ')}${hits.length > 5 ? ', ...' : ''}); give more characters`,
       );
     }
+    full = hits[0]?.id ?? id;
+    if (hits.length === 1) run = await store.read(full);
   }
+  if (run) return { full, run };
   throw new HatcheryError(
     'NOT_FOUND',
     `no run "${id}" in ${store.location}; list the runs there with: ${runsCommandLine(['list'], store.location)} (another state folder: pass it with --state DIR)`,
@@ -219,10 +223,8 @@ export async function runsCommand(argv: string[]): Promise<number> {
       }
       return EXIT.OK;
     }
-    const full = await resolveRunId(store, id!);
+    const { full, run } = await findRun(store, id!);
     if (sub === 'show') {
-      const run = await store.read(full);
-      if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
       const nodes = shownNodes(run.records);
       printOut(
         `${values.json ? printableJson({ ...run.summary, nodes }) : showText(run.summary, nodes, store.location)}\n`,
@@ -270,9 +272,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
 export async function journalReplay(state: string | undefined, id: string) {
   const store = await openRunStore(state);
   try {
-    const full = await resolveRunId(store, id);
-    const run = await store.read(full);
-    if (!run) throw new HatcheryError('NOT_FOUND', `run ${full} vanished from ${store.location}`);
+    const { full, run } = await findRun(store, id);
     const cassette = Cassette.fromEntries(journalEntries(run.records), {
       file: store.location,
       source: `the journal of run ${full}`,

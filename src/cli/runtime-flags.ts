@@ -78,12 +78,14 @@ function budgetOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Budget | und
 }
 
 /**
- * The Runtime options the shared flags stand for; bad values are USAGE errors naming the flag. The
- * modules that read --mcp-config (tools/mcp-entry), check --allow-host and read --prices (with
- * node:dns and node:net) are imported only when those flags are given: `serve` answers its first
- * tools/list without them.
+ * The Runtime options the shared flags stand for (and run's cassette files); bad values are USAGE
+ * errors naming the flag. The modules that read --mcp-config (tools/mcp-entry), check --allow-host
+ * and read --prices (with node:dns and node:net) are imported only when those flags are given:
+ * `serve` answers its first tools/list without them.
  */
-export async function runtimeOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Promise<RuntimeOptions> {
+export async function runtimeOptions(
+  values: ParsedValues<typeof RUNTIME_FLAGS> & { record?: string; replay?: string },
+): Promise<RuntimeOptions> {
   const hosts = values['allow-host'];
   const config = values['mcp-config'];
   const mcpServers = config ? await (await import('./config.js')).readMcpConfig(config) : undefined;
@@ -100,8 +102,10 @@ export async function runtimeOptions(values: ParsedValues<typeof RUNTIME_FLAGS>)
       mcpServers,
     },
   };
-  // A run that rewrote a file the process was started with would plant code or prices for the next start.
-  const files = (['mcp-config', 'prices'] as const).filter((f) => values[f] !== undefined);
+  // A run that rewrote a file the process was started with would plant code, prices or answers for the next start.
+  const files = (['mcp-config', 'prices', 'record', 'replay'] as const).filter(
+    (f) => values[f] !== undefined,
+  );
   if (files.length)
     options.protectedFiles = files.map((f) => ({ file: values[f] as string, flag: `--${f}` }));
   const budget = budgetOptions(values);

@@ -4,7 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { VENDORS } from '../providers/vendors.js';
-import { bytesOption, EXIT, intOption, parseCommand, secondsOption } from './args.js';
+import { bytesOption, EXIT, intOption, noArguments, parseCommand, secondsOption } from './args.js';
 import { printErr, printOut } from './print.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
@@ -147,12 +147,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     printOut(`${packageVersion()}\n`);
     return EXIT.OK;
   }
-  if (positionals.length > 0) {
-    throw new HatcheryError(
-      'USAGE',
-      `unexpected argument "${positionals[0]}" (the folder goes after --dir)\n\n${SERVE_HELP}`,
-    );
-  }
+  noArguments(positionals, `\n\n${SERVE_HELP}`);
   const http = values.http === undefined ? undefined : parseHttpAddress(values.http);
   const httpOnly = !http && HTTP_ONLY.find(([flag]) => values[flag] !== undefined);
   if (httpOnly)
@@ -167,9 +162,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
       `WARNING: --insecure-no-token: serving MCP over HTTP on ${http.host} without a token. Anyone who can reach this port can run every hatchery served here, and their tools (files, programs, network). Pass --token TOKEN unless a proxy in front checks who calls.\n`,
     );
   }
-  const maxConcurrent = intOption(values['max-concurrent'], 'max-concurrent');
-  const maxResultBytes = intOption(values['max-result-bytes'], 'max-result-bytes');
-  const maxInlineBytes = intOption(values['max-inline-bytes'], 'max-inline-bytes');
   const outputTtl = intOption(values['output-ttl'], 'output-ttl');
   const maxSessions = intOption(values['max-sessions'], 'max-sessions');
   const maxBodyBytes = bytesOption(values['max-body'], 'max-body');
@@ -191,9 +183,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
     // The first tools/list comes before the files are compiled: a fast start (issue 15).
     deferLoad: true,
     genericTools: values['no-generic-tools'] !== true,
-    maxConcurrent,
-    maxResultBytes,
-    maxInlineBytes,
+    maxConcurrent: intOption(values['max-concurrent'], 'max-concurrent'),
+    maxResultBytes: intOption(values['max-result-bytes'], 'max-result-bytes'),
+    maxInlineBytes: intOption(values['max-inline-bytes'], 'max-inline-bytes'),
     ...(outputTtl === undefined ? {} : { outputs: { maxAgeMs: outputTtl * 1000 } }),
     syncWaitMs: secondsOption(values['sync-wait'], 'sync-wait'),
     secrets: token ? [token] : [],

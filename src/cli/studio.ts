@@ -1,7 +1,7 @@
 import { HatcheryError } from '../core/errors.js';
 import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
-import { EXIT, parseCommand } from './args.js';
+import { EXIT, noArguments, parseCommand } from './args.js';
 import { printErr, printOut } from './print.js';
 import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
@@ -48,8 +48,7 @@ export async function studioCommand(argv: string[]): Promise<number> {
   });
   if (!args) return EXIT.OK;
   const { values, positionals } = args;
-  if (positionals.length > 0)
-    throw new HatcheryError('USAGE', `unexpected argument "${positionals[0]}" (the folder goes after --dir)`);
+  noArguments(positionals);
   const port = portOption(values.port);
   const dir = values.dir ?? 'hatchery';
   const { stat } = await import('node:fs/promises');

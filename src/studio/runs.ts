@@ -289,12 +289,8 @@ export function treeOf(
       prompts[entry.id] = redactDeep({ system: c.system, messages: c.messages }, secrets);
     }
   }
-  const root = tree.root;
-  root.status = ROOT_STATUS[summary.status] ?? 'failed';
-  if (summary.endedAt !== undefined) root.ms = summary.endedAt - meta.startedAt;
-  root.usage = summary.usage;
-  if (summary.error !== undefined) root.error = summary.error;
-  if (summary.code !== undefined) root.code = summary.code;
-  if (summary.output !== undefined) root.output = summary.output;
+  const { usage, error, code, output, endedAt } = summary;
+  Object.assign(tree.root, { status: ROOT_STATUS[summary.status] ?? 'failed', usage, error, code, output });
+  if (endedAt !== undefined) tree.root.ms = endedAt - meta.startedAt;
   return { tree, prompts };
 }

@@ -79,11 +79,8 @@ function same(a: string, b: string): boolean {
 }
 
 function cookieToken(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+  const pair = (req.headers.cookie ?? '').split(';').find((p) => p.trim().startsWith(`${name}=`));
+  return pair?.slice(pair.indexOf('=') + 1).trim();
 }
 
 /** Reads a JSON body (a JSON content type, at most MAX_BODY bytes). */

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/args.js';
+import { COMMANDS } from '../../src/cli/main.js';
 import { runCli, tempDir } from '../helpers.js';
 
 /** A valid one-node hatchery file to hang options on. */

@@ -24,7 +24,7 @@ type LogUpdate = ((...text: string[]) => void) & { clear(): void; done(): void }
 /** A run tree drawn live on a terminal stream. */
 export class LiveView {
   private last = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
   private paused = false;
   private ended = false;
 
@@ -106,9 +106,7 @@ export class LiveView {
     if (this.ended) return;
     this.paused = false;
     this.draw();
-    this.ended = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stop();
     this.log.done();
   }
 
@@ -120,9 +118,12 @@ export class LiveView {
       this.log(renderFrame(this.tree, size, this.p));
     } catch {
       // A view that cannot draw (a closed terminal) stops drawing; it never fails the run or the timer.
-      this.ended = true;
-      if (this.timer) clearInterval(this.timer);
-      this.timer = undefined;
+      this.stop();
     }
+  }
+
+  private stop(): void {
+    this.ended = true;
+    clearInterval(this.timer);
   }
 }

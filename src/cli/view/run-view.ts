@@ -91,12 +91,8 @@ export async function openRunView(flags: ViewFlags, options: ViewOptions = {}): 
   const track = (e: RunEvent) => {
     if (e.depth !== 0) return;
     if (e.type === 'run_start') totals.runId = e.runId;
-    else if (e.type === 'run_end') {
-      totals.runId = e.runId;
-      totals.usage = e.usage;
-      totals.steps = e.steps;
-      totals.ms = e.ms;
-    }
+    else if (e.type === 'run_end')
+      Object.assign(totals, { runId: e.runId, usage: e.usage, steps: e.steps, ms: e.ms });
   };
   const base = { ask: (a: AskFn | undefined) => a, totals: () => totals, close: () => {} };
   if (flags.events) {

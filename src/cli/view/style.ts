@@ -25,12 +25,10 @@ export function colorEnabled(
   return stream.isTTY === true && env.TERM !== 'dumb';
 }
 
-const sgr = (open: number, close: number) => (text: string) => `\x1b[${open}m${text}\x1b[${close}m`;
-const same = (text: string) => text;
-
 /** The styles for one stream: real codes when `on`, the identity otherwise. */
 export function paint(on: boolean): Paint {
-  if (!on) return { on, red: same, green: same, yellow: same, cyan: same, dim: same, bold: same };
+  const sgr = (open: number, close: number) =>
+    on ? (text: string) => `\x1b[${open}m${text}\x1b[${close}m` : (text: string) => text;
   return {
     on,
     red: sgr(31, 39),
