@@ -216,7 +216,7 @@ export function compileHatchery(
   const broken = problems.some(isError);
   let inputRequired = false;
   try {
-    inputRequired = analyzeHatchery(def, nodes, templates, problems).inputRequired;
+    inputRequired = analyzeHatchery(def, nodes, graph, templates, problems).inputRequired;
   } catch (err) {
     if (!broken) throw err;
   }

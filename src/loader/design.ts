@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { ValidationProblem } from '../core/errors.js';
-import { END } from '../schema/names.js';
+import { END, IDENTIFIER, lookupExpr } from '../schema/names.js';
 import { promptLabel } from '../schema/suggest.js';
 
 /**
@@ -61,13 +61,6 @@ function nodeTarget(p: unknown): unknown {
   return s.startsWith('nodes::') ? s.slice('nodes::'.length) : s;
 }
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** `out.x`, or `out["x-y"]` for a name that is not an identifier. */
-function outRef(name: string): string {
-  return IDENT.test(name) ? `out.${name}` : `out[${JSON.stringify(name)}]`;
-}
-
 /**
  * Rewrites the design's template references to this format's: `::output::x` and `output::x` become
  * `out.x`, a bare node name inside `{{ }}` or `{% %}` becomes `out.<name>`. Text outside tags is kept.
@@ -78,11 +71,11 @@ export function designTemplate(source: string, names: ReadonlySet<string>): stri
     (_m, open: string, body: string, close: string) => {
       let b = body.replace(
         /(?<![\w.])(?:::)?output::([A-Za-z_][\w-]*)((?:::[A-Za-z_]\w*)*)/g,
-        (_x, n: string, rest: string) => `${outRef(n)}${rest.replaceAll('::', '.')}`,
+        (_x, n: string, rest: string) => `${lookupExpr('out', n)}${rest.replaceAll('::', '.')}`,
       );
       // Only node names, only where a variable may stand: not after ".", a quote or a filter bar.
       b = b.replace(/(?<![\w.'"-]|\|\s*)([A-Za-z_][\w-]*)(?![\w-]|\s*\()/g, (w: string) =>
-        names.has(w) ? outRef(w) : w,
+        names.has(w) ? lookupExpr('out', w) : w,
       );
       return `${open}${b}${close}`;
     },
@@ -126,7 +119,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
   }
   if (top.desc === undefined && top.description === undefined)
     top.desc = `Runs the ${String(top.name)} workflow`;
-  topModel(top, problems);
+  providerModel(top, '', problems);
   if (typeof top.start === 'string') top.start = nodeTarget(top.start);
 
   // Who leads to each node: an output node's input is the output of the node before it.
@@ -147,7 +140,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
   const handedOn = (from: string, seen = new Set<string>()): string => {
     const before = preds.get(from) ?? [];
     if (typeOf.get(from) !== 'event.file' || before.length !== 1 || seen.has(from))
-      return `{{ ${outRef(from)} }}`;
+      return `{{ ${lookupExpr('out', from)} }}`;
     seen.add(from);
     return handedOn(before[0]!, seen);
   };
@@ -203,7 +196,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
     switch (kind) {
       case 'agent.completion':
         delete node.type;
-        droneModel(node, at, problems);
+        providerModel(node, at, problems);
         break;
       case 'trigger.stdin': {
         const prompt = node.prompt;
@@ -218,7 +211,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
             renames.set('input_prompt', `${at}/prompt`);
           }
           tool('echo', { text: '{{ ctx.input }}' }, {});
-        } else if (!IDENT.test(name)) {
+        } else if (!IDENTIFIER.test(name)) {
           problems.push({
             path: `${at}/id`,
             message: `a second trigger.stdin becomes the declared input "${name}", which must be an identifier (letters, digits, _)`,
@@ -257,7 +250,7 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
         break;
       default:
         if (node.type === undefined || node.type === 'ai' || node.type === 'drone')
-          droneModel(node, at, problems);
+          providerModel(node, at, problems);
         if (node.type === 'script' && typeof node.cmd === 'string') {
           node.cmd = splitCommand(node.cmd);
           renames.set(`${at}/cmd`, `${at}/cmd!`);
@@ -280,39 +273,23 @@ export function fromDesign(raw: Obj, file: string): DesignMapped {
   };
 }
 
-/** `provider` + `model` of a drone → `model: "provider:model"`. */
-function droneModel(node: Obj, at: string, problems: ValidationProblem[]): void {
-  if (!Object.hasOwn(node, 'provider')) return;
-  const { provider, model } = node;
-  delete node.provider;
+/** `provider` + `model` of a drone or of the top level (`at` ''), as `model: "provider:model"`. */
+function providerModel(obj: Obj, at: string, problems: ValidationProblem[]): void {
+  if (!Object.hasOwn(obj, 'provider')) return;
+  const { provider, model } = obj;
+  delete obj.provider;
+  const path = at ? `${at}/provider` : 'provider';
   if (typeof provider !== 'string' || provider === '') {
-    problems.push({
-      path: `${at}/provider`,
-      message: 'provider must be a name such as "openai" or "anthropic"',
-    });
+    problems.push({ path, message: 'provider must be a name such as "openai" or "anthropic"' });
     return;
   }
   if (typeof model !== 'string') {
     problems.push({
-      path: `${at}/provider`,
+      path,
       message: `provider "${provider}" needs a model`,
       fix: 'add e.g. "model: gpt-4o-mini" next to it',
     });
     return;
   }
-  node.model = model.startsWith(`${provider}:`) ? model : `${provider}:${model}`;
-}
-
-/** Top-level `provider` + `model` → `model: "provider:model"`. */
-function topModel(top: Obj, problems: ValidationProblem[]): void {
-  if (!Object.hasOwn(top, 'provider')) return;
-  const { provider, model } = top;
-  delete top.provider;
-  if (typeof provider === 'string' && typeof model === 'string')
-    top.model = model.startsWith(`${provider}:`) ? model : `${provider}:${model}`;
-  else
-    problems.push({
-      path: 'provider',
-      message: 'a top-level provider needs a model next to it (e.g. model: gpt-4o-mini)',
-    });
+  obj.model = model.startsWith(`${provider}:`) ? model : `${provider}:${model}`;
 }

@@ -82,6 +82,24 @@ export function capProblems(problems: readonly ValidationProblem[]): ValidationP
   return shown;
 }
 
+/**
+ * Appends to `into` the problems of `more` it does not hold yet (same path and message), and returns
+ * it: checks that overlap (validation and compile, graph and variable checks) report a problem once.
+ */
+export function addUnique(
+  into: ValidationProblem[],
+  more: readonly ValidationProblem[],
+): ValidationProblem[] {
+  const seen = new Set(into.map((p) => `${p.path}\n${p.message}`));
+  for (const p of more) {
+    const key = `${p.path}\n${p.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    into.push(p);
+  }
+  return into;
+}
+
 /** The message of an exception thrown while loading a file (not a problem the loader reported). */
 export function unexpectedLoadError(err: unknown): string {
   if (err instanceof HatcheryError) return cut(err.message, 200);

@@ -7,7 +7,7 @@ import { nearestSibling } from '../tools/compile.js';
 import { compileHatchery } from './compile.js';
 import { listHatcheryFileNames } from './file-names.js';
 import type { IgnoreRules } from './ignore.js';
-import { unexpectedLoadError } from './limits.js';
+import { addUnique, unexpectedLoadError } from './limits.js';
 import {
   finish,
   invalid,
@@ -90,7 +90,8 @@ function completeValue(p: PreparedLoad, options = p.options): Loaded {
       // Of a file already broken, only the rest's errors: its warnings (a node unreachable through a
       // misspelt `next`) are often what the errors cause, and come once those are fixed.
       if (!p.problems.some(isError)) return { problems: compileProblems };
-      return { problems: unique([...p.problems, ...compileProblems.slice(own).filter(isError)]) };
+      // The checks of the rest may find what validation found: each problem once.
+      return { problems: addUnique([], [...p.problems, ...compileProblems.slice(own).filter(isError)]) };
     }
     return { hatchery };
   } catch (err) {
@@ -98,17 +99,6 @@ function completeValue(p: PreparedLoad, options = p.options): Loaded {
     if (p.problems.some(isError)) return { problems: p.problems };
     return { problems: [{ path: '', message: unexpectedLoadError(err) }] };
   }
-}
-
-/** Problems without repeats: the checks of a broken file's rest may find what validation found. */
-function unique(problems: ValidationProblem[]): ValidationProblem[] {
-  const seen = new Set<string>();
-  return problems.filter((q) => {
-    const key = `${q.path}\n${q.message}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }
 
 /** Why a hatchery file could not be read, with the nearest file's name when it does not exist. */

@@ -1,4 +1,4 @@
-import type { CompiledNode, Hatchery } from '../engine/contracts.js';
+import type { Hatchery } from '../engine/contracts.js';
 import { type ChildHow, childrenOf } from '../schema/kind.js';
 import { END } from '../schema/names.js';
 import { kindSpec } from '../schema/nodes.js';
@@ -103,7 +103,22 @@ export function hatcheryToMermaid(h: Hatchery, options: { layout?: boolean } = {
     for (const c of childrenOf(kindSpec(node.kind), def)) edge(id, target(c.name), CHILD_LABEL[c.how]);
     // The end of a loop body, branch or map chain hands back to the node that runs it, not to END.
     const ends = owner === undefined ? () => target(END) : () => mermaidId(owner);
-    nextEdges(node, def, id, edge, target, ends, owner !== undefined);
+    const to = (t: string) => (t === END ? ends() : target(t));
+    // The `next` edges: one plain edge, or a list labelled by the word matched and "default" last.
+    // A loop leaves through `next` when its condition holds (only a loop has `until`).
+    const r = node.route;
+    const loopLabel = typeof def.until === 'string' ? `until: ${def.until}` : undefined;
+    const inChain = owner !== undefined;
+    if (r.kind === 'end') edge(id, ends(), loopLabel ?? (inChain ? 'done' : undefined), inChain, inChain);
+    else if (r.kind === 'one') edge(id, to(r.target), loopLabel);
+    else {
+      // Only a drone has `route`.
+      const choose = def.route === 'choose';
+      r.targets.forEach((t, i) => {
+        const label = choose ? 'choose' : i === r.targets.length - 1 ? 'default' : t;
+        edge(id, to(t), loopLabel && !choose ? `${loopLabel}: ${label}` : label);
+      });
+    }
     if (node.onLimit !== undefined) edge(id, target(node.onLimit), 'on_limit', true);
     // The node's own tool references (a spawned agent's are not drawn): into the graph or to another file.
     for (const { ref, field } of toolRefFields(node.kind, def)) {
@@ -136,36 +151,8 @@ export function hatcheryToMermaid(h: Hatchery, options: { layout?: boolean } = {
   return `${lines.join('\n')}\n`;
 }
 
-type EdgeFn = (from: string, to: string, label?: string, dotted?: boolean, back?: boolean) => void;
-
 /** The label of an edge into a chain a node runs itself. */
 const CHILD_LABEL: Readonly<Record<ChildHow, string>> = { body: 'body', branch: 'branch', map: 'each item' };
-
-/** The `next` edges: one plain edge, or a list labelled by the word matched and "default" last. */
-function nextEdges(
-  node: CompiledNode,
-  def: NodeDef,
-  id: string,
-  edge: EdgeFn,
-  target: (n: string) => string,
-  ends: () => string,
-  inChain: boolean,
-) {
-  const r = node.route;
-  const to = (t: string) => (t === END ? ends() : target(t));
-  // A loop leaves through `next` when its condition holds (only a loop has `until`).
-  const loopLabel = typeof def.until === 'string' ? `until: ${def.until}` : undefined;
-  if (r.kind === 'end') edge(id, ends(), loopLabel ?? (inChain ? 'done' : undefined), inChain, inChain);
-  else if (r.kind === 'one') edge(id, to(r.target), loopLabel);
-  else {
-    // Only a drone has `route`.
-    const choose = def.route === 'choose';
-    r.targets.forEach((t, i) => {
-      const label = choose ? 'choose' : i === r.targets.length - 1 ? 'default' : t;
-      edge(id, to(t), loopLabel && !choose ? `${loopLabel}: ${label}` : label);
-    });
-  }
-}
 
 /**
  * For each node inside a loop body, parallel branch or map chain, the node that runs that chain

@@ -1,4 +1,4 @@
-import type { Document, LineCounter, Node } from 'yaml';
+import type { Document, Node } from 'yaml';
 import type { ValidationProblem } from '../core/errors.js';
 import { hatcheryAliases } from '../schema/names.js';
 import { NODE_KINDS } from '../schema/nodes.js';
@@ -13,12 +13,6 @@ const SPELLINGS: ReadonlyMap<string, string[]> = (() => {
       m.set(canonical, [...(m.get(canonical) ?? []), alias]);
   return m;
 })();
-
-/** A parsed source text and its line table, built once for all the problems of a file. */
-interface Located {
-  doc: Document.Parsed;
-  lines: LineCounter;
-}
 
 /** The key of a map pair as text (`1` and `"1"` are the same key once loaded). */
 function keyText(key: unknown): string | undefined {
@@ -61,7 +55,7 @@ function findPair(
 }
 
 /** Offset of a JSON path in the source: the key of its last segment, or the deepest part that exists. */
-function offsetOf(path: string, { doc }: Located): number | undefined {
+function offsetOf(path: string, doc: Document.Parsed): number | undefined {
   let node: unknown = deref(doc.contents, doc);
   let at = (node as Node | null)?.range?.[0];
   if (path === '') return at;
@@ -99,19 +93,19 @@ export function locateProblems(text: string, problems: readonly ValidationProble
   if (todo.length === 0) return;
   // The YAML parser recurses: a file nested too deeply (reported as such) gets no positions.
   if (tooDeepOffset(text) >= 0) return;
-  let located: Located;
+  // One parse and one line table for all the problems of the file.
+  const yaml = yamlLib();
+  const lines = new yaml.LineCounter();
+  let doc: Document.Parsed;
   try {
-    const yaml = yamlLib();
-    const lines = new yaml.LineCounter();
-    const doc = yaml.parseDocument(text, { lineCounter: lines, logLevel: 'silent', uniqueKeys: false });
-    located = { doc, lines };
+    doc = yaml.parseDocument(text, { lineCounter: lines, logLevel: 'silent', uniqueKeys: false });
   } catch {
     return;
   }
   for (const p of todo) {
-    const offset = offsetOf(p.path, located);
+    const offset = offsetOf(p.path, doc);
     if (offset === undefined) continue;
-    const { line, col } = located.lines.linePos(offset);
+    const { line, col } = lines.linePos(offset);
     p.line = line;
     p.column = col;
   }

@@ -119,14 +119,12 @@ export function prepareValue(
     }
     // A file that fails lists its warnings too: every problem of the file, once. What is valid of it
     // goes on to be compiled (load.ts), so its other problems are reported in the same pass.
-    if (!def || problems.some(isError)) {
-      const base = def ?? draft;
-      if (base === undefined || nodes.length === 0) return { problems };
-      const graph = new HatcheryGraph(base.start, nodes);
-      return { problems, rest: { file, def: base, nodes, graph, problems, options, design, subs } };
-    }
-    const graph = new HatcheryGraph(def.start, nodes);
-    return { prepared: { file, def, nodes, graph, problems, options, design, subs } };
+    const ok = def !== undefined && !problems.some(isError);
+    const base = def ?? draft;
+    if (base === undefined || (!ok && nodes.length === 0)) return { problems };
+    const graph = new HatcheryGraph(base.start, nodes);
+    const load = { file, def: base, nodes, graph, problems, options, design, subs };
+    return ok ? { prepared: load } : { problems, rest: load };
   } catch (err) {
     return { problems: [{ path: '', message: unexpectedLoadError(err) }] };
   }

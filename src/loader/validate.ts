@@ -25,11 +25,6 @@ export interface ValidNode {
 const SUGGESTIONS = 50;
 let suggestionsLeft = SUGGESTIONS;
 
-/** Starts a file's count of "did you mean" suggestions. */
-function resetSuggestions(): void {
-  suggestionsLeft = SUGGESTIONS;
-}
-
 /** A "did you mean" for `word`, while the file's count of suggestions lasts. */
 export function didYouMean(word: string, candidates: readonly string[] | ReadonlySet<string>): string {
   return suggestionsLeft-- > 0 ? suggestion(word, candidates) : '';
@@ -225,7 +220,7 @@ const LOAD_PARSE = { jitless: true } as const;
 export function validateDefinition(raw: unknown): Validated {
   const problems: ValidationProblem[] = [];
   const nodes: ValidNode[] = [];
-  resetSuggestions();
+  suggestionsLeft = SUGGESTIONS;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     problems.push({
       path: '',

@@ -26,15 +26,6 @@ type Def = {
 // Optional: a schema of another zod major version (a js: tool's own) has no `_zod`, and is then not read.
 type Schema = { _zod?: { def: Def }; description?: string };
 
-const PLURAL: Record<string, string> = {
-  string: 'strings',
-  number: 'numbers',
-  int: 'whole numbers',
-  boolean: 'booleans (true or false)',
-  object: 'objects',
-  array: 'lists',
-};
-
 /** The schema a path leads to inside `schema`, seen through optional/default/pipe wrappers. */
 function schemaAt(schema: Schema | undefined, segs: readonly PropertyKey[]): Schema | undefined {
   let s = schema;
@@ -85,11 +76,11 @@ function expectedOf(s: Schema | undefined, plural = false, depth = 0): string | 
       const int = def.checks?.some(
         (c) => c._zod?.def.format === 'safeint' || c._zod?.def.check === 'number_format',
       );
-      const word = plural ? PLURAL[int ? 'int' : 'number'] : int ? 'a whole number' : 'a number';
-      return `${word}${range(def.checks)}`;
+      const word = int ? 'whole number' : 'number';
+      return `${plural ? `${word}s` : `a ${word}`}${range(def.checks)}`;
     }
     case 'boolean':
-      return plural ? PLURAL.boolean : 'true or false';
+      return plural ? 'booleans (true or false)' : 'true or false';
     case 'array': {
       const inner = expectedOf(def.element, true, depth + 1);
       return `${plural ? 'lists' : 'a list'}${inner ? ` of ${inner}` : ''}`;

@@ -52,16 +52,11 @@ export interface NodeKindSpec<S extends z.ZodObject = z.ZodObject> {
 }
 
 /** What a kind's file declares; what it leaves out is empty, false or none. */
-export interface NodeKindDeclaration<S extends z.ZodObject> {
-  types: readonly string[];
-  schema: () => S;
-  aliases?: Readonly<Record<string, string>>;
-  children?: readonly ChildField[];
-  ownLimit?: boolean;
-  hints?: KindHints | ((def: Def) => KindHints);
-  readsInput?: (def: Def) => boolean;
-  toolRefs?: (def: Def, take: TakeToolRef) => void;
-}
+export type NodeKindDeclaration<S extends z.ZodObject> = Pick<NodeKindSpec<S>, 'types'> &
+  Partial<Pick<NodeKindSpec<S>, 'aliases' | 'children' | 'ownLimit' | 'readsInput' | 'toolRefs'>> & {
+    schema: () => S;
+    hints?: KindHints | ((def: Def) => KindHints);
+  };
 
 const NO_HINTS: KindHints = {};
 

@@ -10,6 +10,10 @@ export const END = 'END';
 export const NODE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 /** An identifier: `save_output`, declared inputs and `files` names (they become ctx keys). */
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** `root.name` as a user writes it in a template: `out.x`, or `out["x-y"]` for a name that is no identifier. */
+export function lookupExpr(root: string, name: string): string {
+  return IDENTIFIER.test(name) ? `${root}.${name}` : `${root}[${JSON.stringify(name)}]`;
+}
 /** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /** An environment variable name of a script node's or MCP server's `env`. */

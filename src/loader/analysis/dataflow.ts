@@ -104,18 +104,12 @@ export class Dataflow {
     return this.slot ? this.slot[i]! : i;
   }
 
-  /** Whether node `i` is reached (IN); outside a region, as the full run found. */
-  private inR(i: number): boolean {
+  /** Whether node `i` is reached (IN) or completes (OUT); outside a region, as the full run found. */
+  private isReached(i: number, point: 'in' | 'out'): boolean {
+    const out = point === 'out';
     const at = this.pos(i);
-    if (this.slot && at === 0) return this.region!.inReached[i] === 1;
-    return this.inReached[at] === 1;
-  }
-
-  /** Whether node `i` completes (OUT); outside a region, as the full run found. */
-  private outR(i: number): boolean {
-    const at = this.pos(i);
-    if (this.slot && at === 0) return this.region!.outReached[i] === 1;
-    return this.outReached[at] === 1;
+    if (this.slot && at === 0) return (out ? this.region!.outReached : this.region!.inReached)[i] === 1;
+    return (out ? this.outReached : this.inReached)[at] === 1;
   }
 
   /** Adds the output and save_output bits of node `i`. */
@@ -178,13 +172,13 @@ export class Dataflow {
 
   /** The state where a template of node `i` renders, or undefined when no run gets there. */
   stateAt(i: number, point: RenderPoint): FlowState | undefined {
-    if (!this.inR(i)) return undefined;
+    if (!this.isReached(i, 'in')) return undefined;
     const w = this.words;
     const at = this.pos(i) * w;
     if (point === 'in')
       return { must: this.inMust.subarray(at, at + w), may: this.inMay.subarray(at, at + w) };
     if (point === 'out') {
-      if (!this.outR(i)) return undefined;
+      if (!this.isReached(i, 'out')) return undefined;
       return { must: this.outMust.subarray(at, at + w), may: this.outMay.subarray(at, at + w) };
     }
     const must = new Uint32Array(w);
@@ -241,14 +235,14 @@ export class Dataflow {
       const at = this.pos(p) * w;
       switch (e.how) {
         case 'next':
-          if (this.outR(p)) any = meet(must, may, w, this.outMust, at, this.outMay, at);
+          if (this.isReached(p, 'out')) any = meet(must, may, w, this.outMust, at, this.outMay, at);
           break;
         case 'limit': {
           // Taken instead of a node that already ran (max_visits), or after a loop's last iteration.
           const loopOnly = this.flow.ownLimit[p] === 1 && this.flow.nodes[p]!.def.max_visits === undefined;
           if (loopOnly) {
-            if (this.outR(p)) any = meet(must, may, w, this.outMust, at, this.outMay, at);
-          } else if (this.inR(p)) {
+            if (this.isReached(p, 'out')) any = meet(must, may, w, this.outMust, at, this.outMay, at);
+          } else if (this.isReached(p, 'in')) {
             // The redirect happens where `p` was about to run (its IN), after `p` ran max_visits
             // times in this run: its save_output went up to this scope (or a parent it reads),
             // its out.<p> may have stayed in a sibling branch's scope.
@@ -271,7 +265,7 @@ export class Dataflow {
           break;
         }
         case 'branch':
-          if (this.inR(p)) {
+          if (this.isReached(p, 'in')) {
             any = meet(must, may, w, this.inMust, at, this.inMay, at);
             // Sibling branches run at the same time: what they save may or may not be there yet.
             const saves = this.siblingSaves(p);
@@ -279,15 +273,13 @@ export class Dataflow {
           }
           break;
         case 'map':
-          if (this.inR(p)) {
-            any = meet(must, may, w, this.inMust, at, this.inMay, at, this.mapAdds);
-          }
+        case 'tool': {
+          const adds = e.how === 'map' ? this.mapAdds : this.toolAdds;
+          if (this.isReached(p, 'in')) any = meet(must, may, w, this.inMust, at, this.inMay, at, adds);
           break;
-        case 'tool':
-          if (this.inR(p)) any = meet(must, may, w, this.inMust, at, this.inMay, at, this.toolAdds);
-          break;
+        }
         case 'body': {
-          if (!this.inR(p)) break;
+          if (!this.isReached(p, 'in')) break;
           any = meet(must, may, w, this.inMust, at, this.inMay, at, this.bodyAdds);
           // Later iterations start with what the previous one left.
           const end = this.chainEnd(i);
@@ -346,7 +338,7 @@ export class Dataflow {
     const may = this.endState.may;
     let found = false;
     for (const e of this.flow.chainEnds(from)) {
-      if (!this.outR(e)) continue;
+      if (!this.isReached(e, 'out')) continue;
       const at = this.pos(e) * w;
       if (!found) {
         must.set(this.outMust.subarray(at, at + w));

@@ -4,8 +4,8 @@
  * node, a loop's body, `node:` tools). Built once per load in O(nodes + edges).
  */
 
+import type { HatcheryGraph } from '../../engine/graph.js';
 import { childrenOf } from '../../schema/kind.js';
-import { END } from '../../schema/names.js';
 import { kindSpec } from '../../schema/nodes.js';
 import { toolRefFields } from '../../schema/tool-refs.js';
 
@@ -45,11 +45,6 @@ export interface NodeToolRef {
 
 const NONE: readonly number[] = [];
 
-function list(next: unknown): string[] {
-  if (typeof next === 'string') return [next];
-  return Array.isArray(next) ? next.filter((t): t is string => typeof t === 'string') : [];
-}
-
 /** The `node:` references of a node: a baneling's tool_name, a drone's tools and its spawn templates' tools. */
 function nodeToolRefs(n: FlowNode): NodeToolRef[] {
   const refs: NodeToolRef[] = [];
@@ -81,7 +76,8 @@ export class Flow {
   private stamps: Uint32Array | undefined;
   private stamp = 0;
 
-  constructor(nodes: readonly FlowNode[], start: string | undefined) {
+  /** `graph` is the file's routing (engine/graph.ts), built from the same nodes. */
+  constructor(nodes: readonly FlowNode[], start: string | undefined, graph: HatcheryGraph) {
     this.nodes = nodes;
     this.ownLimit = new Uint8Array(nodes.length);
     this.branching = new Uint8Array(nodes.length);
@@ -91,17 +87,15 @@ export class Flow {
     for (const [k, n] of nodes.entries()) {
       const spec = kindSpec(n.kind);
       if (spec?.ownLimit) this.ownLimit[k] = 1;
-      const targets = list(n.def.next);
+      // The graph's successors end with the on_limit target; names of no node are left out.
       const out: number[] = [];
-      for (const t of targets) {
+      for (const t of graph.successors(n.name)) {
         const i = this.index.get(t);
-        if (t !== END && i !== undefined) out.push(i);
+        if (i !== undefined) out.push(i);
       }
-      const lim = typeof n.def.on_limit === 'string' ? (this.index.get(n.def.on_limit) ?? -1) : -1;
-      if (lim >= 0) out.push(lim);
-      this.onLimit.push(lim);
+      this.onLimit.push(typeof n.def.on_limit === 'string' ? (this.index.get(n.def.on_limit) ?? -1) : -1);
       this.succ.push(out.length === 0 ? NONE : out);
-      this.ends.push(targets.length === 0 || targets.includes(END));
+      this.ends.push(graph.endsRuns(n.name));
       const starts: ChainStart[] = [];
       for (const c of childrenOf(spec, n.def)) {
         const i = this.index.get(c.name);

@@ -3,9 +3,11 @@
  * and whether the hatchery needs `input`. Runs at every load, in about linear time in the nodes.
  */
 import type { ValidationProblem } from '../../core/errors.js';
+import type { HatcheryGraph } from '../../engine/graph.js';
 import { hasTemplateTags } from '../../engine/templates/templates.js';
 import { kindSpec } from '../../schema/nodes.js';
 import { quote } from '../../schema/suggest.js';
+import { addUnique } from '../limits.js';
 import type { Presence } from './bitset.js';
 import { Dataflow, type RenderPoint } from './dataflow.js';
 import { Flow, type FlowNode } from './flow.js';
@@ -78,14 +80,15 @@ function renderPoint(field: string): { point: RenderPoint; extras: ReadonlySet<s
   return { point: 'in', extras: SPAWN_SYS.test(field) ? TASK : NO_EXTRAS };
 }
 
-/** Analyses a validated file; problems (errors and warnings) are added to `problems`. */
+/** Analyses a validated file (`graph` built from `nodes`); problems (errors and warnings) are added to `problems`. */
 export function analyzeHatchery(
   file: { start?: string; inputs?: Record<string, string>; files?: Record<string, string> },
   nodes: readonly FlowNode[],
+  graph: HatcheryGraph,
   templates: readonly TemplateUse[],
   problems: ValidationProblem[],
 ): Analysis {
-  const flow = new Flow(nodes, file.start);
+  const flow = new Flow(nodes, file.start, graph);
   const found: ValidationProblem[] = [];
   graphChecks(flow, found);
   const parsed = templates.filter((t) => t.refs.length > 0);
@@ -223,12 +226,6 @@ export function analyzeHatchery(
   // A node that starts the run may read its input itself (a script with no stdin of its own).
   const first = flow.nodes[flow.start];
   if (first && kindSpec(first.kind)?.readsInput(first.def)) inputRequired = true;
-  const keys = new Set(problems.map((p) => `${p.path}\n${p.message}`));
-  for (const p of found) {
-    const key = `${p.path}\n${p.message}`;
-    if (keys.has(key)) continue;
-    keys.add(key);
-    problems.push(p);
-  }
+  addUnique(problems, found);
   return { inputRequired };
 }

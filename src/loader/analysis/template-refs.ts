@@ -5,6 +5,7 @@
  */
 import nunjucks from 'nunjucks';
 import { type SimpleTag, simpleTags } from '../../engine/templates/simple.js';
+import { lookupExpr } from '../../schema/names.js';
 
 /** One variable a template reads. */
 export interface TemplateRef {
@@ -47,8 +48,6 @@ type AstNode = {
   fields?: string[];
   [field: string]: unknown;
 };
-
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function isNode(v: unknown): v is AstNode {
   return v !== null && typeof v === 'object' && typeof (v as AstNode).typename === 'string';
@@ -111,9 +110,15 @@ function localNames(root: AstNode): Set<string> {
   return names;
 }
 
-/** The expression text of `root.name` as a user writes it. */
-function exprOf(root: string, name: string): string {
-  return IDENT.test(name) ? `${root}.${name}` : `${root}[${JSON.stringify(name)}]`;
+/** A ref at a 1-based position of the template. */
+function refAt(
+  kind: TemplateRef['kind'],
+  name: string,
+  line: number,
+  column: number,
+  soft: boolean,
+): TemplateRef {
+  return { kind, name, expr: kind === 'bare' ? name : lookupExpr(kind, name), line, column, soft };
 }
 
 /** Reads the refs of one parsed template. */
@@ -141,14 +146,7 @@ class Collector {
   }
 
   private add(kind: TemplateRef['kind'], name: string, at: AstNode, soft: boolean, guards: Set<string>) {
-    this.refs.push({
-      kind,
-      name,
-      expr: kind === 'bare' ? name : exprOf(kind, name),
-      line: at.lineno + 1,
-      column: at.colno + 1,
-      soft: soft || guards.has(`${kind}:${name}`),
-    });
+    this.refs.push(refAt(kind, name, at.lineno + 1, at.colno + 1, soft || guards.has(`${kind}:${name}`)));
   }
 
   visit(n: AstNode, soft: boolean, guards: Set<string>): void {
@@ -327,14 +325,8 @@ function simpleRefs(tags: readonly SimpleTag[], source: string, extras: Readonly
       const r = simpleRef(g, extras);
       return r !== undefined && r.kind === ref.kind && r.name === ref.name;
     });
-    refs.push({
-      kind: ref.kind,
-      name: ref.name,
-      expr: ref.kind === 'bare' ? ref.name : exprOf(ref.kind, ref.name),
-      line,
-      column: tag.at - lineStart + 1,
-      soft: tag.cond || guarded || tag.filters.some((f) => f === 'default' || f === 'd'),
-    });
+    const soft = tag.cond || guarded || tag.filters.some((f) => f === 'default' || f === 'd');
+    refs.push(refAt(ref.kind, ref.name, line, tag.at - lineStart + 1, soft));
   }
   return refs;
 }

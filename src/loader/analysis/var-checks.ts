@@ -73,13 +73,13 @@ export class VarChecks {
     const at = () => `(line ${r.line}, column ${r.column} of the template)`;
     const dflt = () => `{{ ${r.expr} | default("") }}`;
     if (r.kind === 'bare') return this.bare(r, at());
+    // Set on every path, or on some where the template copes with its absence.
+    if (presence === 'all' || (presence === 'some' && r.soft)) return undefined;
     if (r.kind === 'ctx') {
       if (this.always.has(r.name)) return undefined;
-      const has = presence;
-      if (has === 'all' || (has === 'some' && r.soft)) return undefined;
       const savers = this.savers.get(r.name) ?? [];
       const named = savers.map((s) => quote(s)).join(', ');
-      if (has === 'some') {
+      if (presence === 'some') {
         return {
           severity: 'warning',
           message: `${r.expr} ${at()} may be undefined when ${quote(node)} runs: it is set on some paths to this node but not on all${savers.length ? ` (saved by ${named})` : ''}`,
@@ -119,8 +119,6 @@ export class VarChecks {
         fix: `${fix}, or give a default: ${dflt()}`,
       };
     }
-    const has = presence;
-    if (has === 'all' || (has === 'some' && r.soft)) return undefined;
     const target = this.flow.index.get(r.name);
     if (target === undefined) {
       this.nodeNames ??= [...this.flow.index.keys()];
@@ -130,7 +128,7 @@ export class VarChecks {
         fix: 'out.<name> reads the output of the node with that name',
       };
     }
-    if (has === 'some')
+    if (presence === 'some')
       return {
         severity: 'warning',
         message: `${r.expr} ${at()} may be unset when ${quote(node)} runs: node ${quote(r.name)} runs before it on some paths but not on all`,
