@@ -175,21 +175,22 @@ function addCacheBreakpoints(params: MessageCreateParamsNonStreaming): void {
   blocks[blocks.length - 1] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
 }
 
+/** The token counts of Anthropic's usage objects (message_start, message_delta, a whole message). */
+const USAGE_FIELDS = [
+  'input_tokens',
+  'output_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+] as const;
+
+/** Anthropic usage as any of those events carries it: a count may be absent or null. */
+type RawUsage = { [K in (typeof USAGE_FIELDS)[number]]?: number | null };
+
 /**
  * Converts Anthropic usage; cache reads and writes count as input, as OpenAI's prompt_tokens do, and
  * cache reads are also reported as cachedInputTokens (priced at the cached price).
  */
-export function fromAnthropicUsage(
-  usage:
-    | {
-        input_tokens?: number | null;
-        output_tokens?: number | null;
-        cache_creation_input_tokens?: number | null;
-        cache_read_input_tokens?: number | null;
-      }
-    | null
-    | undefined,
-): Usage {
+export function fromAnthropicUsage(usage: RawUsage | null | undefined): Usage {
   const cached = usage?.cache_read_input_tokens ?? 0;
   const out: Usage = {
     inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + cached,
@@ -231,14 +232,6 @@ export function fromAnthropicMessage(message: Message, schemaTool?: SchemaTool):
   if (message.stop_reason) res.stopReason = message.stop_reason;
   return res;
 }
-
-type RawUsage = Parameters<typeof fromAnthropicUsage>[0] & object;
-const USAGE_FIELDS = [
-  'input_tokens',
-  'output_tokens',
-  'cache_creation_input_tokens',
-  'cache_read_input_tokens',
-] as const;
 
 function mergeUsage(into: RawUsage, from: RawUsage | null | undefined): void {
   for (const k of USAGE_FIELDS) {

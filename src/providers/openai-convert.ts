@@ -10,6 +10,7 @@ import type {
   ChatCompletionTool,
   ChatCompletionToolChoiceOption,
 } from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
 import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolSpec, Usage } from './types.js';
 
 /** Which request field carries the output-token limit. */
@@ -134,16 +135,7 @@ function clip(text: string, max = 200): string {
 }
 
 /** Converts OpenAI usage; absent usage (some compatible servers) counts as zero. */
-export function fromOpenAIUsage(
-  usage:
-    | {
-        prompt_tokens?: number | null;
-        completion_tokens?: number | null;
-        prompt_tokens_details?: { cached_tokens?: number | null } | null;
-      }
-    | null
-    | undefined,
-): Usage {
+export function fromOpenAIUsage(usage: CompletionUsage | null | undefined): Usage {
   const out: Usage = { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 };
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
   if (cached > 0) out.cachedInputTokens = cached;
