@@ -13,7 +13,7 @@ import type {
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import { parseToolArgs, safeName } from './openai-convert.js';
-import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolSpec, Usage } from './types.js';
+import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage } from './types.js';
 
 /** max_tokens is mandatory on Anthropic; this is sent when the request sets none. */
 const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
@@ -83,15 +83,6 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): MessagePa
   return out;
 }
 
-/** Converts tool specs. */
-function toAnthropicTools(tools: readonly ToolSpec[]): Tool[] {
-  return tools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    input_schema: { type: 'object', ...t.inputSchema } as Tool.InputSchema,
-  }));
-}
-
 /** Converts the neutral tool choice. */
 function toAnthropicToolChoice(choice: ChatRequest['toolChoice']): ToolChoice {
   if (choice === undefined || choice === 'auto') return { type: 'auto' };
@@ -114,7 +105,11 @@ export function toAnthropicParams(request: ChatRequest): AnthropicParams {
     messages: toAnthropicMessages(request.messages),
   };
   if (request.system) params.system = request.system;
-  const tools = request.tools && request.tools.length > 0 ? toAnthropicTools(request.tools) : [];
+  const tools: Tool[] = (request.tools ?? []).map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: { type: 'object', ...t.inputSchema } as Tool.InputSchema,
+  }));
   let toolChoice: ToolChoice | undefined =
     tools.length > 0 && request.toolChoice !== undefined
       ? toAnthropicToolChoice(request.toolChoice)
