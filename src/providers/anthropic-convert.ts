@@ -203,13 +203,13 @@ function toToolCall(id: string, name: string, input: unknown): ToolCall {
   return { id, name, args: input as Record<string, unknown> };
 }
 
-/** Splits the structured-output call off the tool calls and turns it into the reply text. */
-function applySchemaTool(text: string, calls: ToolCall[], schemaTool: SchemaTool | undefined) {
-  if (!schemaTool) return { text, toolCalls: calls };
-  const hit = calls.find((c) => c.name === schemaTool.name);
-  if (!hit) return { text, toolCalls: calls };
-  const value = schemaTool.wrapped ? hit.args.value : hit.args;
-  return { text: JSON.stringify(value ?? null), toolCalls: calls.filter((c) => c !== hit) };
+/** Splits the structured-output call off the tool calls of `res` and turns it into the reply text. */
+function applySchemaTool(res: ChatResponse, schemaTool: SchemaTool | undefined): ChatResponse {
+  const hit = schemaTool && res.toolCalls.find((c) => c.name === schemaTool.name);
+  if (!hit) return res;
+  res.text = JSON.stringify((schemaTool?.wrapped ? hit.args.value : hit.args) ?? null);
+  res.toolCalls = res.toolCalls.filter((c) => c !== hit);
+  return res;
 }
 
 /** Converts a non-streaming message. */
@@ -220,12 +220,9 @@ export function fromAnthropicMessage(message: Message, schemaTool?: SchemaTool):
     if (block.type === 'text') text += block.text;
     else if (block.type === 'tool_use') calls.push(toToolCall(block.id, block.name, block.input));
   }
-  const res: ChatResponse = {
-    ...applySchemaTool(text, calls, schemaTool),
-    usage: fromAnthropicUsage(message.usage),
-  };
+  const res: ChatResponse = { text, toolCalls: calls, usage: fromAnthropicUsage(message.usage) };
   if (message.stop_reason) res.stopReason = message.stop_reason;
-  return res;
+  return applySchemaTool(res, schemaTool);
 }
 
 function mergeUsage(into: RawUsage, from: RawUsage | null | undefined): void {
@@ -303,11 +300,8 @@ export class AnthropicStreamAccumulator {
       if (b.kind === 'text') text += b.text;
       else calls.push(parseToolArgs(b.id, b.name, b.json));
     }
-    const res: ChatResponse = {
-      ...applySchemaTool(text, calls, this.schemaTool),
-      usage: fromAnthropicUsage(this.usage),
-    };
+    const res: ChatResponse = { text, toolCalls: calls, usage: fromAnthropicUsage(this.usage) };
     if (this.stopReason) res.stopReason = this.stopReason;
-    return res;
+    return applySchemaTool(res, this.schemaTool);
   }
 }

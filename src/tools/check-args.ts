@@ -43,14 +43,8 @@ const join = (base: string, key: string | number) => (base ? `${base}/${key}` : 
  * Checks constant tool arguments against a JSON Schema subset (type, required, properties,
  * additionalProperties, enum, items). A string with template tags has a type only when rendered:
  * one that is a single expression keeps its value's type and is skipped; other templated text is a
- * string whose value (enum) is unknown. `tool` names the tool in messages.
+ * string whose value (enum) is unknown. `tool` names the tool in messages; problems go to `out`.
  */
-export function checkArgs(value: unknown, schema: Schema, tool: string, at = ''): ArgProblem[] {
-  const problems: ArgProblem[] = [];
-  walk(value, schema, tool, at, problems);
-  return problems;
-}
-
 function walk(value: unknown, schema: Schema, tool: string, at: string, out: ArgProblem[]): void {
   const templated = typeof value === 'string' && hasTemplateTags(value);
   if (templated && singleExpression(value as string) !== undefined) return;
@@ -185,7 +179,9 @@ export function checkToolArgs(ref: ToolRef, args: unknown, schema: Record<string
       value = { input: input_str, ...rest };
     }
   }
-  return checkArgs(value, schema, ref.ref);
+  const problems: ArgProblem[] = [];
+  walk(value, schema, ref.ref, '', problems);
+  return problems;
 }
 
 /** One reference of one kind in a loaded hatchery's nodes (for `validate --connect`). */
