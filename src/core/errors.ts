@@ -148,7 +148,6 @@ export function isAbortError(err: unknown): boolean {
   );
 }
 
-/** Formats any thrown value for a user: HatcheryErrors with their location, others by message. */
 /**
  * The reason a stopping server (or CLI) aborts its runs with: the runs end `interrupted`, to be
  * resumed, not `cancelled`, which only a user's cancel is.
@@ -162,6 +161,7 @@ export function isShutdown(reason: unknown): boolean {
   return reason instanceof HatcheryError && reason.context.shutdown === true;
 }
 
+/** Formats any thrown value for a user: HatcheryErrors with their location, others by message. */
 export function formatError(err: unknown): string {
   if (err instanceof HatcheryError) return err.toString();
   if (err instanceof Error) return err.message;

@@ -13,7 +13,7 @@ import type {
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import { parseToolArgs, safeName } from './openai-convert.js';
-import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolSpec, Usage } from './types.js';
+import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage } from './types.js';
 
 /** max_tokens is mandatory on Anthropic; this is sent when the request sets none. */
 const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
@@ -83,15 +83,6 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): MessagePa
   return out;
 }
 
-/** Converts tool specs. */
-function toAnthropicTools(tools: readonly ToolSpec[]): Tool[] {
-  return tools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    input_schema: { type: 'object', ...t.inputSchema } as Tool.InputSchema,
-  }));
-}
-
 /** Converts the neutral tool choice. */
 function toAnthropicToolChoice(choice: ChatRequest['toolChoice']): ToolChoice {
   if (choice === undefined || choice === 'auto') return { type: 'auto' };
@@ -114,7 +105,11 @@ export function toAnthropicParams(request: ChatRequest): AnthropicParams {
     messages: toAnthropicMessages(request.messages),
   };
   if (request.system) params.system = request.system;
-  const tools = request.tools && request.tools.length > 0 ? toAnthropicTools(request.tools) : [];
+  const tools: Tool[] = (request.tools ?? []).map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: { type: 'object', ...t.inputSchema } as Tool.InputSchema,
+  }));
   let toolChoice: ToolChoice | undefined =
     tools.length > 0 && request.toolChoice !== undefined
       ? toAnthropicToolChoice(request.toolChoice)
@@ -175,21 +170,22 @@ function addCacheBreakpoints(params: MessageCreateParamsNonStreaming): void {
   blocks[blocks.length - 1] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
 }
 
+/** The token counts of Anthropic's usage objects (message_start, message_delta, a whole message). */
+const USAGE_FIELDS = [
+  'input_tokens',
+  'output_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+] as const;
+
+/** Anthropic usage as any of those events carries it: a count may be absent or null. */
+type RawUsage = { [K in (typeof USAGE_FIELDS)[number]]?: number | null };
+
 /**
  * Converts Anthropic usage; cache reads and writes count as input, as OpenAI's prompt_tokens do, and
  * cache reads are also reported as cachedInputTokens (priced at the cached price).
  */
-export function fromAnthropicUsage(
-  usage:
-    | {
-        input_tokens?: number | null;
-        output_tokens?: number | null;
-        cache_creation_input_tokens?: number | null;
-        cache_read_input_tokens?: number | null;
-      }
-    | null
-    | undefined,
-): Usage {
+export function fromAnthropicUsage(usage: RawUsage | null | undefined): Usage {
   const cached = usage?.cache_read_input_tokens ?? 0;
   const out: Usage = {
     inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + cached,
@@ -207,13 +203,13 @@ function toToolCall(id: string, name: string, input: unknown): ToolCall {
   return { id, name, args: input as Record<string, unknown> };
 }
 
-/** Splits the structured-output call off the tool calls and turns it into the reply text. */
-function applySchemaTool(text: string, calls: ToolCall[], schemaTool: SchemaTool | undefined) {
-  if (!schemaTool) return { text, toolCalls: calls };
-  const hit = calls.find((c) => c.name === schemaTool.name);
-  if (!hit) return { text, toolCalls: calls };
-  const value = schemaTool.wrapped ? hit.args.value : hit.args;
-  return { text: JSON.stringify(value ?? null), toolCalls: calls.filter((c) => c !== hit) };
+/** Splits the structured-output call off the tool calls of `res` and turns it into the reply text. */
+function applySchemaTool(res: ChatResponse, schemaTool: SchemaTool | undefined): ChatResponse {
+  const hit = schemaTool && res.toolCalls.find((c) => c.name === schemaTool.name);
+  if (!hit) return res;
+  res.text = JSON.stringify((schemaTool?.wrapped ? hit.args.value : hit.args) ?? null);
+  res.toolCalls = res.toolCalls.filter((c) => c !== hit);
+  return res;
 }
 
 /** Converts a non-streaming message. */
@@ -224,21 +220,10 @@ export function fromAnthropicMessage(message: Message, schemaTool?: SchemaTool):
     if (block.type === 'text') text += block.text;
     else if (block.type === 'tool_use') calls.push(toToolCall(block.id, block.name, block.input));
   }
-  const res: ChatResponse = {
-    ...applySchemaTool(text, calls, schemaTool),
-    usage: fromAnthropicUsage(message.usage),
-  };
+  const res: ChatResponse = { text, toolCalls: calls, usage: fromAnthropicUsage(message.usage) };
   if (message.stop_reason) res.stopReason = message.stop_reason;
-  return res;
+  return applySchemaTool(res, schemaTool);
 }
-
-type RawUsage = Parameters<typeof fromAnthropicUsage>[0] & object;
-const USAGE_FIELDS = [
-  'input_tokens',
-  'output_tokens',
-  'cache_creation_input_tokens',
-  'cache_read_input_tokens',
-] as const;
 
 function mergeUsage(into: RawUsage, from: RawUsage | null | undefined): void {
   for (const k of USAGE_FIELDS) {
@@ -315,11 +300,8 @@ export class AnthropicStreamAccumulator {
       if (b.kind === 'text') text += b.text;
       else calls.push(parseToolArgs(b.id, b.name, b.json));
     }
-    const res: ChatResponse = {
-      ...applySchemaTool(text, calls, this.schemaTool),
-      usage: fromAnthropicUsage(this.usage),
-    };
+    const res: ChatResponse = { text, toolCalls: calls, usage: fromAnthropicUsage(this.usage) };
     if (this.stopReason) res.stopReason = this.stopReason;
-    return res;
+    return applySchemaTool(res, this.schemaTool);
   }
 }

@@ -1,5 +1,4 @@
-import { listPrice as p } from './types.js';
-import type { VendorInfo } from './vendor-info.js';
+import { listPrice as p, type VendorInfo } from './types.js';
 
 /**
  * Anthropic. The default is a current model: the SDK prints a warning on every call to a model on its

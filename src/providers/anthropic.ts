@@ -11,7 +11,7 @@ import {
   fromAnthropicMessage,
   toAnthropicParams,
 } from './anthropic-convert.js';
-import { cappedFetch, DEFAULT_MAX_REPLY_BYTES } from './reply-cap.js';
+import { sdkClientOptions } from './reply-cap.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isAnthropicMessage } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
@@ -56,17 +56,7 @@ export class AnthropicProvider implements Provider {
   }
 }
 
-/** Options of {@link createAnthropicProvider}. */
-export type CreateAnthropicProviderOptions = SdkProviderOptions;
-
 /** Builds an AnthropicProvider with a fresh SDK client. */
-export function createAnthropicProvider(options: CreateAnthropicProviderOptions): AnthropicProvider {
-  const client = new Anthropic({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    maxRetries: options.maxRetries ?? 2,
-    fetch: cappedFetch(fetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
-    ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-  });
-  return new AnthropicProvider(client);
+export function createAnthropicProvider(options: SdkProviderOptions): AnthropicProvider {
+  return new AnthropicProvider(new Anthropic(sdkClientOptions(options)));
 }

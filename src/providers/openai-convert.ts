@@ -7,10 +7,10 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
-  ChatCompletionTool,
   ChatCompletionToolChoiceOption,
 } from 'openai/resources/chat/completions';
-import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolSpec, Usage } from './types.js';
+import type { CompletionUsage } from 'openai/resources/completions';
+import type { ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage } from './types.js';
 
 /** Which request field carries the output-token limit. */
 export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
@@ -57,14 +57,6 @@ export function toOpenAIMessages(
   return out;
 }
 
-/** Converts tool specs to function tools. */
-function toOpenAITools(tools: readonly ToolSpec[]): ChatCompletionTool[] {
-  return tools.map((t) => ({
-    type: 'function' as const,
-    function: { name: t.name, description: t.description, parameters: t.inputSchema },
-  }));
-}
-
 /** Converts the neutral tool choice. */
 function toOpenAIToolChoice(choice: ChatRequest['toolChoice']): ChatCompletionToolChoiceOption {
   if (choice === undefined || choice === 'auto') return 'auto';
@@ -82,7 +74,10 @@ export function toOpenAIParams(
     messages: toOpenAIMessages(request.system, request.messages),
   };
   if (request.tools && request.tools.length > 0) {
-    params.tools = toOpenAITools(request.tools);
+    params.tools = request.tools.map((t) => ({
+      type: 'function' as const,
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    }));
     // tool_choice without tools is a 400 on OpenAI, so it is only sent alongside them.
     if (request.toolChoice !== undefined) params.tool_choice = toOpenAIToolChoice(request.toolChoice);
   }
@@ -134,16 +129,7 @@ function clip(text: string, max = 200): string {
 }
 
 /** Converts OpenAI usage; absent usage (some compatible servers) counts as zero. */
-export function fromOpenAIUsage(
-  usage:
-    | {
-        prompt_tokens?: number | null;
-        completion_tokens?: number | null;
-        prompt_tokens_details?: { cached_tokens?: number | null } | null;
-      }
-    | null
-    | undefined,
-): Usage {
+export function fromOpenAIUsage(usage: CompletionUsage | null | undefined): Usage {
   const out: Usage = { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 };
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
   if (cached > 0) out.cachedInputTokens = cached;

@@ -1,5 +1,4 @@
-import { listPrice as p } from './types.js';
-import type { VendorInfo } from './vendor-info.js';
+import { listPrice as p, type VendorInfo } from './types.js';
 
 /**
  * OpenAI (and compatible servers at OPENAI_BASE_URL or a node's base_url). The default is a current

@@ -10,7 +10,7 @@ import {
   OpenAIStreamAccumulator,
   toOpenAIParams,
 } from './openai-convert.js';
-import { cappedFetch, DEFAULT_MAX_REPLY_BYTES } from './reply-cap.js';
+import { sdkClientOptions } from './reply-cap.js';
 import { type SdkCallSpec, sdkChat } from './sdk-call.js';
 import { isChatCompletion } from './shape.js';
 import type { ChatRequest, ChatResponse, Provider, SdkProviderOptions } from './types.js';
@@ -66,17 +66,7 @@ export class OpenAIProvider implements Provider {
   }
 }
 
-/** Options of {@link createOpenAIProvider}. */
-export type CreateOpenAIProviderOptions = SdkProviderOptions;
-
 /** Builds an OpenAIProvider with a fresh SDK client. */
-export function createOpenAIProvider(options: CreateOpenAIProviderOptions): OpenAIProvider {
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    maxRetries: options.maxRetries ?? 2,
-    fetch: cappedFetch(fetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
-    ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-  });
-  return new OpenAIProvider(client);
+export function createOpenAIProvider(options: SdkProviderOptions): OpenAIProvider {
+  return new OpenAIProvider(new OpenAI(sdkClientOptions(options)));
 }

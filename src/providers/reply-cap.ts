@@ -1,7 +1,19 @@
 import { HatcheryError } from '../core/errors.js';
+import type { SdkProviderOptions } from './types.js';
 
 /** Default cap of one model reply, decoded (8 MiB: far above any model's longest answer). */
-export const DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024;
+
+/** The client options of either SDK for SdkProviderOptions: the reply cap on `fetch`, 2 retries by default. */
+export function sdkClientOptions(options: SdkProviderOptions) {
+  return {
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    maxRetries: options.maxRetries ?? 2,
+    fetch: cappedFetch(fetch, options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
+    ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+  };
+}
 
 /**
  * Wraps the `fetch` a model SDK gets so that a reply's decoded body (after gzip or brotli, streamed
@@ -9,7 +21,7 @@ export const DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024;
  * stream that never ends, or a small compressed body that inflates to gigabytes, cannot fill the
  * server's memory. Any fetch implementation works: only the Response body is wrapped.
  */
-export function cappedFetch(inner: typeof fetch, maxBytes: number): typeof fetch {
+function cappedFetch(inner: typeof fetch, maxBytes: number): typeof fetch {
   return async (input, init) => {
     const res = await inner(input, init);
     const body = res.body;

@@ -62,12 +62,12 @@ export function isClientModel(spec: string): boolean {
  * the drone it is set on (undefined at the top of the file).
  */
 export function clientFallbackProblem(spec: string, node?: string): string | undefined {
+  const of = node === undefined ? '' : ` of node ${quote(node)}`;
   if (parseModel(spec).vendor === 'sampling') {
-    const of = node === undefined ? '' : ` of node ${quote(node)}`;
     return `client_fallback ${quote(spec)}${of} is the MCP client's model again; it is the model used when the client cannot sample, so name another provider's model, such as ${VENDORS.map((v) => `"${vendorDefault(v.id)}"`).join(' or ')}`;
   }
   const why = modelSpecProblem(spec);
-  return why ? `client_fallback${node === undefined ? '' : ` of node ${quote(node)}`}: ${why}` : undefined;
+  return why ? `client_fallback${of}: ${why}` : undefined;
 }
 
 /**

@@ -23,14 +23,14 @@ export async function drainStream<E>(
     idleMs: number;
     onDelta: ((text: string) => void) | undefined;
     /** Where the stream came from, for errors (no credentials, no query). */
-    endpoint?: string;
+    endpoint: string;
     /** The raw response, for its content-type when the body was no event stream at all. */
-    response?: ReplyInfo;
+    response: ReplyInfo;
     /** What the stream should have been, e.g. `stream of chat completion chunks`. */
-    what?: string;
+    what: string;
   },
 ): Promise<ChatResponse> {
-  const { vendor, idleMs } = opts;
+  const { vendor, idleMs, endpoint } = opts;
   guard.watchIdle(
     idleMs,
     () =>
@@ -49,19 +49,11 @@ export async function drainStream<E>(
   guard.check();
   if (!acc.finished) {
     // Not one event: the body was something else (an HTML page, plain JSON) under a 200.
-    if (events === 0 && opts.endpoint) {
-      throw notAReply({
-        vendor,
-        what: opts.what ?? 'event stream',
-        endpoint: opts.endpoint,
-        response: opts.response,
-      });
-    }
-    const from = opts.endpoint ? ` from ${opts.endpoint}` : '';
+    if (events === 0) throw notAReply({ vendor, what: opts.what, endpoint, response: opts.response });
     throw new HatcheryError(
       'PROVIDER',
-      `${vendor} stream${from} ended before the reply was complete`,
-      opts.endpoint ? { endpoint: opts.endpoint } : {},
+      `${vendor} stream from ${endpoint} ended before the reply was complete`,
+      { endpoint },
     );
   }
   return acc.finish();

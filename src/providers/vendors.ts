@@ -5,9 +5,9 @@
  */
 import { ANTHROPIC } from './anthropic-vendor.js';
 import { OPENAI } from './openai-vendor.js';
-import type { VendorInfo } from './vendor-info.js';
+import type { VendorInfo } from './types.js';
 
-export type { VendorInfo } from './vendor-info.js';
+export type { VendorInfo } from './types.js';
 
 /** Every SDK vendor, in the order their keys choose the default model (OPENAI_API_KEY first). */
 export const VENDORS = [OPENAI, ANTHROPIC] as const;

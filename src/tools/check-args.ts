@@ -1,7 +1,11 @@
-import type { ToolRef } from '../engine/contracts.js';
+import type { ValidationProblem } from '../core/errors.js';
+import type { Hatchery, ToolRef } from '../engine/contracts.js';
 import { hasTemplateTags } from '../engine/templates/templates.js';
 import { didYouMean, listNames, quote } from '../schema/suggest.js';
+import { toolRefFields } from '../schema/tool-refs.js';
 import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
+import { hatchTool, nodeTool } from './nested.js';
+import { parseToolRef } from './refs.js';
 
 /** A value as written in JSON, cut to a readable length: strings quoted, numbers and objects as JSON. */
 function shown(v: unknown): string {
@@ -39,14 +43,8 @@ const join = (base: string, key: string | number) => (base ? `${base}/${key}` : 
  * Checks constant tool arguments against a JSON Schema subset (type, required, properties,
  * additionalProperties, enum, items). A string with template tags has a type only when rendered:
  * one that is a single expression keeps its value's type and is skipped; other templated text is a
- * string whose value (enum) is unknown. `tool` names the tool in messages.
+ * string whose value (enum) is unknown. `tool` names the tool in messages; problems go to `out`.
  */
-export function checkArgs(value: unknown, schema: Schema, tool: string, at = ''): ArgProblem[] {
-  const problems: ArgProblem[] = [];
-  walk(value, schema, tool, at, problems);
-  return problems;
-}
-
 function walk(value: unknown, schema: Schema, tool: string, at: string, out: ArgProblem[]): void {
   const templated = typeof value === 'string' && hasTemplateTags(value);
   if (templated && singleExpression(value as string) !== undefined) return;
@@ -143,36 +141,21 @@ export function singleExpression(s: string): string | undefined {
   return inner.trim();
 }
 
-/** The input schema of a hatch: or node: tool (one string `input`, plus a sub-hatchery's declared inputs). */
-function nestedSchema(inputs: Readonly<Record<string, string>>): Record<string, unknown> {
-  const properties: Record<string, unknown> = { input: { type: 'string' } };
-  for (const k of Object.keys(inputs)) properties[k] = { type: 'string' };
-  return {
-    type: 'object',
-    properties,
-    required: ['input', ...Object.keys(inputs)],
-    additionalProperties: false,
-  };
-}
-
 /**
  * The input schema of a tool when it is known without starting or importing anything: built-ins,
  * node: tools, and hatch: tools whose file was loaded at load time. mcp: schemas come from the
  * server (validate --connect); js: schemas from importing the module, which a load never does.
  */
-export function loadTimeSchema(
-  ref: ToolRef,
-  sub: { inputs: Readonly<Record<string, string>> } | undefined,
-): Record<string, unknown> | undefined {
+export function loadTimeSchema(ref: ToolRef, sub: Hatchery | undefined): Record<string, unknown> | undefined {
   switch (ref.kind) {
     case 'builtin':
       return ref.name === shellExecTool.name
         ? shellExecTool.inputSchema
         : BUILTIN_TOOLS.get(ref.name)?.inputSchema;
     case 'node':
-      return nestedSchema({});
+      return nodeTool(ref.ref, ref.node).inputSchema;
     case 'hatch':
-      return sub ? nestedSchema(sub.inputs) : undefined;
+      return sub ? hatchTool(ref.ref, sub).inputSchema : undefined;
     default:
       return undefined;
   }
@@ -196,5 +179,45 @@ export function checkToolArgs(ref: ToolRef, args: unknown, schema: Record<string
       value = { input: input_str, ...rest };
     }
   }
-  return checkArgs(value, schema, ref.ref);
+  const problems: ArgProblem[] = [];
+  walk(value, schema, ref.ref, '', problems);
+  return problems;
+}
+
+/** One reference of one kind in a loaded hatchery's nodes (for `validate --connect`). */
+export interface RefUse<K extends ToolRef['kind']> {
+  ref: Extract<ToolRef, { kind: K }>;
+  /** JSON path of the reference. */
+  field: string;
+  /** A baneling's tool_args, checked against the tool's schema; a drone's model picks its own. */
+  args?: { value: unknown; field: string };
+}
+
+/** Every reference of kind `kind` the nodes of a loaded hatchery write, in node order. */
+export function refUses<K extends ToolRef['kind']>(h: Hatchery, kind: K): RefUse<K>[] {
+  const uses: RefUse<K>[] = [];
+  for (const node of h.nodes.values()) {
+    const d = h.def.nodes[node.index] as Record<string, unknown>;
+    const at = `nodes/${node.index}`;
+    for (const { ref, field } of toolRefFields(node.kind, d)) {
+      const parsed = parseToolRef(ref);
+      if ('error' in parsed || parsed.kind !== kind) continue;
+      const args = field === 'tool_name' ? { value: d.tool_args ?? {}, field: `${at}/tool_args` } : undefined;
+      uses.push({ ref: parsed as Extract<ToolRef, { kind: K }>, field: `${at}/${field}`, args });
+    }
+  }
+  return uses;
+}
+
+/** The problems of a use's tool_args against the tool's schema, at their paths in the file. */
+export function useArgProblems(
+  u: { ref: ToolRef; args?: RefUse<'js'>['args'] },
+  schema: Schema,
+): ValidationProblem[] {
+  if (!u.args) return [];
+  const at = u.args.field;
+  return checkToolArgs(u.ref, u.args.value, schema).map((p) => ({
+    path: p.path ? `${at}/${p.path}` : at,
+    message: p.message,
+  }));
 }

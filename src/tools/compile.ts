@@ -129,21 +129,6 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
   return parsed;
 }
 
-/** The servers of a drone's `mcp` list (the original Hatchery's form), each offering all its tools. */
-function compileMcpEntries(entries: readonly string[], cc: CompileContext): McpRefWithDef[] {
-  const refs: McpRefWithDef[] = [];
-  entries.forEach((entry, i) => {
-    const def = parseServerEntry(entry, cc.dir);
-    if ('error' in def) {
-      cc.problem(`mcp/${i}`, `${def.error} (in "${entry}")`);
-      return;
-    }
-    // The entry itself names the server, so one command line used by several drones shares one process.
-    refs.push({ kind: 'mcp', ref: `mcp:${entry.trim()}`, server: entry.trim(), def });
-  });
-  return refs;
-}
-
 /** The tool name a reference will have, when it is known without starting anything. */
 function staticToolName(ref: ToolRef, dir: string): string | undefined {
   switch (ref.kind) {
@@ -168,7 +153,7 @@ export function compileToolRefs(def: { tools?: string[]; mcp?: string[] }, cc: C
   const refs: ToolRef[] = [];
   const names = new Map<string, string>();
   const seen = new Map<string, string>();
-  const add = (parsed: ToolRef, field: string) => {
+  const add = (parsed: ToolRef | McpRefWithDef, field: string) => {
     const same = seen.get(parsed.ref);
     if (same !== undefined) {
       cc.problem(field, `"${parsed.ref}" is listed twice (${same} and ${field}): remove one`);
@@ -193,8 +178,12 @@ export function compileToolRefs(def: { tools?: string[]; mcp?: string[] }, cc: C
     const parsed = checkToolRef(ref, `tools/${i}`, cc);
     if (parsed) add(parsed, `tools/${i}`);
   });
-  compileMcpEntries(def.mcp ?? [], cc).forEach((parsed, i) => {
-    add(parsed, `mcp/${i}`);
+  // The servers of a drone's `mcp` list (the original Hatchery's form), each offering all its tools.
+  (def.mcp ?? []).forEach((entry, i) => {
+    const server = parseServerEntry(entry, cc.dir);
+    if ('error' in server) cc.problem(`mcp/${i}`, `${server.error} (in "${entry}")`);
+    // The entry itself names the server, so one command line used by several drones shares one process.
+    else add({ kind: 'mcp', ref: `mcp:${entry.trim()}`, server: entry.trim(), def: server }, `mcp/${i}`);
   });
   return refs;
 }

@@ -2,10 +2,8 @@ import type { ValidationProblem } from '../core/errors.js';
 import type { Hatchery, Tool } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { didYouMean, listNames } from '../schema/suggest.js';
-import { toolRefFields } from '../schema/tool-refs.js';
-import { checkArgs } from './check-args.js';
+import { type RefUse, refUses, useArgProblems } from './check-args.js';
 import { anchored, parseServerEntry } from './mcp-entry.js';
-import { parseToolRef } from './refs.js';
 
 /** Default time one server gets to start, initialize and list its tools. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -20,39 +18,23 @@ export interface ConnectCheckOptions {
   signal?: AbortSignal;
 }
 
-/** One place a file uses an MCP server. */
-interface Use {
-  server: string;
-  def: McpServerDef;
-  /** JSON path of the reference. */
-  field: string;
-  ref: string;
-  tool?: string;
-  /** A baneling's tool_args, checked against the tool's inputSchema. */
-  args?: { value: unknown; field: string };
-}
+/** One place a file uses an MCP server: an mcp: reference, or a drone's `mcp` entry (its text is the server). */
+type Use = RefUse<'mcp'> & { def: McpServerDef };
 
 /** Every mcp: reference and `mcp` server entry of a loaded hatchery, with its server definition. */
 function usesOf(h: Hatchery, options: ConnectCheckOptions): Use[] {
   const servers = { ...(options.mcpServers ?? {}), ...(h.def.mcpServers ?? {}) };
   const uses: Use[] = [];
-  const addRef = (ref: string, field: string, args?: Use['args']) => {
-    const parsed = parseToolRef(ref);
-    if ('error' in parsed || parsed.kind !== 'mcp' || !Object.hasOwn(servers, parsed.server)) return;
-    const def = anchored(servers[parsed.server]!, h.dir);
-    uses.push({ server: parsed.server, def, field, ref, tool: parsed.tool, args });
-  };
+  for (const u of refUses(h, 'mcp')) {
+    if (Object.hasOwn(servers, u.ref.server))
+      uses.push({ ...u, def: anchored(servers[u.ref.server]!, h.dir) });
+  }
   for (const node of h.nodes.values()) {
-    const d = h.def.nodes[node.index] as Record<string, unknown>;
-    const at = `nodes/${node.index}`;
-    for (const { ref, field } of toolRefFields(node.kind, d)) {
-      const args = field === 'tool_name' ? { value: d.tool_args ?? {}, field: `${at}/tool_args` } : undefined;
-      addRef(ref, `${at}/${field}`, args);
-    }
     if (node.kind !== 'drone') continue;
-    ((d.mcp as string[] | undefined) ?? []).forEach((entry, i) => {
+    ((h.def.nodes[node.index] as { mcp?: string[] }).mcp ?? []).forEach((entry, i) => {
       const def = parseServerEntry(entry, h.dir);
-      if (!('error' in def)) uses.push({ server: entry.trim(), def, field: `${at}/mcp/${i}`, ref: entry });
+      const ref = { kind: 'mcp', ref: entry, server: entry.trim() } as const;
+      if (!('error' in def)) uses.push({ ref, def, field: `nodes/${node.index}/mcp/${i}` });
     });
   }
   return uses;
@@ -77,9 +59,9 @@ export async function connectCheck(
   try {
     const byServer = new Map<string, Use[]>();
     for (const u of uses) {
-      const list = byServer.get(u.server);
+      const list = byServer.get(u.ref.server);
       if (list) list.push(u);
-      else byServer.set(u.server, [u]);
+      else byServer.set(u.ref.server, [u]);
     }
     await Promise.all(
       [...byServer].map(async ([server, list]) => {
@@ -107,30 +89,25 @@ export async function connectCheck(
 /** The problems of one use against the tools its server listed. */
 function checkUse(u: Use, tools: Tool[]): ValidationProblem[] {
   const names = tools.map((t) => t.name);
-  if (u.tool === undefined) {
-    if (!u.args || tools.length === 1) return tools.length === 1 && u.args ? argProblems(u, tools[0]!) : [];
+  const { server, tool: name } = u.ref;
+  if (name === undefined) {
+    if (!u.args || tools.length === 1)
+      return tools.length === 1 ? useArgProblems(u, tools[0]!.inputSchema) : [];
     return [
       {
         path: u.field,
-        message: `"${u.ref}" stands for ${tools.length} tools; a baneling calls one: name it as mcp:${u.server}/<tool> (tools: ${listNames(names) || 'none'})`,
+        message: `"${u.ref.ref}" stands for ${tools.length} tools; a baneling calls one: name it as mcp:${server}/<tool> (tools: ${listNames(names) || 'none'})`,
       },
     ];
   }
-  const tool = tools.find((t) => t.name === u.tool);
+  const tool = tools.find((t) => t.name === name);
   if (!tool) {
     return [
       {
         path: u.field,
-        message: `MCP server "${u.server}" has no tool "${u.tool}"${didYouMean(u.tool, names)}; its tools: ${listNames(names) || 'none'}`,
+        message: `MCP server "${server}" has no tool "${name}"${didYouMean(name, names)}; its tools: ${listNames(names) || 'none'}`,
       },
     ];
   }
-  return u.args ? argProblems(u, tool) : [];
-}
-
-function argProblems(u: Use, tool: Tool): ValidationProblem[] {
-  return checkArgs(u.args!.value, tool.inputSchema, u.ref).map((p) => ({
-    path: p.path ? `${u.args!.field}/${p.path}` : u.args!.field,
-    message: p.message,
-  }));
+  return useArgProblems(u, tool.inputSchema);
 }

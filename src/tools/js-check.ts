@@ -6,34 +6,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HatcheryError, type ValidationProblem } from '../core/errors.js';
 import type { Hatchery, Tool } from '../engine/contracts.js';
-import { toolRefFields } from '../schema/tool-refs.js';
-import { checkToolArgs } from './check-args.js';
+import { refUses, useArgProblems } from './check-args.js';
 import { buildTool, type JsRef } from './js-tool.js';
 import { type LoadRoots, readPathProblem } from './path-check.js';
-import { parseToolRef } from './refs.js';
-
-/** One js: reference of a file: where it is written and, for a baneling, its arguments. */
-interface JsUse {
-  ref: JsRef;
-  field: string;
-  args?: { value: unknown; field: string };
-}
-
-function usesOf(h: Hatchery): JsUse[] {
-  const uses: JsUse[] = [];
-  for (const node of h.nodes.values()) {
-    const d = h.def.nodes[node.index] as Record<string, unknown>;
-    const at = `nodes/${node.index}`;
-    for (const { ref, field } of toolRefFields(node.kind, d)) {
-      const parsed = parseToolRef(ref);
-      if ('error' in parsed || parsed.kind !== 'js') continue;
-      // A baneling's tool_args are checked against the tool's schema; a drone's model picks its own.
-      const args = field === 'tool_name' ? { value: d.tool_args ?? {}, field: `${at}/tool_args` } : undefined;
-      uses.push({ ref: parsed, field: `${at}/${field}`, args });
-    }
-  }
-  return uses;
-}
 
 /** Finds the tool a js: reference names; throws (a HatcheryError) when it cannot. */
 export type JsResolve = (ref: JsRef) => Promise<Tool>;
@@ -49,7 +24,7 @@ export async function jsToolProblems(
   banelingsOnly = false,
 ): Promise<ValidationProblem[]> {
   const problems: ValidationProblem[] = [];
-  for (const u of usesOf(hatchery)) {
+  for (const u of refUses(hatchery, 'js')) {
     if (banelingsOnly && !u.args) continue;
     let tool: Tool;
     try {
@@ -58,16 +33,14 @@ export async function jsToolProblems(
       problems.push({ path: u.field, message: (err as Error).message });
       continue;
     }
-    if (!u.args) continue;
-    for (const p of checkToolArgs(u.ref, u.args.value, tool.inputSchema))
-      problems.push({ path: p.path ? `${u.args.field}/${p.path}` : u.args.field, message: p.message });
+    problems.push(...useArgProblems(u, tool.inputSchema));
   }
   return problems;
 }
 
 /** True when a baneling of the hatchery calls a js: tool (what a run checks before its first node). */
 export function callsJsTools(hatchery: Hatchery): boolean {
-  return usesOf(hatchery).some((u) => u.args !== undefined);
+  return refUses(hatchery, 'js').some((u) => u.args !== undefined);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../core/errors.js';
 import type { Tool, ToolRef, ToolResult } from '../engine/contracts.js';
-import { issuesText } from '../schema/issues.js';
+import { toolArgs } from './builtin/define.js';
 
 // A js: tool built from its module's export (js.ts loads the module): the schema of its arguments
 // (zod 4 or JSON Schema), their check, and the call.
@@ -25,11 +25,6 @@ function isZod4(v: unknown): v is z.ZodType {
   return !!v && typeof v === 'object' && '_zod' in v && typeof (v as z.ZodType).safeParse === 'function';
 }
 
-/** True for a zod 3 schema, which has no JSON Schema conversion here. */
-function isZod3(v: unknown): boolean {
-  return !!v && typeof v === 'object' && '_def' in v && !('_zod' in v);
-}
-
 /** The JSON Schema and validator of a schema export. */
 function compileSchema(
   schema: unknown,
@@ -51,7 +46,8 @@ function compileSchema(
     }
     return { json, validator: schema };
   }
-  if (isZod3(schema)) {
+  // A zod 3 schema has no JSON Schema conversion here.
+  if (schema && typeof schema === 'object' && '_def' in schema && !('_zod' in schema)) {
     throw new HatcheryError(
       'TOOL',
       `${what}: zod 3 schemas are not supported; use zod 4 or a JSON Schema object`,
@@ -127,15 +123,7 @@ export function buildTool(mod: Module, ref: JsRef): Tool {
     inputSchema: json,
     ref: ref.ref,
     async call(args, tc) {
-      let input = args;
-      if (validator) {
-        const parsed = validator.safeParse(args);
-        if (!parsed.success) {
-          const why = issuesText(parsed.error.issues, args, validator);
-          throw new HatcheryError('TOOL', `invalid arguments for ${ref.export}: ${why}`, { tool: ref.ref });
-        }
-        input = parsed.data as Record<string, unknown>;
-      }
+      const input = validator ? (toolArgs(validator, args, ref.export, ref.ref) as typeof args) : args;
       try {
         // Only the call's signal: the run's context stays out of reach of module code.
         return jsResult(await fn(input, { signal: tc.signal }));

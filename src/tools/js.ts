@@ -64,10 +64,6 @@ export class JsTools {
    * outside the roots) is seen by the next run, and by a long run within JS_RECHECK_MS.
    */
   resolve(ref: JsRef, scope: RunContext): Promise<Tool> {
-    return this.seenEntry(ref, scope).tool;
-  }
-
-  private seenEntry(ref: JsRef, scope: RunContext): SeenModule {
     // What the run found of each module lately (see resolve), kept as long as the run's state lives.
     const run = scope.shared;
     let seen = run.toolMemo as Map<JsRef, SeenModule> | undefined;
@@ -77,7 +73,7 @@ export class JsTools {
     }
     // By reference: the nodes of one load naming one function share theirs (tools/compile.ts).
     const hit = seen.get(ref);
-    if (hit !== undefined && hit.epoch === this.epoch) return hit;
+    if (hit !== undefined && hit.epoch === this.epoch) return hit.tool;
     const entry: SeenModule = { epoch: this.epoch, tool: this.look(ref, scope) };
     this.tick();
     seen.set(ref, entry);
@@ -85,7 +81,7 @@ export class JsTools {
     entry.tool.catch(() => {
       if (seen.get(ref) === entry) seen.delete(ref);
     });
-    return entry;
+    return entry.tool;
   }
 
   /**

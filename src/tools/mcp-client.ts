@@ -82,25 +82,6 @@ function isSdkError(err: unknown, code: SdkErrorCode): boolean {
   return err instanceof SdkError && err.code === code;
 }
 
-/**
- * The client options of a server. HTTP servers are probed for the 2026-07-28 era (one `server/discover`
- * round trip per connection; a 2025-only server falls back to `initialize`), so servers that speak only
- * 2026 work too. Stdio servers keep the 2025 handshake: there the probe would need a second process
- * (or risk the one process, since some servers exit on any request before `initialize`), and every
- * stdio server in use still speaks 2025. `legacyOnly` skips the probe.
- */
-function clientOptions(def: McpServerDef, legacyOnly: boolean): ClientOptions {
-  const options: ClientOptions = { capabilities: {} };
-  if ('url' in def && !legacyOnly) options.versionNegotiation = { mode: 'auto' };
-  return options;
-}
-
-/** True when a connection failed at the era probe itself (not at auth, nor at the handshake after it). */
-function probeFailed(err: unknown): boolean {
-  const cause = err instanceof HatcheryError ? err.cause : err;
-  return isSdkError(cause, SdkErrorCode.EraNegotiationFailed);
-}
-
 /** Joins a CallToolResult's content into text; non-text parts are described in brackets. */
 function contentText(content: unknown): string {
   if (!Array.isArray(content)) return '';
@@ -236,14 +217,24 @@ export class McpPool {
     } catch (err) {
       // The SDK takes a 5xx answer to the probe for a failure, not for a 2025 server, but some 2025
       // servers answer any request before `initialize` so: they get the 2025 handshake alone, once.
-      if (!('url' in conn.def) || this.closed || !probeFailed(err)) throw err;
+      // Only a failure of the era probe itself counts (not of auth, nor of the handshake after it).
+      const cause = err instanceof HatcheryError ? err.cause : err;
+      if (!('url' in conn.def) || this.closed || !isSdkError(cause, SdkErrorCode.EraNegotiationFailed))
+        throw err;
       return this.open(conn, true);
     }
   }
 
   private async open(conn: Conn, legacyOnly: boolean): Promise<Client> {
     const { def } = conn;
-    const client = new Client(this.clientInfo, clientOptions(def, legacyOnly));
+    // HTTP servers are probed for the 2026-07-28 era (one `server/discover` round trip per connection;
+    // a 2025-only server falls back to `initialize`), so servers that speak only 2026 work too. Stdio
+    // servers keep the 2025 handshake: there the probe would need a second process (or risk the one
+    // process, since some servers exit on any request before `initialize`), and every stdio server in
+    // use still speaks 2025. `legacyOnly` skips the probe.
+    const options: ClientOptions = { capabilities: {} };
+    if ('url' in def && !legacyOnly) options.versionNegotiation = { mode: 'auto' };
+    const client = new Client(this.clientInfo, options);
     let transport: Transport;
     if ('url' in def) {
       transport = httpTransport(conn.name, def);

@@ -6,20 +6,12 @@ import {
   serializeMessage,
   type Transport,
 } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
 import { waitAtMost } from '../core/cancel.js';
 import { endTree, KILL_GRACE_MS, spawnTree } from '../core/process/process-tree.js';
 
 /** How long a server gets to exit by itself once its stdin is closed, before it is stopped. */
 const STDIN_EOF_GRACE_MS = 1_000;
-
-/** What starting a stdio MCP server needs; `env` is the complete environment (see childEnv). */
-export interface StdioServerParams {
-  command: string;
-  args: readonly string[];
-  env: Record<string, string>;
-  cwd?: string;
-}
 
 /** A stdio transport whose stderr can be read. */
 export type StdioTransport = Transport & { readonly stderr: Stream | null };
@@ -38,13 +30,14 @@ export class ProcessTreeTransport implements Transport {
   private child: ChildProcess | undefined;
   private readonly readBuffer = new ReadBuffer();
 
-  constructor(private readonly params: StdioServerParams) {}
+  /** `env` is the complete environment of the server (see childEnv). */
+  constructor(private readonly params: StdioServerParameters) {}
 
   /** Starts the server; resolves once it is spawned. */
   start(): Promise<void> {
     if (this.child) throw new Error('ProcessTreeTransport already started');
     return new Promise((resolve, reject) => {
-      const child = spawnTree(this.params.command, this.params.args, {
+      const child = spawnTree(this.params.command, this.params.args ?? [], {
         cwd: this.params.cwd,
         env: this.params.env,
         stdio: ['pipe', 'pipe', 'pipe'],
@@ -123,13 +116,7 @@ export class ProcessTreeTransport implements Transport {
  * The transport of a stdio server. POSIX: in its own process group. Windows has no process groups
  * to kill, and the SDK's transport resolves `npx`-style command shims there, so it is used as is.
  */
-export function stdioTransport(params: StdioServerParams): StdioTransport {
+export function stdioTransport(params: StdioServerParameters): StdioTransport {
   if (process.platform !== 'win32') return new ProcessTreeTransport(params);
-  return new StdioClientTransport({
-    command: params.command,
-    args: [...params.args],
-    env: params.env,
-    cwd: params.cwd,
-    stderr: 'pipe',
-  });
+  return new StdioClientTransport({ ...params, stderr: 'pipe' });
 }

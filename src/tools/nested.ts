@@ -10,17 +10,19 @@ function inputOf(args: Record<string, unknown>, tool: string): string {
   return v;
 }
 
+/** The input schema of a hatch: or node: tool: one string `input`, plus a sub-hatchery's declared inputs. */
+function nestedSchema(input: string, inputs: Readonly<Record<string, string>> = {}): Record<string, unknown> {
+  const properties: Record<string, unknown> = { input: { type: 'string', description: input } };
+  for (const [k, prompt] of Object.entries(inputs)) properties[k] = { type: 'string', description: prompt };
+  return { type: 'object', properties, required: ['input', ...Object.keys(inputs)] };
+}
+
 /** A hatchery as one tool: its name and desc, one string `input` (plus its declared inputs). */
 export function hatchTool(ref: string, sub: Hatchery): Tool {
-  const properties: Record<string, unknown> = {
-    input: { type: 'string', description: 'Input of the workflow ({{ ctx.input }})' },
-  };
-  for (const [k, prompt] of Object.entries(sub.inputs))
-    properties[k] = { type: 'string', description: prompt };
   return {
     name: sub.name,
     description: sub.desc,
-    inputSchema: { type: 'object', properties, required: ['input', ...Object.keys(sub.inputs)] },
+    inputSchema: nestedSchema('Input of the workflow ({{ ctx.input }})', sub.inputs),
     ref,
     async call(args, tc) {
       const input = inputOf(args, sub.name);
@@ -38,11 +40,7 @@ export function nodeTool(ref: string, node: string): Tool {
   return {
     name: node,
     description: `Runs the "${node}" step of this workflow on the given input and returns its result.`,
-    inputSchema: {
-      type: 'object',
-      properties: { input: { type: 'string', description: 'Input for the step ({{ ctx.input }})' } },
-      required: ['input'],
-    },
+    inputSchema: nestedSchema('Input for the step ({{ ctx.input }})'),
     ref,
     async call(args, tc) {
       const input = inputOf(args, node);

@@ -18,14 +18,12 @@ export const BUILTIN_TOOL_NAMES: readonly string[] = [
   'shell_exec',
 ];
 
-const BUILTIN_NAME_SET: ReadonlySet<string> = new Set(BUILTIN_TOOL_NAMES);
-
 /** Parses a tool reference; returns an error message for a malformed or unknown one. */
 export function parseToolRef(ref: string): ToolRef | { error: string } {
   const colon = ref.indexOf(':');
   if (colon < 0) {
-    if (BUILTIN_NAME_SET.has(ref)) return { kind: 'builtin', ref, name: ref };
     const names = BUILTIN_TOOL_NAMES;
+    if (names.includes(ref)) return { kind: 'builtin', ref, name: ref };
     return {
       error: `unknown tool ${quote(ref)}${didYouMean(ref, names)}: use a built-in (${names.join(', ')}), hatch:<file>, node:<Name>, mcp:<server>[/<tool>] or js:<module>#<export>`,
     };

@@ -38,13 +38,8 @@ export class PathGuard {
     return new PathGuard([abs, ...this.roots], this.policy);
   }
 
-  /** True when the real location of `abs` is inside a read root. */
-  allows(abs: string): boolean {
-    return this.allowsReal(realish(abs));
-  }
-
-  /** True when `real`, a path with its links already resolved, is inside a read root. */
-  allowsReal(real: string): boolean {
+  /** True when the real location of `abs` is inside a read root (`real`: that location, when already known). */
+  allows(abs: string, real = realish(abs)): boolean {
     return this.realRoots.some((root) => isInside(real, root));
   }
 
@@ -66,29 +61,20 @@ export class PathGuard {
   /** Reads a text file below the read roots; the opened file's real path is what gets checked. */
   readText(base: string, p: string, where: ErrorContext, o: ReadOptions = {}): Promise<string> {
     const abs = this.resolve(base, p, where);
-    return readTextChecked(abs, (real) => this.checkRead(real, p, abs, where), o);
+    return readTextChecked(abs, this.readCheck(p, abs, where), o);
   }
 
   /** The synchronous twin of readText (fread). */
   readTextSync(base: string, p: string, where: ErrorContext, o: ReadOptions = {}): string {
     const abs = this.resolve(base, p, where);
-    return readTextCheckedSync(abs, (real) => this.checkRead(real, p, abs, where), o);
+    return readTextCheckedSync(abs, this.readCheck(p, abs, where), o);
   }
 
   /** A check of an opened file's real path against the read roots, for callers that open it themselves. */
   readCheck(p: string, abs: string, where: ErrorContext): RealPathCheck {
-    return (real) => this.checkRead(real, p, abs, where);
-  }
-
-  private checkRead(real: string, p: string, abs: string, where: ErrorContext): void {
-    if (!this.allowsReal(real)) throw this.denied(p, `${abs} -> ${real}`, where);
-  }
-
-  /** Resolves a path to write against `base`; throws PATH_DENIED when the policy refuses it. */
-  resolveWrite(base: string, p: string, where: ErrorContext = {}): string {
-    const abs = absolute(base, p, where);
-    this.policy.checkWrite(realish(abs), p, abs, where);
-    return abs;
+    return (real) => {
+      if (!this.allows(abs, real)) throw this.denied(p, `${abs} -> ${real}`, where);
+    };
   }
 
   /**
@@ -106,7 +92,8 @@ export class PathGuard {
     // The import graphs of js: modules are found asynchronously: a write waits until they are known.
     const walking = policy.settled();
     if (walking !== undefined) await walking;
-    const abs = this.resolveWrite(base, p, where);
+    const abs = absolute(base, p, where);
+    policy.checkWrite(realish(abs), p, abs, where);
     try {
       await writeTextChecked(
         abs,

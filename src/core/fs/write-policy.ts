@@ -134,18 +134,16 @@ export class WritePolicy {
     this.sealed.add(realish(path.resolve(dir)));
   }
 
-  /** The sealed state folder `real` is in, if any. */
-  private sealedBy(real: string): string | undefined {
-    for (const dir of this.sealed) if (isInside(real, dir)) return dir;
-    return undefined;
-  }
-
-  private sealedError(p: string, abs: string, where: ErrorContext, dir: string, what: string): HatcheryError {
-    return new HatcheryError(
-      'PATH_DENIED',
-      `${what} "${p}" (${abs}): it is inside the run state folder ${dir}, which holds the run journals; runs never write there (not even with --allow-write): use another folder`,
-      { ...where, path: p, protected: dir },
-    );
+  /** Throws PATH_DENIED when `real` is inside a sealed state folder. */
+  private checkSealed(real: string, p: string, abs: string, where: ErrorContext, what: string): void {
+    for (const dir of this.sealed) {
+      if (!isInside(real, dir)) continue;
+      throw new HatcheryError(
+        'PATH_DENIED',
+        `${what} "${p}" (${abs}): it is inside the run state folder ${dir}, which holds the run journals; runs never write there (not even with --allow-write): use another folder`,
+        { ...where, path: p, protected: dir },
+      );
+    }
   }
 
   /** Protects a loaded hatchery: its folder, its file and every file it depends on. */
@@ -219,8 +217,7 @@ export class WritePolicy {
 
   /** Throws PATH_DENIED unless a run may write the file whose real path is `real`. */
   checkWrite(real: string, p: string, abs: string, where: ErrorContext): void {
-    const state = this.sealedBy(real);
-    if (state !== undefined) throw this.sealedError(p, abs, where, state, 'cannot write');
+    this.checkSealed(real, p, abs, where, 'cannot write');
     if (!this.inRoots(real)) throw this.outside(p, abs, where, 'cannot write');
     const locked = this.lockedBy(real);
     const hatchery = this.isHatcheryFile(real);
@@ -277,16 +274,14 @@ export class WritePolicy {
 
   /** Throws unless folders may be made at `real`: inside a write root, or on the way to one. */
   checkFolder(real: string, p: string, abs: string, where: ErrorContext): void {
-    const state = this.sealedBy(real);
-    if (state !== undefined) throw this.sealedError(p, abs, where, state, 'cannot create folders for');
+    this.checkSealed(real, p, abs, where, 'cannot create folders for');
     if (this.inRoots(real) || this.realRoots.some((root) => isInside(root, real))) return;
     throw this.outside(p, abs, where, 'cannot create folders for');
   }
 
   /** Throws PATH_DENIED unless `real` may be a program's working folder. */
   checkWorkDir(real: string, p: string, abs: string, where: ErrorContext): void {
-    const state = this.sealedBy(real);
-    if (state !== undefined) throw this.sealedError(p, abs, where, state, 'working folder');
+    this.checkSealed(real, p, abs, where, 'working folder');
     if (!this.inRoots(real)) throw this.outside(p, abs, where, 'working folder');
     const locked = this.lockedBy(real);
     if (locked !== undefined) {
@@ -309,8 +304,8 @@ export class WritePolicy {
   defaultWorkDir(preferred: string): string {
     for (const dir of [preferred, ...this.roots]) {
       const real = realish(dir);
-      if (this.inRoots(real) && this.lockedBy(real) === undefined && this.sealedBy(real) === undefined)
-        return dir;
+      const sealed = [...this.sealed].some((s) => isInside(real, s));
+      if (this.inRoots(real) && this.lockedBy(real) === undefined && !sealed) return dir;
     }
     // No writable folder at all (e.g. a server started from /): a program still needs somewhere to run.
     return tmpdir();

@@ -3,6 +3,14 @@ import { HatcheryError } from '../../core/errors.js';
 import type { Tool, ToolContext, ToolResult } from '../../engine/contracts.js';
 import { issuesText } from '../../schema/issues.js';
 
+/** `args` as `schema` parses them, or a TOOL error of the tool `name` (reference `ref`) naming the field. */
+export function toolArgs<S extends z.ZodType>(schema: S, args: unknown, name: string, ref: string) {
+  const parsed = schema.safeParse(args);
+  if (parsed.success) return parsed.data;
+  const why = issuesText(parsed.error.issues, args, schema);
+  throw new HatcheryError('TOOL', `invalid arguments for ${name}: ${why}`, { tool: ref });
+}
+
 /** Declares a built-in tool from a zod schema: arguments are validated and errors name the field. */
 export function defineBuiltin<S extends z.ZodObject>(spec: {
   name: string;
@@ -27,12 +35,7 @@ export function defineBuiltin<S extends z.ZodObject>(spec: {
     ref: spec.name,
     instant: spec.instant,
     async call(args, tc) {
-      const parsed = spec.schema.safeParse(args);
-      if (!parsed.success) {
-        const why = issuesText(parsed.error.issues, args, spec.schema);
-        throw new HatcheryError('TOOL', `invalid arguments for ${spec.name}: ${why}`, { tool: spec.name });
-      }
-      const res = await spec.run(parsed.data, tc);
+      const res = await spec.run(toolArgs(spec.schema, args, spec.name, spec.name), tc);
       return typeof res === 'string' ? { text: res } : res;
     },
   };

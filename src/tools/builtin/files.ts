@@ -1,15 +1,9 @@
 import { z } from 'zod';
 import { HatcheryError } from '../../core/errors.js';
-import type { ToolContext } from '../../engine/contracts.js';
 import { defineBuiltin } from './define.js';
 
 /** Largest file read_file returns whole; bigger files are an error rather than a flood of tokens. */
 const READ_LIMIT_BYTES = 1_000_000;
-
-/** Resolves a tool path against the hatchery's folder, confined to the allowed roots. */
-export function toolPath(p: string, tc: ToolContext, tool: string): string {
-  return tc.scope.guard.resolve(tc.scope.hatchery.dir, p, { node: tc.node, tool });
-}
 
 function ioError(err: unknown, tool: string, p: string): HatcheryError {
   const e = err as NodeJS.ErrnoException;

@@ -1,11 +1,10 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../../core/errors.js';
-import type { ToolContext } from '../../engine/contracts.js';
 import { defineBuiltin } from './define.js';
 import { checkLiteral, guardedLookup, type NetPolicy } from './net-guard.js';
 
@@ -42,17 +41,18 @@ async function readCapped(body: Readable, limit: number): Promise<{ bytes: Buffe
   return { bytes: Buffer.concat(chunks), cut: false };
 }
 
+/** Decompressors by content-encoding. */
+const DECODERS: Readonly<Record<string, () => Transform>> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
 /** The body as sent, decompressed when the server compressed it anyway (we ask for identity). */
 function decoded(res: IncomingMessage): Readable {
   const enc = String(res.headers['content-encoding'] ?? '').toLowerCase();
-  const z =
-    enc === 'gzip' || enc === 'x-gzip'
-      ? createGunzip()
-      : enc === 'deflate'
-        ? createInflate()
-        : enc === 'br'
-          ? createBrotliDecompress()
-          : undefined;
+  const z = Object.hasOwn(DECODERS, enc) ? DECODERS[enc]!() : undefined;
   if (!z) return res;
   pipeline(res, z, () => {});
   return z;
@@ -90,11 +90,6 @@ function fail(message: string, cause?: unknown): HatcheryError {
   return new HatcheryError('TOOL', `http_request: ${message}`, { tool: 'http_request' }, { cause });
 }
 
-/** The operator's network opt-ins, from the Runtime's tool options. */
-function policyOf(tc: ToolContext): NetPolicy {
-  return tc.scope.shared.services.network;
-}
-
 /** http_request: GET or POST a URL and return the response body (capped). */
 export const httpRequestTool = defineBuiltin({
   name: 'http_request',
@@ -118,7 +113,7 @@ export const httpRequestTool = defineBuiltin({
     if (body !== undefined && method === 'GET') {
       throw fail('a GET request has no body; use method "POST"');
     }
-    const policy = policyOf(tc);
+    const policy = tc.scope.shared.services.network;
     const sent: OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(headers ?? {})) {
       if (!FORBIDDEN_HEADERS.has(k.toLowerCase())) sent[k.toLowerCase()] = v;

@@ -6,7 +6,6 @@ import { throwIfAborted } from '../../core/cancel.js';
 import { HatcheryError } from '../../core/errors.js';
 import { openDirChecked } from '../../core/fs/safe-fs.js';
 import { defineBuiltin } from './define.js';
-import { toolPath } from './files.js';
 
 /** Most entries list_dir returns; a bigger listing ends with a note. */
 const LIST_LIMIT = 2000;
@@ -23,8 +22,9 @@ export const listDirTool = defineBuiltin({
     recursive: z.boolean().optional().describe('Also list the contents of sub-folders (default false)'),
   }),
   async run({ path: p, recursive }, tc) {
-    const root = toolPath(p, tc, 'list_dir');
-    const check = tc.scope.guard.readCheck(p, root, { node: tc.node, tool: 'list_dir' });
+    const where = { node: tc.node, tool: 'list_dir' };
+    const root = tc.scope.guard.resolve(tc.scope.hatchery.dir, p, where);
+    const check = tc.scope.guard.readCheck(p, root, where);
     const lines: string[] = [];
     let more = false;
     const fail = (err: unknown, rel: string): never => {
