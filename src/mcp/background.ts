@@ -16,7 +16,7 @@ export function resumeRun(
   id: string,
   attempt: ResumeAttempt,
   meta: { hatchery: string; file: string; source?: string; startedAt?: number; usage?: Usage },
-  sampling: Provider | undefined,
+  sampling?: Provider,
 ): BackgroundRun {
   const controller = new LinkedController(core.signal);
   const unlink = (): void => controller.unlink();

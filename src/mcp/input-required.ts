@@ -136,13 +136,7 @@ export async function answerRun(
       return asks(core.out, ANSWER_KEY, form, state);
     const answer = askAnswer(q, form, response as ElicitResult);
     const attempt = await core.runtime.prepareResume(state, { answer });
-    const run = resumeRun(
-      core,
-      state,
-      attempt,
-      { hatchery: entry.name, file: entry.hatchery.file },
-      undefined,
-    );
+    const run = resumeRun(core, state, attempt, { hatchery: entry.name, file: entry.hatchery.file });
     run.note =
       'answered in the tool call (input_required); the nodes that had finished were taken from the run journal';
     const onAbort = () => run.controller.abort(ctx.mcpReq.signal.reason);

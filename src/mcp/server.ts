@@ -101,15 +101,7 @@ export class HatcheryMcpServer implements ServerHost {
     this.env = options.runtime?.env ?? options.runtimeOptions?.env ?? process.env;
     this.redact = secretRedactor(this.env, options.secrets);
     this.outputs = new OutputStore(options.outputs);
-    this.out = new OutboundGuard(
-      this.redact,
-      {
-        maxResultBytes: options.maxResultBytes,
-        maxDescBytes: options.maxDescBytes,
-        maxInlineBytes: options.maxInlineBytes,
-      },
-      this.outputs,
-    );
+    this.out = new OutboundGuard(this.redact, options, this.outputs);
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.genericTools = options.genericTools !== false;
     this.listAllRuns = options.listAllRuns === true;

@@ -59,19 +59,7 @@ export async function recoverRuns(
     if (!resume || !resumeRun) continue;
     try {
       const attempt = await host.runtime.prepareResume(run.id);
-      const r = resumeRun(
-        host,
-        run.id,
-        attempt,
-        {
-          hatchery: run.hatchery,
-          file: run.file,
-          source: run.source,
-          startedAt: run.startedAt,
-          usage: run.usage,
-        },
-        undefined,
-      );
+      const r = resumeRun(host, run.id, attempt, run);
       r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;
     } catch (err) {
       log('warning', `run ${run.id} of ${run.hatchery} cannot be resumed: ${formatError(err)}`);

@@ -133,13 +133,8 @@ export async function updateTask(
   busy.add(id);
   try {
     const attempt = await core.runtime.prepareResume(id, { ask: answerOnce(s.question, parsed.value) });
-    const run = resumeRun(
-      core,
-      id,
-      attempt,
-      { hatchery: s.hatchery, file: s.file, source: TASK_SOURCE, startedAt: s.startedAt, usage: s.usage },
-      undefined,
-    );
+    // The summary's source is TASK_SOURCE (readTaskRun checked it): the resumed run stays a task.
+    const run = resumeRun(core, id, attempt, s);
     run.note = 'answered with tasks/update; the nodes that had finished were taken from the run journal';
   } catch (err) {
     // Answered meanwhile by another request or server: this response is for a key no longer outstanding.
