@@ -22,7 +22,7 @@ import type { ServerHost } from './host.js';
 import { answerRun, askRun, modernInputs, takesForms } from './input-required.js';
 import type { RegistryEntry } from './registry.js';
 import { ownRun, sessionRuns } from './run-access.js';
-import type { BackgroundRun, RunOutcome } from './runs.js';
+import type { BackgroundRun } from './runs.js';
 import { hatcheryArgs, unknownName, withInputs } from './tool-defs.js';
 
 // A session's tools/call handling, loaded on the first call or in the background once the first
@@ -88,9 +88,6 @@ async function startBackground(
   run.done.then(unlink, unlink);
   return run;
 }
-
-/** The result of a run's outcome. */
-const resultOf = (outcome: RunOutcome): CallToolResult => outcome.result;
 
 /**
  * Answers one tools/call of a session: a hatchery's run (a task when the client declares the tasks
@@ -167,7 +164,7 @@ async function otherTool(
           // The id is chosen here so that hatchery_runs lists the run to this session.
           const runId = randomUUID();
           own(runId);
-          return runHatcheryCall(core, e, a, { ...env, runId }).then(resultOf);
+          return runHatcheryCall(core, e, a, { ...env, runId }).then((o) => o.result);
         },
         start: (e, a) =>
           startBackground(core, server, e, a, { signal: req.signal, id: req.id, trace: env.trace }),
