@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { formatError, HatcheryError } from '../core/errors.js';
 
 /**
  * The one shape of every tool result this server sends: a JSON object, carried twice, as
@@ -48,16 +47,6 @@ export function textOnlyError(value: ResultValue, _meta?: Record<string, unknown
   const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(value) }], isError: true };
   if (_meta) result._meta = _meta;
   return result;
-}
-
-/** The code of any thrown value: a HatcheryError's own, INTERNAL for anything else. */
-export function errorCode(err: unknown): string {
-  return err instanceof HatcheryError ? err.code : 'INTERNAL';
-}
-
-/** `{ error, code }` of a thrown value: the message a user needs (file, node, field, cause). */
-export function errorValue(err: unknown, message = formatError(err)): ResultValue {
-  return { error: message, code: errorCode(err) };
 }
 
 /**

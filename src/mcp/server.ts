@@ -74,8 +74,6 @@ export class HatcheryMcpServer implements ServerHost {
   private startWatching: (() => void) | undefined;
   /** True once the first tools/list started the warm-up (see warmUp). */
   private warmed = false;
-  /** True once deferred loads are being completed in the background (see settleInBackground). */
-  private settling = false;
   /** The runtime, once built (see runtime). */
   private built: Runtime | undefined;
   private building: Promise<void> | undefined;
@@ -194,12 +192,10 @@ export class HatcheryMcpServer implements ServerHost {
       const { watcher, begin } = folderWatcher(server, since, options.debounceMs);
       server.startWatching = () => {
         server.startWatching = undefined;
-        clearTimeout(timer);
         begin();
       };
-      const timer = setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS);
       // A server closed before then exits at once: the watcher would not start after close anyway.
-      timer.unref();
+      setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS).unref();
       watcher.watchFiles(server.registry.dependencies());
       server.watcher = watcher;
     }
@@ -293,11 +289,11 @@ export class HatcheryMcpServer implements ServerHost {
 
   /**
    * Completes the deferred loads (see deferLoad) a few milliseconds per event-loop turn, so requests
-   * are answered in between; a call needing a file still waiting completes that one at once.
+   * are answered in between; a call needing a file still waiting completes that one at once. Once,
+   * from warmUp.
    */
-  settleInBackground(): void {
-    if (this.settling || this.registry.pendingCount === 0) return;
-    this.settling = true;
+  private settleInBackground(): void {
+    if (this.registry.pendingCount === 0) return;
     const step = () => {
       if (this.closing) return;
       if (this.registry.settleSome(SETTLE_SLICE_MS) > 0) setImmediate(step);
