@@ -10,7 +10,7 @@ import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
 import type { RegistryEntry } from './registry.js';
-import { jsonResult, outputValue, textOnlyError } from './results.js';
+import { jsonResult, outputValue } from './results.js';
 import { type RunOutcome, usageJson } from './runs.js';
 import { hatcheryArgs } from './tool-defs.js';
 
@@ -76,9 +76,7 @@ export function failureResult(
   schema: boolean,
   _meta?: Record<string, unknown>,
 ): CallToolResult {
-  return host.out.result(schema ? textOnlyError(value, _meta) : jsonResult(value, { isError: true, _meta }), {
-    schema,
-  });
+  return host.out.result(jsonResult(value, { isError: true, textOnly: schema, _meta }), { schema });
 }
 
 /**

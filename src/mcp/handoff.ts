@@ -2,7 +2,7 @@ import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/
 import { type CallEnv, runHatcheryCall } from './calls.js';
 import type { ServerHost } from './host.js';
 import type { RegistryEntry } from './registry.js';
-import { jsonResult, textOnlyError } from './results.js';
+import { jsonResult } from './results.js';
 import type { BackgroundRun } from './runs.js';
 
 /** How long callWithHandoff waits, and how it records, hands off and answers a run. */
@@ -104,5 +104,5 @@ function handle(run: BackgroundRun, entry: RegistryEntry): CallToolResult {
     note: `${run.hatchery} is still running, so this call returns before your client's timeout; the run goes on in the background`,
   };
   // A tool with an output schema has its result checked against it: the handle cannot be one.
-  return entry.tool.outputSchema ? textOnlyError(value) : jsonResult(value);
+  return jsonResult(value, { textOnly: entry.tool.outputSchema !== undefined });
 }

@@ -246,24 +246,19 @@ export class RunRegistry {
 
   /** A JSON-friendly view of a run for hatchery_status. */
   status(run: BackgroundRun): Record<string, unknown> {
-    const end = run.endedAt ?? Date.now();
-    const outputs = { ...run.outputs };
     return {
       run_id: run.id,
       hatchery: run.hatchery,
       state: run.state,
       ...(run.node ? { current_node: run.node } : {}),
       steps: run.steps,
-      seconds: seconds(run.startedAt, end),
+      seconds: seconds(run.startedAt, run.endedAt ?? Date.now()),
       ...usageFields(run.usage),
       ...(run.note ? { note: run.note } : {}),
       ...(run.state === 'input_required'
-        ? {
-            question: run.question,
-            next_step: NEXT_STEP.input_required,
-          }
+        ? { question: run.question, next_step: NEXT_STEP.input_required }
         : {}),
-      outputs,
+      outputs: { ...run.outputs },
     };
   }
 
