@@ -11,7 +11,7 @@ import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/ser
 import { formatBinaryBytes } from '../core/bytes.js';
 import { HatcheryError } from '../core/errors.js';
 import { claimsVersion } from './envelope.js';
-import { isOAuthPath, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
+import { isOAuthPath, reply, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
 import { allowedHostnames, bearerChecker, openBindProblem } from './http-guard.js';
 import type { HatcheryMcpServer } from './server.js';
 
@@ -75,20 +75,6 @@ export interface HttpHandle {
 /** Path of the MCP endpoint. */
 const MCP_PATH = '/mcp';
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
-
-function reply(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
-}
 
 /** Reads a POST body as JSON; on a body over `limit` or not JSON, answers (413 naming --max-body, or 400) and gives undefined. */
 async function readBody(

@@ -29,16 +29,11 @@ async function handlers(core: ServerHost): Promise<typeof import('./handlers.js'
 }
 
 /**
- * Registers the tasks extension on a (2026-era) server: advertises it and handles tasks/get,
- * tasks/update and tasks/cancel. Nothing is registered when the server offers no tasks (--no-journal,
- * tasks: false) or for a 2025-era instance, where the extension is not defined.
+ * Registers the tasks extension on a server: advertises it and handles tasks/get, tasks/update and
+ * tasks/cancel. Nothing is registered when the server offers no tasks (--no-journal, tasks: false).
  */
-export function registerTasksExtension(
-  server: Server,
-  core: ServerHost,
-  options: { era?: 'legacy' | 'modern' } = {},
-): void {
-  if (!core.tasks || options.era === 'legacy') return;
+export function registerTasksExtension(server: Server, core: ServerHost): void {
+  if (!core.tasks) return;
   server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
   server.setRequestHandler('tasks/get', { params: TaskIdParams, result: TaskResult }, async (p, ctx) => {
     requireDeclared(ctx.mcpReq.envelope);
