@@ -22,7 +22,7 @@ import {
 } from './registry-entries.js';
 
 export type { ListedEntry, RegistryChange, RegistryEntry } from './registry-entries.js';
-export { changedTools } from './registry-entries.js';
+export { changedTools, importLoader } from './registry-entries.js';
 
 /** State of one hatchery file: the tool it serves (kept while a later edit is broken) and its last error. */
 interface FileState {
@@ -87,14 +87,6 @@ export class HatcheryRegistry {
     const e = this.byName.get(name);
     if (e && !e.hatchery) this.settleSome(Number.POSITIVE_INFINITY, [e]);
     return this.byName.get(name) as RegistryEntry | undefined;
-  }
-
-  /**
-   * Imports the compiling half of the loader; get, entries and the settle methods need it once a
-   * deferred start listed files (loadAll and refresh import it themselves).
-   */
-  ready(): Promise<void> {
-    return importLoader();
   }
 
   /** The load error of `name` when its file was listed and then withdrawn because its load failed. */
@@ -242,7 +234,7 @@ export class HatcheryRegistry {
    * them (transitively), and every file that failed before (it may have waited for one of them).
    */
   async refresh(paths: Iterable<string>): Promise<RegistryChange> {
-    await this.ready();
+    await importLoader();
     const change = emptyChange();
     // Dependencies below are those of complete loads: deferred ones complete first.
     for (const e of this.pending.values()) this.settle(e, change);

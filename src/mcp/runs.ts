@@ -1,21 +1,16 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
+import type { RunStatus } from '../journal/store.js';
 import { addUsage, type Usage } from '../providers/types.js';
 import { internalError } from './results.js';
 
 /**
- * Where a background run is: waiting for a slot, running, finished one way or another, or stopped
- * waiting for an answer (input_required) or by a server restart (interrupted; the journal says so).
+ * Where a background run is: waiting for a slot, or in one of the journal's states (running,
+ * finished one way or another, or stopped waiting for an answer (input_required) or by a server
+ * restart (interrupted; the journal says so)).
  */
-export type RunState =
-  | 'queued'
-  | 'running'
-  | 'succeeded'
-  | 'failed'
-  | 'cancelled'
-  | 'input_required'
-  | 'interrupted';
+export type RunState = 'queued' | RunStatus;
 
 /** How a background run ended: the tool result a direct call would have returned. */
 export interface RunOutcome {

@@ -16,7 +16,7 @@ import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
 import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
-import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
+import { changedTools, HatcheryRegistry, importLoader, type RegistryChange } from './registry.js';
 import { RunRegistry } from './runs.js';
 import {
   DEFAULT_SYNC_WAIT_MS,
@@ -135,7 +135,7 @@ export class HatcheryMcpServer implements ServerHost {
   /** Builds the runtime (its module imported then) and imports the loader's compiling half; once. */
   private buildRuntime(): Promise<void> {
     this.building ??= (async () => {
-      const loading = this.registry.ready();
+      const loading = importLoader();
       if (!this.built) this.adopt(await ownRuntime(this.options));
       await loading;
     })();
