@@ -16,7 +16,7 @@ import type { Usage } from '../../providers/types.js';
 import { quote } from '../../schema/suggest.js';
 import { succeeded, waitingResult } from '../calls.js';
 import { lastAt } from '../durable.js';
-import { askForm } from '../elicit.js';
+import { askForm, guardForm } from '../elicit.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import { internalError, structuredOf } from '../results.js';
@@ -153,17 +153,11 @@ function lastEnd(records: readonly JournalRecord[]): JournalRecord | undefined {
   return undefined;
 }
 
-/** The elicitation form of the question a suspended run waits on. */
+/** The elicitation form of the question a suspended run waits on, guarded like every form sent. */
 export function inputRequest(core: ServerHost, q: PendingQuestion): InputRequest {
-  const form = askForm(q);
-  return {
-    method: 'elicitation/create',
-    params: {
-      mode: 'form',
-      message: core.out.desc(form.message),
-      requestedSchema: form.requestedSchema as Record<string, unknown>,
-    },
-  };
+  const { message, requestedSchema } = askForm(q);
+  const params = guardForm(core.out, { mode: 'form', message, requestedSchema });
+  return { method: 'elicitation/create', params: params as InputRequest['params'] };
 }
 
 /**
