@@ -155,7 +155,6 @@ async function otherTool(
   const req = ctx.mcpReq;
   const generic = core.genericTools ? genericTool(name) : undefined;
   if (generic) {
-    const own = (id: string) => ownRun(server, id);
     const r = await generic
       .call(args ?? {}, {
         core,
@@ -163,14 +162,16 @@ async function otherTool(
         call: (e, a) => {
           // The id is chosen here so that hatchery_runs lists the run to this session.
           const runId = randomUUID();
-          own(runId);
+          ownRun(server, runId);
           return runHatcheryCall(core, e, a, { ...env, runId }).then((o) => o.result);
         },
         start: (e, a) =>
           startBackground(core, server, e, a, { signal: req.signal, id: req.id, trace: env.trace }),
         mine: sessionRuns(server),
-        own,
-        resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
+        resume: (id, o, meta) => {
+          ownRun(server, id);
+          return resumeRun(core, id, o, meta, samplingFor(server, undefined));
+        },
       })
       .catch((err: unknown) => errorResult(core, err));
     // Statuses, lists and stored results: one gate redacts and caps them all.

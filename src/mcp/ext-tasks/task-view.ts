@@ -57,19 +57,17 @@ export async function readTaskRun(core: ServerHost, id: string): Promise<StoredR
   return stored;
 }
 
-/** Who reads a task: whether the request's client declared elicitation forms. */
-export interface TaskReader {
-  forms: boolean;
-}
-
-/** The task with this id: from this process's run when it holds a live or finished one, else from the journal. */
-export async function readTask(core: ServerHost, id: string, reader: TaskReader): Promise<DetailedTask> {
+/**
+ * The task with this id: from this process's run when it holds a live or finished one, else from the
+ * journal; `forms`: the request's client declared elicitation forms.
+ */
+export async function readTask(core: ServerHost, id: string, forms: boolean): Promise<DetailedTask> {
   if (!isRunId(id)) throw taskNotFound(core, id);
   const run = core.runs.get(id);
   if (run?.source === TASK_SOURCE && run.state !== 'input_required' && run.state !== 'interrupted') {
     return liveTask(core, run);
   }
-  return storedTask(core, await readTaskRun(core, id), reader);
+  return storedTask(core, await readTaskRun(core, id), forms);
 }
 
 /** A task in `status`, its status message `text` (redacted and capped). */
@@ -161,12 +159,13 @@ export function inputRequest(core: ServerHost, q: PendingQuestion): InputRequest
 }
 
 /**
- * A task as its run's journal tells it, for `reader`. A run waiting for an answer is shown to a
- * client without forms as completed with the answerable result: an elicitation form it cannot show
- * would leave it polling forever (MCP Inspector's CLI did), while the result says how to answer
- * with hatchery_respond; the resumed run makes the task working again under the same id.
+ * A task as its run's journal tells it, for a client that takes forms or not (`forms`). A run
+ * waiting for an answer is shown to a client without forms as completed with the answerable result:
+ * an elicitation form it cannot show would leave it polling forever (MCP Inspector's CLI did), while
+ * the result says how to answer with hatchery_respond; the resumed run makes the task working
+ * again under the same id.
  */
-export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskReader): DetailedTask {
+export function storedTask(core: ServerHost, stored: StoredRun, forms: boolean): DetailedTask {
   const s = stored.summary;
   // The run this process holds started at its own clock reading: the task's createdAt stays that.
   const createdAt = core.runs.get(s.id)?.startedAt ?? s.startedAt;
@@ -178,7 +177,7 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
       return make('working', progressText(s.hatchery, s.node, s.steps));
     case 'input_required': {
       const q = s.question;
-      if (!reader.forms) {
+      if (!forms) {
         const t = make(
           'completed',
           `${questionText(s.hatchery, q)}; answer with hatchery_respond {"run_id": "${s.id}", "answer": "..."}`,

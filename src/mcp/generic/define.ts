@@ -18,9 +18,7 @@ export interface GenericCallContext {
   start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
   /** The runs this session started, which hatchery_runs lists (unless the server lists all runs). */
   mine: ReadonlySet<string>;
-  /** Records a run as this session's (hatchery_resume, hatchery_respond). */
-  own: (id: string) => void;
-  /** Resumes a journaled run in the background (hatchery_resume, hatchery_respond). */
+  /** Resumes a journaled run in the background as this session's (hatchery_resume, hatchery_respond). */
   resume: (id: string, attempt: ResumeAttempt, meta: Parameters<typeof resumeRun>[3]) => BackgroundRun;
 }
 

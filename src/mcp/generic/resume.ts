@@ -30,7 +30,6 @@ async function resumeStored(
   const attempt = await core.runtime.prepareResume(id, options);
   // The source goes along: a task resumed here is still a task (tasks/get reads it live).
   const run = ctx.resume(id, attempt, stored.summary);
-  ctx.own(id);
   if (note) run.note = note;
   return json({ run_id: run.id, hatchery: run.hatchery, state: run.state }, WAIT_FOR_IT);
 }
