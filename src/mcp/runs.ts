@@ -220,11 +220,6 @@ export class RunRegistry {
     return [...this.runs.values()].reverse();
   }
 
-  /** Runs that have not finished. */
-  active(): BackgroundRun[] {
-    return [...this.runs.values()].filter((r) => r.endedAt === undefined);
-  }
-
   /** Waits until the run ends or `ms` pass (or the signal fires); true when it has ended. */
   async wait(run: BackgroundRun, ms: number, signal?: AbortSignal): Promise<boolean> {
     if (run.endedAt !== undefined) return true;
@@ -234,7 +229,7 @@ export class RunRegistry {
 
   /** Cancels every run that has not finished, and waits up to `ms` for them to end. */
   async cancelAll(reason: unknown, ms: number): Promise<void> {
-    const active = this.active();
+    const active = [...this.runs.values()].filter((r) => r.endedAt === undefined);
     for (const r of active) r.controller.abort(reason);
     if (active.length > 0) await waitAtMost(Promise.all(active.map((r) => r.done)), ms);
   }

@@ -149,9 +149,7 @@ export class HatcheryMcpServer implements ServerHost {
    */
   ready(): Promise<void> {
     this.readying ??= this.buildRuntime().then(() =>
-      recoverRuns(this, this.options.resumeInterrupted === true, (level, message) =>
-        this.log(level, message),
-      ),
+      recoverRuns(this, this.options.resumeInterrupted === true),
     );
     return this.readying;
   }
