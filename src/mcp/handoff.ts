@@ -85,7 +85,7 @@ export async function callWithHandoff(
 }
 
 /** Aborts `controller` when `signal` fires (at once if it has); the function returned stops listening. */
-function follow(signal: AbortSignal, controller: AbortController): () => void {
+export function follow(signal: AbortSignal, controller: AbortController): () => void {
   const onAbort = () => controller.abort(signal.reason);
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });

@@ -78,14 +78,14 @@ async function startBackground(
   const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
   const runArgs = withInputs(full, input);
   const controller = new LinkedController(core.signal);
-  const unlink = (): void => controller.unlink();
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
   const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
     runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
   );
   ownRun(server, run.id);
-  run.done.then(unlink, unlink);
+  // done never rejects: the run's failures are its outcome.
+  run.done.then(() => controller.unlink());
   return run;
 }
 
