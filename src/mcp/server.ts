@@ -157,12 +157,11 @@ export class HatcheryMcpServer implements ServerHost {
   /** Loads the folder (reporting broken files), starts watching it, and returns the server. */
   static async start(options: HatcheryServerOptions): Promise<HatcheryMcpServer> {
     const dir = path.resolve(options.dir);
-    let isDir = false;
-    try {
-      isDir = (await stat(dir)).isDirectory();
-    } catch {
-      // Reported below.
-    }
+    // A path that is missing or cannot be read is reported below, as one that is no folder.
+    const isDir = await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!isDir) {
       throw new HatcheryError(
         'USAGE',
