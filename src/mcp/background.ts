@@ -16,10 +16,9 @@ export function resumeRun(
   id: string,
   attempt: ResumeAttempt,
   meta: { hatchery: string; file: string; source?: string; startedAt?: number; usage?: Usage },
-  sampling: Provider | undefined,
+  sampling?: Provider,
 ): BackgroundRun {
   const controller = new LinkedController(core.signal);
-  const unlink = (): void => controller.unlink();
   const structured = () => core.registry.get(meta.hatchery)?.tool.outputSchema !== undefined;
   const run = core.runs.start(
     meta,
@@ -46,6 +45,7 @@ export function resumeRun(
     run.earlier = { ...meta.usage };
     run.usage = { ...meta.usage };
   }
-  run.done.then(unlink, unlink);
+  // done never rejects: the run's failures are its outcome.
+  run.done.then(() => controller.unlink());
   return run;
 }

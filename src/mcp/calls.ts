@@ -10,7 +10,7 @@ import type { Limiter } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
 import type { RegistryEntry } from './registry.js';
-import { errorValue, jsonResult, outputValue, textOnlyError } from './results.js';
+import { jsonResult, outputValue } from './results.js';
 import { type RunOutcome, usageJson } from './runs.js';
 import { hatcheryArgs } from './tool-defs.js';
 
@@ -47,12 +47,23 @@ export interface CallEnv {
 }
 
 /**
+ * `{ error, code }` of a thrown value: the message a user needs (file, node, field, cause), redacted
+ * and capped; the code a HatcheryError's own, INTERNAL for anything else.
+ */
+function errorValue(out: OutboundGuard, err: unknown): Record<string, unknown> {
+  return {
+    error: out.text(formatError(err), MAX_ERROR_BYTES),
+    code: err instanceof HatcheryError ? err.code : 'INTERNAL',
+  };
+}
+
+/**
  * The error result of a failed call, `{ error, code }`: the message a user needs, with file, node
  * and cause (redacted, capped). `schema`: the tool declares an output schema, so the JSON goes in
  * the text block only.
  */
 export function errorResult(host: Pick<CallHost, 'out'>, err: unknown, schema = false): CallToolResult {
-  return failureResult(host, errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES)), schema);
+  return failureResult(host, errorValue(host.out, err), schema);
 }
 
 /**
@@ -65,9 +76,7 @@ export function failureResult(
   schema: boolean,
   _meta?: Record<string, unknown>,
 ): CallToolResult {
-  return host.out.result(schema ? textOnlyError(value, _meta) : jsonResult(value, { isError: true, _meta }), {
-    schema,
-  });
+  return host.out.result(jsonResult(value, { isError: true, textOnly: schema, _meta }), { schema });
 }
 
 /**
@@ -81,7 +90,7 @@ function budgetResult(
   schema: boolean,
 ): CallToolResult {
   const value = {
-    ...errorValue(err, host.out.text(formatError(err), MAX_ERROR_BYTES)),
+    ...errorValue(host.out, err),
     limit: err.context.limit,
     limit_value: err.context.limitValue,
     spent: err.context.spent,

@@ -2,21 +2,15 @@ import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/
 import { type CallEnv, runHatcheryCall } from './calls.js';
 import type { ServerHost } from './host.js';
 import type { RegistryEntry } from './registry.js';
-import { jsonResult, textOnlyError } from './results.js';
+import { jsonResult } from './results.js';
 import type { BackgroundRun } from './runs.js';
-
-/** How a call that outlives its wait is answered: a run handle by default, a task for the tasks extension. */
-export type HandoffResult = (
-  run: BackgroundRun,
-  entry: RegistryEntry,
-) => CallToolResult | Promise<CallToolResult>;
 
 /** How long callWithHandoff waits, and how it records, hands off and answers a run. */
 export interface HandoffOptions {
   /** Longest wait for the run, in ms (0: hand off at once; Infinity: never). */
   waitMs: number;
-  /** The answer of a run handed off (default: a run-id handle). */
-  handoff?: HandoffResult;
+  /** The answer of a run handed off: a run-id handle by default, a task for the tasks extension. */
+  handoff?: (run: BackgroundRun, entry: RegistryEntry) => CallToolResult | Promise<CallToolResult>;
   /** The answer of a run that ended in time (default: its result). */
   answer?: (run: BackgroundRun) => CallToolResult | InputRequiredResult;
   /** The run's journal `source` (default `mcp`; tasks are `task`). */
@@ -91,7 +85,7 @@ export async function callWithHandoff(
 }
 
 /** Aborts `controller` when `signal` fires (at once if it has); the function returned stops listening. */
-function follow(signal: AbortSignal, controller: AbortController): () => void {
+export function follow(signal: AbortSignal, controller: AbortController): () => void {
   const onAbort = () => controller.abort(signal.reason);
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
@@ -100,18 +94,15 @@ function follow(signal: AbortSignal, controller: AbortController): () => void {
 
 /** The answer of a call handed off: the run id, where it is, and how to get the result. */
 function handle(run: BackgroundRun, entry: RegistryEntry): CallToolResult {
-  const status = {
+  const value = {
     status: 'running',
     run_id: run.id,
     hatchery: run.hatchery,
     ...(run.node ? { current_node: run.node } : {}),
     steps: run.steps,
     next_step: `call hatchery_result with {"run_id": "${run.id}"} to wait for the result (repeat while it says "still running"); hatchery_status shows progress, hatchery_cancel stops the run`,
-  };
-  const value = {
-    ...status,
     note: `${run.hatchery} is still running, so this call returns before your client's timeout; the run goes on in the background`,
   };
   // A tool with an output schema has its result checked against it: the handle cannot be one.
-  return entry.tool.outputSchema ? textOnlyError(value) : jsonResult(value);
+  return jsonResult(value, { textOnly: entry.tool.outputSchema !== undefined });
 }

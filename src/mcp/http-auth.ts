@@ -41,13 +41,25 @@ export function bearerChallenge(problem: TokenProblem): string {
   return `Bearer realm="hatchery-mcp", ${error}error_description="${what}; send Authorization: Bearer <token> (serve --token or HATCHERY_MCP_TOKEN)"`;
 }
 
+/** Answers an HTTP request with `status` and a JSON-RPC error carrying `message` (ends it if already answering). */
+export function reply(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
 /** Answers an MCP request without the right token: 401, the challenge, and a JSON-RPC error saying how to pass it. */
 export function replyUnauthorized(res: ServerResponse, problem: TokenProblem): void {
   const what = problem === 'invalid' ? 'the bearer token sent is wrong' : 'no bearer token was sent';
-  res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(problem) });
-  res.end(
-    JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `${what}; ${HOW_TO}` }, id: null }),
-  );
+  reply(res, 401, `${what}; ${HOW_TO}`, { 'www-authenticate': bearerChallenge(problem) });
 }
 
 /**

@@ -11,7 +11,7 @@ import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/ser
 import { formatBinaryBytes } from '../core/bytes.js';
 import { HatcheryError } from '../core/errors.js';
 import { claimsVersion } from './envelope.js';
-import { isOAuthPath, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
+import { isOAuthPath, reply, replyOAuth, replyUnauthorized, tokenProblem } from './http-auth.js';
 import { allowedHostnames, bearerChecker, openBindProblem } from './http-guard.js';
 import type { HatcheryMcpServer } from './server.js';
 
@@ -76,49 +76,27 @@ export interface HttpHandle {
 const MCP_PATH = '/mcp';
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 
-function reply(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
-}
-
-class BodyTooLarge extends Error {}
-
-async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
-  if (Number(req.headers['content-length']) > limit) throw new BodyTooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new BodyTooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
-
 /** Reads a POST body as JSON; on a body over `limit` or not JSON, answers (413 naming --max-body, or 400) and gives undefined. */
 async function readBody(
   req: IncomingMessage,
   res: ServerResponse,
   limit: number,
 ): Promise<{ body: unknown } | undefined> {
+  const tooBig = `request body too large: over the limit of ${formatBinaryBytes(limit)} (--max-body)`;
+  // The rest of the body is not read: the connection closes after the answer.
+  const tooLarge = () => void reply(res, 413, tooBig, { connection: 'close' });
   try {
-    return { body: await readJson(req, limit) };
+    if (Number(req.headers['content-length']) > limit) return tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > limit) return tooLarge();
+      chunks.push(chunk as Buffer);
+    }
+    return { body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
   } catch (err) {
-    if (err instanceof BodyTooLarge) {
-      // The rest of the body is not read: the connection closes after the answer.
-      reply(res, 413, `request body too large: over the limit of ${formatBinaryBytes(limit)} (--max-body)`, {
-        connection: 'close',
-      });
-    } else reply(res, 400, `bad request: the body is not JSON (${(err as Error).message})`);
+    reply(res, 400, `bad request: the body is not JSON (${(err as Error).message})`);
     return undefined;
   }
 }

@@ -14,6 +14,7 @@ import { errorResult, failureResult } from './calls.js';
 import { readStored } from './durable.js';
 import { askAnswer, askForm, canElicitForm, completeInputs, type ElicitFn, guardForm } from './elicit.js';
 import { claimsVersion, envelopeCapabilities } from './envelope.js';
+import { follow } from './handoff.js';
 import type { ServerHost } from './host.js';
 import { MAX_ERROR_BYTES } from './outbound.js';
 import type { RegistryEntry } from './registry.js';
@@ -136,19 +137,12 @@ export async function answerRun(
       return asks(core.out, ANSWER_KEY, form, state);
     const answer = askAnswer(q, form, response as ElicitResult);
     const attempt = await core.runtime.prepareResume(state, { answer });
-    const run = resumeRun(
-      core,
-      state,
-      attempt,
-      { hatchery: entry.name, file: entry.hatchery.file },
-      undefined,
-    );
+    const run = resumeRun(core, state, attempt, { hatchery: entry.name, file: entry.hatchery.file });
     run.note =
       'answered in the tool call (input_required); the nodes that had finished were taken from the run journal';
-    const onAbort = () => run.controller.abort(ctx.mcpReq.signal.reason);
-    ctx.mcpReq.signal.addEventListener('abort', onAbort, { once: true });
+    const unfollow = follow(ctx.mcpReq.signal, run.controller);
     await run.done;
-    ctx.mcpReq.signal.removeEventListener('abort', onAbort);
+    unfollow();
     return askRun(core, run);
   } catch (err) {
     const schema = entry.tool.outputSchema !== undefined;

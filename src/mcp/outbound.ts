@@ -23,13 +23,17 @@ const MIN_STRING_CAP = 64;
 
 /** Limits of what the server sends. */
 export interface OutboundLimits {
-  /** Largest text of one tool result, in UTF-8 bytes; beyond it the text is cut with a notice. */
+  /**
+   * Largest text of one tool result, in UTF-8 bytes (default 1 MiB); beyond it the text is cut with a
+   * notice, and kept in full as `hatchery-output://` resources for a while.
+   */
   maxResultBytes?: number;
-  /** Largest tool, input or resource description, in UTF-8 bytes. */
+  /** Largest tool, input or resource description sent, in UTF-8 bytes (default 4 KiB). */
   maxDescBytes?: number;
   /**
    * Largest result sent inline, in UTF-8 bytes of its JSON (default 50 KiB, at most maxResultBytes);
-   * beyond it the output goes to a resource and the result carries a summary and a resource_link.
+   * beyond it the output goes to a `hatchery-output://` resource and the result carries a summary
+   * and a resource_link.
    */
   maxInlineBytes?: number;
 }

@@ -7,14 +7,14 @@ export interface OutputStoreOptions {
   maxKept?: number;
   /** Bytes kept in all (oldest dropped first; default 256 MiB). */
   maxTotalBytes?: number;
-  /** Bytes kept of one output (the rest is dropped; default 64 MiB). */
-  maxOutputBytes?: number;
   /** How long an output is kept, in milliseconds (default one hour; `serve --output-ttl`). */
   maxAgeMs?: number;
 }
 
 /** Default time an output is kept, in milliseconds. */
 export const DEFAULT_OUTPUT_TTL_MS = 3_600_000;
+/** Bytes kept of one output: the rest is dropped. */
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 /** Ids of dropped outputs remembered, so a late read says "expired" rather than "unknown". */
 const MAX_GONE = 1000;
 
@@ -42,7 +42,6 @@ export class OutputStore {
   private total = 0;
   private readonly maxKept: number;
   private readonly maxTotalBytes: number;
-  private readonly maxOutputBytes: number;
   private readonly maxAgeMs: number;
   /** Why each recently dropped output went: its age ran out, or newer ones pushed it out. */
   private readonly gone = new Map<string, 'expired' | 'evicted'>();
@@ -50,7 +49,6 @@ export class OutputStore {
   constructor(options: OutputStoreOptions = {}) {
     this.maxKept = options.maxKept ?? 20;
     this.maxTotalBytes = options.maxTotalBytes ?? 256 * 1024 * 1024;
-    this.maxOutputBytes = options.maxOutputBytes ?? 64 * 1024 * 1024;
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_OUTPUT_TTL_MS;
   }
 
@@ -77,10 +75,10 @@ export class OutputStore {
     return `no output ${uri}: it never existed, or it was dropped (${limits})`;
   }
 
-  /** Keeps `text` (its first maxOutputBytes) in parts of at most `partBytes`; returns their URIs. */
+  /** Keeps `text` (its first MAX_OUTPUT_BYTES) in parts of at most `partBytes`; returns their URIs. */
   put(text: string, partBytes: number, mimeType = 'text/plain'): StoredOutput {
     let bytes = Buffer.from(text);
-    if (bytes.length > this.maxOutputBytes) bytes = bytes.subarray(0, boundary(bytes, this.maxOutputBytes));
+    if (bytes.length > MAX_OUTPUT_BYTES) bytes = bytes.subarray(0, boundary(bytes, MAX_OUTPUT_BYTES));
     const starts: number[] = [];
     for (let at = 0; at < bytes.length; ) {
       starts.push(at);

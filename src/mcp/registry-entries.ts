@@ -19,7 +19,11 @@ export type LoadResult = WholeLoad | { ok: true; prepared: PreparedLoad; hatcher
  */
 let loader: typeof import('../loader/load.js') | undefined;
 
-/** Imports the compiling half of the loader (once); loads other than a deferred start's need it. */
+/**
+ * Imports the compiling half of the loader (once): loads other than a deferred start's need it, and
+ * so do a registry's get, entries and settleSome once a deferred start listed files (its loadAll and
+ * refresh import it themselves).
+ */
 export async function importLoader(): Promise<void> {
   loader ??= await import('../loader/load.js');
 }

@@ -22,7 +22,7 @@ import {
 } from './registry-entries.js';
 
 export type { ListedEntry, RegistryChange, RegistryEntry } from './registry-entries.js';
-export { changedTools } from './registry-entries.js';
+export { changedTools, importLoader } from './registry-entries.js';
 
 /** State of one hatchery file: the tool it serves (kept while a later edit is broken) and its last error. */
 interface FileState {
@@ -85,15 +85,8 @@ export class HatcheryRegistry {
    */
   get(name: string): RegistryEntry | undefined {
     const e = this.byName.get(name);
-    return e?.hatchery ? e : e ? this.settleOne(e) : undefined;
-  }
-
-  /**
-   * Imports the compiling half of the loader; get, entries and the settle methods need it once a
-   * deferred start listed files (loadAll and refresh import it themselves).
-   */
-  ready(): Promise<void> {
-    return importLoader();
+    if (e && !e.hatchery) this.settleSome(Number.POSITIVE_INFINITY, [e]);
+    return this.byName.get(name) as RegistryEntry | undefined;
   }
 
   /** The load error of `name` when its file was listed and then withdrawn because its load failed. */
@@ -103,7 +96,7 @@ export class HatcheryRegistry {
 
   /** Every served entry, sorted by name (deferred loads are completed first). */
   entries(): RegistryEntry[] {
-    this.settleAll();
+    this.settleSome();
     return this.listed() as RegistryEntry[];
   }
 
@@ -118,46 +111,33 @@ export class HatcheryRegistry {
   }
 
   /**
-   * Completes deferred loads in name order for about `budgetMs` (at least one), so a caller can
-   * spread them over event-loop turns; returns how many are left.
+   * Completes deferred loads (`which`, by default every one) in name order for about `budgetMs`
+   * (at least one), so a caller can spread them over event-loop turns; returns how many are left.
    */
-  settleSome(budgetMs: number): number {
+  settleSome(
+    budgetMs = Number.POSITIVE_INFINITY,
+    which: Iterable<PendingEntry> = this.pending.values(),
+  ): number {
     const until = performance.now() + budgetMs;
     const change = emptyChange();
-    for (const e of this.pending.values()) {
+    for (const e of which) {
       this.settle(e, change);
       if (performance.now() >= until) break;
     }
-    this.announce(change);
-    return this.pending.size;
-  }
-
-  /** Completes every deferred load now. */
-  settleAll(): void {
-    if (this.pending.size > 0) this.settleSome(Number.POSITIVE_INFINITY);
-  }
-
-  private settleOne(e: PendingEntry): RegistryEntry | undefined {
-    const change = emptyChange();
-    const done = this.settle(e, change);
-    this.announce(change);
-    return done;
-  }
-
-  private announce(change: RegistryChange): void {
     if (changedTools(change)) this.toolList = undefined;
     if (changedTools(change) || change.problems.length > 0) this.onSettled?.(change);
+    return this.pending.size;
   }
 
   /**
    * The second half of a deferred load: the file is served with its compiled hatchery (its tool
    * sent again when the analysis disagrees with the first half's guess), or withdrawn with its error.
    */
-  private settle(e: PendingEntry, change: RegistryChange): RegistryEntry | undefined {
+  private settle(e: PendingEntry, change: RegistryChange): void {
     this.pending.delete(e.name);
     const res = completeEntry(e, this.options.load);
     const state = this.files.get(e.file);
-    if (this.byName.get(e.name) !== e || !state) return undefined;
+    if (this.byName.get(e.name) !== e || !state) return;
     if (!res.ok) {
       this.byName.delete(e.name);
       state.served = undefined;
@@ -166,11 +146,10 @@ export class HatcheryRegistry {
       this.withdrawn.set(e.name, { file: e.file, error: res.error });
       change.removed.push(e.name);
       change.problems.push(res.error.message);
-      return undefined;
+      return;
     }
     if (res.requiredChanged) change.updated.push(e.name);
     this.byName.set(e.name, res.entry);
-    return res.entry;
   }
 
   /** The MCP tools of every listed hatchery (cached until the next change). */
@@ -212,7 +191,7 @@ export class HatcheryRegistry {
    * files whose deferred load has completed, unless `all` completes them first.
    */
   dependencies(all = false): Set<string> {
-    if (all) this.settleAll();
+    if (all) this.settleSome();
     const deps = new Set<string>();
     for (const e of this.byName.values())
       if (e.hatchery) for (const d of e.hatchery.dependencies) deps.add(d);
@@ -255,7 +234,7 @@ export class HatcheryRegistry {
    * them (transitively), and every file that failed before (it may have waited for one of them).
    */
   async refresh(paths: Iterable<string>): Promise<RegistryChange> {
-    await this.ready();
+    await importLoader();
     const change = emptyChange();
     // Dependencies below are those of complete loads: deferred ones complete first.
     for (const e of this.pending.values()) this.settle(e, change);

@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { formatError, HatcheryError } from '../core/errors.js';
 
 /**
  * The one shape of every tool result this server sends: a JSON object, carried twice, as
@@ -20,16 +19,19 @@ import { formatError, HatcheryError } from '../core/errors.js';
  */
 export type ResultValue = Record<string, unknown>;
 
-/** A result carrying `value` as structured content and as its one text block (compact JSON). */
+/**
+ * A result carrying `value` as structured content and as its one text block (compact JSON). With
+ * `textOnly`, an error result of a tool that declares an `outputSchema`: the JSON in the text block
+ * only, since clients check any structuredContent against the schema (the 2025 SDK client even for
+ * errors) and `{ error, code }` cannot match it.
+ */
 export function jsonResult(
   value: ResultValue,
-  options: { isError?: boolean; _meta?: Record<string, unknown> } = {},
+  options: { isError?: boolean; textOnly?: boolean; _meta?: Record<string, unknown> } = {},
 ): CallToolResult {
-  const result: CallToolResult = {
-    content: [{ type: 'text', text: JSON.stringify(value) }],
-    structuredContent: value,
-  };
-  if (options.isError) result.isError = true;
+  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(value) }] };
+  if (!options.textOnly) result.structuredContent = value;
+  if (options.isError || options.textOnly) result.isError = true;
   if (options._meta) result._meta = options._meta;
   return result;
 }
@@ -37,27 +39,6 @@ export function jsonResult(
 /** The error result `{ error, code: INTERNAL }` of a failure that has no code of its own. */
 export function internalError(text: string): CallToolResult {
   return jsonResult({ error: text, code: 'INTERNAL' }, { isError: true });
-}
-
-/**
- * An error result of a tool that declares an `outputSchema`: the JSON in the text block only,
- * since clients check any structuredContent against the schema (the 2025 SDK client even for
- * errors) and `{ error, code }` cannot match it.
- */
-export function textOnlyError(value: ResultValue, _meta?: Record<string, unknown>): CallToolResult {
-  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(value) }], isError: true };
-  if (_meta) result._meta = _meta;
-  return result;
-}
-
-/** The code of any thrown value: a HatcheryError's own, INTERNAL for anything else. */
-export function errorCode(err: unknown): string {
-  return err instanceof HatcheryError ? err.code : 'INTERNAL';
-}
-
-/** `{ error, code }` of a thrown value: the message a user needs (file, node, field, cause). */
-export function errorValue(err: unknown, message = formatError(err)): ResultValue {
-  return { error: message, code: errorCode(err) };
 }
 
 /**

@@ -1,21 +1,16 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { waitAtMost } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
+import type { RunStatus } from '../journal/store.js';
 import { addUsage, type Usage } from '../providers/types.js';
 import { internalError } from './results.js';
 
 /**
- * Where a background run is: waiting for a slot, running, finished one way or another, or stopped
- * waiting for an answer (input_required) or by a server restart (interrupted; the journal says so).
+ * Where a background run is: waiting for a slot, or in one of the journal's states (running,
+ * finished one way or another, or stopped waiting for an answer (input_required) or by a server
+ * restart (interrupted; the journal says so)).
  */
-export type RunState =
-  | 'queued'
-  | 'running'
-  | 'succeeded'
-  | 'failed'
-  | 'cancelled'
-  | 'input_required'
-  | 'interrupted';
+export type RunState = 'queued' | RunStatus;
 
 /** How a background run ended: the tool result a direct call would have returned. */
 export interface RunOutcome {
@@ -225,11 +220,6 @@ export class RunRegistry {
     return [...this.runs.values()].reverse();
   }
 
-  /** Runs that have not finished. */
-  active(): BackgroundRun[] {
-    return [...this.runs.values()].filter((r) => r.endedAt === undefined);
-  }
-
   /** Waits until the run ends or `ms` pass (or the signal fires); true when it has ended. */
   async wait(run: BackgroundRun, ms: number, signal?: AbortSignal): Promise<boolean> {
     if (run.endedAt !== undefined) return true;
@@ -239,31 +229,26 @@ export class RunRegistry {
 
   /** Cancels every run that has not finished, and waits up to `ms` for them to end. */
   async cancelAll(reason: unknown, ms: number): Promise<void> {
-    const active = this.active();
+    const active = [...this.runs.values()].filter((r) => r.endedAt === undefined);
     for (const r of active) r.controller.abort(reason);
     if (active.length > 0) await waitAtMost(Promise.all(active.map((r) => r.done)), ms);
   }
 
   /** A JSON-friendly view of a run for hatchery_status. */
   status(run: BackgroundRun): Record<string, unknown> {
-    const end = run.endedAt ?? Date.now();
-    const outputs = { ...run.outputs };
     return {
       run_id: run.id,
       hatchery: run.hatchery,
       state: run.state,
       ...(run.node ? { current_node: run.node } : {}),
       steps: run.steps,
-      seconds: seconds(run.startedAt, end),
+      seconds: seconds(run.startedAt, run.endedAt ?? Date.now()),
       ...usageFields(run.usage),
       ...(run.note ? { note: run.note } : {}),
       ...(run.state === 'input_required'
-        ? {
-            question: run.question,
-            next_step: NEXT_STEP.input_required,
-          }
+        ? { question: run.question, next_step: NEXT_STEP.input_required }
         : {}),
-      outputs,
+      outputs: { ...run.outputs },
     };
   }
 

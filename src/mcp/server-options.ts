@@ -1,6 +1,7 @@
 import type { RunStore } from '../journal/store.js';
 import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import type { OutboundLimits } from './outbound.js';
 import type { OutputStoreOptions } from './outputs.js';
 import type { RunRegistryOptions } from './runs.js';
 
@@ -10,8 +11,8 @@ import type { RunRegistryOptions } from './runs.js';
  */
 export const DEFAULT_SYNC_WAIT_MS = 50_000;
 
-/** Options of the hatchery MCP server. */
-export interface HatcheryServerOptions {
+/** Options of the hatchery MCP server; the outbound limits (maxResultBytes...) cap what it sends. */
+export interface HatcheryServerOptions extends OutboundLimits {
   /** Folder of hatchery files, searched recursively. */
   dir: string;
   /** A runtime to use; by default one is built from `runtimeOptions` (and closed with the server). */
@@ -62,18 +63,6 @@ export interface HatcheryServerOptions {
   log?: (line: string) => void;
   /** Secrets besides the environment's API keys that must never appear in logs or results. */
   secrets?: readonly string[];
-  /**
-   * Largest text of one tool result, in bytes (default 1 MiB); a longer output is cut, and kept in
-   * full as `hatchery-output://` resources for a while.
-   */
-  maxResultBytes?: number;
-  /** Largest tool, input or resource description sent, in bytes (default 4 KiB). */
-  maxDescBytes?: number;
-  /**
-   * Largest result sent inline, in bytes (default 50 KiB); a larger output becomes a
-   * `hatchery-output://` resource, and the result a summary with a resource_link.
-   */
-  maxInlineBytes?: number;
   /** How long, how many and how many bytes of such outputs are kept (default one hour, 20, 256 MiB). */
   outputs?: OutputStoreOptions;
   /**

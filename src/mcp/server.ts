@@ -16,7 +16,7 @@ import { Limiter } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
 import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
-import { changedTools, HatcheryRegistry, type RegistryChange } from './registry.js';
+import { changedTools, HatcheryRegistry, importLoader, type RegistryChange } from './registry.js';
 import { RunRegistry } from './runs.js';
 import {
   DEFAULT_SYNC_WAIT_MS,
@@ -74,8 +74,6 @@ export class HatcheryMcpServer implements ServerHost {
   private startWatching: (() => void) | undefined;
   /** True once the first tools/list started the warm-up (see warmUp). */
   private warmed = false;
-  /** True once deferred loads are being completed in the background (see settleInBackground). */
-  private settling = false;
   /** The runtime, once built (see runtime). */
   private built: Runtime | undefined;
   private building: Promise<void> | undefined;
@@ -101,15 +99,7 @@ export class HatcheryMcpServer implements ServerHost {
     this.env = options.runtime?.env ?? options.runtimeOptions?.env ?? process.env;
     this.redact = secretRedactor(this.env, options.secrets);
     this.outputs = new OutputStore(options.outputs);
-    this.out = new OutboundGuard(
-      this.redact,
-      {
-        maxResultBytes: options.maxResultBytes,
-        maxDescBytes: options.maxDescBytes,
-        maxInlineBytes: options.maxInlineBytes,
-      },
-      this.outputs,
-    );
+    this.out = new OutboundGuard(this.redact, options, this.outputs);
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.genericTools = options.genericTools !== false;
     this.listAllRuns = options.listAllRuns === true;
@@ -145,7 +135,7 @@ export class HatcheryMcpServer implements ServerHost {
   /** Builds the runtime (its module imported then) and imports the loader's compiling half; once. */
   private buildRuntime(): Promise<void> {
     this.building ??= (async () => {
-      const loading = this.registry.ready();
+      const loading = importLoader();
       if (!this.built) this.adopt(await ownRuntime(this.options));
       await loading;
     })();
@@ -159,9 +149,7 @@ export class HatcheryMcpServer implements ServerHost {
    */
   ready(): Promise<void> {
     this.readying ??= this.buildRuntime().then(() =>
-      recoverRuns(this, this.options.resumeInterrupted === true, (level, message) =>
-        this.log(level, message),
-      ),
+      recoverRuns(this, this.options.resumeInterrupted === true),
     );
     return this.readying;
   }
@@ -169,12 +157,11 @@ export class HatcheryMcpServer implements ServerHost {
   /** Loads the folder (reporting broken files), starts watching it, and returns the server. */
   static async start(options: HatcheryServerOptions): Promise<HatcheryMcpServer> {
     const dir = path.resolve(options.dir);
-    let isDir = false;
-    try {
-      isDir = (await stat(dir)).isDirectory();
-    } catch {
-      // Reported below.
-    }
+    // A path that is missing or cannot be read is reported below, as one that is no folder.
+    const isDir = await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!isDir) {
       throw new HatcheryError(
         'USAGE',
@@ -202,12 +189,10 @@ export class HatcheryMcpServer implements ServerHost {
       const { watcher, begin } = folderWatcher(server, since, options.debounceMs);
       server.startWatching = () => {
         server.startWatching = undefined;
-        clearTimeout(timer);
         begin();
       };
-      const timer = setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS);
       // A server closed before then exits at once: the watcher would not start after close anyway.
-      timer.unref();
+      setTimeout(() => server.startWatching?.(), WATCH_DELAY_MS).unref();
       watcher.watchFiles(server.registry.dependencies());
       server.watcher = watcher;
     }
@@ -301,11 +286,11 @@ export class HatcheryMcpServer implements ServerHost {
 
   /**
    * Completes the deferred loads (see deferLoad) a few milliseconds per event-loop turn, so requests
-   * are answered in between; a call needing a file still waiting completes that one at once.
+   * are answered in between; a call needing a file still waiting completes that one at once. Once,
+   * from warmUp.
    */
-  settleInBackground(): void {
-    if (this.settling || this.registry.pendingCount === 0) return;
-    this.settling = true;
+  private settleInBackground(): void {
+    if (this.registry.pendingCount === 0) return;
     const step = () => {
       if (this.closing) return;
       if (this.registry.settleSome(SETTLE_SLICE_MS) > 0) setImmediate(step);

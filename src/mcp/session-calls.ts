@@ -22,7 +22,7 @@ import type { ServerHost } from './host.js';
 import { answerRun, askRun, modernInputs, takesForms } from './input-required.js';
 import type { RegistryEntry } from './registry.js';
 import { ownRun, sessionRuns } from './run-access.js';
-import type { BackgroundRun, RunOutcome } from './runs.js';
+import type { BackgroundRun } from './runs.js';
 import { hatcheryArgs, unknownName, withInputs } from './tool-defs.js';
 
 // A session's tools/call handling, loaded on the first call or in the background once the first
@@ -78,19 +78,16 @@ async function startBackground(
   const full = await completeInputs(h, vars, elicitFor(core, server, related), requestSignal);
   const runArgs = withInputs(full, input);
   const controller = new LinkedController(core.signal);
-  const unlink = (): void => controller.unlink();
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
   const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
     runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
   );
   ownRun(server, run.id);
-  run.done.then(unlink, unlink);
+  // done never rejects: the run's failures are its outcome.
+  run.done.then(() => controller.unlink());
   return run;
 }
-
-/** The result of a run's outcome. */
-const resultOf = (outcome: RunOutcome): CallToolResult => outcome.result;
 
 /**
  * Answers one tools/call of a session: a hatchery's run (a task when the client declares the tasks
@@ -158,7 +155,6 @@ async function otherTool(
   const req = ctx.mcpReq;
   const generic = core.genericTools ? genericTool(name) : undefined;
   if (generic) {
-    const own = (id: string) => ownRun(server, id);
     const r = await generic
       .call(args ?? {}, {
         core,
@@ -166,14 +162,16 @@ async function otherTool(
         call: (e, a) => {
           // The id is chosen here so that hatchery_runs lists the run to this session.
           const runId = randomUUID();
-          own(runId);
-          return runHatcheryCall(core, e, a, { ...env, runId }).then(resultOf);
+          ownRun(server, runId);
+          return runHatcheryCall(core, e, a, { ...env, runId }).then((o) => o.result);
         },
         start: (e, a) =>
           startBackground(core, server, e, a, { signal: req.signal, id: req.id, trace: env.trace }),
         mine: sessionRuns(server),
-        own,
-        resume: (id, o, meta) => resumeRun(core, id, o, meta, samplingFor(server, undefined)),
+        resume: (id, o, meta) => {
+          ownRun(server, id);
+          return resumeRun(core, id, o, meta, samplingFor(server, undefined));
+        },
       })
       .catch((err: unknown) => errorResult(core, err));
     // Statuses, lists and stored results: one gate redacts and caps them all.

@@ -14,13 +14,6 @@ export interface Session {
   sessionId(): string | undefined;
 }
 
-/** The module that handles tools/call. */
-type CallHandling = typeof import('./session-calls.js');
-/** A tools/call request, as the SDK hands it to the handler. */
-type CallRequest = Parameters<CallHandling['handleCall']>[2];
-/** The SDK's context of a tools/call request. */
-type CallContext = Parameters<CallHandling['handleCall']>[3];
-
 /** The call handling of every session, loaded once (see loadCallHandling). */
 let callHandling: Promise<typeof import('./session-calls.js')> | undefined;
 
@@ -59,26 +52,15 @@ export function createSession(core: ServerHost): Session {
     tools: core.genericTools ? [...core.tools(), ...genericDefinitions()] : core.tools(),
   }));
 
-  // Set once the call path and the runtime are loaded: later calls go straight to it, with no async
-  // frame or Promise.all of their own (a few promises per call at 1,000 calls in flight).
-  let calls: CallHandling | undefined;
-  const call = (c: CallHandling, request: CallRequest, ctx: CallContext) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    // The call path, the runtime and the compiling half of the loader, all after the first answer.
+    const [c] = await Promise.all([loadCallHandling(), core.ready()]);
     // A file listed before its load completed (a deferred start) completes it now; one that failed
     // it is withdrawn, and the call gets the file's problems as a broken file's error.
     const name = request.params.name;
-    if (!core.registry.get(name)) {
-      const failure = core.registry.failure(name);
-      if (failure) return import('./calls.js').then((m) => m.errorResult(core, failure));
-    }
+    const failure = core.registry.get(name) ? undefined : core.registry.failure(name);
+    if (failure) return (await import('./calls.js')).errorResult(core, failure);
     return c.handleCall(core, server, request, ctx);
-  };
-  server.setRequestHandler('tools/call', (request, ctx) => {
-    if (calls) return call(calls, request, ctx);
-    // The call path, the runtime and the compiling half of the loader, all after the first answer.
-    return Promise.all([loadCallHandling(), core.ready()]).then(([c]) => {
-      calls = c;
-      return call(c, request, ctx);
-    });
   });
   registerTasksExtension(server, core);
 

@@ -12,17 +12,18 @@ import { HatcheryWatcher } from './watcher.js';
 // The server's start-up: the runtime a deferred start builds after its first answer and the runs a
 // stop interrupted, recovered from the journal (HatcheryMcpServer.ready); the folder's watcher.
 
+/** What logs the server's start-up: the server's log (stderr and every client). */
+interface Logger {
+  log(level: LogLevel, message: string): void;
+}
+
 /**
  * Marks the journal's runs whose process is gone as interrupted, and resumes the interrupted
  * background runs and tasks of served files (those just claimed and those an earlier stop left
  * interrupted) when the server was started with resumeInterrupted. A journal that
  * cannot be read is a warning: serving goes on.
  */
-export async function recoverRuns(
-  host: ServerHost,
-  resumeInterrupted: boolean,
-  log: (level: LogLevel, message: string) => void,
-): Promise<void> {
+export async function recoverRuns(host: ServerHost & Logger, resumeInterrupted: boolean): Promise<void> {
   const store = host.runtime.store;
   if (!store) return;
   let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
@@ -30,7 +31,7 @@ export async function recoverRuns(
     // A run of a file this server does not serve is not its business: left as it is, not named.
     claimed = await store.claimInterrupted((run) => servesRun(host, run));
   } catch (err) {
-    log('warning', `run journal ${store.location}: ${formatError(err)}`);
+    host.log('warning', `run journal ${store.location}: ${formatError(err)}`);
     return;
   }
   if (resumeInterrupted) {
@@ -44,37 +45,25 @@ export async function recoverRuns(
         if (background && !claimedIds.has(r.id) && servesRun(host, r)) claimed.push(r);
       }
     } catch (err) {
-      log('warning', `run journal ${store.location}: ${formatError(err)}`);
+      host.log('warning', `run journal ${store.location}: ${formatError(err)}`);
     }
   }
-  const { resumeRun } = claimed.length > 0 ? await import('./background.js') : { resumeRun: undefined };
   for (const run of claimed) {
     const background = run.source === 'background' || run.source === TASK_SOURCE;
     const resume = resumeInterrupted && background;
     const at = run.node ? ` at node "${run.node}"` : '';
-    log(
+    host.log(
       'info',
       `run ${run.id} of ${run.hatchery} was interrupted${at}; ${resume ? 'resuming it' : 'hatchery_resume (or hatchery-mcp runs resume) continues it'}`,
     );
-    if (!resume || !resumeRun) continue;
+    if (!resume) continue;
     try {
+      const { resumeRun } = await import('./background.js');
       const attempt = await host.runtime.prepareResume(run.id);
-      const r = resumeRun(
-        host,
-        run.id,
-        attempt,
-        {
-          hatchery: run.hatchery,
-          file: run.file,
-          source: run.source,
-          startedAt: run.startedAt,
-          usage: run.usage,
-        },
-        undefined,
-      );
+      const r = resumeRun(host, run.id, attempt, run);
       r.note = `interrupted${at} when the server stopped, and resumed when it started again (--resume-interrupted); the nodes that had finished were taken from the run journal`;
     } catch (err) {
-      log('warning', `run ${run.id} of ${run.hatchery} cannot be resumed: ${formatError(err)}`);
+      host.log('warning', `run ${run.id} of ${run.hatchery} cannot be resumed: ${formatError(err)}`);
     }
   }
 }
@@ -103,10 +92,7 @@ function withMcpServers(
  * chokidar's scan, then what changed between the load (`since`) and the scan is queued (CatchUp).
  */
 export function folderWatcher(
-  server: Pick<ServerHost, 'registry'> & {
-    reload(paths: string[]): Promise<RegistryChange>;
-    log(level: LogLevel, message: string): void;
-  },
+  server: Pick<ServerHost, 'registry'> & Logger & { reload(paths: string[]): Promise<RegistryChange> },
   since: number,
   debounceMs: number | undefined,
 ): { watcher: HatcheryWatcher; begin: () => void } {

@@ -3,6 +3,7 @@ import { HatcheryError } from '../core/errors.js';
 import type { Hatchery } from '../engine/contracts.js';
 import { likelyInputRequired } from '../loader/input-guess.js';
 import type { PreparedLoad } from '../loader/prepare.js';
+import type { HatcheryDef } from '../schema/hatchery.js';
 import { kindSpec } from '../schema/nodes.js';
 import { actualOf, didYouMean, listNames, nearest, promptLabel, quote } from '../schema/suggest.js';
 import { toolRefFields } from '../schema/tool-refs.js';
@@ -74,15 +75,7 @@ function annotationsOf(
 
 /** The MCP tool of a hatchery: `input` plus one string per declared input, described by its prompt. */
 export function hatcheryTool(h: Hatchery): Tool {
-  return toolOf({
-    name: h.name,
-    desc: h.desc,
-    inputs: h.inputs,
-    inputPrompt: h.def.input_prompt,
-    inputRequired: h.inputRequired,
-    annotations: annotationsFor(h),
-    outputSchema: h.outputSchema,
-  });
+  return toolOf(h.def, h.inputRequired, annotationsFor(h), h.outputSchema);
 }
 
 /**
@@ -92,55 +85,51 @@ export function hatcheryTool(h: Hatchery): Tool {
  */
 export function preparedTool(p: PreparedLoad): Tool {
   const { def, nodes, graph } = p;
-  return toolOf({
-    name: def.name,
-    desc: def.desc,
-    inputs: def.inputs ?? {},
-    inputPrompt: def.input_prompt,
-    inputRequired: likelyInputRequired(def, nodes, graph.start),
-    annotations: annotationsOf(def.name, def.nodes as Record<string, unknown>[], nodes),
+  return toolOf(
+    def,
+    likelyInputRequired(def, nodes, graph.start),
+    annotationsOf(def.name, def.nodes as Record<string, unknown>[], nodes),
     // A top-level output template makes the result its text, whatever the last node's schema.
-    outputSchema: def.output === undefined ? graph.finalOutputSchema : undefined,
-  });
+    def.output === undefined ? graph.finalOutputSchema : undefined,
+  );
 }
 
-/** What a hatchery's tool is made of. */
-interface ToolSource {
-  readonly name: string;
-  readonly desc: string;
-  readonly inputs: Readonly<Record<string, string>>;
-  /** The file's input_prompt: what its `input` is. */
-  readonly inputPrompt: string | undefined;
-  readonly inputRequired: boolean;
-  readonly annotations: ToolAnnotations;
-  readonly outputSchema: Record<string, unknown> | undefined;
-}
-
-function toolOf(h: ToolSource): Tool {
+/**
+ * A hatchery's tool from its definition (name, description, input_prompt, inputs), whether a run
+ * reads `input` (`inputRequired`), its annotations and the output schema of its result.
+ */
+function toolOf(
+  def: HatcheryDef,
+  inputRequired: boolean,
+  annotations: ToolAnnotations,
+  outputSchema: Record<string, unknown> | undefined,
+): Tool {
   const properties: Record<string, object> = {
     input: {
       type: 'string',
-      description: h.inputPrompt ? `${promptLabel(h.inputPrompt)} ({{ ctx.input }})` : INPUT_DESCRIPTION,
+      description: def.input_prompt
+        ? `${promptLabel(def.input_prompt)} ({{ ctx.input }})`
+        : INPUT_DESCRIPTION,
     },
   };
-  for (const [name, prompt] of Object.entries(h.inputs)) {
+  for (const [name, prompt] of Object.entries(def.inputs ?? {})) {
     properties[name] = { type: 'string', description: prompt || name };
   }
   const tool: Tool = {
-    name: h.name,
-    description: h.desc,
+    name: def.name,
+    description: def.desc,
     // Declared inputs are not `required`: a missing one is asked of the user (elicitation) instead.
     // `input` is, exactly when a run from the start reads ctx.input without a default.
     inputSchema: {
       type: 'object',
       properties,
-      ...(h.inputRequired ? { required: ['input'] } : {}),
+      ...(inputRequired ? { required: ['input'] } : {}),
       additionalProperties: false,
     } as Tool['inputSchema'],
-    annotations: h.annotations,
+    annotations,
   };
-  const out = h.outputSchema;
-  if (out && out.type === 'object') tool.outputSchema = out as Tool['outputSchema'];
+  if (outputSchema && outputSchema.type === 'object')
+    tool.outputSchema = outputSchema as Tool['outputSchema'];
   return tool;
 }
 

@@ -53,13 +53,8 @@ export async function maybeTask(
   if (!core.tasks || !declaresTasks(envelope)) return undefined;
   // Nobody is on the line once the call is a task: an ask suspends the run (tasks/update answers it)
   // instead of eliciting, and the model is the server's, not the client's.
-  const taskEnv: CallEnv = {
-    signal: env.signal,
-    trace: env.trace,
-    ...(env.progress ? { progress: env.progress } : {}),
-    // The session's id for the run, so its hatchery_runs lists the task's run.
-    ...(env.runId ? { runId: env.runId } : {}),
-  };
+  // The session's id for the run, so its hatchery_runs lists the task's run.
+  const taskEnv: CallEnv = { signal: env.signal, trace: env.trace, progress: env.progress, runId: env.runId };
   const result = await callWithHandoff(core, entry, args, taskEnv, {
     waitMs: core.taskWaitMs,
     handoff: (run) => asTask(core, run),
@@ -73,7 +68,8 @@ export async function maybeTask(
 async function asTask(core: ServerHost, run: BackgroundRun): Promise<CallToolResult> {
   await Promise.race([run.started, run.done]);
   // A run that failed before its journal existed (bad arguments, a cancelled wait for a slot) is no task.
-  if (!(await isJournaled(core, run.id))) {
+  // (The store's read waits for this process's buffered appends.)
+  if ((await core.runtime.store?.read(run.id)) === undefined) {
     await run.done;
     return run.result ?? internalError('the run ended without a result');
   }
@@ -81,11 +77,6 @@ async function asTask(core: ServerHost, run: BackgroundRun): Promise<CallToolRes
   const task: CreateTaskResult = { ...seedTask(core, run), resultType: 'task' };
   // A CreateTaskResult stands in for the CallToolResult: the extension's polymorphic result.
   return task as unknown as CallToolResult;
-}
-
-/** True once the store has the run (its read waits for this process's buffered appends). */
-async function isJournaled(core: ServerHost, id: string): Promise<boolean> {
-  return (await core.runtime.store?.read(id)) !== undefined;
 }
 
 /** tasks/cancel: the run is stopped where it runs; a finished task stays as it is (the ack is idempotent). */
@@ -133,13 +124,8 @@ export async function updateTask(
   busy.add(id);
   try {
     const attempt = await core.runtime.prepareResume(id, { ask: answerOnce(s.question, parsed.value) });
-    const run = resumeRun(
-      core,
-      id,
-      attempt,
-      { hatchery: s.hatchery, file: s.file, source: TASK_SOURCE, startedAt: s.startedAt, usage: s.usage },
-      undefined,
-    );
+    // The summary's source is TASK_SOURCE (readTaskRun checked it): the resumed run stays a task.
+    const run = resumeRun(core, id, attempt, s);
     run.note = 'answered with tasks/update; the nodes that had finished were taken from the run journal';
   } catch (err) {
     // Answered meanwhile by another request or server: this response is for a key no longer outstanding.

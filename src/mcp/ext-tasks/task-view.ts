@@ -16,7 +16,7 @@ import type { Usage } from '../../providers/types.js';
 import { quote } from '../../schema/suggest.js';
 import { succeeded, waitingResult } from '../calls.js';
 import { lastAt } from '../durable.js';
-import { askForm } from '../elicit.js';
+import { askForm, guardForm } from '../elicit.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import { internalError, structuredOf } from '../results.js';
@@ -57,34 +57,36 @@ export async function readTaskRun(core: ServerHost, id: string): Promise<StoredR
   return stored;
 }
 
-/** Who reads a task: whether the request's client declared elicitation forms. */
-export interface TaskReader {
-  forms: boolean;
-}
-
-/** The task with this id: from this process's run when it holds a live or finished one, else from the journal. */
-export async function readTask(core: ServerHost, id: string, reader: TaskReader): Promise<DetailedTask> {
+/**
+ * The task with this id: from this process's run when it holds a live or finished one, else from the
+ * journal; `forms`: the request's client declared elicitation forms.
+ */
+export async function readTask(core: ServerHost, id: string, forms: boolean): Promise<DetailedTask> {
   if (!isRunId(id)) throw taskNotFound(core, id);
   const run = core.runs.get(id);
   if (run?.source === TASK_SOURCE && run.state !== 'input_required' && run.state !== 'interrupted') {
     return liveTask(core, run);
   }
-  return storedTask(core, await readTaskRun(core, id), reader);
+  return storedTask(core, await readTaskRun(core, id), forms);
 }
 
-function base(core: ServerHost, id: string, status: TaskStatus, createdAt: number, updatedAt: number): Task {
+/** A task in `status`, its status message `text` (redacted and capped). */
+function task(
+  core: ServerHost,
+  id: string,
+  status: TaskStatus,
+  text: string,
+  times: { createdAt: number; updatedAt: number },
+): DetailedTask {
   return {
     taskId: id,
     status,
-    createdAt: new Date(createdAt).toISOString(),
-    lastUpdatedAt: new Date(Math.max(createdAt, updatedAt)).toISOString(),
+    statusMessage: core.out.text(text, STATUS_BYTES),
+    createdAt: new Date(times.createdAt).toISOString(),
+    lastUpdatedAt: new Date(Math.max(times.createdAt, times.updatedAt)).toISOString(),
     ttlMs: core.runtime.store?.retentionMs ?? null,
     pollIntervalMs: POLL_INTERVAL_MS,
   };
-}
-
-function message(core: ServerHost, text: string): string {
-  return core.out.text(text, STATUS_BYTES);
 }
 
 /** What a run that is going says: its node and steps. */
@@ -100,12 +102,10 @@ function questionText(hatchery: string, q: PendingQuestion | undefined): string 
 
 /** A task whose run this process holds (running, or ended with its result in memory). */
 export function liveTask(core: ServerHost, run: BackgroundRun): DetailedTask {
-  const task = (status: TaskStatus, text: string): DetailedTask => ({
-    ...base(core, run.id, status, run.startedAt, run.updatedAt),
-    statusMessage: message(core, text),
-  });
+  const times = { createdAt: run.startedAt, updatedAt: run.updatedAt };
+  const make = (status: TaskStatus, text: string) => task(core, run.id, status, text, times);
   if (run.endedAt === undefined) {
-    return task(
+    return make(
       'working',
       run.state === 'queued'
         ? `${run.hatchery}: waiting for a run slot`
@@ -114,8 +114,8 @@ export function liveTask(core: ServerHost, run: BackgroundRun): DetailedTask {
   }
   const result = run.result ?? internalError('the run ended without a result');
   if (run.state === 'cancelled')
-    return task('cancelled', firstText(result) || `${run.hatchery}: the run was cancelled`);
-  const t = task(
+    return make('cancelled', firstText(result) || `${run.hatchery}: the run was cancelled`);
+  const t = make(
     'completed',
     run.state === 'succeeded' ? `${run.hatchery} finished` : `${run.hatchery} failed: see the result`,
   );
@@ -126,9 +126,8 @@ export function liveTask(core: ServerHost, run: BackgroundRun): DetailedTask {
 /** The Task a tools/call answers with (CreateTaskResult): the state without its payload. */
 export function seedTask(core: ServerHost, run: BackgroundRun): Task {
   if (run.endedAt !== undefined && run.state === 'input_required') {
-    const t = base(core, run.id, 'input_required', run.startedAt, run.updatedAt);
-    t.statusMessage = message(core, questionText(run.hatchery, run.question as PendingQuestion | undefined));
-    return t;
+    const text = questionText(run.hatchery, run.question as PendingQuestion | undefined);
+    return task(core, run.id, 'input_required', text, { createdAt: run.startedAt, updatedAt: run.updatedAt });
   }
   const { inputRequests: _i, result: _r, error: _e, ...t } = liveTask(core, run);
   return t;
@@ -152,60 +151,50 @@ function lastEnd(records: readonly JournalRecord[]): JournalRecord | undefined {
   return undefined;
 }
 
-/** The elicitation form of the question a suspended run waits on. */
+/** The elicitation form of the question a suspended run waits on, guarded like every form sent. */
 export function inputRequest(core: ServerHost, q: PendingQuestion): InputRequest {
-  const form = askForm(q);
-  return {
-    method: 'elicitation/create',
-    params: {
-      mode: 'form',
-      message: core.out.desc(form.message),
-      requestedSchema: form.requestedSchema as Record<string, unknown>,
-    },
-  };
+  const { message, requestedSchema } = askForm(q);
+  const params = guardForm(core.out, { mode: 'form', message, requestedSchema });
+  return { method: 'elicitation/create', params: params as InputRequest['params'] };
 }
 
 /**
- * A task as its run's journal tells it, for `reader`. A run waiting for an answer is shown to a
- * client without forms as completed with the answerable result: an elicitation form it cannot show
- * would leave it polling forever (MCP Inspector's CLI did), while the result says how to answer
- * with hatchery_respond; the resumed run makes the task working again under the same id.
+ * A task as its run's journal tells it, for a client that takes forms or not (`forms`). A run
+ * waiting for an answer is shown to a client without forms as completed with the answerable result:
+ * an elicitation form it cannot show would leave it polling forever (MCP Inspector's CLI did), while
+ * the result says how to answer with hatchery_respond; the resumed run makes the task working
+ * again under the same id.
  */
-export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskReader): DetailedTask {
+export function storedTask(core: ServerHost, stored: StoredRun, forms: boolean): DetailedTask {
   const s = stored.summary;
   // The run this process holds started at its own clock reading: the task's createdAt stays that.
-  const created = core.runs.get(s.id)?.startedAt ?? s.startedAt;
-  const updated = lastAt(stored.records) ?? created;
-  const make = (status: TaskStatus) => base(core, s.id, status, created, updated) as DetailedTask;
+  const createdAt = core.runs.get(s.id)?.startedAt ?? s.startedAt;
+  const times = { createdAt, updatedAt: lastAt(stored.records) ?? createdAt };
+  const make = (status: TaskStatus, text: string) => task(core, s.id, status, text, times);
   const structured = () => core.registry.get(s.hatchery)?.tool.outputSchema !== undefined;
   switch (s.status) {
-    case 'running': {
-      const t = make('working');
-      t.statusMessage = message(core, progressText(s.hatchery, s.node, s.steps));
-      return t;
-    }
+    case 'running':
+      return make('working', progressText(s.hatchery, s.node, s.steps));
     case 'input_required': {
       const q = s.question;
-      if (!reader.forms) {
-        const t = make('completed');
+      if (!forms) {
+        const t = make(
+          'completed',
+          `${questionText(s.hatchery, q)}; answer with hatchery_respond {"run_id": "${s.id}", "answer": "..."}`,
+        );
         const waiting = new HatcheryError('INPUT_REQUIRED', `${s.hatchery} waits for an answer`, {
           ...(q ? { node: q.node, question: q } : {}),
           runId: s.id,
         });
-        t.statusMessage = message(
-          core,
-          `${questionText(s.hatchery, q)}; answer with hatchery_respond {"run_id": "${s.id}", "answer": "..."}`,
-        );
         t.result = { ...waitingResult(core, waiting, structured()) };
         return t;
       }
-      const t = make('input_required');
-      t.statusMessage = message(core, questionText(s.hatchery, q));
+      const t = make('input_required', questionText(s.hatchery, q));
       t.inputRequests = q ? { [inputKey(s.attempts)]: inputRequest(core, q) } : {};
       return t;
     }
     case 'succeeded': {
-      const t = make('completed');
+      const t = make('completed', `${s.hatchery} finished`);
       const end = lastEnd(stored.records);
       const usage = (end?.usage as Usage | undefined) ?? s.usage;
       // The whole run's tokens and cost, and each attempt's, as the call itself reports them.
@@ -216,26 +205,20 @@ export function storedTask(core: ServerHost, stored: StoredRun, reader: TaskRead
         structured(),
         attempts,
       ).result;
-      t.statusMessage = `${s.hatchery} finished`;
       t.result = { ...result };
       return t;
     }
     case 'failed': {
-      const t = make('completed');
-      t.statusMessage = message(core, `${s.hatchery} failed: see the result`);
+      const t = make('completed', `${s.hatchery} failed: see the result`);
       t.result = { ...internalError(core.out.text(s.error ?? 'the run failed', MAX_ERROR_BYTES)) };
       return t;
     }
-    case 'cancelled': {
-      const t = make('cancelled');
-      t.statusMessage = message(core, s.error ?? `${s.hatchery}: the run was cancelled`);
-      return t;
-    }
+    case 'cancelled':
+      return make('cancelled', s.error ?? `${s.hatchery}: the run was cancelled`);
     case 'interrupted': {
-      const t = make('failed');
       const why = `${s.hatchery}: the server stopped while the run was going${s.node ? ` (at node "${s.node}")` : ''}, so it was interrupted; the nodes that finished are in the run journal. Continue it with hatchery_resume {"run_id": "${s.id}"}, "${runsCommandLine(['resume', s.id], core.runtime.store?.location ?? '')}", or a server started with --resume-interrupted; the task then works again under the same id`;
-      t.statusMessage = message(core, why);
-      t.error = { code: INTERNAL_ERROR, message: t.statusMessage, data: { runStatus: 'interrupted' } };
+      const t = make('failed', why);
+      t.error = { code: INTERNAL_ERROR, message: t.statusMessage!, data: { runStatus: 'interrupted' } };
       return t;
     }
   }

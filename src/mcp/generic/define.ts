@@ -1,8 +1,8 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { HatcheryError } from '../../core/errors.js';
-import type { Usage } from '../../providers/types.js';
 import { actualOf, nearest, quote } from '../../schema/suggest.js';
+import type { resumeRun } from '../background.js';
 import type { ResumeAttempt, ServerHost } from '../host.js';
 import type { RegistryEntry } from '../registry.js';
 import type { BackgroundRun } from '../runs.js';
@@ -18,14 +18,8 @@ export interface GenericCallContext {
   start: (entry: RegistryEntry, args: Record<string, unknown>) => Promise<BackgroundRun>;
   /** The runs this session started, which hatchery_runs lists (unless the server lists all runs). */
   mine: ReadonlySet<string>;
-  /** Records a run as this session's (hatchery_resume, hatchery_respond). */
-  own: (id: string) => void;
-  /** Resumes a journaled run in the background (hatchery_resume, hatchery_respond). */
-  resume: (
-    id: string,
-    attempt: ResumeAttempt,
-    meta: { hatchery: string; file: string; source?: string; startedAt?: number; usage?: Usage },
-  ) => BackgroundRun;
+  /** Resumes a journaled run in the background as this session's (hatchery_resume, hatchery_respond). */
+  resume: (id: string, attempt: ResumeAttempt, meta: Parameters<typeof resumeRun>[3]) => BackgroundRun;
 }
 
 /** A generic tool: its listed definition, and its call. */

@@ -29,12 +29,9 @@ async function resumeStored(
   const stored = await readStored(core, id);
   const attempt = await core.runtime.prepareResume(id, options);
   // The source goes along: a task resumed here is still a task (tasks/get reads it live).
-  const { hatchery, file, source } = stored.meta;
-  const { startedAt, usage } = stored.summary;
-  const run = ctx.resume(id, attempt, { hatchery, file, source, startedAt, usage });
-  ctx.own(id);
+  const run = ctx.resume(id, attempt, stored.summary);
   if (note) run.note = note;
-  return json({ run_id: run.id, hatchery, state: run.state }, WAIT_FOR_IT);
+  return json({ run_id: run.id, hatchery: run.hatchery, state: run.state }, WAIT_FOR_IT);
 }
 
 /** hatchery_resume: goes on with a failed or interrupted run, finished nodes taken from its journal. */
