@@ -1,18 +1,13 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import { type Price, type PriceLookup, usd } from '../providers/prices.js';
 import { roundUsd, type Usage } from '../providers/types.js';
+import type { BudgetDef } from '../schema/budget.js';
 import type { RunMeter } from './contracts.js';
 
 export type { Price, PriceLookup } from '../providers/prices.js';
 
-/** Limits of a run tree; each one left out is unlimited. */
-export interface Budget {
-  tokens?: number;
-  cost_usd?: number;
-  tool_calls?: number;
-  model_calls?: number;
-  wall_ms?: number;
-}
+/** Limits of a run tree, as the file's `budget` has them; each one left out is unlimited. */
+export type Budget = BudgetDef;
 
 /** The names of the limits, as in the file's `budget` (the CLI flag is `--budget-<name with ->`). */
 export type BudgetLimit = keyof Budget;

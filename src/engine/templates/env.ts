@@ -267,16 +267,12 @@ const filters: Record<string, Fn> = {
   } as Fn),
 };
 
-// Filters whose size argument allocates that much (padding, fill items, slices): capped like range.
-for (const [name, at] of [
-  ['center', 1],
-  ['indent', 1],
-  ['batch', 1],
-  ['slice', 1],
-] as const) {
+// Filters whose size argument (the first after the value) allocates that much (padding, fill items,
+// slices): capped like range.
+for (const name of ['center', 'indent', 'batch', 'slice']) {
   const fn = builtin[name]!;
   filters[name] = function sized(this: unknown, ...args: unknown[]) {
-    if (Number(args[at]) > MAX_RANGE)
+    if (Number(args[1]) > MAX_RANGE)
       raiseInTemplate(
         new HatcheryError('TEMPLATE', `${name}: a size above ${MAX_RANGE} is refused`, { variable: name }),
       );
