@@ -201,11 +201,6 @@ export class Template {
     );
   }
 
-  /** The text of a template without tags (it renders as itself); undefined for others. */
-  get text(): string | undefined {
-    return this.constant ? this.source : undefined;
-  }
-
   /** Renders with the given variables; errors name the node, the field and the variable. */
   render(vars: TemplateVars): string {
     if (this.constant) return this.source;
