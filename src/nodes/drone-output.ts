@@ -52,9 +52,13 @@ export async function structuredReply(opts: {
   usage: Usage;
   node: string;
 }): Promise<{ text: string; value: unknown; messages: ChatMessage[] }> {
+  const reply = (value: unknown, messages: ChatMessage[]) => ({
+    text: JSON.stringify(value),
+    value,
+    messages,
+  });
   const first = parseStructured(opts.text, opts.schema);
-  if ('value' in first)
-    return { text: JSON.stringify(first.value), value: first.value, messages: opts.messages };
+  if ('value' in first) return reply(first.value, opts.messages);
   const messages: ChatMessage[] = [
     ...opts.messages,
     {
@@ -71,13 +75,7 @@ export async function structuredReply(opts: {
   });
   addUsage(opts.usage, res.usage);
   const second = parseStructured(res.text, opts.schema);
-  if ('value' in second) {
-    return {
-      text: JSON.stringify(second.value),
-      value: second.value,
-      messages: [...messages, { role: 'assistant', content: res.text }],
-    };
-  }
+  if ('value' in second) return reply(second.value, [...messages, { role: 'assistant', content: res.text }]);
   throw new HatcheryError(
     'OUTPUT_SCHEMA',
     `the model's reply did not match output_schema twice: ${second.error}. Simplify the schema or say in the prompt what each field must hold`,

@@ -89,17 +89,9 @@ env.getTemplate = function limitedGetTemplate(...args: unknown[]): unknown {
 // or `is toString` is "not found" instead of Object's members.
 env.getFilter = function getFilter(name: string): Fn {
   if (!hasOwn.call(this.filters, name)) throw new Error(`filter not found: ${name}`);
-  const filter = this.filters[name]!;
-  let measured = measuredFilters.get(filter);
-  if (measured === undefined) {
-    measured = measuredFilter(name, filter);
-    measuredFilters.set(filter, measured);
-  }
-  return measured;
+  return this.filters[name]!;
 };
 
-/** Each filter with its text measured (see measuredFilter), made once per filter. */
-const measuredFilters = new WeakMap<Fn, Fn>();
 const SafeString = (
   nunjucks as unknown as { runtime: { SafeString: new (...a: unknown[]) => { length: number } } }
 ).runtime.SafeString;
@@ -280,3 +272,5 @@ for (const name of ['center', 'indent', 'batch', 'slice']) {
   };
 }
 for (const [name, fn] of Object.entries(filters)) templateEnv.addFilter(name, fn);
+// Every filter, nunjucks' own and these, has its text measured (see measuredFilter).
+for (const [name, fn] of Object.entries(builtin)) builtin[name] = measuredFilter(name, fn);

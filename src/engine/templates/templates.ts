@@ -329,11 +329,10 @@ function cleanMessage(err: unknown, dropPosition = false): string {
 
 /** The expression of the `{{ ... }}` tag that starts at the given 1-based line and column. */
 function expressionAt(source: string, line: number, column: number): string {
-  const text = source.split('\n')[line - 1] ?? '';
-  const start = text.lastIndexOf('{{', Math.max(0, column - 1) + 1);
+  const lines = source.split('\n');
+  const start = (lines[line - 1] ?? '').lastIndexOf('{{', Math.max(0, column - 1) + 1);
   const from = start >= 0 ? start : column - 1;
-  const rest = source
-    .split('\n')
+  const rest = lines
     .slice(line - 1)
     .join('\n')
     .slice(from + 2);
