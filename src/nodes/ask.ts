@@ -1,6 +1,5 @@
 import { HatcheryError } from '../core/errors.js';
 import type { AskRequest, NodeKindImpl } from '../engine/contracts.js';
-import type { Template } from '../engine/templates/templates.js';
 import type { AskDef } from '../schema/ask.js';
 import { answerCheck, askPerson } from './asking.js';
 import { jsonSchemaValidator } from './plain-schema.js';
@@ -43,7 +42,7 @@ export const askImpl: NodeKindImpl<AskDef> = {
         const request: AskRequest = {
           kind: 'ask',
           node: base.name,
-          question: scope.render(question as Template),
+          question: scope.render(question),
         };
         if (choices) request.choices = choices;
         if (def.schema) request.schema = def.schema;

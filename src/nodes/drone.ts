@@ -99,10 +99,9 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
         const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
         const user: ChatMessage = { role: 'user', content: scope.render(usr) };
         const resolved = resolve(scope);
-        const model = resolved.model;
         const provider = metered(scope, resolved, name);
         const request: ChatRequest = {
-          model,
+          model: resolved.model,
           system,
           messages: history ? [...history.messages, user] : [user],
           temperature: def.temperature,
