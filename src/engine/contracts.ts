@@ -277,21 +277,14 @@ export interface RunLocalState {
   readonly conversations: Map<string, { system: string; messages: ChatMessage[] }>;
 }
 
-/** How a child context differs from its parent. */
-export interface ChildOptions {
-  depth?: number;
-  /** Replaces the parent's cancellation (a fan-out's, a tool call's). */
-  signal?: AbortSignal;
-  path?: string;
-  /** The tool call the child runs under (see RunContext.parentCall). */
-  call?: number;
-  /** A spawned agent's scope (see RunContext.agent). */
-  agent?: boolean;
-  /** The map item this child runs (see RunContext.item). */
-  item?: number;
-  /** Nobody reads the child's out once its walk ends (see RunContext.outUnread). */
-  outUnread?: boolean;
-}
+/**
+ * How a child context differs from its parent: the fields of RunContext it sets (`signal` replaces
+ * the parent's cancellation: a fan-out's, a tool call's), and `call`, the tool call it runs under
+ * (its parentCall).
+ */
+export type ChildOptions = {
+  -readonly [K in 'depth' | 'signal' | 'path' | 'agent' | 'item' | 'outUnread']?: RunContext[K];
+} & { call?: number };
 
 /** The context a node executes in: its variables, cancellation, file access and run-wide state. */
 export interface RunContext {

@@ -20,16 +20,24 @@ export interface EventPlace {
   item?: number;
 }
 
-/** Where a model call happens and to which model: the fields model_call and model_retry share. */
-export interface ModelEventBase {
+/** The run an event belongs to: what every event carries. */
+interface RunEventBase {
   runId: string;
   hatchery: string;
+  depth: number;
+}
+
+/** A node execution's event: its run, the node and its step. */
+interface NodeEventBase extends RunEventBase {
   node: string;
-  /** Step of the node making the call. */
+  /** Number of this node execution in the run tree: unique, the id other events refer to. */
   step: number;
+}
+
+/** Where a model call happens and to which model: the fields model_call and model_retry share. */
+export interface ModelEventBase extends NodeEventBase {
   /** The spawn_agent tool call whose agent made it, for spawned agents. */
   call?: number;
-  depth: number;
   vendor: string;
   model: string;
 }
@@ -44,9 +52,6 @@ export interface ModelEventBase {
 export type RunEvent =
   | ({
       type: 'run_start';
-      runId: string;
-      hatchery: string;
-      depth: number;
       /** Absolute path of the file ('' for definitions built in memory). */
       file: string;
       /** The run's input and declared inputs (nested runs: what the hatch: tool passed). */
@@ -54,26 +59,17 @@ export type RunEvent =
       vars?: Readonly<Record<string, string>>;
       /** The caller's trace context (an MCP client's `_meta.traceparent`), top-level runs only. */
       trace?: TraceContext;
-    } & EventPlace)
+    } & RunEventBase &
+      EventPlace)
   | ({
       type: 'node_start';
-      runId: string;
-      hatchery: string;
-      node: string;
       kind: string;
-      /** Number of this node execution in the run tree: unique, the id other events refer to. */
-      step: number;
-      depth: number;
       /** When it happened, as performance.now() (see EventTime). */
       ts?: number;
-    } & EventPlace)
+    } & NodeEventBase &
+      EventPlace)
   | ({
       type: 'node_end';
-      runId: string;
-      hatchery: string;
-      node: string;
-      step: number;
-      depth: number;
       output: string;
       /** The structured value (output_schema), when the node has one. */
       value?: unknown;
@@ -90,19 +86,16 @@ export type RunEvent =
       replayed?: boolean;
       /** When it happened, as performance.now() (see EventTime). */
       ts?: number;
-    } & EventPlace)
+    } & NodeEventBase &
+      EventPlace)
   | ({
       /** A node execution that threw: the run (or its branch) fails with `error` unless something catches it. */
       type: 'node_error';
-      runId: string;
-      hatchery: string;
-      node: string;
-      step: number;
-      depth: number;
       error: string;
       code?: string;
       ms: number;
-    } & EventPlace)
+    } & NodeEventBase &
+      EventPlace)
   | ({
       type: 'model_call';
       /**
@@ -137,14 +130,9 @@ export type RunEvent =
       /** True when the server asked for the wait (429, retry-after). */
       rateLimited: boolean;
     } & ModelEventBase)
-  | {
-      /** A tool call begins (emitted only while someone listens). */
+  | ({
+      /** A tool call begins (emitted only while someone listens); its step is the calling node's. */
       type: 'tool_start';
-      runId: string;
-      hatchery: string;
-      node: string;
-      /** Step of the calling node. */
-      step: number;
       /** Id of this call, unique in the run tree; the matching tool_call and nested events carry it. */
       call: number;
       /** The enclosing spawn_agent call, when a spawned agent makes this call. */
@@ -153,21 +141,17 @@ export type RunEvent =
       toolCallId?: string;
       tool: string;
       ref?: string;
-      depth: number;
       args?: Record<string, unknown>;
       /**
        * Set by a listener that traces the call (OpenTelemetry): the context this call passes to the MCP
        * server it calls instead of the run's. The one field of an event a listener may write.
        */
       trace?: TraceContext;
-    }
-  | {
+    } & NodeEventBase)
+  | ({
       type: 'tool_call';
-      runId: string;
-      hatchery: string;
       node: string;
       tool: string;
-      depth: number;
       ms: number;
       isError: boolean;
       /** Step of the calling node and the id of the call (see tool_start); absent in journals before them. */
@@ -179,12 +163,9 @@ export type RunEvent =
       args?: Record<string, unknown>;
       /** The result text, or the error message when the call threw. */
       result?: string;
-    }
+    } & RunEventBase)
   | ({
       type: 'run_end';
-      runId: string;
-      hatchery: string;
-      depth: number;
       ok: boolean;
       output?: string;
       error?: string;
@@ -193,7 +174,8 @@ export type RunEvent =
       usage: Usage;
       steps: number;
       ms: number;
-    } & EventPlace);
+    } & RunEventBase &
+      EventPlace);
 
 /** Receives run events. Listeners must not throw; errors they raise are ignored. */
 export type RunListener = (event: RunEvent) => void;

@@ -1,32 +1,21 @@
 import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import { type Price, type PriceLookup, usd } from '../providers/prices.js';
 import { roundUsd, type Usage } from '../providers/types.js';
+import type { BudgetDef } from '../schema/budget.js';
 import type { RunMeter } from './contracts.js';
 
 export type { Price, PriceLookup } from '../providers/prices.js';
 
-/** Limits of a run tree; each one left out is unlimited. */
-export interface Budget {
-  tokens?: number;
-  cost_usd?: number;
-  tool_calls?: number;
-  model_calls?: number;
-  wall_ms?: number;
-}
+/** Limits of a run tree, as the file's `budget` has them; each one left out is unlimited. */
+export type Budget = BudgetDef;
 
 /** The names of the limits, as in the file's `budget` (the CLI flag is `--budget-<name with ->`). */
 export type BudgetLimit = keyof Budget;
 
 const LIMITS: readonly BudgetLimit[] = ['tokens', 'cost_usd', 'tool_calls', 'model_calls', 'wall_ms'];
 
-/** What a run tree has spent so far. */
-export interface Spend {
-  tokens: number;
-  costUsd: number;
-  toolCalls: number;
-  /** Model calls started (a call that fails still counts against model_calls). */
-  modelCalls: number;
-}
+/** What a run tree has spent so far, by limit; model_calls counts calls started (a failed one too). */
+type Spend = Required<Omit<Budget, 'wall_ms'>>;
 
 /** The cost of one call's usage at `price`, in US dollars. */
 export function costOf(usage: Usage, price: Price): number {
@@ -67,7 +56,7 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** The meter of one run tree: counts spend, prices model calls, enforces a budget (none by default). */
 export class Meter implements RunMeter {
-  readonly spend: Spend = { tokens: 0, costUsd: 0, toolCalls: 0, modelCalls: 0 };
+  readonly spend: Spend = { tokens: 0, cost_usd: 0, tool_calls: 0, model_calls: 0 };
   /** Set once a limit is reached; every later call is refused with it. */
   exhausted: BudgetExhaustedError | undefined;
   private readonly t0 = performance.now();
@@ -87,15 +76,8 @@ export class Meter implements RunMeter {
   ) {}
 
   /** The spend as the error context and the MCP error result show it. */
-  spent(): Record<string, number> {
-    const s = this.spend;
-    return {
-      tokens: s.tokens,
-      cost_usd: s.costUsd,
-      tool_calls: s.toolCalls,
-      model_calls: s.modelCalls,
-      wall_ms: Math.round(performance.now() - this.t0),
-    };
+  spent(): Required<Budget> {
+    return { ...this.spend, wall_ms: Math.round(performance.now() - this.t0) };
   }
 
   /** Builds (once) and reports the error of limit `limit`. */
@@ -103,17 +85,16 @@ export class Meter implements RunMeter {
     if (this.exhausted) return this.exhausted;
     const value = this.budget?.[limit] ?? 0;
     const spent = this.spent();
-    const s = this.spend;
     const what =
       limit === 'cost_usd'
-        ? `cost_usd ${usd(s.costUsd)} of ${usd(value)} spent`
+        ? `cost_usd ${usd(spent.cost_usd)} of ${usd(value)} spent`
         : limit === 'wall_ms'
-          ? `wall_ms ${int(spent.wall_ms ?? 0)} ms of ${int(value)} ms taken`
-          : `${limit} ${int(spent[limit] ?? 0)} of ${int(value)} spent`;
+          ? `wall_ms ${int(spent.wall_ms)} ms of ${int(value)} ms taken`
+          : `${limit} ${int(spent[limit])} of ${int(value)} spent`;
     const others = (['tokens', 'model_calls', 'tool_calls'] as const)
       .filter((k) => k !== limit)
-      .map((k) => `${k} ${int(spent[k] ?? 0)}`);
-    if (limit !== 'cost_usd') others.push(`cost ${usd(s.costUsd)}`);
+      .map((k) => `${k} ${int(spent[k])}`);
+    if (limit !== 'cost_usd') others.push(`cost ${usd(spent.cost_usd)}`);
     const flag = `--budget-${limit.replace('_', '-')}`;
     const err = new BudgetExhaustedError(
       `budget exhausted: ${what} (${others.join(', ')}); raise budget.${limit} or ${flag}`,
@@ -127,16 +108,16 @@ export class Meter implements RunMeter {
   beforeModelCall(file: string, node: string): void {
     const b = this.budget;
     if (b === undefined) {
-      this.spend.modelCalls++;
+      this.spend.model_calls++;
       return;
     }
     if (this.exhausted) throw this.exhausted;
     const s = this.spend;
     if (b.tokens !== undefined && s.tokens >= b.tokens) throw this.exhaust('tokens', { file, node });
-    if (b.cost_usd !== undefined && s.costUsd >= b.cost_usd) throw this.exhaust('cost_usd', { file, node });
-    if (b.model_calls !== undefined && s.modelCalls >= b.model_calls)
+    if (b.cost_usd !== undefined && s.cost_usd >= b.cost_usd) throw this.exhaust('cost_usd', { file, node });
+    if (b.model_calls !== undefined && s.model_calls >= b.model_calls)
       throw this.exhaust('model_calls', { file, node });
-    s.modelCalls++;
+    s.model_calls++;
   }
 
   afterModelCall(vendor: string, model: string, usage: Usage): void {
@@ -154,7 +135,7 @@ export class Meter implements RunMeter {
     if (p !== undefined) {
       const cost = costOf(usage, p);
       usage.costUsd = cost;
-      s.costUsd = roundUsd(s.costUsd + cost);
+      s.cost_usd = roundUsd(s.cost_usd + cost);
     }
   }
 
@@ -162,9 +143,9 @@ export class Meter implements RunMeter {
     const b = this.budget;
     if (b !== undefined) {
       if (this.exhausted) throw this.exhausted;
-      if (b.tool_calls !== undefined && this.spend.toolCalls >= b.tool_calls)
+      if (b.tool_calls !== undefined && this.spend.tool_calls >= b.tool_calls)
         throw this.exhaust('tool_calls', { file, node, tool });
     }
-    this.spend.toolCalls++;
+    this.spend.tool_calls++;
   }
 }

@@ -6,9 +6,8 @@ import {
   fullUsage,
   type Provider,
   type RetryInfo,
-  type Usage,
 } from '../providers/types.js';
-import type { RunContext, RunEvent, RunMeter } from './contracts.js';
+import type { RunContext, RunEvent } from './contracts.js';
 
 type ModelCallEvent = Extract<RunEvent, { type: 'model_call' }>;
 
@@ -23,33 +22,28 @@ type ModelCallFields = Pick<ModelCallEvent, 'text' | 'toolCalls' | 'stopReason' 
 export function metered(scope: RunContext, resolved: ResolvedModel, node: string): Provider {
   return {
     id: resolved.provider.id,
-    chat: (req: ChatRequest): Promise<ChatResponse> => meteredChat(scope, resolved, node, req),
+    async chat(req: ChatRequest): Promise<ChatResponse> {
+      const shared = scope.shared;
+      shared.meter.beforeModelCall(scope.hatchery.file, node);
+      const emit = shared.emit;
+      const report = emit === undefined ? undefined : new CallReport(scope, emit, resolved, node, req);
+      let res: ChatResponse;
+      try {
+        res = await resolved.provider.chat(req);
+      } catch (err) {
+        report?.send({ error: formatError(err) }, err instanceof HatcheryError ? err.code : undefined);
+        throw err;
+      }
+      // The one shape every usage of a run has, counted and priced by the meter.
+      const u = res.usage;
+      const usage = fullUsage(u.inputTokens, u.outputTokens, u.cachedInputTokens, u.costUsd);
+      shared.meter.afterModelCall(resolved.vendor, req.model, usage);
+      res.usage = usage;
+      report?.send({ text: res.text, toolCalls: res.toolCalls, stopReason: res.stopReason, usage });
+      if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
+      return res;
+    },
   };
-}
-
-/** One call of {@link metered}'s provider. */
-async function meteredChat(
-  scope: RunContext,
-  resolved: ResolvedModel,
-  node: string,
-  req: ChatRequest,
-): Promise<ChatResponse> {
-  const shared = scope.shared;
-  shared.meter.beforeModelCall(scope.hatchery.file, node);
-  const emit = shared.emit;
-  const report = emit === undefined ? undefined : new CallReport(scope, emit, resolved, node, req);
-  let res: ChatResponse;
-  try {
-    res = await resolved.provider.chat(req);
-  } catch (err) {
-    report?.send({ error: formatError(err) }, err instanceof HatcheryError ? err.code : undefined);
-    throw err;
-  }
-  const usage = priced(shared.meter, resolved.vendor, req.model, res.usage);
-  res.usage = usage;
-  report?.send({ text: res.text, toolCalls: res.toolCalls, stopReason: res.stopReason, usage });
-  if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
-  return res;
 }
 
 /** The events of one model call while someone listens: a model_retry per retry, then its model_call. */
@@ -134,11 +128,4 @@ function checkToolsOffered(req: ChatRequest, res: ChatResponse, node: string): v
     `the model asked for the tool${names.length > 1 ? 's' : ''} ${list}, but this drone offers no tools: add ${names.length > 1 ? 'them' : 'it'} to the node's "tools" if it should use ${names.length > 1 ? 'them' : 'it'}, or say in the prompt that the answer is text`,
     { node, field: 'tools', tool: names[0] },
   );
-}
-
-/** A call's usage in the one shape every usage of a run has, counted and priced by the meter. */
-function priced(meter: RunMeter, vendor: string, model: string, u: Usage): Usage {
-  const usage = fullUsage(u.inputTokens, u.outputTokens, u.cachedInputTokens, u.costUsd);
-  meter.afterModelCall(vendor, model, usage);
-  return usage;
 }

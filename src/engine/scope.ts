@@ -1,7 +1,7 @@
 import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
 import type { TraceContext } from '../core/trace.js';
-import { type ChatMessage, fullUsage, type Provider, type Usage } from '../providers/types.js';
+import { fullUsage, type Provider, type Usage } from '../providers/types.js';
 import type {
   AskFn,
   ChildOptions,
@@ -59,27 +59,6 @@ export class RunShared implements RunState {
   }
 }
 
-/**
- * State of one hatchery run that its child scopes (node: tools, branches, loops) share. The maps are
- * made on first use: most runs use neither max_visits nor conversation reuse.
- */
-class RunLocal implements RunLocalState {
-  private visitMap: Map<string, number> | undefined;
-  private conversationMap: Map<string, { system: string; messages: ChatMessage[] }> | undefined;
-
-  /** Executions per node name (max_visits). */
-  get visits(): Map<string, number> {
-    this.visitMap ??= new Map();
-    return this.visitMap;
-  }
-
-  /** Message history of each drone that ran, for `conversation` reuse. */
-  get conversations(): Map<string, { system: string; messages: ChatMessage[] }> {
-    this.conversationMap ??= new Map();
-    return this.conversationMap;
-  }
-}
-
 /** What a Scope is made of: its run, file access, variables and place in the run. */
 export interface ScopeInit
   extends Pick<RunContext, 'hatchery' | 'guard' | 'ctx' | 'depth' | 'path'>,
@@ -106,8 +85,8 @@ export class Scope implements RunContext {
   step = 0;
   /** Step of the loop node whose body this scope is walking (see RunContext.bodyOf). */
   bodyOf: number | undefined = undefined;
-  /** State shared by the scopes of one hatchery run. */
-  readonly local: RunLocal;
+  /** State shared by the scopes of one hatchery run (node: tools, branches, loops). */
+  readonly local: RunLocalState;
   /** Cancellation of this scope: the run's signal, or a fan-out's that also fires when a sibling fails. */
   readonly signal: AbortSignal;
   /** Set for a fan-out's branch: nobody reads its out after its last node (see RunContext.outUnread). */
@@ -144,7 +123,7 @@ export class Scope implements RunContext {
     this.agent = init.agent === true;
     this.item = init.item;
     this.outUnread = init.outUnread === true;
-    this.local = parent?.local ?? new RunLocal();
+    this.local = parent?.local ?? { visits: new Map(), conversations: new Map() };
     this.signal = init.signal ?? init.shared.signal;
     // Null-prototype all the way down: a node named like a field of Object.prototype is just a key,
     // and the template sandbox reads these chains as data (sandbox.ts).

@@ -10,7 +10,6 @@ import type {
   RunContext,
   RunEvent,
 } from './contracts.js';
-import { writeOutput } from './write-output.js';
 
 /** Picks the next node name of a list router from the node's output; undefined ends the run. */
 function routeList(r: Extract<Router, { kind: 'list' }>, output: string): string | undefined {
@@ -203,6 +202,24 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     }
     before = result;
     node = chose === undefined && successor !== undefined ? successor : nodeNamed(hatchery, next);
+  }
+}
+
+/**
+ * Appends a node's output and a newline to its write_output file, creating folders. The path is
+ * relative to the hatchery's folder and must pass the write policy (write roots, protected folders,
+ * never a hatchery file, never through a symlink).
+ */
+async function writeOutput(scope: RunContext, node: CompiledNode, text: string): Promise<void> {
+  const where = { file: scope.hatchery.file, node: node.name, field: 'write_output' };
+  const rel = scope.render(node.writeOutput!);
+  try {
+    await scope.guard.writeText(scope.hatchery.dir, rel, `${text}\n`, where, { append: true });
+  } catch (err) {
+    if (err instanceof HatcheryError) throw err;
+    throw new HatcheryError('FILE_IO', `cannot write "${rel}": ${(err as Error).message}`, where, {
+      cause: err,
+    });
   }
 }
 

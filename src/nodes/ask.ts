@@ -1,8 +1,8 @@
 import { HatcheryError } from '../core/errors.js';
 import type { AskRequest, NodeKindImpl } from '../engine/contracts.js';
-import type { Template } from '../engine/templates/templates.js';
 import type { AskDef } from '../schema/ask.js';
-import { answerCheck, answerValidator, askPerson } from './asking.js';
+import { answerCheck, askPerson } from './asking.js';
+import { jsonSchemaValidator } from './plain-schema.js';
 
 /** Ask: renders a question, puts it to a person (or suspends the run), and outputs the checked answer. */
 export const askImpl: NodeKindImpl<AskDef> = {
@@ -25,10 +25,10 @@ export const askImpl: NodeKindImpl<AskDef> = {
       });
       if (def.schema) cc.problem('schema', 'give either choices or schema, not both');
     }
-    let validator: ReturnType<typeof answerValidator> | undefined;
+    let validator: ReturnType<typeof jsonSchemaValidator> | undefined;
     if (def.schema) {
       try {
-        validator = answerValidator(def.schema);
+        validator = jsonSchemaValidator(def.schema);
       } catch (err) {
         cc.problem('schema', `not a usable JSON Schema: ${(err as Error).message}`);
       }
@@ -42,14 +42,12 @@ export const askImpl: NodeKindImpl<AskDef> = {
         const request: AskRequest = {
           kind: 'ask',
           node: base.name,
-          question: scope.render(question as Template),
+          question: scope.render(question),
         };
         if (choices) request.choices = choices;
         if (def.schema) request.schema = def.schema;
-        const answer = await askPerson(scope, request, check);
-        return answer.value === undefined
-          ? { text: answer.text }
-          : { text: answer.text, value: answer.value };
+        // An answer is its text and, for a schema, its parsed value.
+        return askPerson(scope, request, check);
       },
     };
   },

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { HatcheryError, withContext } from '../core/errors.js';
 import { redactText, secretValues } from '../core/secrets.js';
 import type { AskRequest, RunContext } from '../engine/contracts.js';
@@ -58,11 +58,6 @@ export function answerCheck(
   };
 }
 
-/** The validator of an answer's JSON Schema; throws with zod's message when the schema is unusable. */
-export function answerValidator(schema: Record<string, unknown>): z.ZodType {
-  return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-}
-
 /**
  * Puts a question to the run's person and checks the answer. Without an asker the run suspends:
  * INPUT_REQUIRED carrying the question. An answer that fails `check` is asked again once, with the
@@ -75,31 +70,24 @@ export async function askPerson(scope: RunContext, request: AskRequest, check: A
     const what = request.kind === 'approve' ? 'waits for approval' : 'asks';
     throw new HatcheryError('INPUT_REQUIRED', `${what}: ${request.question}; ${HOW_TO_ANSWER}`, {
       node: request.node,
-      question: pending(request),
+      question: request,
     });
   }
-  let reply: string;
-  try {
-    reply = await ask(request, scope.signal);
-  } catch (err) {
-    // An asker that cannot answer now (a terminal whose input ended) leaves the run suspended at this question.
-    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
-      throw withContext(err, { node: request.node, question: pending(request) });
-    throw err;
-  }
-  const first = check(reply);
+  // An asker that cannot answer now (a terminal whose input ended, a resume given one answer) leaves
+  // the run suspended at the question it was asked, saying why when it is asked again.
+  const put = (question: AskRequest): Promise<string> =>
+    ask(question, scope.signal).catch((err: unknown) => {
+      if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
+        throw withContext(err, { node: question.node, question });
+      throw err;
+    });
+  const first = check(await put(request));
   if (!('error' in first)) return first;
   let again: string;
   try {
-    again = await ask({ ...request, question: `${first.error}. ${request.question}` }, scope.signal);
+    again = await put({ ...request, question: `${first.error}. ${request.question}` });
   } catch (err) {
-    if (scope.signal.aborted) throw err;
-    // Nobody can answer again now (a resume given one answer): the run waits again, saying why.
-    if (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')
-      throw withContext(err, {
-        node: request.node,
-        question: pending({ ...request, question: `${first.error}. ${request.question}` }),
-      });
+    if (scope.signal.aborted || (err instanceof HatcheryError && err.code === 'INPUT_REQUIRED')) throw err;
     throw invalid(request, first.error, err);
   }
   const second = check(again);
@@ -119,14 +107,6 @@ function invalid(request: AskRequest, why: string, cause?: unknown): HatcheryErr
     { node: request.node },
     cause === undefined ? undefined : { cause },
   );
-}
-
-/** The question as a journal and status record keep it (PendingQuestion). */
-function pending(request: AskRequest): AskRequest {
-  const q: AskRequest = { kind: request.kind, node: request.node, question: request.question };
-  if (request.choices) q.choices = request.choices;
-  if (request.schema) q.schema = request.schema;
-  return q;
 }
 
 const YES_NO = ['yes', 'no'] as const;

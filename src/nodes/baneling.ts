@@ -21,16 +21,8 @@ class ValueArg {
   ) {}
 }
 
-/** An object of arguments: its keys and their compiled values. */
-class ObjArg {
-  constructor(
-    readonly keys: readonly string[],
-    readonly values: readonly ArgTree[],
-  ) {}
-}
-
-/** A JSON value with every string compiled to a template. */
-type ArgTree = Template | ValueArg | ObjArg | number | boolean | null | ArgTree[];
+/** A JSON value with every string compiled to a template (an object: its keys and compiled values). */
+type ArgTree = Template | ValueArg | Map<string, ArgTree> | number | boolean | null | ArgTree[];
 
 function compileArgs(value: unknown, field: string, cc: CompileContext, node: string): ArgTree {
   if (typeof value === 'string') {
@@ -51,10 +43,9 @@ function compileArgs(value: unknown, field: string, cc: CompileContext, node: st
   if (value && typeof value === 'object') {
     // "__proto__" (a JSON key) would set the rendered object's prototype: it is no argument.
     const keys = Object.keys(value).filter((k) => k !== '__proto__');
-    const values = keys.map((k) =>
-      compileArgs((value as Record<string, unknown>)[k], `${field}/${k}`, cc, node),
+    return new Map(
+      keys.map((k) => [k, compileArgs((value as Record<string, unknown>)[k], `${field}/${k}`, cc, node)]),
     );
-    return new ObjArg(keys, values);
   }
   return value as number | boolean | null;
 }
@@ -93,9 +84,7 @@ function renderArgs(tree: ArgTree, scope: RunContext, schema: Schema): unknown {
     return schema?.type === 'string' ? scope.render(tree.source) : renderValue(tree, scope);
   }
   const obj: Record<string, unknown> = {};
-  const { keys, values } = tree;
-  for (let i = 0; i < keys.length; i++)
-    obj[keys[i]!] = renderArgs(values[i]!, scope, below(schema, 'properties', keys[i]));
+  for (const [k, v] of tree) obj[k] = renderArgs(v, scope, below(schema, 'properties', k));
   return obj;
 }
 

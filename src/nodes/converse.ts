@@ -8,11 +8,6 @@ import { callTool, capResult, resolveTools } from '../tools/invoke.js';
 /** The tools of a conversation that offers none. */
 const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
 
-/** What a model is told of a tool. */
-function toolSpec(t: Tool): ToolSpec {
-  return { name: t.name, description: t.description, inputSchema: t.inputSchema };
-}
-
 /** Default number of model turns in a tool-use loop. */
 const DEFAULT_MAX_TURNS = 10;
 
@@ -60,7 +55,11 @@ export async function converse(scope: RunContext, opts: ConverseOptions): Promis
   // a reply may be asked for structured output (with tools, the drone asks for it afterwards).
   const fields =
     tools.size > 0
-      ? { tools: [...tools.values()].map(toolSpec) }
+      ? {
+          tools: [...tools.values()].map(
+            (t): ToolSpec => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }),
+          ),
+        }
       : opts.responseSchema !== undefined
         ? { responseSchema: opts.responseSchema }
         : {};

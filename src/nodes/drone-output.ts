@@ -1,16 +1,14 @@
-import { z } from 'zod';
 import { HatcheryError } from '../core/errors.js';
 import type { CompileContext } from '../engine/contracts.js';
 import type { ChatMessage, ChatRequest, Provider, Usage } from '../providers/types.js';
 import { addUsage } from '../providers/types.js';
 import { issuesText } from '../schema/issues.js';
-import { isPlainJsonSchema, lazyOutputSchema } from './plain-schema.js';
-
-/** A drone's output_schema: the JSON Schema sent to the provider and the validator built from it. */
-export interface OutputSchema {
-  json: Record<string, unknown>;
-  validator: z.ZodType;
-}
+import {
+  isPlainJsonSchema,
+  jsonSchemaValidator,
+  lazyOutputSchema,
+  type OutputSchema,
+} from './plain-schema.js';
 
 /** Builds the validator of an output_schema at load time; an unusable schema is a problem. */
 export function compileOutputSchema(
@@ -20,7 +18,7 @@ export function compileOutputSchema(
   if (!schema) return undefined;
   if (isPlainJsonSchema(schema)) return lazyOutputSchema(schema);
   try {
-    return { json: schema, validator: z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) };
+    return { json: schema, validator: jsonSchemaValidator(schema) };
   } catch (err) {
     cc.problem('output_schema', `not a usable JSON Schema: ${(err as Error).message}`);
     return undefined;
@@ -54,9 +52,13 @@ export async function structuredReply(opts: {
   usage: Usage;
   node: string;
 }): Promise<{ text: string; value: unknown; messages: ChatMessage[] }> {
+  const reply = (value: unknown, messages: ChatMessage[]) => ({
+    text: JSON.stringify(value),
+    value,
+    messages,
+  });
   const first = parseStructured(opts.text, opts.schema);
-  if ('value' in first)
-    return { text: JSON.stringify(first.value), value: first.value, messages: opts.messages };
+  if ('value' in first) return reply(first.value, opts.messages);
   const messages: ChatMessage[] = [
     ...opts.messages,
     {
@@ -73,13 +75,7 @@ export async function structuredReply(opts: {
   });
   addUsage(opts.usage, res.usage);
   const second = parseStructured(res.text, opts.schema);
-  if ('value' in second) {
-    return {
-      text: JSON.stringify(second.value),
-      value: second.value,
-      messages: [...messages, { role: 'assistant', content: res.text }],
-    };
-  }
+  if ('value' in second) return reply(second.value, [...messages, { role: 'assistant', content: res.text }]);
   throw new HatcheryError(
     'OUTPUT_SCHEMA',
     `the model's reply did not match output_schema twice: ${second.error}. Simplify the schema or say in the prompt what each field must hold`,

@@ -23,23 +23,22 @@ const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 /** The extra tools of a drone without spawn templates (shared: nothing adds to it). */
 const NO_TOOLS: readonly Tool[] = Object.freeze([]);
 
-/** Load-time check of the drone's and its spawn templates' `model` provider prefixes. */
-function checkModels(def: DroneDef, cc: CompileContext): void {
-  const check = (spec: string | undefined, field: string) => {
-    const why = spec === undefined ? undefined : modelSpecProblem(spec);
+/**
+ * Load-time check of the drone's and its spawn templates' `model` provider prefixes, and of its
+ * client_fallback (a model of another provider than the client's).
+ */
+function checkModels(def: DroneDef, node: string, cc: CompileContext): void {
+  const check = (field: string, spec: string | undefined, problem: (spec: string) => string | undefined) => {
+    const why = spec === undefined ? undefined : problem(spec);
     if (why) cc.problem(field, why);
   };
-  check(def.model, 'model');
-  def.spawn?.templates.forEach((t, i) => {
-    check(t.model, `spawn/templates/${i}/model`);
-  });
-}
-
-/** Load-time check of the drone's client_fallback: a model of another provider than the client's. */
-function checkFallback(def: DroneDef, node: string, cc: CompileContext): void {
-  const why =
-    def.client_fallback === undefined ? undefined : clientFallbackProblem(def.client_fallback, node);
-  if (why) cc.problem('client_fallback', why);
+  // A node with its own base_url talks to an OpenAI-compatible server whose model ids may hold a colon.
+  if (def.base_url === undefined) {
+    check('model', def.model, modelSpecProblem);
+    for (const [i, t] of (def.spawn?.templates ?? []).entries())
+      check(`spawn/templates/${i}/model`, t.model, modelSpecProblem);
+  }
+  check('client_fallback', def.client_fallback, (spec) => clientFallbackProblem(spec, node));
 }
 
 /**
@@ -53,9 +52,7 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
     const sys = def.sys_prompt === undefined ? undefined : cc.template(def.sys_prompt, 'sys_prompt');
     const refs = compileToolRefs(def, cc);
     const spawn = compileSpawn(def.spawn, cc);
-    // A node with its own base_url talks to an OpenAI-compatible server whose model ids may hold a colon.
-    if (def.base_url === undefined) checkModels(def, cc);
-    checkFallback(def, base.name, cc);
+    checkModels(def, base.name, cc);
     const choice = compileChoice(def.next, def.route, cc);
     const schema = compileOutputSchema(def.output_schema, cc);
     // Only a drone some other drone continues keeps its message history.
@@ -102,10 +99,9 @@ export const droneImpl: NodeKindImpl<DroneDef> = {
         const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
         const user: ChatMessage = { role: 'user', content: scope.render(usr) };
         const resolved = resolve(scope);
-        const model = resolved.model;
         const provider = metered(scope, resolved, name);
         const request: ChatRequest = {
-          model,
+          model: resolved.model,
           system,
           messages: history ? [...history.messages, user] : [user],
           temperature: def.temperature,

@@ -1,6 +1,5 @@
 import { HatcheryError } from '../core/errors.js';
 import type { CompileContext, NodeKindImpl, NodeResult, RunContext } from '../engine/contracts.js';
-import type { Template } from '../engine/templates/templates.js';
 import { walk } from '../engine/walk.js';
 import type { LoopDef } from '../schema/loop.js';
 import { checkStartNode } from './fanout.js';
@@ -15,7 +14,7 @@ type Until = (scope: RunContext, output: string) => boolean;
 
 function compileUntil(source: string, cc: CompileContext): Until {
   if (TAG.test(source)) {
-    const t: Template | undefined = cc.template(source, 'until');
+    const t = cc.template(source, 'until');
     return (scope) => t!.render(scope.vars).trim().toLowerCase() === 'true';
   }
   // The whole-word rule of next lists (compileRouter), so a word means the same in `next` and `until`.

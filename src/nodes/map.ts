@@ -65,11 +65,7 @@ export const mapImpl: NodeKindImpl<MapDef> = {
           run: (i, signal) => walk(itemScope(i, signal), first),
         });
         // An item keeps its structured value (an output_schema's), as a single node's output does.
-        const outputs = new Array<unknown>(results.length);
-        for (let i = 0; i < results.length; i++) {
-          const r = results[i]!;
-          outputs[i] = r.value === undefined ? r.text : r.value;
-        }
+        const outputs = results.map((r) => (r.value === undefined ? r.text : r.value));
         return { text: JSON.stringify(outputs), value: outputs };
       },
     };

@@ -48,16 +48,24 @@ export function isPlainJsonSchema(schema: unknown, depth = 0): boolean {
   return true;
 }
 
-/** An output schema whose zod validator is built on its first use (see isPlainJsonSchema). */
-export function lazyOutputSchema(json: Record<string, unknown>): {
+/** A drone's output_schema: the JSON Schema sent to the provider and the validator built from it. */
+export interface OutputSchema {
   json: Record<string, unknown>;
   validator: z.ZodType;
-} {
+}
+
+/** The zod validator of a JSON Schema; throws with zod's message when the schema is unusable. */
+export function jsonSchemaValidator(schema: Record<string, unknown>): z.ZodType {
+  return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+}
+
+/** An output schema whose zod validator is built on its first use (see isPlainJsonSchema). */
+export function lazyOutputSchema(json: Record<string, unknown>): OutputSchema {
   let validator: z.ZodType | undefined;
   return {
     json,
     get validator(): z.ZodType {
-      validator ??= z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
+      validator ??= jsonSchemaValidator(json);
       return validator;
     },
   };

@@ -12,12 +12,6 @@ import type { ScriptDef } from '../schema/script.js';
 import { cwdProblem } from '../tools/mcp-entry.js';
 import { approve } from './asking.js';
 
-/** The last `n` characters of stderr, trimmed, for error messages. */
-function tail(text: string, n = 800): string {
-  const t = text.trim();
-  return t.length <= n ? t : `...${t.slice(-n)}`;
-}
-
 /**
  * The default stdin: the output of the node that ran last, or, when no node of the run has produced
  * output yet (the script starts the run), the run's input, as a UNIX filter at the head of a pipe reads it.
@@ -80,7 +74,9 @@ export const scriptImpl: NodeKindImpl<ScriptDef> = {
         }
         const failure = programFailure(argv[0]!, res);
         if (failure) {
-          const err = tail(res.stderr);
+          // The last 800 characters of stderr, trimmed.
+          const stderr = res.stderr.trim();
+          const err = stderr.length <= 800 ? stderr : `...${stderr.slice(-800)}`;
           // The folder it ran in: relative paths in its arguments and its errors are read from there.
           throw new HatcheryError('SCRIPT', `${failure} (it ran in ${cwd})${err ? `; stderr: ${err}` : ''}`, {
             field: 'cmd',

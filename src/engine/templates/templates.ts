@@ -47,20 +47,6 @@ function isTreeNode(v: unknown): v is TreeNode {
   return v !== null && typeof v === 'object' && typeof (v as TreeNode).typename === 'string';
 }
 
-/**
- * False when the checks below cannot fail: no statement tag (set, macro, call, filter), no `{` other
- * than tag delimiters (a dict literal needs one), no filter and no test. Most prompts are then spared
- * the walk.
- */
-function mayHaveCompileOnlyError(source: string): boolean {
-  return (
-    source.includes('{%') ||
-    source.includes('|') ||
-    /\bis\b/.test(source) ||
-    source.replace(/\{\{|\{#/g, '').includes('{')
-  );
-}
-
 /** The test an `is` names: `x is odd`, `x is divisibleby(3)`, and `x is none` (a literal). */
 function testName(right: unknown): string | undefined {
   if (!isTreeNode(right)) return undefined;
@@ -153,7 +139,7 @@ export class Template {
     try {
       // The parse nunjucks' own compile starts with (same extensions and options), so it fails alike.
       this.tree = nj.parser.parse(source, envParts.extensionsList, envParts.opts);
-      const bad = mayHaveCompileOnlyError(source) ? compileOnlyError(this.tree) : undefined;
+      const bad = compileOnlyError(this.tree);
       // 1-based, as nunjucks' compiler gives its own positions.
       if (bad) throw new nj.lib.TemplateError(bad.message, bad.node.lineno + 1, bad.node.colno + 1);
     } catch (err) {
@@ -170,9 +156,7 @@ export class Template {
         // The filter's own position: its first `| name` after the tag's variable.
         const found = new RegExp(`\\|\\s*${name}\\b`).exec(this.source.slice(tag.at));
         const at = tag.at + (found ? found.index + found[0].length - name.length : 0);
-        const before = this.source.slice(0, at);
-        const line = before.split('\n').length;
-        const column = at - before.lastIndexOf('\n');
+        const { line, column } = lineColumn(this.source, at);
         throw this.syntaxError(
           nj.lib._prettifyError(this.path, false, new nj.lib.TemplateError(bad, line, column)),
         );
@@ -215,11 +199,6 @@ export class Template {
       { ...this.where, line: at.line, column: at.column },
       { cause: err },
     );
-  }
-
-  /** The text of a template without tags (it renders as itself); undefined for others. */
-  get text(): string | undefined {
-    return this.constant ? this.source : undefined;
   }
 
   /** Renders with the given variables; errors name the node, the field and the variable. */
@@ -329,9 +308,13 @@ function syntaxPosition(source: string, err: unknown): { line: number; column: n
   const pos = /\[Line (\d+), Column (\d+)\]/.exec(msg);
   if (pos) return { line: Number(pos[1]), column: Number(pos[2]) };
   const open = Math.max(source.lastIndexOf('{{'), source.lastIndexOf('{%'), source.lastIndexOf('{#'));
-  const before = source.slice(0, Math.max(0, open));
-  const line = before.split('\n').length;
-  return { line, column: open < 0 ? 1 : open - before.lastIndexOf('\n') };
+  return open < 0 ? { line: 1, column: 1 } : lineColumn(source, open);
+}
+
+/** The 1-based line and column of offset `at` in `source`. */
+function lineColumn(source: string, at: number): { line: number; column: number } {
+  const before = source.slice(0, at);
+  return { line: before.split('\n').length, column: at - before.lastIndexOf('\n') };
 }
 
 function cleanMessage(err: unknown, dropPosition = false): string {
@@ -346,11 +329,10 @@ function cleanMessage(err: unknown, dropPosition = false): string {
 
 /** The expression of the `{{ ... }}` tag that starts at the given 1-based line and column. */
 function expressionAt(source: string, line: number, column: number): string {
-  const text = source.split('\n')[line - 1] ?? '';
-  const start = text.lastIndexOf('{{', Math.max(0, column - 1) + 1);
+  const lines = source.split('\n');
+  const start = (lines[line - 1] ?? '').lastIndexOf('{{', Math.max(0, column - 1) + 1);
   const from = start >= 0 ? start : column - 1;
-  const rest = source
-    .split('\n')
+  const rest = lines
     .slice(line - 1)
     .join('\n')
     .slice(from + 2);
