@@ -1,7 +1,8 @@
 import { redactText } from '../core/secrets.js';
 import type { RunEvent, RunListener } from '../engine/contracts.js';
+import { sha16 } from './canonical.js';
 import { ConversationCursor } from './conversations.js';
-import { LARGE_STRING, stringHash } from './fold.js';
+import { LARGE_STRING } from './fold.js';
 import { JournalFile } from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
@@ -229,7 +230,7 @@ export class FileJournal implements RunJournal {
     if (value === undefined) return undefined;
     const s = this.mayHold(value) ? redactText(value, this.secrets, { authHeaders: true }) : value;
     if (s.length < LARGE_STRING) return s;
-    const h = stringHash(s);
+    const h = sha16(s);
     this.seen ??= new Set();
     if (this.seen.has(h)) return { $same: h };
     this.seen.add(h);

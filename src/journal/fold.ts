@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { addUsage, type Usage } from '../providers/types.js';
+import { sha16 } from './canonical.js';
 import {
   type JournalRecord,
   type PendingQuestion,
@@ -11,13 +11,8 @@ import {
   type StoredRun,
 } from './store.js';
 
-/** Strings at least this long are written once per run file; later copies become `{"$same": hash}`. */
+/** Strings at least this long are written once per run file; later copies become `{"$same": sha16}`. */
 export const LARGE_STRING = 4096;
-
-/** The reference key of a large string: 16 hex digits of its SHA-256. */
-export function stringHash(s: string): string {
-  return createHash('sha256').update(s).digest('hex').slice(0, 16);
-}
 
 /**
  * The deepest a journal record may nest. The journal writes records a few levels deep around the
@@ -84,7 +79,7 @@ export function parseJournal(text: string): ParsedJournal {
 function resolve(v: unknown, strings: Map<string, string>, depth: number): unknown {
   if (typeof v === 'string') {
     if (v.length >= LARGE_STRING) {
-      const h = stringHash(v);
+      const h = sha16(v);
       if (!strings.has(h)) strings.set(h, v);
     }
     return v;

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Hatchery } from '../engine/contracts.js';
-import { canonicalJson } from './canonical.js';
+import { canonicalJson, sha16 } from './canonical.js';
 
 /** The definition hash of a hatchery and of each of its nodes, as a run's first record keeps them. */
 export interface DefinitionHashes {
@@ -11,10 +10,6 @@ export interface DefinitionHashes {
 }
 
 const cache = new WeakMap<Hatchery, DefinitionHashes>();
-
-function sha16(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
 
 /**
  * The hashes of a loaded hatchery, computed once per loaded version (a Hatchery object is immutable
