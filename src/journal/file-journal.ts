@@ -31,9 +31,6 @@ export class Extra {
   ) {}
 }
 
-/** No strings: a new run's file holds none yet. */
-const NONE: readonly string[] = [];
-
 /** What a FileJournal starts with besides its file and run id. */
 export interface FileJournalOptions {
   /** Values never written (API keys): redacted wherever they appear. */
@@ -55,7 +52,6 @@ export interface FileJournalOptions {
  * the journal.
  */
 export class FileJournal implements RunJournal {
-  readonly id: string;
   readonly listener: RunListener;
   /** What is to be written, in order, and when each came (ms since the epoch). */
   private queue: (RunEvent | Extra)[] = [];
@@ -77,28 +73,21 @@ export class FileJournal implements RunJournal {
   private failed: unknown;
 
   private readonly secrets: readonly string[];
-  /** Told when the journal ends, with what settles once its last records are written. */
-  private readonly onEnd: (j: FileJournal, written: Promise<void>) => void;
   /** Written before the first record: a newline when the file ends in a line cut short. */
   private lead: string;
 
   constructor(
     readonly file: string,
-    id: string,
-    opts: FileJournalOptions,
+    readonly id: string,
+    private readonly opts: FileJournalOptions,
   ) {
     this.secrets = opts.secrets;
-    this.onEnd = opts.onEnd;
     this.lead = opts.lead ?? '';
-    this.id = id;
     this.out = new JournalFile(file, (err) => {
       this.failed = err;
       journalWriteFailed(file, err);
     });
-    for (const h of opts.seen ?? NONE) {
-      this.seen ??= new Set();
-      this.seen.add(h);
-    }
+    if (opts.seen) this.seen = new Set(opts.seen);
     const secrets = opts.secrets;
     this.jsonSecrets = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
     this.content = {
@@ -153,7 +142,7 @@ export class FileJournal implements RunJournal {
     // Written on the next turn, like every record: the run's result never waits for its journal. This
     // immediate comes after the turn's, so the file is written and closed when the promise settles.
     const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.out.idle());
-    this.onEnd(this, written);
+    this.opts.onEnd(this, written);
     return written;
   }
 

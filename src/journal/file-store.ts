@@ -279,15 +279,7 @@ export class FileRunStore implements RunStore {
         if (now?.summary.status !== 'running') return undefined;
         const previous = ownerOf(now.meta, now.records);
         if (await this.ownerAlive(id, previous)) return undefined;
-        const rec = {
-          v: JOURNAL_VERSION,
-          at: Date.now(),
-          type: 'interrupted',
-          owner: previous,
-          by: processOwner,
-        };
-        await this.appendRecord(id, text, rec);
-        return foldRun(now.meta, [...now.records, rec]);
+        return this.appendRecord(id, text, now, { type: 'interrupted', owner: previous, by: processOwner });
       });
       if (summary) claimed.push(summary);
     }
@@ -317,16 +309,12 @@ export class FileRunStore implements RunStore {
       if (!now) return undefined;
       const st = now.summary.status;
       if (st !== 'running' && st !== 'interrupted' && st !== 'input_required') return now.summary;
-      const rec = {
-        v: JOURNAL_VERSION,
-        at: Date.now(),
+      return this.appendRecord(id, text, now, {
         type: 'run_end',
         status: 'cancelled',
         error: 'the run was cancelled',
         code: 'ABORTED',
-      };
-      await this.appendRecord(id, text, rec);
-      return foldRun(now.meta, [...now.records, rec]);
+      });
     });
     return ended ?? (await this.read(id))?.summary;
   }
@@ -389,10 +377,20 @@ export class FileRunStore implements RunStore {
     });
   }
 
-  /** Appends one record to a run file this process does not own (claim, cancel). */
-  private async appendRecord(id: string, text: string, rec: Record<string, unknown>): Promise<void> {
+  /**
+   * Appends one record to a run file this process does not own (claim, cancel), after `text`, which
+   * holds `run`; the run's summary with it.
+   */
+  private async appendRecord(
+    id: string,
+    text: string,
+    run: StoredRun,
+    fields: { type: string; [field: string]: unknown },
+  ): Promise<RunSummary> {
+    const rec = { v: JOURNAL_VERSION, at: Date.now(), ...fields };
     const lead = text === '' || text.endsWith('\n') ? '' : '\n';
     await appendFile(this.fileOf(id), `${lead}${JSON.stringify(rec)}\n`);
+    return foldRun(run.meta, [...run.records, rec]);
   }
 }
 
