@@ -108,29 +108,13 @@ export class RunTree {
         return entry;
       }
       case 'node_start': {
-        const entry = this.add(this.parentOf(place), {
-          id: `s${e.step}`,
-          kind: 'node',
-          label: e.node,
-          nodeKind: e.kind,
-          start: at,
-        });
+        const entry = this.node(place, e.step, e.node, at, e.kind);
         if (place.item !== undefined) entry.item = place.item;
-        this.steps.set(e.step, entry);
         return entry;
       }
       case 'node_end': {
-        let entry = this.steps.get(e.step);
-        if (!entry) {
-          // A resumed run's node from the journal has no start event.
-          entry = this.add(this.parentOf(place), {
-            id: `s${e.step}`,
-            kind: 'node',
-            label: e.node,
-            start: at,
-          });
-          this.steps.set(e.step, entry);
-        }
+        // A resumed run's node from the journal has no start event.
+        const entry = this.steps.get(e.step) ?? this.node(place, e.step, e.node, at);
         this.end(entry, e.ms, 'done');
         if (e.usage && e.usage.inputTokens + e.usage.outputTokens > 0) entry.usage = e.usage;
         if (e.replayed) entry.replayed = true;
@@ -229,6 +213,13 @@ export class RunTree {
     }
     if (place.parent !== undefined) return this.steps.get(place.parent) ?? this.root;
     return this.root;
+  }
+
+  /** A new entry for node execution `step` under its place (a journal's node_end knows no `nodeKind`). */
+  private node(place: Loose, step: number, label: string, start: number, nodeKind?: string): TreeEntry {
+    const entry = this.add(this.parentOf(place), { id: `s${step}`, kind: 'node', label, nodeKind, start });
+    this.steps.set(step, entry);
+    return entry;
   }
 
   private add(

@@ -102,7 +102,6 @@ export function jsonPath(
   const steps: (string | number)[] = [];
   const re = /\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/y;
   let rest = path.startsWith('$') ? path.slice(1) : path;
-  re.lastIndex = 0;
   while (rest.length > 0) {
     re.lastIndex = 0;
     const m = re.exec(rest);
