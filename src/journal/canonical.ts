@@ -123,6 +123,9 @@ export function requestKey(request: unknown): string {
   return sha16(canonicalJson(request));
 }
 
+/** Fields dropped whole from what is written: their values are credentials whatever they look like. */
+export const CREDENTIAL_KEY = /^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i;
+
 /**
  * A deep copy of a JSON-like value with every string cleaned of secrets (the environment's secret
  * values, key shapes, authorization headers). Cassettes are committed: nothing secret may reach one,
@@ -136,7 +139,7 @@ export function redactDeep(value: unknown, secrets: readonly string[]): unknown 
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined || typeof v === 'function') continue;
     // Header maps and fields named like credentials are dropped whole, not just cleaned.
-    if (/^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i.test(k)) {
+    if (CREDENTIAL_KEY.test(k)) {
       out[k] = '[redacted]';
       continue;
     }

@@ -1,6 +1,6 @@
 import { redactText } from '../core/secrets.js';
 import type { RunEvent, RunListener } from '../engine/contracts.js';
-import { sha16 } from './canonical.js';
+import { CREDENTIAL_KEY, sha16 } from './canonical.js';
 import { ConversationCursor } from './conversations.js';
 import { LARGE_STRING } from './fold.js';
 import { JournalFile } from './journal-file.js';
@@ -13,9 +13,7 @@ import { journalWriteFailed } from './write-errors.js';
 const MAX_QUEUED = 8192;
 /** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
 const MAX_DEPTH = 64;
-/** Fields dropped whole, as redactDeep does: their values are credentials whatever they look like. */
-const CREDENTIAL_KEY = /^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i;
-/** The same fields in JSON text. */
+/** The fields of CREDENTIAL_KEY in JSON text. */
 const CREDENTIAL_FIELD = /"(?:authorization|api[-_]?key|x-api-key|cookie|set-cookie)":/i;
 /**
  * Where redactText's authorization-header shapes could start, in a string or in JSON text (where the

@@ -64,7 +64,6 @@ export class FileRunStore implements RunStore {
   private readonly prefix: string;
   private secrets: string[];
   private readonly maxFileBytes: number;
-  private readonly pollMs: number;
   private readonly staleMs: number;
   /** Journals of running runs this process owns. */
   private readonly live = new Map<string, FileJournal>();
@@ -83,13 +82,12 @@ export class FileRunStore implements RunStore {
     this.prefix = this.location.endsWith(path.sep) ? this.location : `${this.location}${path.sep}`;
     this.secrets = secretValues(options.env ?? process.env, options.secrets ?? []);
     this.retentionMs = (options.maxAgeDays ?? 30) * DAY_MS;
-    this.pollMs = options.pollMs ?? 500;
     this.staleMs = options.staleMs ?? 120_000;
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
     this.watch = new CancelWatch({
       prefix: this.prefix,
       live: this.live,
-      pollMs: this.pollMs,
+      pollMs: options.pollMs ?? 500,
       staleMs: this.staleMs,
       entries: () => this.upkeep.entries,
       listed: (count) => {

@@ -59,7 +59,6 @@ export class PruneSchedule {
 
   /** Prunes without waiting; `except` runs are starting, left out. */
   background(except: Iterable<string> = []): void {
-    this.lastPrune = Date.now();
     this.prune(except).catch(() => {
       // Pruning is upkeep: a folder that cannot be read now is tried again later.
     });
