@@ -74,8 +74,6 @@ export class FileRunStore implements RunStore {
   private made = false;
   /** When the folder is pruned. */
   private readonly upkeep: PruneSchedule;
-  /** ended() as a function, one for all the journals of this store. */
-  private readonly endedOf = (j: FileJournal, written: Promise<void>) => this.ended(j, written);
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
@@ -84,16 +82,6 @@ export class FileRunStore implements RunStore {
     this.retentionMs = (options.maxAgeDays ?? 30) * DAY_MS;
     this.staleMs = options.staleMs ?? 120_000;
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
-    this.watch = new CancelWatch({
-      prefix: this.prefix,
-      live: this.live,
-      pollMs: options.pollMs ?? 500,
-      staleMs: this.staleMs,
-      entries: () => this.upkeep.entries,
-      listed: (count) => {
-        this.upkeep.entries = count;
-      },
-    });
     this.upkeep = new PruneSchedule({
       location: this.location,
       prefix: this.prefix,
@@ -104,6 +92,13 @@ export class FileRunStore implements RunStore {
       // As stored: a run whose owner died is not finished work to prune, and an unreadable file is no run.
       status: async (id) => (await this.stored(id).catch(() => undefined))?.summary.status,
       idle: () => this.idle(),
+    });
+    this.watch = new CancelWatch({
+      prefix: this.prefix,
+      live: this.live,
+      pollMs: options.pollMs ?? 500,
+      staleMs: this.staleMs,
+      count: this.upkeep,
     });
   }
 
@@ -140,7 +135,7 @@ export class FileRunStore implements RunStore {
     // on the next turn of the event loop.
     const j = new FileJournal(this.fileOf(meta.id), meta.id, {
       secrets: this.secrets,
-      onEnd: this.endedOf,
+      onEnd: this.ended,
       first: new Extra('run_start', meta as unknown as Record<string, unknown>),
     });
     this.own(j);
@@ -182,7 +177,7 @@ export class FileRunStore implements RunStore {
       const lead = text === '' || text.endsWith('\n') ? '' : '\n';
       const j = new FileJournal(this.fileOf(id), id, {
         secrets: this.secrets,
-        onEnd: this.endedOf,
+        onEnd: this.ended,
         first: new Extra('resumed', { ...fields, owner: processOwner }),
         seen: parsed.strings.keys(),
         lead,
@@ -352,7 +347,7 @@ export class FileRunStore implements RunStore {
   }
 
   /** A journal ended: its last records are written on the next turn (see FileJournal.end). */
-  private ended(j: FileJournal, written: Promise<void>): void {
+  private readonly ended = (j: FileJournal, written: Promise<void>): void => {
     if (this.live.get(j.id) === j) this.live.delete(j.id);
     this.ending.set(j.id, written);
     void written.then(() => {
@@ -360,7 +355,7 @@ export class FileRunStore implements RunStore {
     });
     if (this.live.size === 0) this.watch.stop();
     this.upkeep.ended();
-  }
+  };
 
   /** True when `owner` still runs `id` (see ownerAlive). */
   private ownerAlive(id: string, owner: RunOwner | undefined): Promise<boolean> {

@@ -102,14 +102,6 @@ function resolve(v: unknown, strings: Map<string, string>, depth: number): unkno
 
 const STATUSES: ReadonlySet<RunStatus> = new Set(RUN_STATUSES);
 
-/** The meta of a run from its first record, or undefined when that record is not a readable run_start. */
-export function metaOf(records: readonly JournalRecord[]): RunMeta | undefined {
-  const first = records[0];
-  if (first?.type !== 'run_start' || typeof first.id !== 'string') return undefined;
-  const { v: _v, at: _at, type: _type, ...meta } = first;
-  return meta as unknown as RunMeta;
-}
-
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** A usage record as numbers only: a damaged or forged field must not turn a sum into a string. */
@@ -220,7 +212,10 @@ export function foldRun(meta: RunMeta, records: readonly JournalRecord[], corrup
 /** A run's meta, records and summary from its file's text; undefined when its first record is unreadable. */
 export function storedRun(text: string): StoredRun | undefined {
   const { records, corrupt } = parseJournal(text);
-  const meta = metaOf(records);
-  if (!meta) return undefined;
+  // The meta is the first record's fields, when that record is a readable run_start.
+  const first = records[0];
+  if (first?.type !== 'run_start' || typeof first.id !== 'string') return undefined;
+  const { v: _v, at: _at, type: _type, ...fields } = first;
+  const meta = fields as unknown as RunMeta;
   return { meta, records, summary: foldRun(meta, records, corrupt) };
 }

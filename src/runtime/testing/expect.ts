@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { canonicalJson } from '../../journal/canonical.js';
 import { issuesText } from '../../schema/issues.js';
@@ -20,7 +21,7 @@ const SHOWN = 300;
 /** The expectations that do not hold, each as one line saying what differed; empty when the case passed. */
 export function check(expect: Expectations, o: Outcome): string[] {
   const failures: string[] = [];
-  if (expect.nodes && !sameList(expect.nodes, o.nodes)) {
+  if (expect.nodes && !isDeepStrictEqual(expect.nodes, o.nodes)) {
     failures.push(`nodes: expected [${expect.nodes.join(', ')}], ran [${o.nodes.join(', ')}]`);
   }
   if (expect.max_tokens !== undefined && o.tokens > expect.max_tokens) {
@@ -76,10 +77,6 @@ export function check(expect: Expectations, o: Outcome): string[] {
 
 function list(v: string | string[] | undefined): string[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v];
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function parseOutput(o: Outcome): { value: unknown } | { error: string } {
