@@ -27,9 +27,8 @@ export interface WatchedFolder {
   /** How often to look, and how long another host waits before it takes a quiet run for abandoned (ms). */
   pollMs: number;
   staleMs: number;
-  /** About how many entries the folder holds (undefined: unknown); told the count of each listing. */
-  entries(): number | undefined;
-  listed(count: number): void;
+  /** About how many entries the folder holds (undefined: unknown), set from each listing. */
+  count: { entries: number | undefined };
 }
 
 /** Polls for cancel markers of the runs this process owns while it owns any. */
@@ -80,7 +79,7 @@ export class CancelWatch {
     const { live, pollMs, staleMs, prefix } = this.folder;
     this.ticks++;
     const heartbeat = this.ticks % Math.max(1, Math.round(staleMs / 4 / pollMs)) === 0;
-    const entries = this.folder.entries();
+    const entries = this.folder.count.entries;
     if (live.size <= FEW_RUNS || (entries !== undefined && live.size * STAT_IN_ENTRIES < entries)) {
       for (const id of live.keys()) {
         stat(this.markerOf(id)).then(
@@ -95,7 +94,7 @@ export class CancelWatch {
       this.listing = true;
       readdir(prefix)
         .then((names) => {
-          this.folder.listed(names.length);
+          this.folder.count.entries = names.length;
           for (const name of names) {
             if (!name.endsWith(CANCEL_SUFFIX)) continue;
             const id = name.slice(0, -CANCEL_SUFFIX.length);

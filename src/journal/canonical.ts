@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { redactText } from '../core/secrets.js';
 import type { ChatRequest } from '../providers/types.js';
 
@@ -7,9 +7,9 @@ import type { ChatRequest } from '../providers/types.js';
  * always gives the same text (and hash) whatever order its fields were built in.
  */
 export function canonicalJson(value: unknown, indent?: number): string {
-  if (indent !== undefined) return JSON.stringify(sortKeys(value), null, indent) ?? 'null';
-  // Written directly, without the sorted copy: the journal keys every model call with this.
-  return canonical(value, 0) ?? 'null';
+  const text = canonical(value, 0) ?? 'null';
+  // Parsing keeps the key order: integer keys come first in the text, as in any parsed object.
+  return indent === undefined ? text : JSON.stringify(JSON.parse(text), null, indent);
 }
 
 const INDEX = /^(?:0|[1-9]\d*)$/;
@@ -19,8 +19,8 @@ const isIndex = (k: string) => {
 };
 
 /**
- * The keys in the order of the sorted copy: a new object lists integer keys first, ascending, then
- * the others in the order they were added (sorted).
+ * The keys sorted as an object built in sorted order lists them (the order the keys of recorded
+ * cassettes and journals were made in): integer keys first, ascending, then the others sorted.
  */
 function sortedKeys(value: object): string[] {
   const keys = Object.keys(value);
@@ -48,9 +48,6 @@ function sortFew(keys: string[]): void {
   }
 }
 
-/** Nesting past which the copying path takes over (it throws on a cycle as JSON.stringify does). */
-const MAX_DIRECT_DEPTH = 200;
-
 /** Nesting past which a value is not plain (see canonicalText; the journal's clean() cuts at 64). */
 const PLAIN_DEPTH = 32;
 
@@ -66,9 +63,9 @@ export function canonicalText(value: unknown): { text: string; plain: boolean } 
 }
 
 /**
- * The text `JSON.stringify(sortKeys(value))` gives, built without the copy: undefined, a function or
- * a symbol is left out of an object (undefined for the caller), null in an array (sortKeys made
- * undefined null, and JSON.stringify makes functions and symbols null).
+ * The canonical text of a value: undefined, a function or a symbol is left out of an object
+ * (undefined for the caller) and null in an array, as JSON.stringify does. A cycle overflows the
+ * stack (a RangeError), as JSON.stringify of a cyclic value throws.
  */
 function canonical(value: unknown, depth: number, state?: { plain: boolean }): string | undefined {
   switch (typeof value) {
@@ -84,7 +81,6 @@ function canonical(value: unknown, depth: number, state?: { plain: boolean }): s
   }
   if (value === null) return 'null';
   if (state?.plain && depth > PLAIN_DEPTH) state.plain = false;
-  if (depth > MAX_DIRECT_DEPTH) return JSON.stringify(sortKeys(value));
   if (Array.isArray(value)) {
     let text = '[';
     for (let i = 0; i < value.length; i++) {
@@ -117,21 +113,18 @@ function isPlainObject(value: object, keys: readonly string[]): boolean {
   return true;
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortKeys(v)));
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[k];
-    if (v !== undefined) out[k] = sortKeys(v);
-  }
-  return out;
+/** 16 hex digits of the SHA-256 of a text: the journal's keys, large-string references and hashes. */
+export function sha16(text: string): string {
+  return hash('sha256', text, 'hex').slice(0, 16);
 }
 
 /** The cassette key of a canonical (already redacted) request: 16 hex digits of its SHA-256. */
 export function requestKey(request: unknown): string {
-  return createHash('sha256').update(canonicalJson(request)).digest('hex').slice(0, 16);
+  return sha16(canonicalJson(request));
 }
+
+/** Fields dropped whole from what is written: their values are credentials whatever they look like. */
+export const CREDENTIAL_KEY = /^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i;
 
 /**
  * A deep copy of a JSON-like value with every string cleaned of secrets (the environment's secret
@@ -146,7 +139,7 @@ export function redactDeep(value: unknown, secrets: readonly string[]): unknown 
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined || typeof v === 'function') continue;
     // Header maps and fields named like credentials are dropped whole, not just cleaned.
-    if (/^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i.test(k)) {
+    if (CREDENTIAL_KEY.test(k)) {
       out[k] = '[redacted]';
       continue;
     }

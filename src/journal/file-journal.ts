@@ -1,7 +1,8 @@
 import { redactText } from '../core/secrets.js';
 import type { RunEvent, RunListener } from '../engine/contracts.js';
+import { CREDENTIAL_KEY, sha16 } from './canonical.js';
 import { ConversationCursor } from './conversations.js';
-import { LARGE_STRING, stringHash } from './fold.js';
+import { LARGE_STRING } from './fold.js';
 import { JournalFile } from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
@@ -12,9 +13,7 @@ import { journalWriteFailed } from './write-errors.js';
 const MAX_QUEUED = 8192;
 /** Values nested deeper than this are cut (a cyclic or absurd value must not hang a flush). */
 const MAX_DEPTH = 64;
-/** Fields dropped whole, as redactDeep does: their values are credentials whatever they look like. */
-const CREDENTIAL_KEY = /^(authorization|api[-_]?key|x-api-key|cookie|set-cookie)$/i;
-/** The same fields in JSON text. */
+/** The fields of CREDENTIAL_KEY in JSON text. */
 const CREDENTIAL_FIELD = /"(?:authorization|api[-_]?key|x-api-key|cookie|set-cookie)":/i;
 /**
  * Where redactText's authorization-header shapes could start, in a string or in JSON text (where the
@@ -29,9 +28,6 @@ export class Extra {
     readonly fields: Record<string, unknown>,
   ) {}
 }
-
-/** No strings: a new run's file holds none yet. */
-const NONE: readonly string[] = [];
 
 /** What a FileJournal starts with besides its file and run id. */
 export interface FileJournalOptions {
@@ -54,7 +50,6 @@ export interface FileJournalOptions {
  * the journal.
  */
 export class FileJournal implements RunJournal {
-  readonly id: string;
   readonly listener: RunListener;
   /** What is to be written, in order, and when each came (ms since the epoch). */
   private queue: (RunEvent | Extra)[] = [];
@@ -76,28 +71,21 @@ export class FileJournal implements RunJournal {
   private failed: unknown;
 
   private readonly secrets: readonly string[];
-  /** Told when the journal ends, with what settles once its last records are written. */
-  private readonly onEnd: (j: FileJournal, written: Promise<void>) => void;
   /** Written before the first record: a newline when the file ends in a line cut short. */
   private lead: string;
 
   constructor(
     readonly file: string,
-    id: string,
-    opts: FileJournalOptions,
+    readonly id: string,
+    private readonly opts: FileJournalOptions,
   ) {
     this.secrets = opts.secrets;
-    this.onEnd = opts.onEnd;
     this.lead = opts.lead ?? '';
-    this.id = id;
     this.out = new JournalFile(file, (err) => {
       this.failed = err;
       journalWriteFailed(file, err);
     });
-    for (const h of opts.seen ?? NONE) {
-      this.seen ??= new Set();
-      this.seen.add(h);
-    }
+    if (opts.seen) this.seen = new Set(opts.seen);
     const secrets = opts.secrets;
     this.jsonSecrets = secrets.map((x) => JSON.stringify(x).slice(1, -1)).filter((x, i) => x !== secrets[i]);
     this.content = {
@@ -152,7 +140,7 @@ export class FileJournal implements RunJournal {
     // Written on the next turn, like every record: the run's result never waits for its journal. This
     // immediate comes after the turn's, so the file is written and closed when the promise settles.
     const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.out.idle());
-    this.onEnd(this, written);
+    this.opts.onEnd(this, written);
     return written;
   }
 
@@ -229,7 +217,7 @@ export class FileJournal implements RunJournal {
     if (value === undefined) return undefined;
     const s = this.mayHold(value) ? redactText(value, this.secrets, { authHeaders: true }) : value;
     if (s.length < LARGE_STRING) return s;
-    const h = stringHash(s);
+    const h = sha16(s);
     this.seen ??= new Set();
     if (this.seen.has(h)) return { $same: h };
     this.seen.add(h);

@@ -64,7 +64,6 @@ export class FileRunStore implements RunStore {
   private readonly prefix: string;
   private secrets: string[];
   private readonly maxFileBytes: number;
-  private readonly pollMs: number;
   private readonly staleMs: number;
   /** Journals of running runs this process owns. */
   private readonly live = new Map<string, FileJournal>();
@@ -75,27 +74,14 @@ export class FileRunStore implements RunStore {
   private made = false;
   /** When the folder is pruned. */
   private readonly upkeep: PruneSchedule;
-  /** ended() as a function, one for all the journals of this store. */
-  private readonly endedOf = (j: FileJournal, written: Promise<void>) => this.ended(j, written);
 
   constructor(dir: string, options: FileRunStoreOptions = {}) {
     this.location = path.resolve(dir);
     this.prefix = this.location.endsWith(path.sep) ? this.location : `${this.location}${path.sep}`;
     this.secrets = secretValues(options.env ?? process.env, options.secrets ?? []);
     this.retentionMs = (options.maxAgeDays ?? 30) * DAY_MS;
-    this.pollMs = options.pollMs ?? 500;
     this.staleMs = options.staleMs ?? 120_000;
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
-    this.watch = new CancelWatch({
-      prefix: this.prefix,
-      live: this.live,
-      pollMs: this.pollMs,
-      staleMs: this.staleMs,
-      entries: () => this.upkeep.entries,
-      listed: (count) => {
-        this.upkeep.entries = count;
-      },
-    });
     this.upkeep = new PruneSchedule({
       location: this.location,
       prefix: this.prefix,
@@ -106,6 +92,13 @@ export class FileRunStore implements RunStore {
       // As stored: a run whose owner died is not finished work to prune, and an unreadable file is no run.
       status: async (id) => (await this.stored(id).catch(() => undefined))?.summary.status,
       idle: () => this.idle(),
+    });
+    this.watch = new CancelWatch({
+      prefix: this.prefix,
+      live: this.live,
+      pollMs: options.pollMs ?? 500,
+      staleMs: this.staleMs,
+      count: this.upkeep,
     });
   }
 
@@ -142,7 +135,7 @@ export class FileRunStore implements RunStore {
     // on the next turn of the event loop.
     const j = new FileJournal(this.fileOf(meta.id), meta.id, {
       secrets: this.secrets,
-      onEnd: this.endedOf,
+      onEnd: this.ended,
       first: new Extra('run_start', meta as unknown as Record<string, unknown>),
     });
     this.own(j);
@@ -184,7 +177,7 @@ export class FileRunStore implements RunStore {
       const lead = text === '' || text.endsWith('\n') ? '' : '\n';
       const j = new FileJournal(this.fileOf(id), id, {
         secrets: this.secrets,
-        onEnd: this.endedOf,
+        onEnd: this.ended,
         first: new Extra('resumed', { ...fields, owner: processOwner }),
         seen: parsed.strings.keys(),
         lead,
@@ -279,15 +272,7 @@ export class FileRunStore implements RunStore {
         if (now?.summary.status !== 'running') return undefined;
         const previous = ownerOf(now.meta, now.records);
         if (await this.ownerAlive(id, previous)) return undefined;
-        const rec = {
-          v: JOURNAL_VERSION,
-          at: Date.now(),
-          type: 'interrupted',
-          owner: previous,
-          by: processOwner,
-        };
-        await this.appendRecord(id, text, rec);
-        return foldRun(now.meta, [...now.records, rec]);
+        return this.appendRecord(id, text, now, { type: 'interrupted', owner: previous, by: processOwner });
       });
       if (summary) claimed.push(summary);
     }
@@ -317,16 +302,12 @@ export class FileRunStore implements RunStore {
       if (!now) return undefined;
       const st = now.summary.status;
       if (st !== 'running' && st !== 'interrupted' && st !== 'input_required') return now.summary;
-      const rec = {
-        v: JOURNAL_VERSION,
-        at: Date.now(),
+      return this.appendRecord(id, text, now, {
         type: 'run_end',
         status: 'cancelled',
         error: 'the run was cancelled',
         code: 'ABORTED',
-      };
-      await this.appendRecord(id, text, rec);
-      return foldRun(now.meta, [...now.records, rec]);
+      });
     });
     return ended ?? (await this.read(id))?.summary;
   }
@@ -366,7 +347,7 @@ export class FileRunStore implements RunStore {
   }
 
   /** A journal ended: its last records are written on the next turn (see FileJournal.end). */
-  private ended(j: FileJournal, written: Promise<void>): void {
+  private readonly ended = (j: FileJournal, written: Promise<void>): void => {
     if (this.live.get(j.id) === j) this.live.delete(j.id);
     this.ending.set(j.id, written);
     void written.then(() => {
@@ -374,7 +355,7 @@ export class FileRunStore implements RunStore {
     });
     if (this.live.size === 0) this.watch.stop();
     this.upkeep.ended();
-  }
+  };
 
   /** True when `owner` still runs `id` (see ownerAlive). */
   private ownerAlive(id: string, owner: RunOwner | undefined): Promise<boolean> {
@@ -389,10 +370,20 @@ export class FileRunStore implements RunStore {
     });
   }
 
-  /** Appends one record to a run file this process does not own (claim, cancel). */
-  private async appendRecord(id: string, text: string, rec: Record<string, unknown>): Promise<void> {
+  /**
+   * Appends one record to a run file this process does not own (claim, cancel), after `text`, which
+   * holds `run`; the run's summary with it.
+   */
+  private async appendRecord(
+    id: string,
+    text: string,
+    run: StoredRun,
+    fields: { type: string; [field: string]: unknown },
+  ): Promise<RunSummary> {
+    const rec = { v: JOURNAL_VERSION, at: Date.now(), ...fields };
     const lead = text === '' || text.endsWith('\n') ? '' : '\n';
     await appendFile(this.fileOf(id), `${lead}${JSON.stringify(rec)}\n`);
+    return foldRun(run.meta, [...run.records, rec]);
   }
 }
 

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { addUsage, type Usage } from '../providers/types.js';
+import { sha16 } from './canonical.js';
 import {
   type JournalRecord,
   type PendingQuestion,
@@ -11,13 +11,8 @@ import {
   type StoredRun,
 } from './store.js';
 
-/** Strings at least this long are written once per run file; later copies become `{"$same": hash}`. */
+/** Strings at least this long are written once per run file; later copies become `{"$same": sha16}`. */
 export const LARGE_STRING = 4096;
-
-/** The reference key of a large string: 16 hex digits of its SHA-256. */
-export function stringHash(s: string): string {
-  return createHash('sha256').update(s).digest('hex').slice(0, 16);
-}
 
 /**
  * The deepest a journal record may nest. The journal writes records a few levels deep around the
@@ -84,7 +79,7 @@ export function parseJournal(text: string): ParsedJournal {
 function resolve(v: unknown, strings: Map<string, string>, depth: number): unknown {
   if (typeof v === 'string') {
     if (v.length >= LARGE_STRING) {
-      const h = stringHash(v);
+      const h = sha16(v);
       if (!strings.has(h)) strings.set(h, v);
     }
     return v;
@@ -106,14 +101,6 @@ function resolve(v: unknown, strings: Map<string, string>, depth: number): unkno
 }
 
 const STATUSES: ReadonlySet<RunStatus> = new Set(RUN_STATUSES);
-
-/** The meta of a run from its first record, or undefined when that record is not a readable run_start. */
-export function metaOf(records: readonly JournalRecord[]): RunMeta | undefined {
-  const first = records[0];
-  if (first?.type !== 'run_start' || typeof first.id !== 'string') return undefined;
-  const { v: _v, at: _at, type: _type, ...meta } = first;
-  return meta as unknown as RunMeta;
-}
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
@@ -225,7 +212,10 @@ export function foldRun(meta: RunMeta, records: readonly JournalRecord[], corrup
 /** A run's meta, records and summary from its file's text; undefined when its first record is unreadable. */
 export function storedRun(text: string): StoredRun | undefined {
   const { records, corrupt } = parseJournal(text);
-  const meta = metaOf(records);
-  if (!meta) return undefined;
+  // The meta is the first record's fields, when that record is a readable run_start.
+  const first = records[0];
+  if (first?.type !== 'run_start' || typeof first.id !== 'string') return undefined;
+  const { v: _v, at: _at, type: _type, ...fields } = first;
+  const meta = fields as unknown as RunMeta;
   return { meta, records, summary: foldRun(meta, records, corrupt) };
 }

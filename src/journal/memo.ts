@@ -9,6 +9,9 @@ import type { JournalRecord } from './store.js';
 
 /** A finished node execution as the journal recorded it. */
 interface Finished {
+  /** Its scope path, and the top-level sequence number it sits under (see topSeq). */
+  path: string;
+  top: number;
   node: string;
   output: string;
   value?: unknown;
@@ -72,16 +75,13 @@ export function finishedExecutions(records: readonly JournalRecord[]): Map<strin
   const done = new Map<string, Finished>();
   for (const r of records) {
     if (r.type === 'resumed' && typeof r.cut === 'number') {
-      const cut = r.cut;
-      for (const k of [...done.keys()]) {
-        const hash = k.lastIndexOf('#');
-        if (topSeq(k.slice(0, hash), Number(k.slice(hash + 1))) >= cut) done.delete(k);
-      }
+      for (const [k, f] of done) if (f.top >= r.cut) done.delete(k);
       continue;
     }
     if (r.type !== 'node_end' || typeof r.path !== 'string' || typeof r.seq !== 'number') continue;
     if (typeof r.node !== 'string' || (r.depth !== undefined && r.depth !== 0)) continue;
-    const f: Finished = { node: r.node, output: typeof r.output === 'string' ? r.output : '' };
+    const output = typeof r.output === 'string' ? r.output : '';
+    const f: Finished = { path: r.path, top: topSeq(r.path, r.seq), node: r.node, output };
     if (r.value !== undefined) f.value = r.value;
     if (r.usage !== undefined) f.usage = r.usage as Usage;
     if (r.chose !== undefined) f.chose = r.chose as string | null;
@@ -110,17 +110,14 @@ export function buildMemo(records: readonly JournalRecord[], options: MemoOption
   if (from !== undefined || (changed && changed.size > 0) || (rerun && rerun.size > 0)) {
     let fromTop: number | undefined;
     let fromBranch: number | undefined;
-    for (const [k, f] of done) {
-      const hash = k.lastIndexOf('#');
-      const path = k.slice(0, hash);
-      const t = topSeq(path, Number(k.slice(hash + 1)));
-      if (f.node === from) {
+    for (const { path, top: t, node } of done.values()) {
+      if (node === from) {
         if (path === '') fromTop = Math.min(fromTop ?? t, t);
         else fromBranch = Math.min(fromBranch ?? t, t);
       }
       // A branch's node cuts at the fan-out that holds it: that node runs again whole.
-      if (changed?.has(f.node) || rerun?.has(f.node))
-        lower(t, path === '' ? f.node : (done.get(keyOf('', t))?.node ?? f.node));
+      if (changed?.has(node) || rerun?.has(node))
+        lower(t, path === '' ? node : (done.get(keyOf('', t))?.node ?? node));
     }
     // --from names the node's first top-level execution; a node run only inside branches, their fan-out.
     const at = fromTop ?? fromBranch;

@@ -22,11 +22,6 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** True when `a` and `b` are the same process (same host, pid and start time). */
-export function sameOwner(a: RunOwner, b: RunOwner): boolean {
-  return a.pid === b.pid && a.host === b.host && a.since === b.since;
-}
-
 /**
  * True when `owner` still runs its run: this process when it owns the run here (`ownedHere`), a live
  * pid on this host, or, for another host, a run `file` changed within `staleMs` (its owner touches it).
@@ -39,7 +34,9 @@ export async function ownerAlive(
 ): Promise<boolean> {
   // A run_start without a readable owner (a damaged or planted file) has nobody running it.
   if (owner === null || typeof owner !== 'object' || typeof owner.pid !== 'number') return false;
-  if (sameOwner(owner, processOwner)) return ownedHere;
+  const me = processOwner;
+  // This process (the same host, pid and start time) runs it only when it owns it here.
+  if (owner.pid === me.pid && owner.host === me.host && owner.since === me.since) return ownedHere;
   if (owner.host !== hostname()) {
     try {
       return Date.now() - (await stat(file)).mtimeMs < staleMs;

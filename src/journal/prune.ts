@@ -6,12 +6,10 @@
  * calls being served.
  */
 import { readdir, stat, unlink as unlinkFile } from 'node:fs/promises';
+import { CANCEL_SUFFIX } from './cancel-watch.js';
 import { runIdOfFile } from './run-files.js';
 import { finishedByLastLine } from './run-tail.js';
 import type { RunStatus } from './store.js';
-
-/** The file another process writes to ask the owner to cancel a run: `<id>.cancel`. */
-const CANCEL_SUFFIX = '.cancel';
 
 /** What a prune needs of its store. */
 export interface PruneScope {

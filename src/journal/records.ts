@@ -54,14 +54,11 @@ const AS_IS: ReadonlySet<string> = new Set([
   'hatchery',
 ]);
 
-/** The journal's name of each event type (a nested run's start and end: the top-level run's are the store's). */
-function recordType(type: RunEvent['type']): string {
-  return type === 'run_start' ? 'nested_start' : type === 'run_end' ? 'nested_end' : type;
-}
-
 /** The record of event `e` at `at` (ms since the epoch). */
 export function eventRecord(e: RunEvent, at: number, c: RecordContent): JournalRecord {
-  const rec: JournalRecord = { v: JOURNAL_VERSION, at, type: recordType(e.type) };
+  // A nested run's start and end are named apart: the top-level run's are the store's own records.
+  const type = e.type === 'run_start' ? 'nested_start' : e.type === 'run_end' ? 'nested_end' : e.type;
+  const rec: JournalRecord = { v: JOURNAL_VERSION, at, type };
   if (e.type === 'model_call') {
     // The cassette's key of the call (Cassette.chat hashes the same text), so the journal can
     // answer the call again (run --replay-run).
@@ -75,12 +72,8 @@ export function eventRecord(e: RunEvent, at: number, c: RecordContent): JournalR
     if (value === undefined || NOT_WRITTEN.has(k)) continue;
     // The top-level run's name is its run_start's.
     if (k === 'hatchery' && e.depth === 0) continue;
-    if (k === 'ms' || k === 'waitMs') rec[k] = round(value as number);
+    if (k === 'ms' || k === 'waitMs') rec[k] = Math.round((value as number) * 100) / 100;
     else rec[k] = AS_IS.has(k) ? value : c.clean(value, 0);
   }
   return rec;
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }

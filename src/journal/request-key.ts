@@ -5,9 +5,9 @@
  * the conversation (quadratic in a long loop). Here each conversation keeps the hash state after its
  * messages so far, and a turn hashes only the messages added since the last one.
  */
-import { createHash, type Hash, hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { RunEvent } from '../engine/contracts.js';
-import { chatRequestShape, redactDeep, requestKey } from './canonical.js';
+import { chatRequestShape, redactDeep, requestKey, sha16 } from './canonical.js';
 import { LARGE_STRING } from './fold.js';
 import { messageText, requestParts } from './request-text.js';
 
@@ -86,7 +86,7 @@ export class RequestKeys {
   }
 
   private whole(e: ModelCall, text: string, plain: boolean): CallKey {
-    if (this.isClean(text)) return { key: hash('sha256', text, 'hex').slice(0, 16), clean: true, plain };
+    if (this.isClean(text)) return { key: sha16(text), clean: true, plain };
     return { key: this.redacted(e), clean: false, plain };
   }
 

@@ -132,18 +132,3 @@ function buildParts(vendor: string, req: ChatRequest): RequestParts {
   if (head !== '') return { head: `{${head.slice(1)}`, tail: `${tail}}`, messages: list };
   return { head: '{', tail: `${tail.slice(1)}}`, messages: list };
 }
-
-/** canonicalJson(chatRequestShape(vendor, request)), with each message's text kept per message. */
-export function requestText(vendor: string, req: ChatRequest): RequestText {
-  const { head, tail, messages } = requestParts(vendor, req);
-  if (!messages) return { text: head + tail, plain: false };
-  let text = head;
-  let plain = true;
-  const keep = req.messages.length > 1;
-  for (let i = 0; i < req.messages.length; i++) {
-    const m = messageText(req.messages[i], keep);
-    if (!m.plain) plain = false;
-    text += i === 0 ? m.text : `,${m.text}`;
-  }
-  return { text: text + tail, plain };
-}

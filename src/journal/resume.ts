@@ -8,8 +8,8 @@ import type { AskFn, Hatchery, NodeMemo, RunListener } from '../engine/contracts
 import type { Provider } from '../providers/types.js';
 import { listNames } from '../schema/suggest.js';
 import { ownerOf } from './fold.js';
-import { definitionHashes } from './hash.js';
 import { buildMemo } from './memo.js';
+import { definitionHashes } from './run-meta.js';
 import { runsCommandLine } from './state-dir.js';
 import type { PendingQuestion, RunJournal, RunStore, StoredRun } from './store.js';
 

@@ -31,10 +31,9 @@ export function runsCommandLine(
   args: readonly string[],
   location: string,
   last: readonly string[] = [],
-  options: StateDirOptions = {},
 ): string {
   const words = ['hatchery-mcp', 'runs', ...args];
   const own = path.resolve(location);
-  if (own !== stateDir(undefined, { env: options.env, cwd: options.cwd })) words.push('--state', own);
+  if (own !== stateDir(undefined)) words.push('--state', own);
   return [...words, ...last].map((w) => shellQuote(w)).join(' ');
 }

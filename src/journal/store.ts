@@ -10,18 +10,18 @@ import type { Usage } from '../providers/types.js';
 /** Version of the journal's record format, written in every record as `v`. */
 export const JOURNAL_VERSION = 1;
 
-/** Where a run stands, as its journal says. */
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted' | 'input_required';
-
 /** Every RunStatus, for checking a status given by a user or read from a file. */
-export const RUN_STATUSES: readonly RunStatus[] = [
+export const RUN_STATUSES = [
   'running',
   'succeeded',
   'failed',
   'cancelled',
   'interrupted',
   'input_required',
-];
+] as const;
+
+/** Where a run stands, as its journal says. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** The process that owns a running run (a run whose owner is gone was interrupted). */
 export interface RunOwner {

@@ -4,8 +4,7 @@
  * the runs it keeps (a busy server makes a file per call, and every listing of it grows with them).
  */
 
-import { pruneRuns } from './prune.js';
-import type { RunStatus } from './store.js';
+import { type PruneScope, pruneRuns } from './prune.js';
 
 /**
  * Files beyond the runs kept, and runs created since the last prune, before a prune comes early: a
@@ -16,19 +15,10 @@ export const PRUNE_EVERY = 5000;
 /** A prune after a run ends at most this often, unless the folder is full (see PRUNE_EVERY). */
 const PRUNE_INTERVAL_MS = 600_000;
 
-/** What the schedule needs of its store. */
-export interface PrunedFolder {
-  location: string;
-  /** The folder with its separator, which run file names follow. */
-  prefix: string;
-  maxRuns: number;
-  maxAgeMs: number;
+/** What the schedule needs of its store: what a prune does, and when. */
+export interface PrunedFolder extends Omit<PruneScope, 'starting'> {
   /** See PRUNE_EVERY. */
   pruneEvery: number;
-  /** True for a run this process is running: counted, never deleted. */
-  live(id: string): boolean;
-  /** A run's status as stored; undefined: no readable run. */
-  status(id: string): Promise<RunStatus | undefined>;
   /** Resolves once the last records of runs that ended are written. */
   idle(): Promise<void>;
 }
@@ -69,7 +59,6 @@ export class PruneSchedule {
 
   /** Prunes without waiting; `except` runs are starting, left out. */
   background(except: Iterable<string> = []): void {
-    this.lastPrune = Date.now();
     this.prune(except).catch(() => {
       // Pruning is upkeep: a folder that cannot be read now is tried again later.
     });
@@ -88,16 +77,7 @@ export class PruneSchedule {
       // The last records of runs that ended are on disk first: else a run that ended a moment ago
       // looks running, and stays until the next prune.
       await this.folder.idle();
-      const { location, prefix, maxRuns, maxAgeMs, live, status } = this.folder;
-      const { deleted, listed, removed } = await pruneRuns({
-        location,
-        prefix,
-        maxRuns,
-        maxAgeMs,
-        starting,
-        live,
-        status,
-      });
+      const { deleted, listed, removed } = await pruneRuns({ ...this.folder, starting });
       // The listing's count when there was no estimate yet; else the estimate (which counts the runs
       // created meanwhile) less what was removed.
       this.entries = Math.max(0, (this.entries ?? listed) - removed);

@@ -60,11 +60,10 @@ export async function loadFiles(
   h: Hatchery,
   guard: PathGuard,
   ctx: Record<string, unknown>,
-  keys: string[],
   signal: AbortSignal,
 ): Promise<void> {
   await Promise.all(
-    keys.map(async (key) => {
+    Object.keys(h.files).map(async (key) => {
       const rel = h.files[key]!;
       const where = { file: h.file, field: `files/${key}` };
       try {

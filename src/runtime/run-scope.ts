@@ -64,7 +64,7 @@ export class RunScopes {
     if (input !== undefined) ctx.input = input;
     applyVars(h, ctx, vars);
     for (const _ in h.files) {
-      return loadFiles(h, guard, ctx, Object.keys(h.files), signal).then(() =>
+      return loadFiles(h, guard, ctx, signal).then(() =>
         this.checkedScope(h, shared, depth, guard, ctx, signal, place),
       );
     }

@@ -108,29 +108,13 @@ export class RunTree {
         return entry;
       }
       case 'node_start': {
-        const entry = this.add(this.parentOf(place), {
-          id: `s${e.step}`,
-          kind: 'node',
-          label: e.node,
-          nodeKind: e.kind,
-          start: at,
-        });
+        const entry = this.node(place, e.step, e.node, at, e.kind);
         if (place.item !== undefined) entry.item = place.item;
-        this.steps.set(e.step, entry);
         return entry;
       }
       case 'node_end': {
-        let entry = this.steps.get(e.step);
-        if (!entry) {
-          // A resumed run's node from the journal has no start event.
-          entry = this.add(this.parentOf(place), {
-            id: `s${e.step}`,
-            kind: 'node',
-            label: e.node,
-            start: at,
-          });
-          this.steps.set(e.step, entry);
-        }
+        // A resumed run's node from the journal has no start event.
+        const entry = this.steps.get(e.step) ?? this.node(place, e.step, e.node, at);
         this.end(entry, e.ms, 'done');
         if (e.usage && e.usage.inputTokens + e.usage.outputTokens > 0) entry.usage = e.usage;
         if (e.replayed) entry.replayed = true;
@@ -145,34 +129,11 @@ export class RunTree {
         entry.code = e.code;
         return entry;
       }
-      case 'tool_start': {
-        const owner = e.parentCall !== undefined ? this.calls.get(e.parentCall) : this.steps.get(e.step);
-        const entry = this.add(owner ?? this.root, {
-          id: `c${e.call}`,
-          kind: 'tool',
-          label: e.tool,
-          start: at,
-        });
-        if (this.keep && e.args) entry.args = e.args;
-        this.calls.set(e.call, entry);
-        return entry;
-      }
+      case 'tool_start':
+        return this.tool(e, at);
       case 'tool_call': {
-        let entry = e.call !== undefined ? this.calls.get(e.call) : undefined;
-        if (!entry) {
-          // Journals keep only the end of a call: its start is its end minus its duration.
-          const owner =
-            (e.parentCall !== undefined ? this.calls.get(e.parentCall) : undefined) ??
-            (e.step !== undefined ? this.steps.get(e.step) : undefined);
-          entry = this.add(owner ?? this.root, {
-            id: e.call !== undefined ? `c${e.call}` : `t${this.calls.size}`,
-            kind: 'tool',
-            label: e.tool,
-            start: at - e.ms,
-          });
-          if (e.call !== undefined) this.calls.set(e.call, entry);
-          if (this.keep && e.args) entry.args = e.args;
-        }
+        // Journals keep only the end of a call: its start is its end minus its duration.
+        const entry = (e.call !== undefined ? this.calls.get(e.call) : undefined) ?? this.tool(e, at - e.ms);
         this.end(entry, e.ms, e.isError ? 'failed' : 'done');
         if (this.keep && e.result !== undefined) entry.output = e.result;
         if (e.isError && e.result !== undefined) entry.error = e.result;
@@ -229,6 +190,25 @@ export class RunTree {
     }
     if (place.parent !== undefined) return this.steps.get(place.parent) ?? this.root;
     return this.root;
+  }
+
+  /** A new entry for node execution `step` under its place (a journal's node_end knows no `nodeKind`). */
+  private node(place: Loose, step: number, label: string, start: number, nodeKind?: string): TreeEntry {
+    const entry = this.add(this.parentOf(place), { id: `s${step}`, kind: 'node', label, nodeKind, start });
+    this.steps.set(step, entry);
+    return entry;
+  }
+
+  /** A new tool call entry under its caller: a spawned agent's call, else the node execution. */
+  private tool(e: Loose & { tool: string; args?: Record<string, unknown> }, start: number): TreeEntry {
+    const owner =
+      (e.parentCall !== undefined ? this.calls.get(e.parentCall) : undefined) ??
+      (e.step !== undefined ? this.steps.get(e.step) : undefined);
+    const id = e.call !== undefined ? `c${e.call}` : `t${this.calls.size}`;
+    const entry = this.add(owner ?? this.root, { id, kind: 'tool', label: e.tool, start });
+    if (this.keep && e.args) entry.args = e.args;
+    if (e.call !== undefined) this.calls.set(e.call, entry);
+    return entry;
   }
 
   private add(

@@ -349,28 +349,17 @@ export class Runtime {
       if (depth === 0 && shared.trace !== undefined) event.trace = shared.trace;
       emit(event);
     }
+    let done: { scope: RunContext; result: NodeResult } | undefined;
+    let error: HatcheryError | undefined;
     try {
       // A scope needs no wait unless the file reads `files` or the first run checks its js: tools.
       const made = this.scopes.scopeFor(h, shared, depth, input, vars, signal, place);
       const scope = made instanceof Scope ? made : await made;
       const walked = await walk(scope, h.start);
       // The file's own `output` says what its result is; it reads the outputs of the whole run.
-      const result: NodeResult = h.output === undefined ? walked : { text: scope.render(h.output) };
-      emit?.({
-        type: 'run_end',
-        runId: shared.runId,
-        hatchery: h.name,
-        depth,
-        ok: true,
-        output: result.text,
-        usage: shared.usage,
-        steps: shared.steps - steps0,
-        ms: performance.now() - t0,
-        ...place,
-      });
-      return { scope, result };
+      done = { scope, result: h.output === undefined ? walked : { text: scope.render(h.output) } };
     } catch (err) {
-      const error =
+      error =
         depth === 0 && signal.aborted
           ? withContext(
               // A spent budget (BUDGET_EXHAUSTED) stops the run through its signal: report that, not ABORTED.
@@ -382,21 +371,24 @@ export class Runtime {
               { file: h.file },
             )
           : withContext(err, { file: h.file });
-      emit?.({
-        type: 'run_end',
-        runId: shared.runId,
-        hatchery: h.name,
-        depth,
-        ok: false,
-        error: formatError(error),
-        code: error.code,
-        usage: shared.usage,
-        steps: shared.steps - steps0,
-        ms: performance.now() - t0,
-        ...place,
-      });
-      throw error;
     }
+    // One end for both outcomes: the fields the other outcome has are undefined (left out of records).
+    emit?.({
+      type: 'run_end',
+      runId: shared.runId,
+      hatchery: h.name,
+      depth,
+      ok: error === undefined,
+      output: done?.result.text,
+      error: error && formatError(error),
+      code: error?.code,
+      usage: shared.usage,
+      steps: shared.steps - steps0,
+      ms: performance.now() - t0,
+      ...place,
+    });
+    if (error) throw error;
+    return done!;
   }
 
   /**

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, chatRequestShape, redactDeep, requestKey } from '../../src/journal/canonical.js';
+import { chatRequestShape, redactDeep, requestKey } from '../../src/journal/canonical.js';
 import { FileRunStore } from '../../src/journal/file-store.js';
-import { requestText } from '../../src/journal/request-text.js';
+import { plainFrom, RequestKeys } from '../../src/journal/request-key.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
@@ -60,18 +60,25 @@ const requests: ChatRequest[] = [
   { model: 'm', messages: 'not a list', tools: undefined, toolChoice: 'auto' } as unknown as ChatRequest,
 ];
 
-describe('a model call’s key text', () => {
-  it('is canonicalJson(chatRequestShape(...)) for every request, twice (the second from the kept texts)', () => {
+/** The journal's keys of model calls, nothing redacted; each request its own conversation (step). */
+const keys = new RequestKeys(() => true, []);
+let step = 0;
+const callKey = (vendor: string, r: ChatRequest, at = step++) =>
+  keys.key({ type: 'model_call', vendor, request: r, step: at } as never);
+const cassetteKey = (vendor: string, r: ChatRequest) => requestKey(chatRequestShape(vendor, r));
+
+describe('a model call’s key', () => {
+  it('is the cassette key of chatRequestShape(...) for every request, twice (the second from the kept texts)', () => {
     for (const r of requests) {
       for (const vendor of ['openai', 'anthropic']) {
-        const want = canonicalJson(chatRequestShape(vendor, r));
-        expect(requestText(vendor, r).text).toBe(want);
-        expect(requestText(vendor, r).text).toBe(want);
+        const at = step++;
+        expect(callKey(vendor, r, at).key).toBe(cassetteKey(vendor, r));
+        expect(callKey(vendor, r, at).key).toBe(cassetteKey(vendor, r));
       }
     }
   });
 
-  it('requests with only plain fields that follow each other, alike or differing in one field, get their own text', () => {
+  it('requests with only plain fields that follow each other, alike or differing in one field, get their own key', () => {
     // Every run of a drone sends the same fields: their parts are kept from one request to the next,
     // and any field that differs, by value or by type, must give that request's own text.
     const base = { model: 'gpt', system: 'sys', messages: [{ role: 'user', content: 'q' }] };
@@ -99,24 +106,25 @@ describe('a model call’s key text', () => {
       for (const v of variants) {
         for (const vendor of ['openai', 'anthropic', 'openai']) {
           const r = req(v);
-          expect(requestText(vendor, r).text).toBe(canonicalJson(chatRequestShape(vendor, r)));
+          expect(callKey(vendor, r).key).toBe(cassetteKey(vendor, r));
         }
       }
     }
   });
 
-  it('a conversation that grows turn by turn keeps the same text as a fresh one', () => {
+  it('a conversation that grows turn by turn keeps the same key as a fresh one', () => {
     const messages: ChatRequest['messages'] = [{ role: 'user', content: 'start' }];
+    const at = step++;
     for (let turn = 0; turn < 20; turn++) {
       const r = { model: 'm', system: 's', messages: [...messages] } as ChatRequest;
-      expect(requestText('openai', r).text).toBe(canonicalJson(chatRequestShape('openai', r)));
+      expect(callKey('openai', r, at).key).toBe(cassetteKey('openai', r));
       messages.push({ role: 'assistant', content: `turn ${turn}` } as never);
     }
   });
 
   it('marks plain JSON messages plain, and values a cleaned copy could write differently not', () => {
-    const plain = (m: unknown) => requestText('openai', { model: 'm', messages: [m] } as ChatRequest).plain;
-    expect(requestText('openai', requests[2]!).plain).toBe(true);
+    const plain = (m: unknown) => callKey('openai', { model: 'm', messages: [m] } as ChatRequest).plain;
+    expect(plainFrom(requests[2]!.messages, 0)).toBe(true);
     const [ints, odd, skipped, keys] = requests[3]!.messages;
     // A Date (JSON writes its toJSON), a class instance, 50 levels deep; integer keys, to be safe.
     expect(plain(ints)).toBe(false);

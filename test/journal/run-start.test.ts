@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileRunStore } from '../../src/journal/file-store.js';
-import { definitionHashes } from '../../src/journal/hash.js';
+import { definitionHashes } from '../../src/journal/run-meta.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { hatch, load, tempDir } from '../helpers.js';

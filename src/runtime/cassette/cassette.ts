@@ -135,9 +135,11 @@ export class Cassette implements CallRecorder {
         resolved = this.keyless(spec ?? this.recordedSpec(where.node), where, err, fallback);
       }
     }
+    // One provider per resolved model of a run that uses the cassette: its calls go through it.
+    const { provider: inner, vendor } = resolved;
     return {
       ...resolved,
-      provider: new CassetteProvider(this, resolved.provider, resolved.vendor, where.node),
+      provider: { id: inner.id, chat: (req) => this.chat(inner, vendor, where.node, req) },
     };
   }
 
@@ -184,19 +186,12 @@ export class Cassette implements CallRecorder {
     args: Record<string, unknown>,
     call: () => Promise<ToolResult>,
   ): Promise<ToolResult> {
-    const request = redactDeep(toolRequestShape(tool.ref, tool.name, args), this.secrets) as Record<
-      string,
-      unknown
-    >;
-    const key = requestKey(request);
-    if (this.mode === 'replay') {
-      const hit = this.take(key);
-      if (hit) return hit.response as unknown as ToolResult;
-      if (!this.recordMissing) {
-        const err = this.miss('tool', `tool call "${tool.name}"`, request, node);
-        this.toolMiss ??= err;
-        throw err;
-      }
+    const { request, key, hit } = this.find(toolRequestShape(tool.ref, tool.name, args));
+    if (hit) return hit.response as unknown as ToolResult;
+    if (this.mode === 'replay' && !this.recordMissing) {
+      const err = this.miss('tool', `tool call "${tool.name}"`, request, node);
+      this.toolMiss ??= err;
+      throw err;
     }
     const res = await call();
     const response: Record<string, unknown> = { text: res.text };
@@ -207,30 +202,28 @@ export class Cassette implements CallRecorder {
   }
 
   /** A model call through `inner`, answered from the cassette when replaying. */
-  async chat(
+  private async chat(
     inner: Provider,
     vendor: string,
     node: string | undefined,
     req: ChatRequest,
   ): Promise<ChatResponse> {
-    const request = redactDeep(chatRequestShape(vendor, req), this.secrets) as Record<string, unknown>;
-    const key = requestKey(request);
-    if (this.mode === 'replay') {
-      const hit = this.take(key);
-      if (hit) {
-        const res = hit.response as unknown as ChatResponse;
-        // A streaming caller still sees the text arrive, as one fragment.
-        if (req.stream && req.onDelta && res.text) req.onDelta(res.text);
-        return {
-          text: res.text ?? '',
-          toolCalls: res.toolCalls ?? [],
-          usage: res.usage,
-          stopReason: res.stopReason,
-        };
-      }
-      // A drone's tool-use loop shows a failed tool call to the model, so a tool call that missed
-      // surfaces as the next model call missing: report the tool call, the cause.
-      if (!this.recordMissing) throw this.toolMiss ?? this.miss('model', 'model call', request, node);
+    const { request, key, hit } = this.find(chatRequestShape(vendor, req));
+    if (hit) {
+      const res = hit.response as unknown as ChatResponse;
+      // A streaming caller still sees the text arrive, as one fragment.
+      if (req.stream && req.onDelta && res.text) req.onDelta(res.text);
+      return {
+        text: res.text ?? '',
+        toolCalls: res.toolCalls ?? [],
+        usage: res.usage,
+        stopReason: res.stopReason,
+      };
+    }
+    // A drone's tool-use loop shows a failed tool call to the model, so a tool call that missed
+    // surfaces as the next model call missing: report the tool call, the cause.
+    if (this.mode === 'replay' && !this.recordMissing) {
+      throw this.toolMiss ?? this.miss('model', 'model call', request, node);
     }
     const res = await inner.chat(req);
     this.append({
@@ -243,14 +236,15 @@ export class Cassette implements CallRecorder {
     return res;
   }
 
-  /** The next unused recorded entry of a key. */
-  private take(key: string): CassetteEntry | undefined {
-    return this.byKey.get(key)?.shift();
+  /** A call's request as recorded (redacted), its key, and when replaying the next unused entry of that key. */
+  private find(shape: Record<string, unknown>) {
+    const request = redactDeep(shape, this.secrets) as Record<string, unknown>;
+    const key = requestKey(request);
+    return { request, key, hit: this.mode === 'replay' ? this.byKey.get(key)?.shift() : undefined };
   }
 
   private append(entry: CassetteEntry): void {
-    const line = `${JSON.stringify(entry)}\n`;
-    appendFileSync(this.file, line);
+    appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
   }
 
   /** The error of a call the cassette does not hold: the node, and a diff against the nearest recorded request. */
@@ -282,24 +276,6 @@ export class Cassette implements CallRecorder {
       message += `\nthe cassette holds no ${type} call`;
     }
     return new HatcheryError('NOT_FOUND', message.trimEnd(), { node, cassette: this.file });
-  }
-}
-
-/** A provider whose calls go through a cassette; one per resolved model of a run that uses one. */
-class CassetteProvider implements Provider {
-  readonly id: string;
-
-  constructor(
-    private readonly cassette: Cassette,
-    private readonly inner: Provider,
-    private readonly vendor: string,
-    private readonly node: string | undefined,
-  ) {
-    this.id = inner.id;
-  }
-
-  chat(request: ChatRequest): Promise<ChatResponse> {
-    return this.cassette.chat(this.inner, this.vendor, this.node, request);
   }
 }
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { canonicalJson } from '../../journal/canonical.js';
 import { issuesText } from '../../schema/issues.js';
@@ -20,7 +21,7 @@ const SHOWN = 300;
 /** The expectations that do not hold, each as one line saying what differed; empty when the case passed. */
 export function check(expect: Expectations, o: Outcome): string[] {
   const failures: string[] = [];
-  if (expect.nodes && !sameList(expect.nodes, o.nodes)) {
+  if (expect.nodes && !isDeepStrictEqual(expect.nodes, o.nodes)) {
     failures.push(`nodes: expected [${expect.nodes.join(', ')}], ran [${o.nodes.join(', ')}]`);
   }
   if (expect.max_tokens !== undefined && o.tokens > expect.max_tokens) {
@@ -78,10 +79,6 @@ function list(v: string | string[] | undefined): string[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
 function parseOutput(o: Outcome): { value: unknown } | { error: string } {
   if (o.value !== undefined) return { value: o.value };
   try {
@@ -102,7 +99,6 @@ export function jsonPath(
   const steps: (string | number)[] = [];
   const re = /\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/y;
   let rest = path.startsWith('$') ? path.slice(1) : path;
-  re.lastIndex = 0;
   while (rest.length > 0) {
     re.lastIndex = 0;
     const m = re.exec(rest);
