@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePaths } from '../core/package.js';
 import { shellQuote } from '../core/shell.js';
 import { VENDORS } from '../providers/vendors.js';
 
 /** The folder this copy of hatchery-mcp is installed in (the package root: dist/, schema/, ...). */
-export const INSTALL_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const INSTALL_ROOT = packagePaths().root;
 
 /** The bin script of this install: what a client starts with node. */
 export const CLI_JS = path.join(INSTALL_ROOT, 'dist', 'cli.js');

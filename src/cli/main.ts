@@ -1,5 +1,5 @@
 import { formatError, HatcheryError, ValidationError } from '../core/errors.js';
-import { packageVersion } from '../core/version.js';
+import { packageVersion } from '../core/package.js';
 import { nearest, quote } from '../schema/suggest.js';
 import { EXIT, helpPointer, parseCommand } from './args.js';
 import { printErr, printOut } from './print.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
-import { packageVersion } from '../core/version.js';
+import { packageVersion } from '../core/package.js';
 import { HatcheryMcpServer } from '../mcp/server.js';
 import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { VENDORS } from '../providers/vendors.js';

@@ -6,7 +6,7 @@ import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server
 import { waitAtMost } from '../core/cancel.js';
 import { formatError, HatcheryError, shutdownReason } from '../core/errors.js';
 import { secretRedactor } from '../core/secrets.js';
-import { packageVersion } from '../core/version.js';
+import { packageVersion } from '../core/package.js';
 import { VENDORS } from '../providers/vendors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { GENERIC_TOOL_NAMES } from './generic/tools.js';

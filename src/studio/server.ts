@@ -9,7 +9,10 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { formatError, HatcheryError } from '../core/errors.js';
+import { packagePaths } from '../core/package.js';
 import { secretValues } from '../core/secrets.js';
 import { redactDeep } from '../journal/canonical.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -152,7 +155,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     ?.claimInterrupted()
     .catch((err: unknown) => log(`studio: run journal: ${formatError(err)}`));
   const runs = new StudioRuns(options.runtime, folder, send, secrets);
-  const assets = new URL('./assets/', import.meta.url);
+  const assets = pathToFileURL(`${path.join(packagePaths().code, 'studio', 'assets')}/`);
   let port = 0;
   const cookieName = () => `${COOKIE}${port}_${instance}`;
 

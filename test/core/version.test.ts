@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { packageVersion } from '../../src/core/version.js';
+import { packagePaths, packageVersion } from '../../src/core/package.js';
 import { McpPool } from '../../src/tools/mcp-client.js';
 import { createEchoServer } from '../fixtures/mcp-echo-server.js';
 import { hatcheryDir, inMemory } from '../mcp/helpers.js';
@@ -17,6 +18,11 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 describe('the package version', () => {
   it('is the one of package.json, read from the source tree', () => {
     expect(packageVersion()).toBe(pkg.version);
+  });
+
+  it('comes from the package root, found from the code folder the module runs from', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+    expect(packagePaths()).toEqual({ root, code: `${root}/src` });
   });
 
   it('is what the MCP server announces', async () => {

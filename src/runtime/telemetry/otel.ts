@@ -10,7 +10,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { redactText, secretValues } from '../../core/secrets.js';
-import { packageVersion } from '../../core/version.js';
+import { packageVersion } from '../../core/package.js';
 import { RunTracer } from './run-tracer.js';
 import type { Env, Telemetry } from './types.js';
 
