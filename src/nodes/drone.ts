@@ -1,21 +1,32 @@
-import { HatcheryError } from '../core/errors.js';
+import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import type {
   CompileContext,
+  CompiledNode,
+  NodeBase,
   NodeKindImpl,
   NodeResult,
+  Router,
   RunContext,
   RunServices,
   Tool,
+  ToolRef,
 } from '../engine/contracts.js';
 import { metered } from '../engine/metered.js';
-import { clientFallbackProblem, modelSpecProblem, type ResolvedModel } from '../providers/resolve.js';
+import type { Template } from '../engine/templates/templates.js';
+import {
+  clientFallbackProblem,
+  type Endpoint,
+  modelSpecProblem,
+  type ResolvedModel,
+} from '../providers/resolve.js';
 import type { ChatMessage, ChatRequest, Provider } from '../providers/types.js';
 import type { DroneDef } from '../schema/drone.js';
 import { compileToolRefs } from '../tools/compile.js';
 import { converse } from './converse.js';
 import { compileOutputSchema, structuredReply } from './drone-output.js';
-import { chooseNext, compileChoice } from './drone-route.js';
-import { compileSpawn, spawnTools } from './drone-spawn.js';
+import { type ChoiceSpec, chooseNext, compileChoice } from './drone-route.js';
+import { compileSpawn, type SpawnSpec, spawnTools } from './drone-spawn.js';
+import type { OutputSchema } from './plain-schema.js';
 
 /** The system prompt of drones that set none, as in the original Hatchery. */
 const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
@@ -42,125 +53,179 @@ function checkModels(def: DroneDef, node: string, cc: CompileContext): void {
 }
 
 /**
+ * A compiled drone: one object holding what its runs read, its code on the prototype (shared by
+ * every drone). A closure per drone held three functions and a context beside the node, more heap
+ * per node and more places a run of a large file reads from.
+ */
+class Drone implements CompiledNode {
+  readonly name: string;
+  readonly kind: string;
+  readonly index: number;
+  readonly route: Router;
+  readonly saveOutput: string | undefined;
+  readonly writeOutput: Template | undefined;
+  readonly maxVisits: number | undefined;
+  readonly onLimit: string | undefined;
+  successor: CompiledNode | undefined = undefined;
+  private readonly usr: Template | undefined;
+  private readonly sys: Template | undefined;
+  private readonly refs: ToolRef[];
+  private readonly spawn: SpawnSpec | undefined;
+  private readonly choice: ChoiceSpec | undefined;
+  private readonly schema: OutputSchema | undefined;
+  /** Only a drone some other drone continues keeps its message history. */
+  private readonly keep: boolean;
+  private readonly modelSpec: string | undefined;
+  private readonly endpoint: Endpoint | undefined;
+  private readonly where: ErrorContext;
+  private readonly clientFallback: string | undefined;
+  /** Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were. */
+  private readonly noCache: boolean;
+  private readonly responseSchema: ChatRequest['responseSchema'];
+  /** The model as last resolved, and for which services and sampling client (see RunServices.resolveModel). */
+  private resolved: ResolvedModel | undefined = undefined;
+  private resolvedFor: RunServices | undefined = undefined;
+  private resolvedSampling: Provider | undefined = undefined;
+
+  constructor(
+    private readonly def: DroneDef,
+    base: NodeBase,
+    cc: CompileContext,
+  ) {
+    this.name = base.name;
+    this.kind = base.kind;
+    this.index = base.index;
+    this.route = base.route;
+    this.saveOutput = base.saveOutput;
+    this.writeOutput = base.writeOutput;
+    this.maxVisits = base.maxVisits;
+    this.onLimit = base.onLimit;
+    this.usr = cc.template(def.usr_prompt, 'usr_prompt');
+    // Without a sys_prompt the drone says DEFAULT_SYSTEM_PROMPT, or what the conversation it continues said.
+    this.sys = def.sys_prompt === undefined ? undefined : cc.template(def.sys_prompt, 'sys_prompt');
+    this.refs = compileToolRefs(def, cc);
+    this.spawn = compileSpawn(def.spawn, cc);
+    checkModels(def, base.name, cc);
+    this.choice = compileChoice(def.next, def.route, cc);
+    const schema = compileOutputSchema(def.output_schema, cc);
+    this.schema = schema;
+    // A conversation target that is missing or not a drone is reported by the loader's graph checks.
+    this.keep = cc.graph.conversationTargets.has(base.name);
+    this.modelSpec = def.model ?? cc.def.model;
+    this.endpoint = def.base_url === undefined ? undefined : { url: def.base_url, keyVar: def.api_key_env };
+    this.where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
+    this.clientFallback = def.client_fallback ?? cc.def.client_fallback;
+    this.noCache = (def.cache ?? cc.def.cache) === false;
+    this.responseSchema = schema
+      ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
+      : undefined;
+  }
+
+  /** The model, resolved again only for another runtime or sampling client. */
+  private model(scope: RunContext): ResolvedModel {
+    const { services, sampling } = scope.shared;
+    if (this.resolved !== undefined && this.resolvedFor === services && this.resolvedSampling === sampling)
+      return this.resolved;
+    const resolved = services.resolveModel(
+      this.modelSpec,
+      this.endpoint,
+      sampling,
+      this.where,
+      this.clientFallback,
+    );
+    this.resolved = resolved;
+    this.resolvedFor = services;
+    this.resolvedSampling = sampling;
+    return resolved;
+  }
+
+  preflight(scope: RunContext): void {
+    this.model(scope);
+  }
+
+  async exec(scope: RunContext): Promise<NodeResult> {
+    const { def, usr, sys, spawn, refs, schema, choice, name } = this;
+    if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', this.where);
+    const history =
+      def.conversation === undefined ? undefined : scope.local.conversations.get(def.conversation);
+    if (def.conversation !== undefined && !history) {
+      throw new HatcheryError(
+        'NOT_FOUND',
+        `conversation "${def.conversation}" has no history yet: that drone must run before this one`,
+        { field: 'conversation' },
+      );
+    }
+    const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
+    const user: ChatMessage = { role: 'user', content: scope.render(usr) };
+    const resolved = this.model(scope);
+    const provider = metered(scope, resolved, name);
+    const request: ChatRequest = {
+      model: resolved.model,
+      system,
+      messages: history ? [...history.messages, user] : [user],
+      temperature: def.temperature,
+      maxTokens: def.max_tokens,
+      timeoutMs: def.timeout_ms,
+      stream: def.stream,
+      signal: scope.signal,
+      onRetry: undefined,
+    };
+    if (this.noCache) request.cache = false;
+    const extra = spawn
+      ? spawnTools(
+          scope,
+          spawn,
+          {
+            system,
+            modelSpec: this.modelSpec,
+            baseURL: this.endpoint,
+            clientFallback: this.clientFallback,
+            refs,
+            request,
+            node: name,
+          },
+          1,
+        )
+      : NO_TOOLS;
+    const conv = await converse(scope, {
+      node: name,
+      provider,
+      request,
+      refs,
+      maxTurns: def.max_turns,
+      extraTools: extra,
+      refuse: spawn?.refuse,
+      resultLimit: def.tool_output_limit,
+      responseSchema: this.responseSchema,
+    });
+    // converse() returns fresh objects: later retries and choices add to them in place.
+    const usage = conv.usage;
+    let { text, messages } = conv;
+    let value: unknown;
+    if (schema) {
+      const structured = await structuredReply({
+        provider,
+        request,
+        messages,
+        text,
+        schema,
+        usage,
+        node: name,
+      });
+      ({ text, value, messages } = structured);
+    }
+    if (this.keep) scope.local.conversations.set(name, { system, messages });
+    const result: NodeResult = { text, usage };
+    if (value !== undefined) result.value = value;
+    if (choice) result.next = await chooseNext({ provider, request, messages, spec: choice, usage });
+    return result;
+  }
+}
+
+/**
  * Drone: renders its prompts, calls the model (with the tool-use loop when it has tools or spawn
  * templates), then optionally validates structured output and chooses its successor.
  */
 export const droneImpl: NodeKindImpl<DroneDef> = {
-  compile(def, base, cc) {
-    const usr = cc.template(def.usr_prompt, 'usr_prompt');
-    // Without a sys_prompt the drone says DEFAULT_SYSTEM_PROMPT, or what the conversation it continues said.
-    const sys = def.sys_prompt === undefined ? undefined : cc.template(def.sys_prompt, 'sys_prompt');
-    const refs = compileToolRefs(def, cc);
-    const spawn = compileSpawn(def.spawn, cc);
-    checkModels(def, base.name, cc);
-    const choice = compileChoice(def.next, def.route, cc);
-    const schema = compileOutputSchema(def.output_schema, cc);
-    // Only a drone some other drone continues keeps its message history.
-    const keep = cc.graph.conversationTargets.has(base.name);
-    // A conversation target that is missing or not a drone is reported by the loader's graph checks.
-    const modelSpec = def.model ?? cc.def.model;
-    const where = { file: cc.file, node: base.name, field: def.model ? 'model' : undefined };
-    const clientFallback = def.client_fallback ?? cc.def.client_fallback;
-    // Only `false` is sent: caching is the default, and requests (cassette keys) stay as they were.
-    const noCache = (def.cache ?? cc.def.cache) === false;
-
-    const endpoint = def.base_url === undefined ? undefined : { url: def.base_url, keyVar: def.api_key_env };
-    // The model, resolved again only for another runtime or sampling client (see RunServices.resolveModel).
-    let last: { services: RunServices; sampling: Provider | undefined; resolved: ResolvedModel } | undefined;
-    const resolve = (scope: RunContext): ResolvedModel => {
-      const { services, sampling } = scope.shared;
-      if (last !== undefined && last.services === services && last.sampling === sampling)
-        return last.resolved;
-      const resolved = services.resolveModel(modelSpec, endpoint, sampling, where, clientFallback);
-      last = { services, sampling, resolved };
-      return resolved;
-    };
-    const name = base.name;
-    const responseSchema = schema
-      ? { name: `${base.name.replace(/[^A-Za-z0-9_-]/g, '_')}_output`, schema: schema.json }
-      : undefined;
-
-    return {
-      ...base,
-      preflight: (scope) => {
-        resolve(scope);
-      },
-      exec: async (scope) => {
-        if (!usr) throw new HatcheryError('TEMPLATE', 'template failed to compile', where);
-        const history =
-          def.conversation === undefined ? undefined : scope.local.conversations.get(def.conversation);
-        if (def.conversation !== undefined && !history) {
-          throw new HatcheryError(
-            'NOT_FOUND',
-            `conversation "${def.conversation}" has no history yet: that drone must run before this one`,
-            { field: 'conversation' },
-          );
-        }
-        const system = sys ? scope.render(sys) : (history?.system ?? DEFAULT_SYSTEM_PROMPT);
-        const user: ChatMessage = { role: 'user', content: scope.render(usr) };
-        const resolved = resolve(scope);
-        const provider = metered(scope, resolved, name);
-        const request: ChatRequest = {
-          model: resolved.model,
-          system,
-          messages: history ? [...history.messages, user] : [user],
-          temperature: def.temperature,
-          maxTokens: def.max_tokens,
-          timeoutMs: def.timeout_ms,
-          stream: def.stream,
-          signal: scope.signal,
-          onRetry: undefined,
-        };
-        if (noCache) request.cache = false;
-        const extra = spawn
-          ? spawnTools(
-              scope,
-              spawn,
-              {
-                system,
-                modelSpec,
-                baseURL: endpoint,
-                clientFallback,
-                refs,
-                request,
-                node: name,
-              },
-              1,
-            )
-          : NO_TOOLS;
-        const conv = await converse(scope, {
-          node: name,
-          provider,
-          request,
-          refs,
-          maxTurns: def.max_turns,
-          extraTools: extra,
-          refuse: spawn?.refuse,
-          resultLimit: def.tool_output_limit,
-          responseSchema,
-        });
-        // converse() returns fresh objects: later retries and choices add to them in place.
-        const usage = conv.usage;
-        let { text, messages } = conv;
-        let value: unknown;
-        if (schema) {
-          const structured = await structuredReply({
-            provider,
-            request,
-            messages,
-            text,
-            schema,
-            usage,
-            node: name,
-          });
-          ({ text, value, messages } = structured);
-        }
-        if (keep) scope.local.conversations.set(name, { system, messages });
-        const result: NodeResult = { text, usage };
-        if (value !== undefined) result.value = value;
-        if (choice) result.next = await chooseNext({ provider, request, messages, spec: choice, usage });
-        return result;
-      },
-    };
-  },
+  compile: (def, base, cc) => new Drone(def, base, cc),
 };
