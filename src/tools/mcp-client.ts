@@ -9,9 +9,9 @@ import {
 } from '@modelcontextprotocol/client';
 import { raceSignal } from '../core/cancel.js';
 import { HatcheryError, isAbortError } from '../core/errors.js';
+import { packageVersion } from '../core/package.js';
 import { childEnv } from '../core/process/child-env.js';
 import { secretRedactor } from '../core/secrets.js';
-import { packageVersion } from '../core/package.js';
 import type { Tool, ToolResult } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { cwdProblem } from './mcp-entry.js';

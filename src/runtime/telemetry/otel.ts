@@ -9,8 +9,8 @@ import { ExportResultCode, parseKeyPairsIntoRecord, W3CTraceContextPropagator } 
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { redactText, secretValues } from '../../core/secrets.js';
 import { packageVersion } from '../../core/package.js';
+import { redactText, secretValues } from '../../core/secrets.js';
 import { RunTracer } from './run-tracer.js';
 import type { Env, Telemetry } from './types.js';
 
