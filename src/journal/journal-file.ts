@@ -92,7 +92,7 @@ export class JournalFile {
     this.pending = '';
     this.busy = true;
     if (this.fd !== undefined) {
-      writeAll(this.fd, Buffer.from(text, 'utf8'), 0, (err) => this.done(err));
+      writeAll(this.fd, text, (err) => this.done(err));
     } else if (!this.closing && openFiles < openFilesCap()) {
       openFiles++;
       open(this.path, 'a', 0o600, (err, fd) => {
@@ -102,7 +102,7 @@ export class JournalFile {
           return;
         }
         this.fd = fd;
-        writeAll(fd, Buffer.from(text, 'utf8'), 0, (e) => this.done(e));
+        writeAll(fd, text, (e) => this.done(e));
       });
     } else {
       // Past the cap, or the last write of a run: open, append, close.
@@ -117,11 +117,16 @@ export class JournalFile {
   }
 }
 
-/** Writes `buf` from `off` to its end (a write may take less than it is given). */
-function writeAll(fd: number, buf: Buffer, off: number, done: (err: NodeJS.ErrnoException | null) => void) {
-  write(fd, buf, off, buf.length - off, null, (err, n) => {
+/**
+ * Writes `text` (a string is handed to the file as it is: no Buffer of its own); the rest of a write
+ * that took less than it was given is written from a Buffer.
+ */
+function writeAll(fd: number, text: string | Buffer, done: (err: NodeJS.ErrnoException | null) => void) {
+  const cb = (err: NodeJS.ErrnoException | null, n: number) => {
     if (err) done(err);
-    else if (off + n < buf.length) writeAll(fd, buf, off + n, done);
+    else if (n < Buffer.byteLength(text)) writeAll(fd, Buffer.from(text).subarray(n), done);
     else done(null);
-  });
+  };
+  if (typeof text === 'string') write(fd, text, null, 'utf8', cb);
+  else write(fd, text, 0, text.length, null, cb);
 }

@@ -58,16 +58,18 @@ export function runJournaled(
   return run.then(
     (result) => {
       done();
-      const ms = Math.round(performance.now() - t0);
-      // The result waits for the writes under way (it builds no record): whether they failed is part of it.
-      return journal.written().then(() => {
-        void journal.end('succeeded', {
-          output: result.output,
-          value: result.value,
-          usage: result.usage,
-          steps: result.steps,
-          ms,
-        });
+      // The result waits for the writes under way (it builds no record): whether they failed is part
+      // of it. The last record is queued at once, so it goes out in the same write as the run's last
+      // events.
+      const written = journal.written();
+      void journal.end('succeeded', {
+        output: result.output,
+        value: result.value,
+        usage: result.usage,
+        steps: result.steps,
+        ms: Math.round(performance.now() - t0),
+      });
+      return written.then(() => {
         if (journal.error !== undefined) result.journal = 'incomplete';
         return result;
       });
