@@ -1,19 +1,7 @@
 import { HatcheryError } from '../core/errors.js';
 import type { PathGuard } from '../core/fs/paths.js';
-import type { TraceContext } from '../core/trace.js';
-import { fullUsage, type Provider, type Usage } from '../providers/types.js';
-import type {
-  AskFn,
-  ChildOptions,
-  Hatchery,
-  NodeMemo,
-  RunContext,
-  RunEvent,
-  RunLocalState,
-  RunMeter,
-  RunServices,
-  RunState,
-} from './contracts.js';
+import { fullUsage } from '../providers/types.js';
+import type { ChildOptions, Hatchery, RunContext, RunLocalState, RunState } from './contracts.js';
 import { raiseInTemplate, renderState, type Template, type TemplateVars } from './templates/templates.js';
 
 /** What a top-level run starts with: the fields of RunState that the run sets once. */
@@ -23,47 +11,35 @@ export type RunSharedInit = Pick<
 > &
   Partial<Pick<RunState, 'memo' | 'ask' | 'trace'>>;
 
-/** State shared by a top-level run and every run nested in it (hatch:, node:, branches). */
-export class RunShared implements RunState {
-  /** Node executions so far, across nested runs. */
-  steps = 0;
-  /** Tool calls so far (their ids), counted only while someone listens. */
-  calls = 0;
-  readonly usage: Usage = fullUsage(0, 0);
-  /** What the tool layer keeps for the run (see RunState.toolMemo). */
-  toolMemo: Map<object, unknown> | undefined = undefined;
-  readonly services: RunServices;
-  readonly runId: string;
-  readonly signal: AbortSignal;
-  readonly maxSteps: number;
-  readonly maxDepth: number;
-  readonly emit: ((event: RunEvent) => void) | undefined;
-  readonly sampling: Provider | undefined;
-  readonly meter: RunMeter;
-  readonly memo: NodeMemo | undefined;
-  readonly ask: AskFn | undefined;
-  readonly trace: TraceContext | undefined;
-
-  constructor(init: RunSharedInit) {
-    this.services = init.services;
-    this.runId = init.runId;
-    this.signal = init.signal;
-    this.maxSteps = init.maxSteps;
-    this.maxDepth = init.maxDepth;
-    this.emit = init.emit;
-    this.sampling = init.sampling;
-    this.meter = init.meter;
-    this.memo = init.memo;
-    this.ask = init.ask;
-    this.trace = init.trace;
-  }
+/**
+ * The state a top-level run shares with every run nested in it (hatch:, node:, branches): what it
+ * starts with, and its counters at zero. One literal, so every run's state has the same fields.
+ */
+export function runShared(init: RunSharedInit): RunState {
+  return {
+    services: init.services,
+    runId: init.runId,
+    signal: init.signal,
+    maxSteps: init.maxSteps,
+    maxDepth: init.maxDepth,
+    emit: init.emit,
+    sampling: init.sampling,
+    steps: 0,
+    calls: 0,
+    usage: fullUsage(0, 0),
+    meter: init.meter,
+    memo: init.memo,
+    ask: init.ask,
+    trace: init.trace,
+    toolMemo: undefined,
+  };
 }
 
 /** What a Scope is made of: its run, file access, variables and place in the run. */
 export interface ScopeInit
   extends Pick<RunContext, 'hatchery' | 'guard' | 'ctx' | 'depth' | 'path'>,
     Partial<Pick<RunContext, 'parentStep' | 'parentCall' | 'item' | 'agent' | 'outUnread'>> {
-  readonly shared: RunShared;
+  readonly shared: RunState;
   /** Replaces the run's signal (a fan-out's, a tool call's). */
   readonly signal?: AbortSignal;
 }
@@ -92,7 +68,7 @@ export class Scope implements RunContext {
   /** Set for a fan-out's branch: nobody reads its out after its last node (see RunContext.outUnread). */
   readonly outUnread: boolean;
   readonly hatchery: Hatchery;
-  readonly shared: RunShared;
+  readonly shared: RunState;
   readonly guard: PathGuard;
   readonly ctx: Record<string, unknown>;
   readonly depth: number;

@@ -17,7 +17,7 @@ import type {
   RunServices,
   RunState,
 } from '../engine/contracts.js';
-import { RunShared, Scope } from '../engine/scope.js';
+import { runShared, Scope } from '../engine/scope.js';
 import { setTemplateTextLimit } from '../engine/templates/templates.js';
 import { walk } from '../engine/walk.js';
 import { prepareResume, type ResumeOptions } from '../journal/resume.js';
@@ -212,7 +212,7 @@ export class Runtime {
     hold?: { shared?: RunState },
   ): Promise<RunResult> {
     let budget: RunBudget;
-    let shared: RunShared;
+    let shared: RunState;
     try {
       const maxSteps = options.maxSteps ?? this.options.maxSteps ?? h.maxSteps ?? DEFAULT_MAX_STEPS;
       const maxDepth = this.options.maxDepth ?? h.maxDepth ?? DEFAULT_MAX_DEPTH;
@@ -223,7 +223,7 @@ export class Runtime {
         outer,
         listener ? safeListener(listener) : undefined,
       );
-      shared = new RunShared({
+      shared = runShared({
         services: this.services,
         runId,
         signal: budget.signal,
