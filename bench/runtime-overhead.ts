@@ -1,7 +1,7 @@
 // Runtime overhead per node: chains of N trivial drones answered by the scripted provider (no I/O),
 // so the time measured is the runtime's own work: walk, templates, events, routing, provider dispatch.
-// Issue 15's targets: ≤ 1 µs per node at 1,000 nodes, within 1.5× of that at 100,000 (journal off),
-// ≤ 2 µs per node with the run journal on. The 100,000-node chain runs with the journal off and fewer
+// Targets (docs/architecture.md, "Performance rules"): ≤ 1 µs per node at 1,000 nodes, within 1.5× of
+// that at 100,000 (journal off), ≤ 5 µs per node with the run journal on, until the run returns. The 100,000-node chain runs with the journal off and fewer
 // rounds (loading it takes a while). Baseline: the same script on the start commit (e98caa6), or in
 // the same run with `--base DIST` (e.g. /work/wt/base/dist).
 // Method: each mode (no listener, a listener, the journal) and size is timed in a child process of its
@@ -42,6 +42,8 @@ type Sample = {
   run: number;
   written: number;
   big?: number;
+  /** Flat: until the big run's journal is on disk. */
+  writtenBig?: number;
   floor?: number;
   floorBig?: number;
 };
@@ -122,6 +124,7 @@ async function flat(
   const hs = [small, big];
   const names = hs.map((h) => [...h.nodes.keys()]);
   const per = [[] as number[], [] as number[]];
+  const perWritten = [[] as number[], [] as number[]];
   const floor = [[] as number[], [] as number[]];
   for (let i = -1; i < runs; i++) {
     for (let k = 0; k < 2; k++) {
@@ -129,13 +132,19 @@ async function flat(
       // The small chain runs as many nodes as the big one per round, in several runs.
       const reps = Math.max(1, Math.round(big.nodes.size / n / 10));
       let ran = 0;
+      let written = 0;
       for (let r = 0; r < reps; r++) {
         const t = performance.now();
         await runtime.run(hs[k]!, { input: 'go' });
-        ran += performance.now() - t;
+        const returned = performance.now();
+        ran += returned - t;
         await idle();
+        written += performance.now() - t;
       }
-      if (i >= 0) per[k]!.push((ran * 1000) / (n * reps));
+      if (i >= 0) {
+        per[k]!.push((ran * 1000) / (n * reps));
+        perWritten[k]!.push((written * 1000) / (n * reps));
+      }
     }
   }
   // In rounds of their own, after the runs: their garbage must not be collected inside a timed run.
@@ -151,8 +160,9 @@ async function flat(
   if (kept === undefined) throw new Error('the floor made no outputs');
   return {
     run: median(per[0]!),
-    written: median(per[0]!),
+    written: median(perWritten[0]!),
     big: median(per[1]!),
+    writtenBig: median(perWritten[1]!),
     floor: median(floor[0]!),
     floorBig: median(floor[1]!),
   };
@@ -255,6 +265,10 @@ for (const { label } of builds) {
     big: med(`${label} flat-journal`, (s) => s.big!),
   };
   const jRatio = jWide.big / jWide.small;
+  const jWritten = {
+    small: med(`${label} flat-journal`, (s) => s.written),
+    big: med(`${label} flat-journal`, (s) => s.writtenBig ?? Number.NaN),
+  };
   console.log(
     `journal on, ${big} nodes: ${jWide.big.toFixed(2)} µs/node until the run returns; 1000 nodes in the same rounds: ${jWide.small.toFixed(2)} µs/node`,
   );
@@ -263,6 +277,10 @@ for (const { label } of builds) {
   // 1,000-node run does after it returns (the build before issue 38, 2cb3c16, had 2.5x here too).
   console.log(
     `journal on, per-node cost flat, ${big} vs 1000 nodes: ${jRatio.toFixed(2)}× (no target; the big run also waits for its journal's writes)`,
+  );
+  // Until on disk at both sizes, the journal's whole work is counted on each side: the fair linearity.
+  console.log(
+    `journal on, until the journal is on disk: ${jWritten.big.toFixed(2)} µs/node at ${big} nodes, ${jWritten.small.toFixed(2)} at 1000: ${(jWritten.big / jWritten.small).toFixed(2)}×`,
   );
   // The outputs by name are what a run returns (RunResult.outputs): a 100,000-key object grown per run.
   const net = (wide.big - wide.floorBig) / (wide.small - wide.floor);
@@ -276,7 +294,7 @@ for (const { label } of builds) {
     `target ≤ 1 µs/node at ${small} nodes, journal off: ${quiet <= 1 ? 'met' : 'NOT met'} (${quiet.toFixed(2)} µs)`,
   );
   console.log(
-    `target ≤ 2 µs/node at ${small} nodes, journal on: ${jSmall.run <= 2 ? 'met' : 'NOT met'} (${jSmall.run.toFixed(2)} µs until the run returns; ${jSmall.written.toFixed(2)} µs until the journal is on disk)`,
+    `target ≤ 5 µs/node at ${small} nodes, journal on: ${jSmall.run <= 5 ? 'met' : 'NOT met'} (${jSmall.run.toFixed(2)} µs until the run returns; ${jSmall.written.toFixed(2)} µs until the journal is on disk)`,
   );
   console.log(
     `journal at ${small} nodes: ${quiet.toFixed(2)} µs/node without, ${jSmall.run.toFixed(2)} µs/node with (ratio ${(jSmall.run / quiet).toFixed(2)}); fully written after ${jSmall.written.toFixed(2)} µs/node`,
@@ -284,11 +302,9 @@ for (const { label } of builds) {
   const runOverhead = jSmall.run - quiet;
   const writtenOverhead = jSmall.written - quiet;
   console.log(
-    `target ≤ 2 µs/node of journal overhead at ${small} nodes, until the run returns: ${runOverhead <= 2 ? 'met' : 'NOT met'} (${runOverhead.toFixed(2)} µs)`,
+    `journal overhead at ${small} nodes, until the run returns: ${runOverhead.toFixed(2)} µs/node (no target of its own)`,
   );
   // The serialization, hashing and write happen after the nodes (or at each turn the walk gives the
   // loop), so they do not hold a node up; they still cost CPU, and this says how much.
-  console.log(
-    `until the journal is on disk: ${writtenOverhead.toFixed(2)} µs/node more than without it (${writtenOverhead <= 2 ? 'within' : 'NOT within'} 2 µs)`,
-  );
+  console.log(`until the journal is on disk: ${writtenOverhead.toFixed(2)} µs/node more than without it`);
 }
