@@ -1,9 +1,9 @@
 // Concurrent one-drone calls over stdio: `hatchery-mcp serve` with a one-drone hatchery (journal on, as
 // served by default) against its floor, a bare MCP SDK v2 server whose one tool makes the same `openai`
 // SDK chat.completions.create call, both against one fake OpenAI-compatible server on loopback that
-// answers after 100 ms (--fake-server below, in its own process). Targets of issue 15: 1,000 calls sent
-// at once take at most 1.1x the bare server's time; with 50 calls in flight the hatchery server reaches
-// at least 0.95x the bare server's throughput.
+// answers after 100 ms (--fake-server below, in its own process). Targets (docs/architecture.md,
+// "Performance rules", and bench/README.md): 1,000 calls sent at once take at most 1.3x the bare server's
+// time; with 50 calls in flight the hatchery server reaches at least 0.95x the bare server's throughput.
 //
 // Method: several rounds, each with fresh server processes and a warm-up; inside a round the two
 // servers alternate (burst of N calls at once, then a fixed count with 50 in flight), so drift hits
@@ -492,7 +492,7 @@ async function main(): Promise<void> {
     const t = median(s.rates) / median(bare.rates);
     console.log(`  ${s.name}:`);
     console.log(
-      `    ${BURST} at once: ${b.toFixed(2)}x the bare server (median of per-round ratios ${median(ratios(s, 'bursts')).toFixed(2)}x)   (target <= 1.1x: ${b <= 1.1 ? 'met' : 'NOT met'})`,
+      `    ${BURST} at once: ${b.toFixed(2)}x the bare server (median of per-round ratios ${median(ratios(s, 'bursts')).toFixed(2)}x)   (target <= 1.3x: ${b <= 1.3 ? 'met' : 'NOT met'})`,
     );
     console.log(
       `    ${INFLIGHT} in flight: ${t.toFixed(2)}x its throughput (median of per-round ratios ${median(ratios(s, 'rates')).toFixed(2)}x)   (target >= 0.95x: ${t >= 0.95 ? 'met' : 'NOT met'})`,
