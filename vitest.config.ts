@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Builds dist/ for the tests that run the CLI when it is missing or older than src/.
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores on CI, but many tests wait on child processes, timers and sockets: a third worker fills

@@ -1,4 +1,4 @@
-// The run journal's own work: what a FileJournal spends turning a run's events into JSON lines and
+// The run journal's own work: what a LineJournal spends turning a run's events into JSON lines and
 // writing them (serialisation, the cassette key of every model call, redaction checks, the append),
 // in CPU time. Measured on the events of real runs, recorded once per round and fed to a journal of
 // each tree: a chain of 1,000 drones (µs per node; issue 15 wants a journaled chain at ≤ 2 µs per node
@@ -37,15 +37,17 @@ async function setup(dir: string) {
   const { loadHatcheryObject } = await src('loader/load.ts');
   const { ScriptedProvider } = await src('providers/scripted.ts');
   const { Runtime } = await src('runtime/runtime.ts');
-  // A tree from before the journal had its own layer keeps it under runtime/.
-  const journalModule = await src('journal/file-journal.ts').catch(() =>
-    src('runtime/journal/file-journal.ts'),
-  );
-  const { FileJournal } = journalModule;
+  // A tree from before the journal had sinks calls it FileJournal, in file-journal.ts (under runtime/
+  // before the journal had its own layer), and takes the file's path.
+  const lineJournal = await src('journal/line-journal.ts').catch(() => undefined);
+  const journalModule =
+    lineJournal ?? (await src('journal/file-journal.ts').catch(() => src('runtime/journal/file-journal.ts')));
+  const JournalClass = lineJournal ? lineJournal.LineJournal : journalModule.FileJournal;
+  const JournalFile = lineJournal ? (await src('journal/journal-file.ts')).JournalFile : undefined;
   const firstRecord = () =>
     journalModule.Extra
       ? new journalModule.Extra('run_start', { id: 'bench' })
-      : FileJournal.record('run_start', { id: 'bench' });
+      : JournalClass.record('run_start', { id: 'bench' });
   const load = (def: unknown) => {
     const res = loadHatcheryObject(def, '/tmp/bench-journal-cost.json');
     if (!res.ok) throw res.error;
@@ -93,7 +95,9 @@ async function setup(dir: string) {
     await runtime.run(h, { input: 'go', onEvent: (e: Event) => events.push(e) });
     // The file is created (and the run's first record written) before the clock starts: creating a
     // file costs what the file system makes it cost (see bench/lib/file-cost.ts), once per run.
-    const j = new FileJournal(path.join(folder, `${files++}.jsonl`), 'bench', {
+    const file = path.join(folder, `${files++}.jsonl`);
+    const target = JournalFile ? (failed: unknown) => new JournalFile(file, failed) : file;
+    const j = new JournalClass(target, 'bench', {
       secrets: [],
       onEnd: () => {},
       first: firstRecord(),

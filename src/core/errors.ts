@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'BUDGET_EXHAUSTED'
   | 'RESUME_REFUSED'
+  | 'STORE'
   | 'INTERNAL';
 
 /** Where an error happened: every field a user may need to find and fix it. */

@@ -4,8 +4,10 @@ import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import { secretValues } from '../core/secrets.js';
 import { CancelWatch } from './cancel-watch.js';
-import { Extra, FileJournal } from './file-journal.js';
 import { foldRun, ownerOf, parseJournal, storedRun } from './fold.js';
+import { JournalFile } from './journal-file.js';
+import { Extra, LineJournal } from './line-journal.js';
+import { OpenJournals } from './open-journals.js';
 import { ownerAlive, processOwner } from './owner.js';
 import { isRunId, readRunFile, runIds, runNotFound, withLock } from './run-files.js';
 import { endedByLastLine } from './run-tail.js';
@@ -21,6 +23,7 @@ import {
   type StoredRun,
 } from './store.js';
 import { PRUNE_EVERY, PruneSchedule } from './upkeep.js';
+import { journalWriteFailed } from './write-errors.js';
 
 /** Folders pruned by this process already (prune on open runs once per process). */
 const prunedOnOpen = new Set<string>();
@@ -65,10 +68,9 @@ export class FileRunStore implements RunStore {
   private secrets: string[];
   private readonly maxFileBytes: number;
   private readonly staleMs: number;
-  /** Journals of running runs this process owns. */
-  private readonly live = new Map<string, FileJournal>();
-  /** Journals that ended, until their last records are written: what each one's end() returned. */
-  private readonly ending = new Map<string, Promise<void>>();
+  /** Journals of running runs this process owns, and of runs that ended until they are written. */
+  private readonly journals: OpenJournals;
+  private readonly live: ReadonlyMap<string, LineJournal>;
   /** Cancels asked by other processes for the runs this one owns. */
   private readonly watch: CancelWatch;
   private made = false;
@@ -82,6 +84,14 @@ export class FileRunStore implements RunStore {
     this.retentionMs = (options.maxAgeDays ?? 30) * DAY_MS;
     this.staleMs = options.staleMs ?? 120_000;
     this.maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
+    this.journals = new OpenJournals({
+      opened: () => this.watch.start(),
+      ended: (running) => {
+        if (running === 0) this.watch.stop();
+        this.upkeep.ended();
+      },
+    });
+    this.live = this.journals.live;
     this.upkeep = new PruneSchedule({
       location: this.location,
       prefix: this.prefix,
@@ -106,6 +116,16 @@ export class FileRunStore implements RunStore {
   addSecrets(values: readonly string[]): void {
     const all = new Set([...this.secrets, ...values]);
     this.secrets = [...all].sort((a, b) => b.length - a.length);
+  }
+
+  /** Opens the file of run `id` for its journal; a failed write is said once on stderr. */
+  private sink(id: string): (failed: (err: unknown) => void) => JournalFile {
+    const file = this.fileOf(id);
+    return (failed) =>
+      new JournalFile(file, (err) => {
+        failed(err);
+        journalWriteFailed(file, err);
+      });
   }
 
   /** A run's file: `id` is a checked UUID, so no path.join (which normalizes the path on every run). */
@@ -133,9 +153,9 @@ export class FileRunStore implements RunStore {
     }
     // The meta as it is (runMeta makes one per run, and nobody changes it after): its record is built
     // on the next turn of the event loop.
-    const j = new FileJournal(this.fileOf(meta.id), meta.id, {
+    const j = new LineJournal(this.sink(meta.id), meta.id, {
       secrets: this.secrets,
-      onEnd: this.ended,
+      onEnd: this.journals.onEnd,
       first: new Extra('run_start', meta as unknown as Record<string, unknown>),
     });
     this.own(j);
@@ -175,9 +195,9 @@ export class FileRunStore implements RunStore {
       }
       const parsed = parseJournal(text);
       const lead = text === '' || text.endsWith('\n') ? '' : '\n';
-      const j = new FileJournal(this.fileOf(id), id, {
+      const j = new LineJournal(this.sink(id), id, {
         secrets: this.secrets,
-        onEnd: this.ended,
+        onEnd: this.journals.onEnd,
         first: new Extra('resumed', { ...fields, owner: processOwner }),
         seen: parsed.strings.keys(),
         lead,
@@ -327,13 +347,12 @@ export class FileRunStore implements RunStore {
   }
 
   /** Resolves when everything appended so far is written (every journal of this store). */
-  async idle(): Promise<void> {
-    await Promise.all([...[...this.live.values()].map((j) => j.flush()), ...this.ending.values()]);
+  idle(): Promise<void> {
+    return this.journals.idle();
   }
 
-  private async settle(id: string): Promise<void> {
-    await this.live.get(id)?.flush();
-    await this.ending.get(id);
+  private settle(id: string): Promise<void> {
+    return this.journals.settle(id);
   }
 
   /** The text of run `id`'s file; undefined when there is none. */
@@ -341,21 +360,9 @@ export class FileRunStore implements RunStore {
     return readRunFile(this.fileOf(id), id, this.location, this.maxFileBytes);
   }
 
-  private own(j: FileJournal): void {
-    this.live.set(j.id, j);
-    this.watch.start();
+  private own(j: LineJournal): void {
+    this.journals.add(j);
   }
-
-  /** A journal ended: its last records are written on the next turn (see FileJournal.end). */
-  private readonly ended = (j: FileJournal, written: Promise<void>): void => {
-    if (this.live.get(j.id) === j) this.live.delete(j.id);
-    this.ending.set(j.id, written);
-    void written.then(() => {
-      if (this.ending.get(j.id) === written) this.ending.delete(j.id);
-    });
-    if (this.live.size === 0) this.watch.stop();
-    this.upkeep.ended();
-  };
 
   /** True when `owner` still runs `id` (see ownerAlive). */
   private ownerAlive(id: string, owner: RunOwner | undefined): Promise<boolean> {

@@ -5,6 +5,7 @@
  * runs in flight never use up the process's descriptors.
  */
 import { appendFile, close, open, readFileSync, write } from 'node:fs';
+import type { JournalSink } from './line-journal.js';
 
 /**
  * Journal files kept open at most: a quarter of the process's limit where it can be read (Linux; Node
@@ -35,7 +36,7 @@ export function setOpenFilesCap(cap: number | undefined): void {
 }
 
 /** The file of one journal: text handed to it is appended in order, one write in flight at a time. */
-export class JournalFile {
+export class JournalFile implements JournalSink {
   /** The descriptor, open for appending from the first write to close(). */
   private fd: number | undefined;
   /** Text handed over while a write was in flight: the next write takes all of it. */
@@ -59,7 +60,7 @@ export class JournalFile {
     if (!this.busy) this.next();
   }
 
-  /** Closes the file once everything handed over is written. */
+  /** Closes the file once everything handed over is written (the run's status is in its last line). */
   close(): void {
     this.closing = true;
     if (!this.busy) this.next();

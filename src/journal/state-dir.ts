@@ -24,7 +24,8 @@ export function stateDir(state: string | undefined, options: StateDirOptions = {
 /**
  * The `hatchery-mcp runs ...` command that reaches the runs kept in `location` when pasted into the
  * shell this process runs in: with `--state DIR` (quoted as needed) unless `location` is the folder
- * `runs` reads without it, so a hint never sends the user to another state folder. `last` ends the
+ * `runs` reads without it, so a hint never sends the user to another state folder; with `--store URL`
+ * for a database, unless HATCHERY_STORE names it already. `last` ends the
  * line (a placeholder such as `--answer TEXT`, where the user types over it).
  */
 export function runsCommandLine(
@@ -33,7 +34,12 @@ export function runsCommandLine(
   last: readonly string[] = [],
 ): string {
   const words = ['hatchery-mcp', 'runs', ...args];
-  const own = path.resolve(location);
-  if (own !== stateDir(undefined)) words.push('--state', own);
+  if (/^postgres(ql)?:/.test(location)) {
+    // A database (its URL without credentials): the user's HATCHERY_STORE, or the same --store.
+    if (process.env.HATCHERY_STORE === undefined) words.push('--store', location);
+  } else {
+    const own = path.resolve(location);
+    if (own !== stateDir(undefined)) words.push('--state', own);
+  }
   return [...words, ...last].map((w) => shellQuote(w)).join(' ');
 }

@@ -29,6 +29,8 @@ export interface RunOwner {
   host: string;
   /** When the owner process started (ms since epoch): a reused pid is not the same owner. */
   since: number;
+  /** The replica id of the process, in a database store shared by several processes. */
+  replica?: string;
 }
 
 /** What a run's first record says about it. */

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Extra, FileJournal } from '../../src/journal/file-journal.js';
 import { FileRunStore } from '../../src/journal/file-store.js';
+import { JournalFile } from '../../src/journal/journal-file.js';
+import { Extra, LineJournal } from '../../src/journal/line-journal.js';
 import { JOURNAL_VERSION } from '../../src/journal/store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
@@ -18,8 +19,12 @@ export const readRecords = (file: string): Rec[] =>
     .map((l) => JSON.parse(l) as Rec);
 
 /** The journal of run `id` in `file`, its run_start buffered (no secrets, nobody told of its end). */
-export const startedJournal = (file: string, id: string): FileJournal =>
-  new FileJournal(file, id, { secrets: [], onEnd: () => {}, first: new Extra('run_start', { id }) });
+export const startedJournal = (file: string, id: string): LineJournal =>
+  new LineJournal((failed) => new JournalFile(file, failed), id, {
+    secrets: [],
+    onEnd: () => {},
+    first: new Extra('run_start', { id }),
+  });
 
 /** The run_start record a store writes first, for run files written by hand in tests. */
 export function runStartRecord(id: string, owner: { pid: number; host: string; since: number }) {

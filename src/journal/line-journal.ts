@@ -3,11 +3,9 @@ import type { RunEvent, RunListener } from '../engine/contracts.js';
 import { CREDENTIAL_KEY, sha16 } from './canonical.js';
 import { ConversationCursor } from './conversations.js';
 import { LARGE_STRING } from './fold.js';
-import { JournalFile } from './journal-file.js';
 import { eventRecord, type RecordContent } from './records.js';
 import { plainFrom, RequestKeys } from './request-key.js';
 import { JOURNAL_VERSION, type JournalRecord, type RunJournal, type RunStatus } from './store.js';
-import { journalWriteFailed } from './write-errors.js';
 
 /** Records queued beyond this are written at once instead of on the next turn. */
 const MAX_QUEUED = 8192;
@@ -29,12 +27,26 @@ export class Extra {
   ) {}
 }
 
-/** What a FileJournal starts with besides its file and run id. */
-export interface FileJournalOptions {
+/**
+ * Where a journal's text goes: each flush's lines are handed over in order; a store keeps them in a
+ * file (journal-file.ts) or a database table (postgres/). A failed write is reported to the function
+ * the sink was opened with, and the run goes on.
+ */
+export interface JournalSink {
+  /** Appends `text` (whole lines) after everything handed over before. */
+  write(text: string): void;
+  /** Resolves once everything handed over so far is stored (or failed). */
+  idle(): Promise<void>;
+  /** Releases the sink once everything handed over is stored: the run ended with `status`. */
+  close(status: RunStatus): void;
+}
+
+/** What a LineJournal starts with besides its sink and run id. */
+export interface LineJournalOptions {
   /** Values never written (API keys): redacted wherever they appear. */
   readonly secrets: readonly string[];
   /** Told when the journal ends, with what settles once its last records are written. */
-  readonly onEnd: (j: FileJournal, written: Promise<void>) => void;
+  readonly onEnd: (j: LineJournal, written: Promise<void>) => void;
   /** The first record (run_start, or resumed when the file exists). */
   readonly first?: Extra;
   /** Hashes of the large strings the file already holds (a resumed run's). */
@@ -44,19 +56,21 @@ export interface FileJournalOptions {
 }
 
 /**
- * The journal of one run in one JSON-lines file. The listener only queues the event and its time:
+ * The journal of one run as JSON lines, handed to its store's sink. The listener only queues the event and its time:
  * each record is built (JSON.stringify of one plain object, secrets redacted) on a later turn of the
- * event loop, and the turn's lines are handed to the file in one write, so a node never waits for
+ * event loop, and the turn's lines are handed to the sink in one write, so a node never waits for
  * the journal.
  */
-export class FileJournal implements RunJournal {
+export class LineJournal implements RunJournal {
   readonly listener: RunListener;
   /** What is to be written, in order, and when each came (ms since the epoch). */
   private queue: (RunEvent | Extra)[] = [];
   private times: number[] = [];
   private scheduled = false;
   private closed = false;
-  private readonly out: JournalFile;
+  private readonly out: JournalSink;
+  /** How the run ended (set by end()), for the sink's close. */
+  private status: RunStatus = 'running';
   /** Hashes of the large strings already in the file (made at the first large string: most runs have none). */
   private seen: Set<string> | undefined;
   /** What eventRecord needs of this journal. */
@@ -75,15 +89,14 @@ export class FileJournal implements RunJournal {
   private lead: string;
 
   constructor(
-    readonly file: string,
+    open: (failed: (err: unknown) => void) => JournalSink,
     readonly id: string,
-    private readonly opts: FileJournalOptions,
+    private readonly opts: LineJournalOptions,
   ) {
     this.secrets = opts.secrets;
     this.lead = opts.lead ?? '';
-    this.out = new JournalFile(file, (err) => {
+    this.out = open((err) => {
       this.failed = err;
-      journalWriteFailed(file, err);
     });
     if (opts.seen) this.seen = new Set(opts.seen);
     const secrets = opts.secrets;
@@ -122,11 +135,11 @@ export class FileJournal implements RunJournal {
     setImmediate(this.turn);
   }
 
-  /** Writes what is queued, on the turn after it came; closes the file after the last records. */
+  /** Writes what is queued, on the turn after it came; closes the sink after the last records. */
   private readonly turn = (): void => {
     this.scheduled = false;
     this.flushNow();
-    if (this.closed) this.out.close();
+    if (this.closed) this.out.close(this.status);
   };
 
   append(type: string, fields: Record<string, unknown>): void {
@@ -137,8 +150,9 @@ export class FileJournal implements RunJournal {
     if (this.closed) return this.out.idle();
     this.push(new Extra('run_end', { status, ...fields }));
     this.closed = true;
+    this.status = status;
     // Written on the next turn, like every record: the run's result never waits for its journal. This
-    // immediate comes after the turn's, so the file is written and closed when the promise settles.
+    // immediate comes after the turn's, so the sink is written and closed when the promise settles.
     const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.out.idle());
     this.opts.onEnd(this, written);
     return written;
@@ -158,7 +172,7 @@ export class FileJournal implements RunJournal {
     return this.out.idle();
   }
 
-  /** Builds the lines of what is queued and hands them to the file in one write. */
+  /** Builds the lines of what is queued and hands them to the sink in one write. */
   private flushNow(): void {
     if (this.queue.length === 0) return;
     const queue = this.queue;
