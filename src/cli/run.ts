@@ -5,7 +5,14 @@ import { Cassette } from '../runtime/cassette/cassette.js';
 import { type RunResult, Runtime } from '../runtime/runtime.js';
 import { promptLabel } from '../schema/suggest.js';
 import { EXIT, keyValues, parseCommand } from './args.js';
-import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
+import {
+  JOURNAL_FLAGS,
+  journalStore,
+  RUNTIME_FLAGS,
+  RUNTIME_HELP,
+  runtimeOptions,
+  STORE_HELP,
+} from './runtime-flags.js';
 import { viewRun } from './view/outcome.js';
 import { VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
 
@@ -38,6 +45,7 @@ ${RUNTIME_HELP}
   --keep-runs N       keep the newest N runs in the state folder (default 1000)
   --keep-days N       delete finished runs older than N days (default 30); pruning
                       happens when a command opens the state folder
+${STORE_HELP}
 ${VIEW_HELP}
   --json              print {"output", "value", "usage", "cost_usd", "steps"} as JSON instead of
                       the text; a failure prints {"error", "code", "run_id", "usage", "cost_usd",
@@ -103,7 +111,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   // The runs command's journal reading is loaded only for a replay of a past run.
   const replayed =
     replayRun !== undefined
-      ? await import('./runs.js').then((m) => m.journalReplay(values.state, replayRun))
+      ? await import('./runs.js').then((m) => m.journalReplay(values, replayRun))
       : undefined;
   const cassette =
     replayed?.cassette ??

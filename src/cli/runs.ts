@@ -14,7 +14,7 @@ import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, parseCommand } from './args.js';
 import { printableJson, printErr, printOut } from './print.js';
-import { openRunStore, RUNTIME_FLAGS, runtimeOptions } from './runtime-flags.js';
+import { openRunStore, RUNTIME_FLAGS, runtimeOptions, STORE_FLAGS, STORE_HELP } from './runtime-flags.js';
 import { seconds, usageText } from './view/format.js';
 import { viewRun } from './view/outcome.js';
 import { VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
@@ -44,6 +44,7 @@ ID may be a unique prefix of a run id (at least 6 characters).
 
 Options:
   --state DIR         the state folder (default $HATCHERY_STATE, else .hatchery/runs)
+${STORE_HELP}
   --json              print JSON instead of text (resume: a failure too, with the run's totals)
   resume shows the run's progress as run does:
 ${VIEW_HELP}
@@ -174,7 +175,7 @@ function listText(runs: readonly RunSummary[]): string {
 /** `hatchery-mcp runs`: returns the exit code. */
 export async function runsCommand(argv: string[]): Promise<number> {
   const args = parseCommand(argv, 'runs', RUNS_HELP, {
-    state: { type: 'string' },
+    ...STORE_FLAGS,
     json: { type: 'boolean' },
     status: { type: 'string' },
     hatchery: { type: 'string' },
@@ -198,7 +199,7 @@ export async function runsCommand(argv: string[]): Promise<number> {
   if ((needsId && (id === undefined || extra.length > 0)) || (!needsId && id !== undefined)) {
     throw new HatcheryError('USAGE', `runs ${sub} ${needsId ? 'takes one run id' : 'takes no argument'}`);
   }
-  const store = await openRunStore(values.state);
+  const store = await openRunStore(values);
   try {
     if (sub === 'list') {
       const status = values.status as RunStatus | undefined;
@@ -269,8 +270,8 @@ export async function runsCommand(argv: string[]): Promise<number> {
  * model calls and MCP/http_request tool calls are answered from it, with no network and no API key;
  * with the run's inputs, which the replay uses unless it is given others.
  */
-export async function journalReplay(state: string | undefined, id: string) {
-  const store = await openRunStore(state);
+export async function journalReplay(where: Parameters<typeof openRunStore>[0], id: string) {
+  const store = await openRunStore(where);
   try {
     const { full, run } = await findRun(store, id);
     const cassette = Cassette.fromEntries(journalEntries(run.records), {

@@ -1,7 +1,7 @@
 import { HatcheryError } from '../core/errors.js';
 import type { Budget } from '../engine/meter.js';
-import type { FileRunStore } from '../journal/file-store.js';
 import { stateDir } from '../journal/state-dir.js';
+import type { RunStore } from '../journal/store.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import { intOption, type ParsedValues } from './args.js';
 
@@ -115,36 +115,104 @@ export async function runtimeOptions(
   return options;
 }
 
-/** The journal flags of `run` and `serve` (and `--state` of `runs`). */
+/** The journal flags of `run`, `serve` and `studio` (and `--state`, `--store` of `runs`). */
 export const JOURNAL_FLAGS = {
   state: { type: 'string' },
+  store: { type: 'string' },
+  'replica-id': { type: 'string' },
+  'heartbeat-timeout': { type: 'string' },
   'no-journal': { type: 'boolean' },
   'keep-runs': { type: 'string' },
   'keep-days': { type: 'string' },
 } as const;
 
-/** The run store the journal flags ask for, or undefined with --no-journal. */
+/** The flags that say which run store: what `runs` takes of JOURNAL_FLAGS. */
+type StoreFlag = 'state' | 'store' | 'replica-id' | 'heartbeat-timeout';
+
+/** The flags of JOURNAL_FLAGS that say which run store (what `runs` takes). */
+export const STORE_FLAGS = {
+  state: JOURNAL_FLAGS.state,
+  store: JOURNAL_FLAGS.store,
+  'replica-id': JOURNAL_FLAGS['replica-id'],
+  'heartbeat-timeout': JOURNAL_FLAGS['heartbeat-timeout'],
+} as const;
+
+/** Help lines of the Postgres store's flags, for run, serve, studio and runs. */
+export const STORE_HELP = `  --store URL         keep runs in PostgreSQL at URL (postgres://user@host/db; default
+                      $HATCHERY_STORE) instead of a state folder: every process given the
+                      same URL sees, cancels, answers and resumes the same runs
+  --replica-id ID     this process's name among those sharing the store (default: the host's
+                      name for serve, host:pid otherwise)
+  --heartbeat-timeout S
+                      a process sharing the store that has not beaten for S seconds is dead
+                      and its runs are taken over (default 30)`;
+
+/** The --store URL asked for (the flag, else HATCHERY_STORE), or undefined for a state folder. */
+function storeUrl(values: ParsedValues<Pick<typeof JOURNAL_FLAGS, 'store'>>): string | undefined {
+  const url = values.store ?? (process.env.HATCHERY_STORE || undefined);
+  if (url === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new HatcheryError(
+      'USAGE',
+      `--store (or HATCHERY_STORE) takes a PostgreSQL URL, postgres://user@host:5432/database, not "${url.replace(/:[^:@/]*@/, ':***@')}"; for a folder use --state DIR`,
+    );
+  }
+  return url;
+}
+
+/**
+ * The run store the journal flags ask for: a database with --store (or HATCHERY_STORE), else the state
+ * folder; undefined with --no-journal. `server` names a serving process (its default replica id).
+ */
 export async function journalStore(
   values: ParsedValues<typeof JOURNAL_FLAGS>,
   servedDir?: string,
   secrets: readonly string[] = [],
-): Promise<FileRunStore | undefined> {
+  server = false,
+): Promise<RunStore | undefined> {
   if (values['no-journal'] === true) {
-    const given = (['state', 'keep-runs', 'keep-days'] as const).find((k) => values[k] !== undefined);
+    const given = (
+      ['state', 'store', 'keep-runs', 'keep-days', 'replica-id', 'heartbeat-timeout'] as const
+    ).find((k) => values[k] !== undefined);
     if (given) throw new HatcheryError('USAGE', `--${given} and --no-journal exclude each other`);
     return undefined;
   }
-  // Loaded when used: a command run with --no-journal does not load the journal's modules.
-  const { FileRunStore } = await import('../journal/file-store.js');
-  return new FileRunStore(stateDir(values.state, { servedDir }), {
+  const keep = {
     secrets,
     maxRuns: intOption(values['keep-runs'], 'keep-runs'),
     maxAgeDays: intOption(values['keep-days'], 'keep-days'),
+  };
+  const url = storeUrl(values);
+  if (url !== undefined) return openPostgres(url, values, { ...keep, server });
+  const only = (['replica-id', 'heartbeat-timeout'] as const).find((k) => values[k] !== undefined);
+  if (only) throw new HatcheryError('USAGE', `--${only} needs --store URL (a PostgreSQL store)`);
+  // Loaded when used: a command run with --no-journal does not load the journal's modules.
+  const { FileRunStore } = await import('../journal/file-store.js');
+  return new FileRunStore(stateDir(values.state, { servedDir }), keep);
+}
+
+/** The Postgres store at `url`; loaded only when asked for, so a plain install never loads pg. */
+async function openPostgres(
+  url: string,
+  values: ParsedValues<Pick<typeof JOURNAL_FLAGS, StoreFlag>>,
+  options: { secrets: readonly string[]; maxRuns?: number; maxAgeDays?: number; server: boolean },
+): Promise<RunStore> {
+  if (values.state !== undefined) throw new HatcheryError('USAGE', '--state and --store exclude each other');
+  const timeout = intOption(values['heartbeat-timeout'], 'heartbeat-timeout');
+  const { PostgresRunStore } = await import('../journal/postgres/store.js');
+  return PostgresRunStore.open(url, {
+    ...options,
+    replicaId: values['replica-id'],
+    heartbeatTimeoutMs: timeout === undefined ? undefined : timeout * 1000,
   });
 }
 
-/** The run store of the state folder `runs` and `run --replay-run` read (see stateDir). */
-export async function openRunStore(state: string | undefined): Promise<FileRunStore> {
+/** The run store `runs` and `run --replay-run` read: --store URL (or HATCHERY_STORE), else the state folder. */
+export async function openRunStore(
+  values: ParsedValues<Pick<typeof JOURNAL_FLAGS, StoreFlag>>,
+): Promise<RunStore> {
+  const url = storeUrl(values);
+  if (url !== undefined) return openPostgres(url, values, { secrets: [], server: false });
   const { FileRunStore } = await import('../journal/file-store.js');
-  return new FileRunStore(stateDir(state));
+  return new FileRunStore(stateDir(values.state));
 }

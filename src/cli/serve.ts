@@ -6,7 +6,14 @@ import { GuardedStdioServerTransport } from '../mcp/stdio.js';
 import { VENDORS } from '../providers/vendors.js';
 import { bytesOption, EXIT, intOption, noArguments, parseCommand, secondsOption } from './args.js';
 import { printErr, printOut } from './print.js';
-import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
+import {
+  JOURNAL_FLAGS,
+  journalStore,
+  RUNTIME_FLAGS,
+  RUNTIME_HELP,
+  runtimeOptions,
+  STORE_HELP,
+} from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
 
 /** Help text of the MCP server command. */
@@ -54,6 +61,7 @@ Options:
   --no-journal        keep no journal of runs
   --keep-runs N       keep the newest N runs in the state folder (default 1000)
   --keep-days N       delete finished runs older than N days (default 30)
+${STORE_HELP}
   --resume-interrupted
                       resume background runs that a stop of the server interrupted
                       (they are always marked "interrupted" in the run journal at start)
@@ -178,7 +186,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const core = await HatcheryMcpServer.start({
     dir,
     runtimeOptions: options,
-    ...(noJournal ? {} : { openStore: () => journalStore(values, dir, token ? [token] : []) }),
+    ...(noJournal ? {} : { openStore: () => journalStore(values, dir, token ? [token] : [], true) }),
     mcpServers: options.tools?.mcpServers,
     // The first tools/list comes before the files are compiled: a fast start (issue 15).
     deferLoad: true,

@@ -3,7 +3,14 @@ import { Runtime } from '../runtime/runtime.js';
 import { startStudio } from '../studio/server.js';
 import { EXIT, noArguments, parseCommand } from './args.js';
 import { printErr, printOut } from './print.js';
-import { JOURNAL_FLAGS, journalStore, RUNTIME_FLAGS, RUNTIME_HELP, runtimeOptions } from './runtime-flags.js';
+import {
+  JOURNAL_FLAGS,
+  journalStore,
+  RUNTIME_FLAGS,
+  RUNTIME_HELP,
+  runtimeOptions,
+  STORE_HELP,
+} from './runtime-flags.js';
 import { shutdownRequested } from './shutdown.js';
 
 /** Help text of `hatchery-mcp studio`. */
@@ -23,6 +30,7 @@ Options:
   --no-journal        keep no journal (no past runs, no resume)
   --keep-runs N       keep the newest N runs in the state folder (default 1000)
   --keep-days N       delete finished runs older than N days (default 30)
+${STORE_HELP}
 ${RUNTIME_HELP}
   -h, --help          show this help
 
