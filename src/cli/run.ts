@@ -7,6 +7,7 @@ import { promptLabel } from '../schema/suggest.js';
 import { EXIT, keyValues, parseCommand } from './args.js';
 import {
   JOURNAL_FLAGS,
+  journalOptions,
   journalStore,
   RUNTIME_FLAGS,
   RUNTIME_HELP,
@@ -117,8 +118,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     replayed?.cassette ??
     (await openCassette(values.record, values.replay, values['record-missing'] === true));
   if (cassette) options.cassette = cassette;
-  const store = await journalStore(values);
+  const { store, engine } = await journalOptions(values);
   options.store = store;
+  options.engine = engine;
   const runtime = new Runtime(options);
   const hatchery = await runtime.load(file);
 

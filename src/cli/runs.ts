@@ -14,7 +14,14 @@ import { Cassette } from '../runtime/cassette/cassette.js';
 import { Runtime } from '../runtime/runtime.js';
 import { EXIT, intOption, parseCommand } from './args.js';
 import { printableJson, printErr, printOut } from './print.js';
-import { openRunStore, RUNTIME_FLAGS, runtimeOptions, STORE_FLAGS, STORE_HELP } from './runtime-flags.js';
+import {
+  durableEngine,
+  openRunStore,
+  RUNTIME_FLAGS,
+  runtimeOptions,
+  STORE_FLAGS,
+  STORE_HELP,
+} from './runtime-flags.js';
 import { seconds, usageText } from './view/format.js';
 import { viewRun } from './view/outcome.js';
 import { VIEW_FLAGS, VIEW_HELP, viewFlags } from './view/run-view.js';
@@ -245,7 +252,9 @@ export async function runsCommand(argv: string[]): Promise<number> {
       return EXIT.OK;
     }
     const flags = viewFlags(values);
-    const runtime = new Runtime({ ...(await runtimeOptions(values)), store });
+    // On a Postgres store the resumed attempt is a workflow of the engine, like every run there.
+    const engine = await durableEngine(store);
+    const runtime = new Runtime({ ...(await runtimeOptions(values)), store, engine });
     const { from, force, answer } = values;
     return await viewRun(
       runtime,

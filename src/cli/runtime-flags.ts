@@ -1,7 +1,9 @@
 import { HatcheryError } from '../core/errors.js';
 import type { Budget } from '../engine/meter.js';
+import type { PostgresRunStore } from '../journal/postgres/store.js';
 import { stateDir } from '../journal/state-dir.js';
 import type { RunStore } from '../journal/store.js';
+import type { DurableEngine } from '../runtime/options.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import { intOption, type ParsedValues } from './args.js';
 
@@ -146,6 +148,49 @@ export const STORE_HELP = `  --store URL         keep runs in PostgreSQL at URL 
   --heartbeat-timeout S
                       a process sharing the store that has not beaten for S seconds is dead
                       and its runs are taken over (default 30)`;
+
+/**
+ * The run store the journal flags ask for (see journalStore) and, for a Postgres store, its durable
+ * engine: runs are then DBOS workflows, recovered after a crash without repeating finished steps.
+ */
+export async function journalOptions(
+  values: ParsedValues<typeof JOURNAL_FLAGS>,
+  servedDir?: string,
+  secrets: readonly string[] = [],
+  server = false,
+): Promise<Pick<RuntimeOptions, 'store' | 'engine'>> {
+  const store = await journalStore(values, servedDir, secrets, server);
+  if (store === undefined) return {};
+  return { store, engine: await durableEngine(store, secrets) };
+}
+
+/** The durable engine of a Postgres store (DBOS, loaded only then), launched on the store's database. */
+export async function durableEngine(
+  store: RunStore,
+  secrets: readonly string[] = [],
+): Promise<DurableEngine | undefined> {
+  if (!/^postgres(ql)?:/.test(store.location)) return undefined;
+  const [{ DbosEngine }, { secretValues }] = await Promise.all([
+    import('../runtime/durable/dbos.js'),
+    import('../core/secrets.js'),
+  ]);
+  const pg = store as PostgresRunStore;
+  try {
+    return await DbosEngine.launch({
+      store: pg,
+      url: pg.connectionUrl,
+      secrets: secretValues(process.env, secrets),
+    });
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw new HatcheryError(
+      'STORE',
+      `cannot start the durable engine on ${store.location}: ${(err as Error).message}`,
+      { state: store.location },
+      { cause: err },
+    );
+  }
+}
 
 /** The --store URL asked for (the flag, else HATCHERY_STORE), or undefined for a state folder. */
 function storeUrl(values: ParsedValues<Pick<typeof JOURNAL_FLAGS, 'store'>>): string | undefined {

@@ -8,6 +8,7 @@ import { bytesOption, EXIT, intOption, noArguments, parseCommand, secondsOption 
 import { printErr, printOut } from './print.js';
 import {
   JOURNAL_FLAGS,
+  journalOptions,
   journalStore,
   RUNTIME_FLAGS,
   RUNTIME_HELP,
@@ -186,7 +187,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const core = await HatcheryMcpServer.start({
     dir,
     runtimeOptions: options,
-    ...(noJournal ? {} : { openStore: () => journalStore(values, dir, token ? [token] : [], true) }),
+    ...(noJournal ? {} : { openStore: () => journalOptions(values, dir, token ? [token] : [], true) }),
     mcpServers: options.tools?.mcpServers,
     // The first tools/list comes before the files are compiled: a fast start (issue 15).
     deferLoad: true,

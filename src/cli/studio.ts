@@ -5,6 +5,7 @@ import { EXIT, noArguments, parseCommand } from './args.js';
 import { printErr, printOut } from './print.js';
 import {
   JOURNAL_FLAGS,
+  journalOptions,
   journalStore,
   RUNTIME_FLAGS,
   RUNTIME_HELP,
@@ -71,7 +72,7 @@ export async function studioCommand(argv: string[]): Promise<number> {
     );
   const runtime = new Runtime({
     ...(await runtimeOptions(values)),
-    store: await journalStore(values, dir),
+    ...(await journalOptions(values, dir)),
   });
   const stop = shutdownRequested(false);
   try {

@@ -9,7 +9,7 @@ import type { Endpoint, ResolvedModel } from '../providers/resolve.js';
 import type { ChatMessage, Provider, Usage } from '../providers/types.js';
 import type { HatcheryDef, McpServerDef } from '../schema/hatchery.js';
 import type { NodeKind } from '../schema/nodes.js';
-import type { RunEvent } from './events.js';
+import type { RunEvent, RunListener } from './events.js';
 import type { HatcheryGraph } from './graph.js';
 import type { Template, TemplateVars } from './templates/templates.js';
 
@@ -222,6 +222,27 @@ export interface RunState {
    * here rather than in a map keyed by run, so a call finds it without a lookup.
    */
   toolMemo: Map<object, unknown> | undefined;
+  /** Checkpoints the run's side effects in a durable engine (--store postgres); undefined otherwise. */
+  readonly durable: DurableSteps | undefined;
+}
+
+/**
+ * The steps of a run on a durable engine: each model call, tool call and leaf node execution runs
+ * through `step`, which stores what it returned; when the engine runs the run again after a crash, the
+ * steps that finished return what they returned then, in the same order, without running again.
+ */
+export interface DurableSteps {
+  /**
+   * Runs `fn` as the run's next step, named `name`, or returns (or throws) what it did the first time.
+   * Must be called in the same order on every execution of the run: never after an await whose
+   * length varies, among calls started together.
+   */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Wraps the run's listener when the engine runs the run again: events of the steps it answers from
+   * the checkpoint (and of the nodes around them) were reported by the execution that ran them.
+   */
+  listen?(listener: RunListener): RunListener;
 }
 
 /** Spend of a run tree against its budget and the price table; shared by nested runs, branches and agents. */

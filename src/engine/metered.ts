@@ -25,25 +25,45 @@ export function metered(scope: RunContext, resolved: ResolvedModel, node: string
     async chat(req: ChatRequest): Promise<ChatResponse> {
       const shared = scope.shared;
       shared.meter.beforeModelCall(scope.hatchery.file, node);
-      const emit = shared.emit;
-      const report = emit === undefined ? undefined : new CallReport(scope, emit, resolved, node, req);
+      const durable = shared.durable;
       let res: ChatResponse;
-      try {
-        res = await resolved.provider.chat(req);
-      } catch (err) {
-        report?.send({ error: formatError(err) }, err instanceof HatcheryError ? err.code : undefined);
-        throw err;
+      if (durable === undefined) {
+        res = await call(req);
+      } else {
+        // A call the engine answers from its checkpoint is neither reported nor made again; its
+        // tokens still count against the run's budget.
+        let ran = false;
+        res = await durable.step('model', () => {
+          ran = true;
+          return call(req);
+        });
+        if (!ran) shared.meter.afterModelCall(resolved.vendor, req.model, res.usage);
       }
-      // The one shape every usage of a run has, counted and priced by the meter.
-      const u = res.usage;
-      const usage = fullUsage(u.inputTokens, u.outputTokens, u.cachedInputTokens, u.costUsd);
-      shared.meter.afterModelCall(resolved.vendor, req.model, usage);
-      res.usage = usage;
-      report?.send({ text: res.text, toolCalls: res.toolCalls, stopReason: res.stopReason, usage });
       if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
       return res;
     },
   };
+
+  /** Makes the call: counted, priced and reported when it ends. */
+  async function call(req: ChatRequest): Promise<ChatResponse> {
+    const shared = scope.shared;
+    const emit = shared.emit;
+    const report = emit === undefined ? undefined : new CallReport(scope, emit, resolved, node, req);
+    let res: ChatResponse;
+    try {
+      res = await resolved.provider.chat(req);
+    } catch (err) {
+      report?.send({ error: formatError(err) }, err instanceof HatcheryError ? err.code : undefined);
+      throw err;
+    }
+    // The one shape every usage of a run has, counted and priced by the meter.
+    const u = res.usage;
+    const usage = fullUsage(u.inputTokens, u.outputTokens, u.cachedInputTokens, u.costUsd);
+    shared.meter.afterModelCall(resolved.vendor, req.model, usage);
+    res.usage = usage;
+    report?.send({ text: res.text, toolCalls: res.toolCalls, stopReason: res.stopReason, usage });
+    return res;
+  }
 }
 
 /** The events of one model call while someone listens: a model_retry per retry, then its model_call. */

@@ -9,7 +9,7 @@ export type RunSharedInit = Pick<
   RunState,
   'services' | 'runId' | 'signal' | 'maxSteps' | 'maxDepth' | 'emit' | 'sampling' | 'meter'
 > &
-  Partial<Pick<RunState, 'memo' | 'ask' | 'trace'>>;
+  Partial<Pick<RunState, 'memo' | 'ask' | 'trace' | 'durable'>>;
 
 /**
  * The state a top-level run shares with every run nested in it (hatch:, node:, branches): what it
@@ -32,6 +32,7 @@ export function runShared(init: RunSharedInit): RunState {
     ask: init.ask,
     trace: init.trace,
     toolMemo: undefined,
+    durable: init.durable,
   };
 }
 

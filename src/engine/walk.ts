@@ -1,6 +1,7 @@
 import { throwIfAborted } from '../core/cancel.js';
 import { formatError, HatcheryError, withContext } from '../core/errors.js';
 import { addUsage } from '../providers/types.js';
+import { kindSpec } from '../schema/nodes.js';
 import type {
   CompiledNode,
   EventPlace,
@@ -74,6 +75,7 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
   // A fan-out passes its branch's node (no lookup per branch); a name is looked up.
   let node: CompiledNode = typeof start === 'string' ? nodeNamed(hatchery, start) : start;
   let result: NodeResult = { text: '' };
+  const durable = shared.durable;
   // The result of the node before this one in the walk: what a supervisor that ends it leaves.
   let before: NodeResult | undefined;
   for (;;) {
@@ -101,26 +103,27 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     // A resumed run takes a node that finished in an earlier attempt from the journal.
     const memo = shared.memo;
     const path = scope.path;
-    const recorded = memo !== undefined && path !== undefined ? memo.take(path, seq, node) : undefined;
-    if (emit && recorded === undefined) {
-      const event: Extract<RunEvent, { type: 'node_start' }> = {
-        type: 'node_start',
-        runId: shared.runId,
-        hatchery: hatchery.name,
-        node: name,
-        kind: node.kind,
-        step,
-        depth: scope.depth,
-        ts: t0,
-      };
-      placeOf(scope, event);
-      emit(event);
-    }
+    let recorded = memo !== undefined && path !== undefined ? memo.take(path, seq, node) : undefined;
+    // On a durable engine a leaf node (a script, a baneling) is one step: started inside it, so a
+    // node the engine answers from its checkpoint is not reported as started again.
+    const whole = durable !== undefined && recorded === undefined && kindSpec(node.kind)?.wholeStep === true;
+    if (emit && recorded === undefined && !whole) nodeStarted(scope, node, step, t0, emit);
     if (recorded !== undefined) {
       result = recorded;
     } else {
       try {
-        result = await node.exec(scope);
+        if (whole) {
+          let ran = false;
+          result = await durable.step(`node:${name}`, () => {
+            ran = true;
+            if (emit) nodeStarted(scope, node, step, t0, emit);
+            return node.exec(scope);
+          });
+          // Answered from the checkpoint: taken as a resumed run takes a node from its journal.
+          if (!ran) recorded = result;
+        } else {
+          result = await node.exec(scope);
+        }
       } catch (err) {
         const error = withContext(err, { file: hatchery.file, node: name });
         if (emit) {
@@ -203,6 +206,28 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     before = result;
     node = chose === undefined && successor !== undefined ? successor : nodeNamed(hatchery, next);
   }
+}
+
+/** Emits the node_start event of `node` as step `step` of `scope`. */
+function nodeStarted(
+  scope: RunContext,
+  node: CompiledNode,
+  step: number,
+  ts: number,
+  emit: (event: RunEvent) => void,
+): void {
+  const event: Extract<RunEvent, { type: 'node_start' }> = {
+    type: 'node_start',
+    runId: scope.shared.runId,
+    hatchery: scope.hatchery.name,
+    node: node.name,
+    kind: node.kind,
+    step,
+    depth: scope.depth,
+    ts,
+  };
+  placeOf(scope, event);
+  emit(event);
 }
 
 /**

@@ -164,8 +164,11 @@ export function foldRun(meta: RunMeta, records: readonly JournalRecord[], corrup
         break;
       }
       case 'resumed':
-        s.attempts++;
-        attempts.push({ inputTokens: 0, outputTokens: 0 });
+        // A durable engine running the run again after a crash goes on with the same attempt.
+        if (r.recovered !== true) {
+          s.attempts++;
+          attempts.push({ inputTokens: 0, outputTokens: 0 });
+        }
         s.status = 'running';
         open = undefined;
         delete s.endedAt;

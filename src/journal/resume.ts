@@ -24,6 +24,11 @@ export interface ResumeOptions {
   force?: boolean;
   /** The answer to the question the run is suspended at (status input_required). */
   answer?: string;
+  /**
+   * A durable engine runs the run again from its start, answering the steps that finished from its
+   * checkpoints: nothing is taken from the journal.
+   */
+  byEngine?: boolean;
   signal?: AbortSignal;
   onEvent?: RunListener;
   /** Asks a person the questions after the answered one (undefined: the run suspends again). */
@@ -35,7 +40,8 @@ export interface ResumeOptions {
 export interface ResumedRun {
   hatchery: Hatchery;
   stored: StoredRun;
-  memo: NodeMemo;
+  /** Undefined when a durable engine replays the run (ResumeOptions.durable). */
+  memo: NodeMemo | undefined;
   journal: RunJournal;
   ask: AskFn | undefined;
 }
@@ -204,7 +210,9 @@ export async function prepareResume(
       { file: meta.file, run: id, node: from },
     );
   }
-  const built = buildMemo(stored.records, { from, changed: new Set(changed), rerun: continued(hatchery) });
+  const built = options.byEngine
+    ? { memo: undefined, cut: undefined, size: 0, cutNode: undefined }
+    : buildMemo(stored.records, { from, changed: new Set(changed), rerun: continued(hatchery) });
   if (from !== undefined && built.cut === undefined) {
     throw new HatcheryError(
       'NOT_FOUND',
@@ -212,10 +220,13 @@ export async function prepareResume(
       { file: meta.file, run: id, node: from },
     );
   }
-  const record: Record<string, unknown> = { attempt: summary.attempts + 1 };
+  const record: Record<string, unknown> = {
+    attempt: options.byEngine ? summary.attempts : summary.attempts + 1,
+  };
   if (from !== undefined) record.from = from;
   if (built.cut !== undefined) record.cut = built.cut;
   if (changed.length > 0 || diff.topLevel) record.forced = describeChanges(diff);
+  if (options.byEngine) record.recovered = true;
   const journal = await store.reopen(id, record);
   const ask =
     options.answer !== undefined ? answeringAsk(summary.question, options.answer, options.ask) : options.ask;

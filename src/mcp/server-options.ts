@@ -20,11 +20,11 @@ export interface HatcheryServerOptions extends OutboundLimits {
   /** Options of the runtime built when `runtime` is not given. */
   runtimeOptions?: RuntimeOptions;
   /**
-   * Opens the run journal of the runtime built when `runtime` is not given, in place of
-   * `runtimeOptions.store`: called when the runtime is built (after the first answer of a deferred
-   * start), so its modules are not imported before.
+   * Opens the run journal (and the durable engine of a Postgres store) of the runtime built when
+   * `runtime` is not given, in place of `runtimeOptions.store`: called when the runtime is built (after
+   * the first answer of a deferred start), so its modules are not imported before.
    */
-  openStore?: () => Promise<RunStore | undefined>;
+  openStore?: () => Promise<Pick<RuntimeOptions, 'store' | 'engine'>>;
   /** MCP servers from --mcp-config, for mcp: tool references of the files. */
   mcpServers?: Readonly<Record<string, McpServerDef>>;
   /** Offer hatchery_list/run/start/status/result/cancel (default true). */

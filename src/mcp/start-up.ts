@@ -25,7 +25,8 @@ interface Logger {
  */
 export async function recoverRuns(host: ServerHost & Logger, resumeInterrupted: boolean): Promise<void> {
   const store = host.runtime.store;
-  if (!store) return;
+  // A durable engine recovers runs itself: this replica's own at its start, dead replicas' by claim.
+  if (!store || host.runtime.durable) return;
   let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
   try {
     // A run of a file this server does not serve is not its business: left as it is, not named.
@@ -73,8 +74,8 @@ export async function recoverRuns(host: ServerHost & Logger, resumeInterrupted: 
  * that `openStore` opens in place of `runtimeOptions.store`.
  */
 export async function ownRuntime(options: HatcheryServerOptions): Promise<Runtime> {
-  const [{ Runtime }, store] = await Promise.all([import('../runtime/runtime.js'), options.openStore?.()]);
-  const runtimeOptions = store ? { ...options.runtimeOptions, store } : options.runtimeOptions;
+  const [{ Runtime }, opened] = await Promise.all([import('../runtime/runtime.js'), options.openStore?.()]);
+  const runtimeOptions = opened?.store ? { ...options.runtimeOptions, ...opened } : options.runtimeOptions;
   return new Runtime(withMcpServers(runtimeOptions, options.mcpServers));
 }
 

@@ -94,7 +94,13 @@ export function fanOut(scope: RunContext, spec: FanOutSpec): Promise<NodeResult[
       running++;
       let branch: Promise<NodeResult>;
       try {
-        branch = spec.run(i, signal);
+        // On a durable engine a branch is one step, started in branch order: branches that finished
+        // before a crash are not run again (their own steps are inside theirs).
+        const durable = scope.shared.durable;
+        branch =
+          durable === undefined
+            ? spec.run(i, signal)
+            : durable.step(`branch:${i}`, () => spec.run(i, signal));
       } catch (err) {
         branch = Promise.reject(err);
       }

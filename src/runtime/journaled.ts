@@ -35,12 +35,14 @@ export function runJournaled(
   }
   const own = journal.listener;
   const user = options.onEvent;
-  const listener: RunListener = user
+  const both: RunListener = user
     ? (e) => {
         own(e);
         user(e);
       }
     : own;
+  // A run a durable engine runs again reports only what this execution does.
+  const listener = options.durable?.listen ? options.durable.listen(both) : both;
   // Its own controller, which a cancel through the store aborts, following the caller's signal.
   const controller = new LinkedController(options.signal);
   running.set(runId, controller);

@@ -1,7 +1,7 @@
 // The options of a Runtime and of one run, and what a run returns; runtime.ts re-exports them.
 import type { CommandLineFile } from '../core/fs/write-policy.js';
 import type { TraceContext } from '../core/trace.js';
-import type { AskFn, NodeMemo, RunListener } from '../engine/contracts.js';
+import type { AskFn, DurableSteps, NodeMemo, RunListener } from '../engine/contracts.js';
 import type { Budget } from '../engine/meter.js';
 import type { RunJournal, RunStore } from '../journal/store.js';
 import type { PriceTable } from '../providers/prices.js';
@@ -51,10 +51,29 @@ export interface RuntimeOptions {
    * folder is never writable by runs; Runtime.close() closes the store.
    */
   store?: RunStore;
+  /**
+   * Runs each run as a workflow of a durable engine that checkpoints its steps (DBOS, with a Postgres
+   * store): a run whose process dies is run again elsewhere without repeating its finished steps.
+   */
+  engine?: DurableEngine;
   /** Model prices by "vendor:model" overriding the file's and the built-in ones (--prices FILE). */
   prices?: PriceTable;
   /** Server-wide limits of every run (--budget-*); each limit is the smallest of this, the run's and the file's. */
   budget?: Budget;
+}
+
+/** A durable engine (runtime/durable): the workflow of each run, and who runs a recovered one. */
+export interface DurableEngine {
+  /** Runs `body` as the workflow of attempt `attempt` of run `runId`, with its checkpointed steps. */
+  start(
+    runId: string,
+    attempt: number,
+    body: (steps: DurableSteps) => Promise<RunResult>,
+  ): Promise<RunResult>;
+  /** Sets how a run the engine recovers (its process died) is run again: `recover` runs it with `steps`. */
+  attach(recover: (runId: string, steps: DurableSteps) => Promise<unknown>): void;
+  /** Stops taking work; runs still going stay the engine's to recover. */
+  close(): Promise<void>;
 }
 
 /** Options of one run. */
@@ -91,6 +110,10 @@ export interface RunOptions {
    * the run makes to MCP servers, nested runs and spawned agents included. A malformed one is dropped.
    */
   trace?: TraceContext;
+  /** The run's steps on a durable engine, inside its workflow (set by the engine, never by callers). */
+  durable?: DurableSteps;
+  /** Which attempt of the run this is: 1, plus one per resume (a durable engine's workflow is one per attempt). */
+  attempt?: number;
 }
 
 /** The outcome of a successful run. */

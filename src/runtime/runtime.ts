@@ -77,6 +77,10 @@ export class Runtime {
       protectedFiles: options.protectedFiles,
     });
     const store = options.store;
+    // A run the engine recovers runs again inside its workflow, finished steps answered from checkpoints.
+    options.engine?.attach((id, durable) =>
+      this.prepareResume(id, { byEngine: true }).then((attempt) => attempt({ durable })),
+    );
     if (store) {
       // A run that could write there could forge its own journal (or another run's).
       if (path.isAbsolute(store.location)) policy.protectState(store.location);
@@ -135,6 +139,11 @@ export class Runtime {
     };
   }
 
+  /** True when runs are workflows of a durable engine, which recovers them itself. */
+  get durable(): boolean {
+    return this.options.engine !== undefined;
+  }
+
   /** Loads (or returns the cached current version of) the hatchery file at `file`. */
   load(file: string): Promise<Hatchery> {
     return this.hatcheries.get(file);
@@ -146,6 +155,8 @@ export class Runtime {
     // MCP servers close: a slow collector must not keep their processes alive.
     const flushed = this.telemetry?.then((t) => t?.close());
     try {
+      // First the engine: runs ended by this close are the engine's to recover, not failed.
+      await this.options.engine?.close();
       await this.tools.close();
       await this.options.store?.close();
     } finally {
@@ -188,6 +199,14 @@ export class Runtime {
   /** A run once its listeners are settled: journaled when there is a store. */
   private begin(h: Hatchery, options: RunOptions): Promise<RunResult> {
     const store = this.options.store;
+    const engine = this.options.engine;
+    if (engine !== undefined && options.durable === undefined) {
+      // The run is a workflow of the engine, which hands back its steps.
+      const runId = options.runId ?? options.journal?.id ?? randomUUID();
+      return engine.start(runId, options.attempt ?? 1, (durable) =>
+        this.begin(h, { ...options, runId, durable }),
+      );
+    }
     if (store) {
       return runJournaled(store, h, options, this.running, (runId, listener, signal, hold) =>
         this.runWith(h, options, runId, listener, signal, hold),
@@ -235,6 +254,7 @@ export class Runtime {
         memo: options.memo,
         ask: options.ask,
         trace: options.trace,
+        durable: options.durable,
       });
       if (hold) hold.shared = shared;
     } catch (err) {
@@ -272,7 +292,11 @@ export class Runtime {
   async prepareResume(
     id: string,
     options: Omit<ResumeOptions, 'signal' | 'onEvent' | 'sampling'> = {},
-  ): Promise<(run: Pick<ResumeOptions, 'signal' | 'onEvent' | 'sampling'>) => Promise<RunResult>> {
+  ): Promise<
+    (
+      run: Pick<ResumeOptions, 'signal' | 'onEvent' | 'sampling'> & Pick<RunOptions, 'durable'>,
+    ) => Promise<RunResult>
+  > {
     const store = this.options.store;
     if (!store) {
       throw new HatcheryError(
@@ -284,6 +308,8 @@ export class Runtime {
     const { meta } = r.stored;
     return (run) =>
       this.run(r.hatchery, {
+        durable: run.durable,
+        attempt: r.stored.summary.attempts + 1,
         runId: meta.id,
         journal: r.journal,
         memo: r.memo,

@@ -36,4 +36,5 @@ export const approveField = z
   );
 
 /** The ask kind: a leaf that waits for a person's answer. */
-export const askKind = nodeKind({ types: ['ask'], schema: askSchema });
+// A question waits for a person, not for a side effect: never a step the engine answers again.
+export const askKind = nodeKind({ types: ['ask'], schema: askSchema, wholeStep: false });

@@ -153,6 +153,8 @@ export type DroneDef = z.infer<ReturnType<typeof droneSchema>>;
  * may change things; its model may call its tools and its spawned agents' tools.
  */
 export const droneKind = nodeKind({
+  // Its model calls and tool calls are the steps, each checkpointed as it ends.
+  wholeStep: false,
   types: DRONE_TYPES,
   schema: droneSchema,
   aliases: droneAliases,

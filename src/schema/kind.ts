@@ -41,6 +41,11 @@ export interface NodeKindSpec<S extends z.ZodObject = z.ZodObject> {
   readonly children: readonly ChildField[];
   /** True for a kind that holds other nodes: resume serves its leaves, never it whole. */
   readonly container: boolean;
+  /**
+   * True when a node of this kind is one checkpointed step on a durable engine (a script, a
+   * baneling); false when its steps are inside it (a drone's model and tool calls, a container's nodes).
+   */
+  readonly wholeStep: boolean;
   /** True when its on_limit is taken at its own limit (a loop's last iteration), so it needs no max_visits. */
   readonly ownLimit: boolean;
   /** What a node of this kind implies for its file's MCP tool annotations. */
@@ -53,7 +58,9 @@ export interface NodeKindSpec<S extends z.ZodObject = z.ZodObject> {
 
 /** What a kind's file declares; what it leaves out is empty, false or none. */
 export type NodeKindDeclaration<S extends z.ZodObject> = Pick<NodeKindSpec<S>, 'types'> &
-  Partial<Pick<NodeKindSpec<S>, 'aliases' | 'children' | 'ownLimit' | 'readsInput' | 'toolRefs'>> & {
+  Partial<
+    Pick<NodeKindSpec<S>, 'aliases' | 'children' | 'ownLimit' | 'readsInput' | 'toolRefs' | 'wholeStep'>
+  > & {
     schema: () => S;
     hints?: KindHints | ((def: Def) => KindHints);
   };
@@ -72,6 +79,7 @@ export function nodeKind<S extends z.ZodObject>(d: NodeKindDeclaration<S>): Node
     aliases: d.aliases ?? {},
     children,
     container: children.length > 0,
+    wholeStep: d.wholeStep ?? children.length === 0,
     ownLimit: d.ownLimit ?? false,
     hints: typeof hints === 'function' ? hints : () => hints,
     readsInput: d.readsInput ?? (() => false),

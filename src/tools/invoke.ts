@@ -29,7 +29,7 @@ export interface CallOptions {
  * Exceptions propagate (banelings fail on them); the tool-use loop turns them into error results
  * instead.
  */
-export async function callTool(
+export function callTool(
   scope: RunContext,
   node: string,
   tool: Tool,
@@ -37,12 +37,32 @@ export async function callTool(
   opts: CallOptions = {},
 ): Promise<ToolResult> {
   const shared = scope.shared;
+  try {
+    shared.meter.beforeToolCall(scope.hatchery.file, node, tool.name);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const durable = shared.durable;
+  // On a durable engine a call is a step: after a crash, one that finished is not made (nor reported)
+  // again. Instant tools do no I/O: they run again as they ran.
+  if (durable === undefined || tool.instant) return made(scope, node, tool, args, opts);
+  return durable.step(`tool:${tool.name}`, () => made(scope, node, tool, args, opts));
+}
+
+/** Makes a tool call (see callTool), reported while someone listens. */
+async function made(
+  scope: RunContext,
+  node: string,
+  tool: Tool,
+  args: Record<string, unknown>,
+  opts: CallOptions,
+): Promise<ToolResult> {
+  const shared = scope.shared;
   const ms = opts.timeoutMs ?? shared.services.toolTimeoutMs;
   const emit = shared.emit;
   const t0 = emit ? performance.now() : 0;
   let isError = true;
   let result: string | undefined;
-  shared.meter.beforeToolCall(scope.hatchery.file, node, tool.name);
   // While someone listens, each call gets an id (nested runs and spans hang under it) and a start event.
   let call: number | undefined;
   let trace: TraceContext | undefined;

@@ -8,25 +8,43 @@ import { JOURNAL_VERSION, type RunSummary, type StoredRun } from '../store.js';
 import { aliveSql } from './replicas.js';
 import { SCHEMA } from './schema.js';
 
+/** Who asks whether a run's owner is alive: this replica, its heartbeat timeout and the runs it runs. */
+export interface Asker {
+  replicaId: string;
+  timeoutMs: number;
+  /** The runs this process runs now. */
+  ownIds: readonly string[];
+}
+
+/**
+ * SQL true when the owner of run `r` is alive for the asker ($N: replica id, $N+1: timeout, $N+2: its
+ * runs): a run it runs now, or one owned by another replica whose heartbeat is fresh. A run owned by
+ * the asker's own replica id that it does not run was its previous process's, which died (a replica
+ * takes its id's row only from a dead process).
+ */
+export const ownerAliveSql = (n: number): string =>
+  `(r.id = ANY($${n + 2}::uuid[]) OR (r.owner IS DISTINCT FROM $${n} AND EXISTS (SELECT 1 FROM ${SCHEMA}.replicas p WHERE p.id = r.owner AND ${aliveSql(n + 1)})))`;
+
+/** The parameters of ownerAliveSql, in order. */
+export const askerParams = (a: Asker): unknown[] => [a.replicaId, a.timeoutMs, a.ownIds];
+
 /**
  * Runs `fn` in a transaction holding run `id`'s row lock, with its journal text and whether its owner
- * is alive (a replica beating within `timeoutMs`, or one of `ownIds`, the runs this process owns);
- * undefined when there is no such run or another process holds the lock (it is doing the same).
+ * is alive (see ownerAliveSql); undefined when there is no such run or another process holds the lock
+ * (it is doing the same).
  */
 export async function lockedRun<T>(
   pool: pg.Pool,
   id: string,
-  timeoutMs: number,
-  ownIds: readonly string[],
+  asker: Asker,
   fn: (client: pg.PoolClient, text: string, alive: boolean) => Promise<T | undefined>,
 ): Promise<T | undefined> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     const row = await client.query<{ alive: boolean }>(
-      `SELECT (r.id = ANY($3::uuid[]) OR EXISTS (SELECT 1 FROM ${SCHEMA}.replicas p WHERE p.id = r.owner AND ${aliveSql(2)})) AS alive
-       FROM ${SCHEMA}.runs r WHERE r.id = $1 FOR UPDATE SKIP LOCKED`,
-      [id, timeoutMs, ownIds],
+      `SELECT ${ownerAliveSql(2)} AS alive FROM ${SCHEMA}.runs r WHERE r.id = $1 FOR UPDATE SKIP LOCKED`,
+      [id, ...askerParams(asker)],
     );
     if (row.rows.length === 0) {
       await client.query('ROLLBACK');

@@ -23,8 +23,9 @@ import {
   type RunSummary,
   type StoredRun,
 } from '../store.js';
+import { CancelPoll } from './cancels.js';
 import { aliveSql, DEFAULT_HEARTBEAT_TIMEOUT_MS, defaultReplicaId, Heartbeat } from './replicas.js';
-import { appendLocked, lockedRun } from './rows.js';
+import { type Asker, appendLocked, askerParams, lockedRun, ownerAliveSql } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { ChunkSink } from './sink.js';
 
@@ -80,46 +81,37 @@ export class PostgresRunStore implements RunStore {
   private secrets: string[];
   private readonly maxRuns: number;
   private readonly maxRunBytes: number;
-  private readonly pollMs: number;
   private readonly warn: (message: string) => void;
   /** Journals of running runs this process owns, and of runs that ended until they are written. */
   private readonly journals: OpenJournals;
   private readonly live: ReadonlyMap<string, LineJournal>;
-  private readonly cancelListeners: ((id: string) => void)[] = [];
-  /** Runs whose cancel was already passed on to the listeners. */
-  private readonly cancelled = new Set<string>();
-  private watch: NodeJS.Timeout | undefined;
+  /** Cancels asked through other processes of the runs this one runs. */
+  private readonly cancels: CancelPoll;
   private lastPrune = 0;
   private closed = false;
 
   private constructor(
     readonly pool: pg.Pool,
-    url: string,
+    /** The URL as given, credentials included: for the engine's own connections, never shown. */
+    readonly connectionUrl: string,
     options: PostgresRunStoreOptions,
   ) {
-    this.location = redactedUrl(url);
+    this.location = redactedUrl(connectionUrl);
     this.retentionMs = (options.maxAgeDays ?? 30) * DAY_MS;
     this.maxRuns = options.maxRuns ?? 1000;
     this.maxRunBytes = options.maxRunBytes ?? 256 * 1024 * 1024;
-    this.pollMs = options.pollMs ?? 500;
     this.secrets = secretValues(options.env ?? process.env, options.secrets ?? []);
     this.warn = options.warn ?? ((m) => process.stderr.write(`hatchery-mcp: ${m}\n`));
     this.replicaId = options.replicaId ?? defaultReplicaId(options.server === true);
     this.journals = new OpenJournals({
-      opened: () => {
-        if (this.watch !== undefined) return;
-        this.watch = setInterval(() => void this.poll(), this.pollMs);
-        this.watch.unref();
-      },
-      ended: (running) => {
-        if (running === 0 && this.watch) {
-          clearInterval(this.watch);
-          this.watch = undefined;
-        }
+      opened: () => this.cancels.update(),
+      ended: () => {
+        this.cancels.update();
         if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) this.pruneSoon();
       },
     });
     this.live = this.journals.live;
+    this.cancels = new CancelPoll(pool, this.live, options.pollMs ?? 500);
     this.heartbeat = new Heartbeat(
       pool,
       this.replicaId,
@@ -152,6 +144,11 @@ export class PostgresRunStore implements RunStore {
     }
     store.pruneSoon();
     return store;
+  }
+
+  /** After this long without a heartbeat a replica is dead, in ms. */
+  get heartbeatTimeoutMs(): number {
+    return this.heartbeat.timeoutMs;
   }
 
   addSecrets(values: readonly string[]): void {
@@ -239,10 +236,10 @@ export class PostgresRunStore implements RunStore {
    */
   private async load(ids: readonly string[]): Promise<Map<string, StoredRun>> {
     const res = await this.pool.query<{ id: string; alive: boolean; bytes: string | null }>(
-      `SELECT r.id, (r.id = ANY($3::uuid[]) OR EXISTS (SELECT 1 FROM ${SCHEMA}.replicas p WHERE p.id = r.owner AND ${aliveSql(2)})) AS alive,
+      `SELECT r.id, ${ownerAliveSql(2)} AS alive,
               (SELECT sum(length(c.text)) FROM ${SCHEMA}.chunks c WHERE c.run_id = r.id) AS bytes
        FROM ${SCHEMA}.runs r WHERE r.id = ANY($1::uuid[])`,
-      [ids, this.heartbeat.timeoutMs, [...this.live.keys()]],
+      [ids, ...askerParams(this.asker())],
     );
     const out = new Map<string, StoredRun>();
     const readable: string[] = [];
@@ -301,10 +298,22 @@ export class PostgresRunStore implements RunStore {
   }
 
   async claimInterrupted(only?: (run: RunMeta) => boolean): Promise<RunSummary[]> {
+    return this.claim(false, only);
+  }
+
+  /**
+   * Claims the running runs of other replicas that died (see claimInterrupted) for the engine to run
+   * again; the runs of this replica's own earlier process are the engine's own recovery's.
+   */
+  claimOthers(): Promise<RunSummary[]> {
+    return this.claim(true);
+  }
+
+  private async claim(othersOnly: boolean, only?: (run: RunMeta) => boolean): Promise<RunSummary[]> {
     const res = await this.pool.query<{ id: string }>(
-      `SELECT r.id FROM ${SCHEMA}.runs r WHERE r.status = 'running'
-       AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.replicas p WHERE p.id = r.owner AND ${aliveSql(1)})`,
-      [this.heartbeat.timeoutMs],
+      `SELECT r.id FROM ${SCHEMA}.runs r WHERE r.status = 'running' AND NOT ${ownerAliveSql(1)}
+       AND ($4::boolean IS FALSE OR r.owner IS DISTINCT FROM $1)`,
+      [...askerParams(this.asker()), othersOnly],
     );
     const claimed: RunSummary[] = [];
     for (const { id } of res.rows) {
@@ -338,7 +347,7 @@ export class PostgresRunStore implements RunStore {
     const s = run.summary;
     if (s.status === 'running') {
       if (this.live.has(id)) {
-        this.fire(id);
+        this.cancels.fire(id);
         return s;
       }
       // Its owner sees the flag within its poll interval and stops the run.
@@ -364,38 +373,8 @@ export class PostgresRunStore implements RunStore {
   }
 
   onCancel(listener: (id: string) => void): void {
-    this.cancelListeners.push(listener);
+    this.cancels.onCancel(listener);
   }
-
-  private fire(id: string): void {
-    for (const l of this.cancelListeners) {
-      try {
-        l(id);
-      } catch {
-        // One broken listener must not keep the others from stopping the run.
-      }
-    }
-  }
-
-  /** Looks for cancels asked elsewhere of the runs this process owns. */
-  private readonly poll = async (): Promise<void> => {
-    for (const id of this.cancelled) if (!this.live.has(id)) this.cancelled.delete(id);
-    const ids = [...this.live.keys()].filter((id) => !this.cancelled.has(id));
-    if (ids.length === 0) return;
-    try {
-      const res = await this.pool.query<{ id: string }>(
-        `SELECT id FROM ${SCHEMA}.runs WHERE cancel_requested AND id = ANY($1::uuid[])`,
-        [ids],
-      );
-      for (const { id } of res.rows) {
-        if (!this.live.has(id) || this.cancelled.has(id)) continue;
-        this.cancelled.add(id);
-        this.fire(id);
-      }
-    } catch {
-      // The database is unreachable for a moment: the next poll asks again.
-    }
-  };
 
   async prune(): Promise<number> {
     this.lastPrune = Date.now();
@@ -422,8 +401,7 @@ export class PostgresRunStore implements RunStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.watch) clearInterval(this.watch);
-    this.watch = undefined;
+    this.cancels.stop();
     this.heartbeat.stop();
     await this.idle();
     await this.pool.end();
@@ -438,11 +416,16 @@ export class PostgresRunStore implements RunStore {
     return this.journals.settle(id);
   }
 
-  /** Runs `fn` under run `id`'s row lock (see lockedRun); this process's runs count as alive. */
+  /** Runs `fn` under run `id`'s row lock (see lockedRun). */
   private locked<T>(
     id: string,
     fn: (client: pg.PoolClient, text: string, alive: boolean) => Promise<T | undefined>,
   ): Promise<T | undefined> {
-    return lockedRun(this.pool, id, this.heartbeat.timeoutMs, [...this.live.keys()], fn);
+    return lockedRun(this.pool, id, this.asker(), fn);
+  }
+
+  /** This process as it asks whether a run's owner is alive (see ownerAliveSql). */
+  private asker(): Asker {
+    return { replicaId: this.replicaId, timeoutMs: this.heartbeat.timeoutMs, ownIds: [...this.live.keys()] };
   }
 }

@@ -1,0 +1,116 @@
+/**
+ * A run's steps on DBOS: each is `DBOS.runStep`, its outcome (a value or an error) stored as data, so
+ * that a run DBOS executes again after a crash gets the same values and the same HatcheryErrors back.
+ */
+import { type ErrorCode, HatcheryError } from '../../core/errors.js';
+import type { DurableSteps, RunEvent, RunListener } from '../../engine/contracts.js';
+
+/** What DBOS stores of a step: its value, or its error as data (a class would not survive the round trip). */
+type Outcome<T> = { ok: T } | { error: StoredError };
+
+/** An error as a step stores it: a HatcheryError's code and context, another error's name. */
+interface StoredError {
+  message: string;
+  name?: string;
+  code?: string;
+  context?: Record<string, unknown>;
+}
+
+/** The part of DBOS the steps use. */
+export interface StepRunner {
+  runStep<R>(fn: () => Promise<R>, config: { name: string }): Promise<R>;
+}
+
+/** An error as a step stores it. */
+function stored(err: unknown): Outcome<never> {
+  if (err instanceof HatcheryError) {
+    let context: Record<string, unknown> = {};
+    try {
+      context = JSON.parse(JSON.stringify(err.context)) as Record<string, unknown>;
+    } catch {
+      // A context JSON cannot hold: the code and message still say what failed.
+    }
+    return { error: { message: err.message, code: err.code, context } };
+  }
+  if (err instanceof Error) return { error: { message: err.message, name: err.name } };
+  return { error: { message: String(err) } };
+}
+
+/** The error a stored outcome holds, as it was thrown (a HatcheryError keeps its code and context). */
+function thrown(e: StoredError): Error {
+  if (e.code !== undefined) return new HatcheryError(e.code as ErrorCode, e.message, e.context ?? {});
+  const err = new Error(e.message);
+  if (e.name !== undefined) err.name = e.name;
+  return err;
+}
+
+/**
+ * The steps of one execution of a run's workflow. An execution that recovers a run starts by
+ * replaying: events are held back until a step runs for real (see ReplayFilter).
+ */
+export class DbosSteps implements DurableSteps {
+  private readonly filter: ReplayFilter | undefined;
+
+  constructor(
+    private readonly dbos: StepRunner,
+    replaying: boolean,
+  ) {
+    this.filter = replaying ? new ReplayFilter() : undefined;
+  }
+
+  step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    return this.dbos
+      .runStep(
+        async (): Promise<Outcome<T>> => {
+          this.filter?.live();
+          try {
+            return { ok: await fn() };
+          } catch (err) {
+            return stored(err);
+          }
+        },
+        { name },
+      )
+      .then((o) => {
+        if ('error' in o) throw thrown(o.error);
+        return o.ok;
+      });
+  }
+
+  listen(listener: RunListener): RunListener {
+    return this.filter ? this.filter.wrap(listener) : listener;
+  }
+}
+
+/**
+ * The events of a recovering execution. Until its first step runs for real, the run replays what an
+ * earlier execution did and reported: the node_start of a node that then ends during the replay is
+ * dropped with its end; the node_starts still open when the first step runs are those of the nodes the
+ * crash cut short, and are reported then. Every other event of the replay is dropped.
+ */
+export class ReplayFilter {
+  private replaying = true;
+  private readonly open = new Map<number, RunEvent>();
+  private next: RunListener | undefined;
+
+  wrap(listener: RunListener): RunListener {
+    this.next = listener;
+    return (e) => {
+      if (!this.replaying) {
+        listener(e);
+        return;
+      }
+      if (e.type === 'node_start') this.open.set(e.step, e);
+      else if (e.type === 'node_end' || e.type === 'node_error') this.open.delete(e.step);
+    };
+  }
+
+  /** A step runs for real: the nodes still open are reported, and everything after. */
+  live(): void {
+    if (!this.replaying) return;
+    this.replaying = false;
+    const next = this.next;
+    if (next) for (const e of this.open.values()) next(e);
+    this.open.clear();
+  }
+}
