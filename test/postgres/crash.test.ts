@@ -33,6 +33,13 @@ const chain = {
   })),
 };
 
+/** The first user message of a request: a tool loop's later turns add tool results after it. */
+const firstUserText = (body: WireBody): string =>
+  String(
+    (body?.messages as { role: string; content: unknown }[] | undefined)?.find((m) => m.role === 'user')
+      ?.content ?? '',
+  );
+
 /** Requests the model received for step `s`. */
 const callsFor = (s: string) =>
   openai.requests.filter((r) => lastUserText(r.body?.messages).startsWith(`step ${s} `)).length;
@@ -90,6 +97,78 @@ describe('a replica killed mid-run', () => {
       ]);
       // The journal shows each node once: the replayed ones are not reported again.
       expect(run.nodes.map((n) => n.node)).toEqual(['N1', 'N2', 'N3', 'N4', 'N5']);
+    } finally {
+      await a.close().catch(() => {});
+      await b.close();
+    }
+  }, 60_000);
+
+  it('replays branches and a tool loop in the same order after the kill', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'notes.txt', 'the notes');
+    writeHatchery(dir, 'fan.json', {
+      name: 'fan',
+      desc: 'branches, then a tool loop, then a last drone',
+      nodes: [
+        { name: 'Fan', type: 'parallel', branches: ['B1', 'B2'], next: 'Tools' },
+        { name: 'B1', usr_prompt: 'branch 1 of {{ ctx.input }}' },
+        { name: 'B2', usr_prompt: 'branch 2 of {{ ctx.input }}' },
+        { name: 'Tools', usr_prompt: 'tools after {{ out.Fan }}', tools: ['read_file'], next: 'Last' },
+        { name: 'Last', usr_prompt: 'last after {{ out.Tools }}' },
+      ],
+    });
+    openai.reset();
+    let held = false;
+    const reply = (body: WireBody) => {
+      const text = firstUserText(body);
+      if (text.startsWith('branch')) return { text: `done ${text.slice(0, 8)}`, delayMs: 20 };
+      if (text.startsWith('tools')) {
+        // First turn: two tool calls at once; second turn (their results follow): the answer.
+        const results = (body.messages as { role: string }[]).filter((m) => m.role === 'tool').length;
+        return results === 0
+          ? {
+              toolCalls: [
+                { name: 'read_file', args: { path: 'notes.txt' } },
+                { name: 'read_file', args: { path: 'fan.json' } },
+              ],
+            }
+          : { text: `tools read ${results}` };
+      }
+      if (!held) {
+        held = true;
+        return { text: 'done last', delayMs: 60_000 };
+      }
+      return { text: 'done last' };
+    };
+    for (let i = 0; i < 50; i++) openai.enqueue(reply);
+    const timeout = ['--heartbeat-timeout', '2'];
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'fan-a', ...timeout] });
+    const b = await spawnCli(dir, { env, args: ['--replica-id', 'fan-b', ...timeout] });
+    const calls = (prefix: string) =>
+      openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
+    try {
+      const started = await a.client.callTool({
+        name: 'hatchery_start',
+        arguments: { name: 'fan', input: 'x' },
+      });
+      const id = String((started.structuredContent as { run_id: string }).run_id);
+      await waitFor(() => calls('last') === 1, 15_000, 'the model call of node Last');
+      const child = (a.transport as unknown as { _process: ChildProcess })._process;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      let run: { status: string; output?: string } = { status: 'running' };
+      const t0 = Date.now();
+      while (run.status !== 'succeeded' && Date.now() - t0 < 25_000) {
+        await new Promise((r) => setTimeout(r, 200));
+        run = JSON.parse(
+          (await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout,
+        );
+      }
+      expect(run.status, b.stderr()).toBe('succeeded');
+      expect(run.output).toBe('done last');
+      // The branches and both turns of the tool loop were checkpointed: asked once each.
+      expect([calls('branch 1'), calls('branch 2'), calls('tools'), calls('last')]).toEqual([1, 1, 2, 2]);
     } finally {
       await a.close().catch(() => {});
       await b.close();

@@ -66,19 +66,19 @@ export class DbosEngine implements DurableEngine {
     private readonly workflow: () => Promise<string>,
     private readonly store: PostgresRunStore,
     private readonly pool: pg.Pool,
+    private readonly secrets: readonly string[],
     private readonly warn: (message: string) => void,
   ) {}
 
   /**
-   * Loads DBOS, migrates its tables (under a lock: its migrations take none, and replicas starting
-   * together on a fresh database would fail), launches it with this replica's id as its executor id,
-   * and starts claiming the runs of dead replicas.
+   * Loads DBOS and launches it with this replica's id as its executor id, under a lock: its launch
+   * migrates its tables, taking no lock of its own, and replicas starting together on a fresh database
+   * would fail. Then starts claiming the runs of dead replicas.
    */
   static async launch(options: DbosEngineOptions): Promise<DbosEngine> {
     if (current !== undefined) throw new Error('hatchery-mcp: one durable engine per process');
     const warn = options.warn ?? ((m: string) => process.stderr.write(`hatchery-mcp: ${m}\n`));
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
-    await locked(options.store.pool, () => DBOS.migrate(options.url));
     const secrets = [...options.secrets];
     const line = (entry: unknown): string =>
       redactText(entry instanceof Error ? entry.message : String(entry), secrets, { authHeaders: true });
@@ -92,7 +92,6 @@ export class DbosEngine implements DurableEngine {
       systemDatabasePool: pool,
       applicationVersion: RUN_FORMAT_VERSION,
       executorID: options.store.replicaId,
-      runMigrations: false,
       // DBOS's own lines go to stderr (stdout is the MCP protocol's), without secrets.
       logger: {
         info: () => {},
@@ -102,10 +101,11 @@ export class DbosEngine implements DurableEngine {
       },
     });
     const workflow = DBOS.registerWorkflow(runWorkflow, { name: 'hatchery.run' });
-    const engine = new DbosEngine(DBOS, workflow, options.store, pool, warn);
+    const engine = new DbosEngine(DBOS, workflow, options.store, pool, secrets, warn);
     current = engine;
     try {
-      await DBOS.launch();
+      // Its migrations run at launch (their lines through the logger above) and take no lock.
+      await locked(options.store.pool, () => DBOS.launch());
     } catch (err) {
       current = undefined;
       await pool.end().catch(() => {});
@@ -169,12 +169,12 @@ export class DbosEngine implements DurableEngine {
     const local = this.local.get(id);
     if (local !== undefined) {
       this.local.delete(id);
-      return local(new DbosSteps(this.dbos, false));
+      return local(new DbosSteps(this.dbos, false, this.secrets));
     }
     await this.ready;
     const runId = id.split(':')[0]!;
     try {
-      await this.recoverRun!(runId, new DbosSteps(this.dbos, true));
+      await this.recoverRun!(runId, new DbosSteps(this.dbos, true, this.secrets));
       return 'succeeded';
     } catch (err) {
       if (isShutdown(err) || this.closed) await new Promise(() => {});

@@ -54,32 +54,48 @@ export class DbosSteps implements DurableSteps {
   constructor(
     private readonly dbos: StepRunner,
     replaying: boolean,
+    /** Secret values (the environment's): replaced in what a step stores, which the run then sees. */
+    private readonly secrets: readonly string[] = [],
   ) {
     this.filter = replaying ? new ReplayFilter() : undefined;
   }
 
   step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    return this.dbos
-      .runStep(
-        async (): Promise<Outcome<T>> => {
-          this.filter?.live();
-          try {
-            return { ok: await fn() };
-          } catch (err) {
-            return stored(err);
-          }
-        },
-        { name },
-      )
-      .then((o) => {
-        if ('error' in o) throw thrown(o.error);
-        return o.ok;
-      });
+    const made = async (): Promise<Outcome<T>> => {
+      this.filter?.live();
+      let outcome: Outcome<T>;
+      try {
+        outcome = { ok: await fn() };
+      } catch (err) {
+        outcome = stored(err);
+      }
+      // The checkpoint is a record of the run like its journal: it never holds a secret. DBOS hands
+      // the run what it stored, so the run sees the same value now and after a crash.
+      return this.secrets.length > 0 ? (withoutSecrets(outcome, this.secrets) as Outcome<T>) : outcome;
+    };
+    return this.dbos.runStep(made, { name }).then((o) => {
+      if ('error' in o) throw thrown(o.error);
+      return o.ok;
+    });
   }
 
   listen(listener: RunListener): RunListener {
     return this.filter ? this.filter.wrap(listener) : listener;
   }
+}
+
+/** A copy of a JSON-like value with every secret value in its strings replaced by `[redacted]`. */
+export function withoutSecrets(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') {
+    let out = value;
+    for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[redacted]');
+    return out;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => withoutSecrets(v, secrets));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = withoutSecrets(v, secrets);
+  return out;
 }
 
 /**
