@@ -243,6 +243,11 @@ export interface DurableSteps {
    * the checkpoint (and of the nodes around them) were reported by the execution that ran them.
    */
   listen?(listener: RunListener): RunListener;
+  /**
+   * Tells a run the engine runs again what its journal holds (its records as read back), so that the
+   * node executions whose records a crash lost are reported again.
+   */
+  recorded?(records: readonly Readonly<Record<string, unknown>>[]): void;
 }
 
 /** Spend of a run tree against its budget and the price table; shared by nested runs, branches and agents. */

@@ -4,7 +4,8 @@
  * record of the outputs of finished nodes, which the BUDGET_EXHAUSTED error carries.
  */
 import { LinkedController } from '../core/cancel.js';
-import type { Hatchery, RunEvent, RunListener } from '../engine/contracts.js';
+import { HatcheryError } from '../core/errors.js';
+import type { Hatchery, RunEvent, RunListener, RunState } from '../engine/contracts.js';
 import { type Budget, Meter, mergeBudgets } from '../engine/meter.js';
 import { type PriceLookup, type PriceTable, priceLookup, toPriceTable } from '../providers/prices.js';
 
@@ -84,4 +85,15 @@ export function runBudget(
       return exhausted;
     },
   };
+}
+
+/** MAX_DEPTH when a nested run of `h` at `depth` goes over the run tree's nesting limit. */
+export function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
+  if (depth > shared.maxDepth) {
+    throw new HatcheryError(
+      'MAX_DEPTH',
+      `nested runs went ${depth} levels deep, over max_depth (${shared.maxDepth}); a hatchery or node that calls itself needs a condition that stops it`,
+      { file: h.file, field: 'max_depth' },
+    );
+  }
 }

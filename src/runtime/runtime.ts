@@ -26,7 +26,7 @@ import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
 import { ProviderRegistry } from '../providers/resolve.js';
 import { ToolResolver } from '../tools/resolve.js';
-import { type RunBudget, runBudget } from './budget.js';
+import { checkDepth, type RunBudget, runBudget } from './budget.js';
 import { runJournaled } from './journaled.js';
 import { safeListener, traced } from './listeners.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
@@ -34,6 +34,9 @@ import { RunScopes } from './run-scope.js';
 import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
 export type { RunOptions, RunResult, RuntimeOptions };
+
+/** What the caller of a prepared attempt gives it (see Runtime.prepareResume). */
+type AttemptOptions = Pick<ResumeOptions, 'signal' | 'onEvent' | 'sampling'> & Pick<RunOptions, 'durable'>;
 
 /** Default node-execution budget of a run. */
 export const DEFAULT_MAX_STEPS = 100;
@@ -292,11 +295,7 @@ export class Runtime {
   async prepareResume(
     id: string,
     options: Omit<ResumeOptions, 'signal' | 'onEvent' | 'sampling'> = {},
-  ): Promise<
-    (
-      run: Pick<ResumeOptions, 'signal' | 'onEvent' | 'sampling'> & Pick<RunOptions, 'durable'>,
-    ) => Promise<RunResult>
-  > {
+  ): Promise<(run: AttemptOptions) => Promise<RunResult>> {
     const store = this.options.store;
     if (!store) {
       throw new HatcheryError(
@@ -306,8 +305,9 @@ export class Runtime {
     }
     const r = await prepareResume(store, (file) => this.load(file), id, options);
     const { meta } = r.stored;
-    return (run) =>
-      this.run(r.hatchery, {
+    return (run) => {
+      run.durable?.recorded?.(r.stored.records);
+      return this.run(r.hatchery, {
         durable: run.durable,
         attempt: r.stored.summary.attempts + 1,
         runId: meta.id,
@@ -322,6 +322,7 @@ export class Runtime {
         onEvent: run.onEvent,
         sampling: run.sampling,
       });
+    };
   }
 
   /**
@@ -435,15 +436,5 @@ export class Runtime {
     child.last = input;
     const result = await walk(child, node);
     return result.text;
-  }
-}
-
-function checkDepth(shared: RunState, depth: number, h: Hatchery): void {
-  if (depth > shared.maxDepth) {
-    throw new HatcheryError(
-      'MAX_DEPTH',
-      `nested runs went ${depth} levels deep, over max_depth (${shared.maxDepth}); a hatchery or node that calls itself needs a condition that stops it`,
-      { file: h.file, field: 'max_depth' },
-    );
   }
 }

@@ -18,10 +18,21 @@ export interface ChunkSinkStart {
   seq: number;
 }
 
+/**
+ * The time between two chunks of a run, in ms. A node on the engine takes a few milliseconds (its step
+ * is a Postgres transaction); a chunk per node doubled the database's work per node, so the records of
+ * a tenth of a second go in one. A reader waiting for the run (a read, the end) writes at once.
+ */
+const CHUNK_SPACING_MS = 100;
+
 /** Writes one run's journal text into Postgres (see the module comment). */
 export class ChunkSink implements JournalSink {
   private pending = '';
+  /** A write is in flight (or about to start). */
   private busy = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** Someone waits for what was handed over, or the run ended: write without spacing. */
+  private urgent = false;
   private closing: RunStatus | undefined;
   private closed = false;
   private waiters: (() => void)[] = [];
@@ -42,32 +53,55 @@ export class ChunkSink implements JournalSink {
 
   write(text: string): void {
     this.pending += text;
-    // On a later microtask: a close() right after this write goes in the same transaction.
-    if (!this.busy) {
-      this.busy = true;
-      queueMicrotask(() => this.next());
-    }
+    this.kick();
   }
 
   close(status: RunStatus): void {
     this.closing = status;
-    if (!this.busy) {
-      this.busy = true;
-      queueMicrotask(() => this.next());
-    }
+    this.urgent = true;
+    this.kick();
   }
 
   idle(): Promise<void> {
-    if (!this.busy && this.pending === '') return Promise.resolve();
+    if (!this.busy && this.timer === undefined && this.pending === '' && !this.endDue())
+      return Promise.resolve();
+    this.urgent = true;
+    this.kick();
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private endDue(): boolean {
+    return this.closing !== undefined && !this.closed;
+  }
+
+  /**
+   * Starts the next write: at once (on a later microtask, so a close() right after a write goes in the
+   * same transaction) for the run's first chunk and when someone waits, else after the spacing.
+   */
+  private kick(): void {
+    if (this.busy) return;
+    if (this.urgent || this.meta !== undefined) {
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      this.timer = undefined;
+      this.busy = true;
+      queueMicrotask(() => this.next());
+    } else if (this.timer === undefined) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        if (this.busy) return;
+        this.busy = true;
+        this.next();
+      }, CHUNK_SPACING_MS);
+    }
   }
 
   /** Writes what is pending (and the end, once closed), or tells the waiters that nothing is left. */
   private next(): void {
     const text = this.pending;
-    const end = this.closing !== undefined && !this.closed ? this.closing : undefined;
+    const end = this.endDue() ? this.closing : undefined;
     if (text === '' && end === undefined) {
       this.busy = false;
+      this.urgent = false;
       const waiters = this.waiters;
       this.waiters = [];
       for (const w of waiters) w();
@@ -75,14 +109,19 @@ export class ChunkSink implements JournalSink {
     }
     this.pending = '';
     if (end !== undefined) this.closed = true;
-    this.busy = true;
-    this.store(text, end).then(
-      () => this.next(),
-      (err: unknown) => {
-        this.failed(err);
+    const after = () => {
+      this.busy = false;
+      if (this.pending === '' && !this.endDue()) {
+        this.busy = true;
         this.next();
-      },
-    );
+      } else {
+        this.kick();
+      }
+    };
+    this.store(text, end).then(after, (err: unknown) => {
+      this.failed(err);
+      after();
+    });
   }
 
   private async store(text: string, end: RunStatus | undefined): Promise<void> {

@@ -125,7 +125,11 @@ export class PostgresRunStore implements RunStore {
    * heartbeat; a database that cannot be reached is a STORE error naming it.
    */
   static async open(url: string, options: PostgresRunStoreOptions = {}): Promise<PostgresRunStore> {
-    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000 });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 10,
+      connectionTimeoutMillis: 10_000,
+    });
     // An idle client whose connection drops must not crash the process (pg emits 'error' on the pool).
     pool.on('error', () => {});
     const store = new PostgresRunStore(pool, url, options);

@@ -61,14 +61,29 @@ export class DbosEngine implements DurableEngine {
   private claims: NodeJS.Timeout | undefined;
   private closed = false;
 
-  private constructor(
-    private readonly dbos: Dbos,
-    private readonly workflow: () => Promise<string>,
-    private readonly store: PostgresRunStore,
-    private readonly pool: pg.Pool,
-    private readonly secrets: readonly string[],
-    private readonly warn: (message: string) => void,
-  ) {}
+  private readonly dbos: Dbos;
+  private readonly workflow: () => Promise<string>;
+  private readonly store: PostgresRunStore;
+  /** DBOS's own connections (see launch). */
+  private readonly pool: pg.Pool;
+  private readonly secrets: readonly string[];
+  private readonly warn: (message: string) => void;
+
+  private constructor(parts: {
+    dbos: Dbos;
+    workflow: () => Promise<string>;
+    store: PostgresRunStore;
+    pool: pg.Pool;
+    secrets: readonly string[];
+    warn: (message: string) => void;
+  }) {
+    this.dbos = parts.dbos;
+    this.workflow = parts.workflow;
+    this.store = parts.store;
+    this.pool = parts.pool;
+    this.secrets = parts.secrets;
+    this.warn = parts.warn;
+  }
 
   /**
    * Loads DBOS and launches it with this replica's id as its executor id, under a lock: its launch
@@ -101,7 +116,7 @@ export class DbosEngine implements DurableEngine {
       },
     });
     const workflow = DBOS.registerWorkflow(runWorkflow, { name: 'hatchery.run' });
-    const engine = new DbosEngine(DBOS, workflow, options.store, pool, secrets, warn);
+    const engine = new DbosEngine({ dbos: DBOS, workflow, store: options.store, pool, secrets, warn });
     current = engine;
     try {
       // Its migrations run at launch (their lines through the logger above) and take no lock.

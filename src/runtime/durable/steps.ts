@@ -82,6 +82,10 @@ export class DbosSteps implements DurableSteps {
   listen(listener: RunListener): RunListener {
     return this.filter ? this.filter.wrap(listener) : listener;
   }
+
+  recorded(records: readonly Readonly<Record<string, unknown>>[]): void {
+    this.filter?.recorded(records);
+  }
 }
 
 /** A copy of a JSON-like value with every secret value in its strings replaced by `[redacted]`. */
@@ -100,14 +104,24 @@ export function withoutSecrets(value: unknown, secrets: readonly string[]): unkn
 
 /**
  * The events of a recovering execution. Until its first step runs for real, the run replays what an
- * earlier execution did and reported: the node_start of a node that then ends during the replay is
- * dropped with its end; the node_starts still open when the first step runs are those of the nodes the
- * crash cut short, and are reported then. Every other event of the replay is dropped.
+ * earlier execution did and reported: a node that ends during the replay is dropped with its start
+ * when the journal holds its end, and reported when the crash lost that record (a journal writes
+ * every tenth of a second). The node_starts still open when the first step runs are those of the
+ * nodes the crash cut short, reported then. Every other event of the replay is dropped.
  */
 export class ReplayFilter {
   private replaying = true;
   private readonly open = new Map<number, RunEvent>();
+  /** The node executions the journal holds the end of, as `<path>|<seq>`. */
+  private readonly ended = new Set<string>();
   private next: RunListener | undefined;
+
+  /** Takes the node executions whose end the journal holds from its records. */
+  recorded(records: readonly Readonly<Record<string, unknown>>[]): void {
+    for (const r of records) {
+      if (r.type === 'node_end' && typeof r.path === 'string') this.ended.add(`${r.path}|${String(r.seq)}`);
+    }
+  }
 
   wrap(listener: RunListener): RunListener {
     this.next = listener;
@@ -116,8 +130,18 @@ export class ReplayFilter {
         listener(e);
         return;
       }
-      if (e.type === 'node_start') this.open.set(e.step, e);
-      else if (e.type === 'node_end' || e.type === 'node_error') this.open.delete(e.step);
+      if (e.type === 'node_start') {
+        this.open.set(e.step, e);
+      } else if (e.type === 'node_end') {
+        const start = this.open.get(e.step);
+        this.open.delete(e.step);
+        // Executions not resumable one by one (path undefined) sit inside a step: never reported here.
+        if (e.path === undefined || this.ended.has(`${e.path}|${e.seq}`)) return;
+        if (start) listener(start);
+        listener({ ...e, replayed: false });
+      } else if (e.type === 'node_error') {
+        this.open.delete(e.step);
+      }
     };
   }
 
