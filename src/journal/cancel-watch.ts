@@ -5,6 +5,7 @@
  * can tell a live run from an abandoned one.
  */
 import { readdir, rm, stat, utimes } from 'node:fs/promises';
+import { CancelListeners } from './cancel-listeners.js';
 
 /** The file another process writes to ask the owner to cancel a run: `<id>.cancel`. */
 export const CANCEL_SUFFIX = '.cancel';
@@ -32,29 +33,14 @@ export interface WatchedFolder {
 }
 
 /** Polls for cancel markers of the runs this process owns while it owns any. */
-export class CancelWatch {
-  private readonly listeners: ((id: string) => void)[] = [];
+export class CancelWatch extends CancelListeners {
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
   /** A listing of the folder is under way. */
   private listing = false;
 
-  constructor(private readonly folder: WatchedFolder) {}
-
-  /** Calls `listener` with the id of each run of this process whose cancel was asked for. */
-  onCancel(listener: (id: string) => void): void {
-    this.listeners.push(listener);
-  }
-
-  /** Tells every listener that run `id` is to be cancelled. */
-  fire(id: string): void {
-    for (const l of this.listeners) {
-      try {
-        l(id);
-      } catch {
-        // One broken listener must not keep the others from stopping the run.
-      }
-    }
+  constructor(private readonly folder: WatchedFolder) {
+    super();
   }
 
   /** Starts polling (a run is owned now); nothing when it polls already. */

@@ -19,6 +19,7 @@ import {
   type RunMeta,
   type RunOwner,
   type RunStore,
+  type RunStoreOptions,
   type RunSummary,
   type StoredRun,
 } from './store.js';
@@ -29,17 +30,7 @@ import { journalWriteFailed } from './write-errors.js';
 const prunedOnOpen = new Set<string>();
 const DAY_MS = 86_400_000;
 /** How a FileRunStore keeps and prunes runs. */
-export interface FileRunStoreOptions {
-  /** Finished runs kept at most (default 1000). */
-  maxRuns?: number;
-  /** Finished runs older than this many days are deleted (default 30). */
-  maxAgeDays?: number;
-  /** Environment whose secret values never reach a journal (default process.env). */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** More secret values to redact (a server token). */
-  secrets?: readonly string[];
-  /** How often the owner looks for cancel markers of its running runs, in ms (default 500). */
-  pollMs?: number;
+export interface FileRunStoreOptions extends RunStoreOptions {
   /** A run owned on another host whose file has not changed for this long is claimable (default 120 000 ms). */
   staleMs?: number;
   /**

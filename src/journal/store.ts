@@ -142,6 +142,20 @@ export interface RunFilter {
   skipped?: (id: string, why: string) => void;
 }
 
+/** What every run store is given: how long it keeps runs, what it never writes, how often it looks for cancels. */
+export interface RunStoreOptions {
+  /** Finished runs kept at most (default 1000). */
+  maxRuns?: number;
+  /** Finished runs older than this many days are deleted (default 30). */
+  maxAgeDays?: number;
+  /** Environment whose secret values never reach a journal (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** More secret values to redact (a server token). */
+  secrets?: readonly string[];
+  /** How often the process running runs looks for cancels asked through other processes, in ms (default 500). */
+  pollMs?: number;
+}
+
 /** Durable runs: create, append, read, list, claim interrupted ones, cancel, prune. */
 export interface RunStore {
   /** Where the runs are kept (a folder, a database URL without credentials), for messages. */

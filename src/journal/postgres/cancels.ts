@@ -4,11 +4,11 @@
  * it runs any.
  */
 import type pg from 'pg';
+import { CancelListeners } from '../cancel-listeners.js';
 import { SCHEMA } from './schema.js';
 
 /** Polls for cancels of the runs this process runs, and tells the listeners of each once. */
-export class CancelPoll {
-  private readonly listeners: ((id: string) => void)[] = [];
+export class CancelPoll extends CancelListeners {
   /** Runs whose cancel was already passed on. */
   private readonly told = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -18,22 +18,8 @@ export class CancelPoll {
     /** The runs this process runs now. */
     private readonly live: ReadonlyMap<string, unknown>,
     private readonly pollMs: number,
-  ) {}
-
-  /** Calls `listener` with the id of each run of this process whose cancel was asked for. */
-  onCancel(listener: (id: string) => void): void {
-    this.listeners.push(listener);
-  }
-
-  /** Tells every listener that run `id` is to be cancelled. */
-  fire(id: string): void {
-    for (const l of this.listeners) {
-      try {
-        l(id);
-      } catch {
-        // One broken listener must not keep the others from stopping the run.
-      }
-    }
+  ) {
+    super();
   }
 
   /** Polls while this process runs a run (call when one starts or ends). */

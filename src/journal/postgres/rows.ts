@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { foldRun } from '../fold.js';
 import { JOURNAL_VERSION, type RunSummary, type StoredRun } from '../store.js';
 import { aliveSql } from './replicas.js';
-import { SCHEMA } from './schema.js';
+import { inTransaction, SCHEMA } from './schema.js';
 
 /** Who asks whether a run's owner is alive: this replica, its heartbeat timeout and the runs it runs. */
 export interface Asker {
@@ -33,36 +33,25 @@ export const askerParams = (a: Asker): unknown[] => [a.replicaId, a.timeoutMs, a
  * is alive (see ownerAliveSql); undefined when there is no such run or another process holds the lock
  * (it is doing the same).
  */
-export async function lockedRun<T>(
+export function lockedRun<T>(
   pool: pg.Pool,
   id: string,
   asker: Asker,
   fn: (client: pg.PoolClient, text: string, alive: boolean) => Promise<T | undefined>,
 ): Promise<T | undefined> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  // A run another process holds the lock of is left out (SKIP LOCKED): that process is doing the same.
+  return inTransaction(pool, async (client) => {
     const row = await client.query<{ alive: boolean }>(
       `SELECT ${ownerAliveSql(2)} AS alive FROM ${SCHEMA}.runs r WHERE r.id = $1 FOR UPDATE SKIP LOCKED`,
       [id, ...askerParams(asker)],
     );
-    if (row.rows.length === 0) {
-      await client.query('ROLLBACK');
-      return undefined;
-    }
+    if (row.rows.length === 0) return undefined;
     const text = await client.query<{ text: string | null }>(
       `SELECT string_agg(text, '' ORDER BY seq) AS text FROM ${SCHEMA}.chunks WHERE run_id = $1`,
       [id],
     );
-    const out = await fn(client, text.rows[0]?.text ?? '', row.rows[0]!.alive);
-    await client.query('COMMIT');
-    return out;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+    return fn(client, text.rows[0]?.text ?? '', row.rows[0]!.alive);
+  });
 }
 
 /** Appends one record to a run this process does not own (claim, cancel), under its row lock; its summary after. */

@@ -52,11 +52,25 @@ const MIGRATIONS: readonly string[][] = [
   ],
 ];
 
-/** Brings the store's tables to SCHEMA_VERSION; safe to call from several processes at once. */
-export async function migrate(pool: pg.Pool, location: string): Promise<void> {
+/** Runs `fn` in a transaction on one client of `pool`: committed when it returns, rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Brings the store's tables to SCHEMA_VERSION; safe to call from several processes at once. */
+export function migrate(pool: pg.Pool, location: string): Promise<void> {
+  return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.version (version integer NOT NULL)`);
@@ -71,11 +85,5 @@ export async function migrate(pool: pg.Pool, location: string): Promise<void> {
     if (row === undefined) await client.query(`INSERT INTO ${SCHEMA}.version VALUES ($1)`, [SCHEMA_VERSION]);
     else if (at < SCHEMA_VERSION)
       await client.query(`UPDATE ${SCHEMA}.version SET version = $1`, [SCHEMA_VERSION]);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import type { JournalSink } from '../line-journal.js';
 import type { RunMeta, RunStatus } from '../store.js';
-import { SCHEMA } from './schema.js';
+import { inTransaction, SCHEMA } from './schema.js';
 
 /** How a ChunkSink starts: the run's row to insert (a new run), and the next chunk number. */
 export interface ChunkSinkStart {
@@ -135,9 +135,7 @@ export class ChunkSink implements JournalSink {
       ]);
       return;
     }
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       if (meta !== undefined) {
         this.meta = undefined;
         await client.query(
@@ -159,12 +157,6 @@ export class ChunkSink implements JournalSink {
           [this.runId, end, Date.now()],
         );
       }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

@@ -20,6 +20,7 @@ import {
   type RunMeta,
   type RunStatus,
   type RunStore,
+  type RunStoreOptions,
   type RunSummary,
   type StoredRun,
 } from '../store.js';
@@ -36,17 +37,7 @@ const FINISHED: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 const PRUNE_INTERVAL_MS = 600_000;
 
 /** How a PostgresRunStore keeps runs and knows its replicas. */
-export interface PostgresRunStoreOptions {
-  /** Finished runs kept at most (default 1000). */
-  maxRuns?: number;
-  /** Finished runs older than this many days are deleted (default 30). */
-  maxAgeDays?: number;
-  /** Environment whose secret values never reach a journal (default process.env). */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** More secret values to redact (a server token). */
-  secrets?: readonly string[];
-  /** How often the owner looks for cancels of its running runs asked elsewhere, in ms (default 500). */
-  pollMs?: number;
+export interface PostgresRunStoreOptions extends RunStoreOptions {
   /** This process's replica id (default: the host's name for a server, host and pid otherwise). */
   replicaId?: string;
   /** True for `serve`: the default replica id is the host's. */
