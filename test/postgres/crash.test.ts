@@ -174,4 +174,53 @@ describe('a replica killed mid-run', () => {
       await b.close();
     }
   }, 60_000);
+
+  it('is taken back by the same replica id when it starts again, its finished nodes not asked again', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'chain5.json', chain);
+    openai.reset();
+    let held = false;
+    const reply = (body: WireBody) => {
+      const step = /step (\d)/.exec(lastUserText(body.messages))?.[1] ?? '?';
+      if (step === '2' && !held) {
+        held = true;
+        return { text: `done ${step}`, delayMs: 60_000 };
+      }
+      return { text: `done ${step}`, delayMs: 20 };
+    };
+    for (let i = 0; i < 50; i++) openai.enqueue(reply);
+    // A long heartbeat timeout: no other replica could take the run; only the restart does.
+    const args = ['--replica-id', 'restarted', '--heartbeat-timeout', '600'];
+    const first = await spawnCli(dir, { env, args });
+    const started = await first.client.callTool({
+      name: 'hatchery_start',
+      arguments: { name: 'chain5', input: 'x' },
+    });
+    const id = String((started.structuredContent as { run_id: string }).run_id);
+    await waitFor(() => callsFor('2') === 1, 15_000, 'the model call of node 2');
+    const child = (first.transport as unknown as { _process: ChildProcess })._process;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    await first.close().catch(() => {});
+    const again = await spawnCli(dir, { env, args });
+    try {
+      // The server builds its runtime (and the engine) on its first call.
+      await again.client.callTool({ name: 'hatchery_list', arguments: {} });
+      let status = 'running';
+      const t0 = Date.now();
+      while (status !== 'succeeded' && Date.now() - t0 < 20_000) {
+        await new Promise((r) => setTimeout(r, 200));
+        status = JSON.parse(
+          (await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout,
+        ).status;
+      }
+      expect(status, again.stderr()).toBe('succeeded');
+      expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
+        1, 2, 1, 1, 1,
+      ]);
+    } finally {
+      await again.close();
+    }
+  }, 60_000);
 });
