@@ -161,13 +161,14 @@ export async function journalOptions(
 ): Promise<Pick<RuntimeOptions, 'store' | 'engine'>> {
   const store = await journalStore(values, servedDir, secrets, server);
   if (store === undefined) return {};
-  return { store, engine: await durableEngine(store, secrets) };
+  return { store, engine: await durableEngine(store, secrets, server) };
 }
 
 /** The durable engine of a Postgres store (DBOS, loaded only then), launched on the store's database. */
 export async function durableEngine(
   store: RunStore,
   secrets: readonly string[] = [],
+  server = false,
 ): Promise<DurableEngine | undefined> {
   if (!/^postgres(ql)?:/.test(store.location)) return undefined;
   const [{ DbosEngine }, { secretValues }] = await Promise.all([
@@ -180,6 +181,8 @@ export async function durableEngine(
       store: pg,
       url: pg.connectionUrl,
       secrets: secretValues(process.env, secrets),
+      // A server takes over the runs of replicas that died; a command runs only its own.
+      claims: server,
     });
   } catch (err) {
     await store.close().catch(() => {});

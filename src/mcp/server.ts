@@ -17,6 +17,7 @@ import { OutboundGuard } from './outbound.js';
 import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
 import { changedTools, HatcheryRegistry, importLoader, type RegistryChange } from './registry.js';
+import { servesRun } from './run-access.js';
 import { RunRegistry } from './runs.js';
 import {
   DEFAULT_SYNC_WAIT_MS,
@@ -120,6 +121,8 @@ export class HatcheryMcpServer implements ServerHost {
   /** Takes a runtime as the server's: the registry loads with its options, runs may not plant a tool. */
   private adopt(runtime: Runtime): void {
     this.built = runtime;
+    // A server runs again (after a replica died) only runs of the files it serves, as it resumes only those.
+    runtime.recoverable = (run) => servesRun(this, run);
     // The folder's files and their hatch: sub-files load with the same options.
     // The runtime's roots come along, so constant paths outside them are load errors here too.
     this.registry.setLoadOptions({

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { LinkedController } from '../core/cancel.js';
+import { HatcheryError } from '../core/errors.js';
 import type { Hatchery, RunListener, RunState } from '../engine/contracts.js';
 import { endOf, runMeta } from '../journal/run-meta.js';
-import type { RunJournal, RunStore } from '../journal/store.js';
+import type { RunJournal, RunMeta, RunStore } from '../journal/store.js';
 import type { RunOptions, RunResult } from './options.js';
 
 /**
@@ -86,5 +87,23 @@ export function runJournaled(
       void journal.end(status, fields);
       throw err;
     },
+  );
+}
+
+/**
+ * Refuses (RESUME_REFUSED) a run a durable engine recovered that this process may not run with its
+ * rights (see Runtime.recoverable): it stays interrupted, for `runs resume` or a server of its file.
+ */
+export async function checkRecoverable(
+  store: RunStore,
+  id: string,
+  recoverable: ((run: RunMeta) => boolean) | undefined,
+): Promise<void> {
+  const run = await store.read(id);
+  if (run === undefined || recoverable?.(run.meta) === true) return;
+  throw new HatcheryError(
+    'RESUME_REFUSED',
+    `run ${id} of ${run.meta.file} is not a run of a file this process serves, so it does not run it with its rights; it stays interrupted: resume it with hatchery-mcp runs resume ${id}, or on a server that serves the file`,
+    { run: id },
   );
 }

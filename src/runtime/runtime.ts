@@ -21,13 +21,13 @@ import { runShared, Scope } from '../engine/scope.js';
 import { setTemplateTextLimit } from '../engine/templates/templates.js';
 import { walk } from '../engine/walk.js';
 import { prepareResume, type ResumeOptions } from '../journal/resume.js';
-import type { RunStore } from '../journal/store.js';
+import type { RunMeta, RunStore } from '../journal/store.js';
 import { HatcheryCache } from '../loader/load.js';
 import { sdkFactory } from '../providers/factory.js';
 import { ProviderRegistry } from '../providers/resolve.js';
 import { ToolResolver } from '../tools/resolve.js';
 import { checkDepth, type RunBudget, runBudget } from './budget.js';
-import { runJournaled } from './journaled.js';
+import { checkRecoverable, runJournaled } from './journaled.js';
 import { safeListener, traced } from './listeners.js';
 import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
 import { RunScopes } from './run-scope.js';
@@ -81,9 +81,10 @@ export class Runtime {
     });
     const store = options.store;
     // A run the engine recovers runs again inside its workflow, finished steps answered from checkpoints.
-    options.engine?.attach((id, durable) =>
-      this.prepareResume(id, { byEngine: true }).then((attempt) => attempt({ durable })),
-    );
+    options.engine?.attach(async (id, durable) => {
+      if (store) await checkRecoverable(store, id, this.recoverable);
+      return (await this.prepareResume(id, { byEngine: true }))({ durable });
+    });
     if (store) {
       // A run that could write there could forge its own journal (or another run's).
       if (path.isAbsolute(store.location)) policy.protectState(store.location);
@@ -141,6 +142,12 @@ export class Runtime {
       recorder: cassette,
     };
   }
+
+  /**
+   * Which runs a durable engine may run again in this process after their process died: a server's,
+   * the runs of the files it serves; none by default (a `run` command runs only its own).
+   */
+  recoverable: ((run: RunMeta) => boolean) | undefined;
 
   /** True when runs are workflows of a durable engine, which recovers them itself. */
   get durable(): boolean {

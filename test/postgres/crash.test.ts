@@ -223,4 +223,39 @@ describe('a replica killed mid-run', () => {
       await again.close();
     }
   }, 60_000);
+
+  it("is left interrupted by a replica that does not serve the run's file", async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'chain5.json', chain);
+    const other = hatcheryDir();
+    writeHatchery(other, 'chain5.json', chain);
+    openai.reset();
+    for (let i = 0; i < 50; i++) openai.enqueue({ text: 'done', delayMs: 60_000 });
+    const timeout = ['--heartbeat-timeout', '2'];
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'served-a', ...timeout] });
+    // The same file name in another folder: not the file the run recorded.
+    const b = await spawnCli(other, { env, args: ['--replica-id', 'elsewhere-b', ...timeout] });
+    try {
+      const started = await a.client.callTool({
+        name: 'hatchery_start',
+        arguments: { name: 'chain5', input: 'x' },
+      });
+      const id = String((started.structuredContent as { run_id: string }).run_id);
+      await waitFor(() => callsFor('1') === 1, 15_000, 'the model call of node 1');
+      const child = (a.transport as unknown as { _process: ChildProcess })._process;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      await waitFor(() => b.stderr().includes(`run ${id} of`), 20_000, 'the refusal on the other replica');
+      expect(b.stderr()).toContain('is not a run of a file this process serves');
+      const run = JSON.parse(
+        (await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout,
+      );
+      expect(run.status).toBe('interrupted');
+      expect(callsFor('1')).toBe(1);
+    } finally {
+      await a.close().catch(() => {});
+      await b.close();
+    }
+  }, 60_000);
 });

@@ -36,6 +36,8 @@ export interface DbosEngineOptions {
   secrets: readonly string[];
   /** Where warnings go (default stderr). */
   warn?: (message: string) => void;
+  /** Claim the runs of dead replicas (servers do; a `run` command runs only its own). */
+  claims?: boolean;
 }
 
 /** The engine of this process: DBOS is one per process. */
@@ -126,7 +128,7 @@ export class DbosEngine implements DurableEngine {
       await pool.end().catch(() => {});
       throw err;
     }
-    engine.startClaims();
+    if (options.claims) engine.startClaims();
     return engine;
   }
 
