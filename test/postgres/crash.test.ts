@@ -44,6 +44,36 @@ const firstUserText = (body: WireBody): string =>
 const callsFor = (s: string) =>
   openai.requests.filter((r) => lastUserText(r.body?.messages).startsWith(`step ${s} `)).length;
 
+/** Kills a served CLI at once (SIGKILL: no shutdown, as when its machine dies) and waits for its exit. */
+async function killed(server: Awaited<ReturnType<typeof spawnCli>>): Promise<void> {
+  const child = (server.transport as unknown as { _process: ChildProcess })._process;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** The run as `runs show --json` reads it from the database, in a process of its own. */
+interface ShownRun {
+  status: string;
+  output?: string;
+  nodes: { node: string }[];
+}
+
+async function shown(id: string): Promise<ShownRun> {
+  return JSON.parse((await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout);
+}
+
+/** The run once it succeeded, or as it stands after `ms`. */
+async function finished(id: string, ms = 25_000): Promise<ShownRun> {
+  let run = await shown(id);
+  const t0 = Date.now();
+  while (run.status !== 'succeeded' && Date.now() - t0 < ms) {
+    await new Promise((r) => setTimeout(r, 200));
+    run = await shown(id);
+  }
+  return run;
+}
+
 describe('a replica killed mid-run', () => {
   it('has its run finished by the other replica, without asking the model again for finished nodes', async () => {
     const dir = hatcheryDir();
@@ -70,25 +100,9 @@ describe('a replica killed mid-run', () => {
       });
       const id = String((started.structuredContent as { run_id: string }).run_id);
       await waitFor(() => callsFor('3') === 1, 15_000, 'the model call of node 3');
-      const child = (a.transport as unknown as { _process: ChildProcess })._process;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
+      await killed(a);
 
-      const show = async () =>
-        JSON.parse(
-          (await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout,
-        ) as {
-          status: string;
-          output?: string;
-          nodes: { node: string }[];
-        };
-      let run = await show();
-      const t0 = Date.now();
-      while (run.status !== 'succeeded' && Date.now() - t0 < 25_000) {
-        await new Promise((r) => setTimeout(r, 200));
-        run = await show();
-      }
+      const run = await finished(id);
       expect(run.status, b.stderr()).toBe('succeeded');
       expect(run.output).toBe('done 5');
       // Nodes 1 and 2 finished before the kill: asked once. Node 3 was in flight: asked again.
@@ -153,18 +167,8 @@ describe('a replica killed mid-run', () => {
       });
       const id = String((started.structuredContent as { run_id: string }).run_id);
       await waitFor(() => calls('last') === 1, 15_000, 'the model call of node Last');
-      const child = (a.transport as unknown as { _process: ChildProcess })._process;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-      let run: { status: string; output?: string } = { status: 'running' };
-      const t0 = Date.now();
-      while (run.status !== 'succeeded' && Date.now() - t0 < 25_000) {
-        await new Promise((r) => setTimeout(r, 200));
-        run = JSON.parse(
-          (await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout,
-        );
-      }
+      await killed(a);
+      const run = await finished(id);
       expect(run.status, b.stderr()).toBe('succeeded');
       expect(run.output).toBe('done last');
       // The branches and both turns of the tool loop were checkpointed: asked once each.
@@ -198,23 +202,13 @@ describe('a replica killed mid-run', () => {
     });
     const id = String((started.structuredContent as { run_id: string }).run_id);
     await waitFor(() => callsFor('2') === 1, 15_000, 'the model call of node 2');
-    const child = (first.transport as unknown as { _process: ChildProcess })._process;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
+    await killed(first);
     await first.close().catch(() => {});
     const again = await spawnCli(dir, { env, args });
     try {
       // The server builds its runtime (and the engine) on its first call.
       await again.client.callTool({ name: 'hatchery_list', arguments: {} });
-      let status = 'running';
-      const t0 = Date.now();
-      while (status !== 'succeeded' && Date.now() - t0 < 20_000) {
-        await new Promise((r) => setTimeout(r, 200));
-        status = JSON.parse(
-          (await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout,
-        ).status;
-      }
+      const { status } = await finished(id, 20_000);
       expect(status, again.stderr()).toBe('succeeded');
       expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
         1, 2, 1, 1, 1,
@@ -242,16 +236,10 @@ describe('a replica killed mid-run', () => {
       });
       const id = String((started.structuredContent as { run_id: string }).run_id);
       await waitFor(() => callsFor('1') === 1, 15_000, 'the model call of node 1');
-      const child = (a.transport as unknown as { _process: ChildProcess })._process;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
+      await killed(a);
       await waitFor(() => b.stderr().includes(`run ${id} of`), 20_000, 'the refusal on the other replica');
       expect(b.stderr()).toContain('is not a run of a file this process serves');
-      const run = JSON.parse(
-        (await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout,
-      );
-      expect(run.status).toBe('interrupted');
+      expect((await shown(id)).status).toBe('interrupted');
       expect(callsFor('1')).toBe(1);
     } finally {
       await a.close().catch(() => {});
