@@ -8,7 +8,6 @@ import { EXIT, keyValues, parseCommand } from './args.js';
 import {
   JOURNAL_FLAGS,
   journalOptions,
-  journalStore,
   RUNTIME_FLAGS,
   RUNTIME_HELP,
   runtimeOptions,

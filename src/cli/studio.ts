@@ -6,7 +6,6 @@ import { printErr, printOut } from './print.js';
 import {
   JOURNAL_FLAGS,
   journalOptions,
-  journalStore,
   RUNTIME_FLAGS,
   RUNTIME_HELP,
   runtimeOptions,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { formatError, HatcheryError } from '../core/errors.js';
 import type { TraceContext } from '../core/trace.js';
@@ -6,7 +7,7 @@ import { BudgetExhaustedError } from '../engine/meter.js';
 import type { Provider, Usage } from '../providers/types.js';
 import type { RunResult, Runtime } from '../runtime/runtime.js';
 import { completeInputs, type ElicitFn, elicitAsk } from './elicit.js';
-import type { Limiter } from './limiter.js';
+import type { RunSlots } from './limiter.js';
 import { MAX_ERROR_BYTES, type OutboundGuard } from './outbound.js';
 import { ProgressReporter, type ProgressSender } from './progress.js';
 import type { RegistryEntry } from './registry.js';
@@ -17,7 +18,7 @@ import { hatcheryArgs } from './tool-defs.js';
 /** What running a call needs from the server. */
 export interface CallHost {
   readonly runtime: Runtime;
-  readonly limiter: Limiter;
+  readonly slots: RunSlots;
   /** Redacts and caps everything sent to clients. */
   readonly out: OutboundGuard;
   readonly heartbeatMs: number;
@@ -227,7 +228,9 @@ export async function runHatcheryCall(
   try {
     const { input, vars } = hatcheryArgs(h, args);
     const allVars = await completeInputs(h, vars, env.elicit, env.signal);
-    release = host.limiter.max === undefined ? undefined : await host.limiter.acquire(env.signal);
+    // The run's id is known before it starts: a slot shared by replicas is held in its name.
+    const runId = env.runId ?? randomUUID();
+    release = await host.slots.acquire(h, runId, env.signal, host.runtime.engine);
     if (env.progress) {
       const send = env.progress.send;
       // Node names and labels come from the file: redacted and capped like everything sent.
@@ -242,7 +245,7 @@ export async function runHatcheryCall(
       signal: env.signal,
       onEvent: combine(reporter?.listener, env.onEvent),
       sampling: env.sampling,
-      runId: env.runId,
+      runId,
       source: env.source ?? 'mcp',
       trace: env.trace,
       // Without elicitation nobody can answer during the call: an ask node suspends the run instead.

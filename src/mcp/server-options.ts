@@ -1,4 +1,4 @@
-import type { RunStore } from '../journal/store.js';
+
 import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import type { OutboundLimits } from './outbound.js';

@@ -12,7 +12,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { GENERIC_TOOL_NAMES } from './generic/tools.js';
 import type { ServerHost } from './host.js';
 import { serverInstructions } from './instructions.js';
-import { Limiter } from './limiter.js';
+import { RunSlots } from './limiter.js';
 import { OutboundGuard } from './outbound.js';
 import { OutputStore } from './outputs.js';
 import { DEFAULT_HEARTBEAT_MS } from './progress.js';
@@ -46,7 +46,7 @@ const SETTLE_SLICE_MS = 8;
  */
 export class HatcheryMcpServer implements ServerHost {
   readonly registry: HatcheryRegistry;
-  readonly limiter: Limiter;
+  readonly slots: RunSlots;
   readonly runs: RunRegistry;
   readonly tasks: boolean;
   readonly taskWaitMs: number;
@@ -89,7 +89,7 @@ export class HatcheryMcpServer implements ServerHost {
     });
     this.registry.onSettled = (change) => this.announce(change);
     if (options.runtime) this.adopt(options.runtime);
-    this.limiter = new Limiter(options.maxConcurrent);
+    this.slots = new RunSlots(options.maxConcurrent);
     this.runs = new RunRegistry(options.runs);
     // What the runtime will hold, known before it is built: its store and environment.
     const store = options.runtime

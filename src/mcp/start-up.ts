@@ -26,7 +26,7 @@ interface Logger {
 export async function recoverRuns(host: ServerHost & Logger, resumeInterrupted: boolean): Promise<void> {
   const store = host.runtime.store;
   // A durable engine recovers runs itself: this replica's own at its start, dead replicas' by claim.
-  if (!store || host.runtime.durable) return;
+  if (!store || host.runtime.engine) return;
   let claimed: Awaited<ReturnType<typeof store.claimInterrupted>>;
   try {
     // A run of a file this server does not serve is not its business: left as it is, not named.

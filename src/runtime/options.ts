@@ -72,8 +72,22 @@ export interface DurableEngine {
   ): Promise<RunResult>;
   /** Sets how a run the engine recovers (its process died) is run again: `recover` runs it with `steps`. */
   attach(recover: (runId: string, steps: DurableSteps) => Promise<unknown>): void;
+  /**
+   * Waits for one of the `limit.max` slots of `limit.queue`, shared by every replica, for run `runId`;
+   * resolves with the function that frees it (call it once the run ended).
+   */
+  slot(limit: SlotLimit, runId: string, signal: AbortSignal): Promise<() => void>;
   /** Stops taking work; runs still going stay the engine's to recover. */
   close(): Promise<void>;
+}
+
+/** A limit on runs at once (--max-concurrent, a hatchery's max_concurrent). */
+export interface SlotLimit {
+  /** The queue counting its runs: one per limit. */
+  queue: string;
+  max: number;
+  /** The limit as a user sets it, for messages: `--max-concurrent`, `max_concurrent of review`. */
+  what: string;
 }
 
 /** Options of one run. */

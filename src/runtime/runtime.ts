@@ -29,7 +29,7 @@ import { ToolResolver } from '../tools/resolve.js';
 import { checkDepth, type RunBudget, runBudget } from './budget.js';
 import { checkRecoverable, runJournaled } from './journaled.js';
 import { safeListener, traced } from './listeners.js';
-import type { RunOptions, RunResult, RuntimeOptions } from './options.js';
+import type { DurableEngine, RunOptions, RunResult, RuntimeOptions } from './options.js';
 import { RunScopes } from './run-scope.js';
 import { type Telemetry, telemetryEnabled, telemetryFromEnv } from './telemetry/index.js';
 
@@ -149,9 +149,9 @@ export class Runtime {
    */
   recoverable: ((run: RunMeta) => boolean) | undefined;
 
-  /** True when runs are workflows of a durable engine, which recovers them itself. */
-  get durable(): boolean {
-    return this.options.engine !== undefined;
+  /** The durable engine whose workflows runs are (it recovers them itself); undefined without one. */
+  get engine(): DurableEngine | undefined {
+    return this.options.engine;
   }
 
   /** Loads (or returns the cached current version of) the hatchery file at `file`. */

@@ -106,6 +106,14 @@ export const hatcherySchema = fileObject(
       .min(1)
       .optional()
       .describe('Maximum nesting of hatch:/node: runs (default 5)'),
+    max_concurrent: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'At most this many runs of this hatchery at once when served (across all replicas of a Postgres store); further calls wait their turn',
+      ),
     budget: budgetSchema
       .optional()
       .describe(

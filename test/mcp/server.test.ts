@@ -132,6 +132,37 @@ describe('MCP server (in memory)', () => {
     expect(peak).toBe(2);
   });
 
+  it("queues a hatchery's calls beyond its max_concurrent, within the server's limit", async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'solo.json', { ...droneDef('solo'), max_concurrent: 1 });
+    writeHatchery(dir, 'free.json', droneDef('free'));
+    const active = new Map<string, number>();
+    const peak = new Map<string, number>();
+    const model = new ScriptedProvider(async (req) => {
+      const count = (who: string, by: number) => {
+        active.set(who, (active.get(who) ?? 0) + by);
+        peak.set(who, Math.max(peak.get(who) ?? 0, active.get(who)!));
+      };
+      const who = lastUser(req).slice(0, 4);
+      count(who, 1);
+      count('all', 1);
+      await new Promise((r) => setTimeout(r, 20));
+      count(who, -1);
+      count('all', -1);
+      return lastUser(req);
+    });
+    const { client } = await setup(dir, { providers: { openai: model }, server: { maxConcurrent: 3 } });
+    const call = (name: string, i: number) => client.callTool({ name, arguments: { input: `${name}${i}` } });
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => [call('solo', i), call('free', i)]).flat(),
+    );
+    expect(results.every((r) => !r.isError)).toBe(true);
+    // solo runs one at a time; free takes the server's other slots (all 3 while solo waits for its own).
+    expect(peak.get('solo')).toBe(1);
+    expect(peak.get('all')).toBe(3);
+    expect(peak.get('free')).toBeGreaterThanOrEqual(2);
+  });
+
   it('sends progress at every node start and finish, and heartbeats during a long model call', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'chain.json', {

@@ -3,13 +3,13 @@
  * while node 3 waits on the model; the other sees its heartbeat stop, claims the run and finishes it,
  * and the model is asked for nodes 1 and 2 once only: their steps come from the engine's checkpoints.
  */
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { lastUserText, type WireBody } from '../fakes/http.js';
 import { runCli } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, waitFor, writeHatchery } from '../mcp/helpers.js';
 import { testDatabase } from './database.js';
+import { killed } from './processes.js';
 
 const openai = new FakeOpenAI();
 let env: Record<string, string>;
@@ -43,14 +43,6 @@ const firstUserText = (body: WireBody): string =>
 /** Requests the model received for step `s`. */
 const callsFor = (s: string) =>
   openai.requests.filter((r) => lastUserText(r.body?.messages).startsWith(`step ${s} `)).length;
-
-/** Kills a served CLI at once (SIGKILL: no shutdown, as when its machine dies) and waits for its exit. */
-async function killed(server: Awaited<ReturnType<typeof spawnCli>>): Promise<void> {
-  const child = (server.transport as unknown as { _process: ChildProcess })._process;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
 
 /** The run as `runs show --json` reads it from the database, in a process of its own. */
 interface ShownRun {

@@ -14,7 +14,6 @@ import { processOwner } from '../owner.js';
 import { isRunId, runNotFound } from '../run-files.js';
 import { runsCommandLine } from '../state-dir.js';
 import {
-  JOURNAL_VERSION,
   type RunFilter,
   type RunJournal,
   type RunMeta,
@@ -25,7 +24,7 @@ import {
   type StoredRun,
 } from '../store.js';
 import { CancelPoll } from './cancels.js';
-import { aliveSql, DEFAULT_HEARTBEAT_TIMEOUT_MS, defaultReplicaId, Heartbeat } from './replicas.js';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS, defaultReplicaId, Heartbeat } from './replicas.js';
 import { type Asker, appendLocked, askerParams, lockedRun, ownerAliveSql } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { ChunkSink } from './sink.js';

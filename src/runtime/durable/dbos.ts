@@ -10,7 +10,8 @@ import { isShutdown } from '../../core/errors.js';
 import { redactText } from '../../core/secrets.js';
 import type { DurableSteps } from '../../engine/contracts.js';
 import type { PostgresRunStore } from '../../journal/postgres/store.js';
-import type { DurableEngine, RunResult } from '../options.js';
+import type { DurableEngine, RunResult, SlotLimit } from '../options.js';
+import { holdSlot, RUN_WORKFLOW, SLOT_WORKFLOW, SlotQueues } from './slots.js';
 import { DbosSteps } from './steps.js';
 
 /**
@@ -50,6 +51,16 @@ async function runWorkflow(): Promise<string> {
   return engine.execute();
 }
 
+/** The workflow of a run slot (slots.ts); its arguments say whose it is, for the sweep. */
+async function slotWorkflow(_runId: string, _holder: string): Promise<string> {
+  const engine = current;
+  if (engine === undefined) throw new Error('hatchery-mcp: a slot workflow started with no engine');
+  return holdSlot(engine.dbos);
+}
+
+/** DBOS's routine notices about its queue polls meeting another replica's: not worth a line. */
+const ROUTINE = /^(Contention detected in queue|Increasing polling interval for queue)/;
+
 /** Runs as DBOS workflows (see the module comment). Start one with DbosEngine.launch. */
 export class DbosEngine implements DurableEngine {
   /** Runs started in this process, by id, until their workflow runs them. */
@@ -63,7 +74,8 @@ export class DbosEngine implements DurableEngine {
   private claims: NodeJS.Timeout | undefined;
   private closed = false;
 
-  private readonly dbos: Dbos;
+  readonly dbos: Dbos;
+  private readonly slots: SlotQueues;
   private readonly workflow: () => Promise<string>;
   private readonly store: PostgresRunStore;
   /** DBOS's own connections (see launch). */
@@ -74,6 +86,7 @@ export class DbosEngine implements DurableEngine {
   private constructor(parts: {
     dbos: Dbos;
     workflow: () => Promise<string>;
+    slots: (runId: string, holder: string) => Promise<string>;
     store: PostgresRunStore;
     pool: pg.Pool;
     secrets: readonly string[];
@@ -85,6 +98,7 @@ export class DbosEngine implements DurableEngine {
     this.pool = parts.pool;
     this.secrets = parts.secrets;
     this.warn = parts.warn;
+    this.slots = new SlotQueues(parts.dbos, parts.slots, parts.store, parts.warn);
   }
 
   /**
@@ -99,6 +113,10 @@ export class DbosEngine implements DurableEngine {
     const secrets = [...options.secrets];
     const line = (entry: unknown): string =>
       redactText(entry instanceof Error ? entry.message : String(entry), secrets, { authHeaders: true });
+    const notice = (entry: unknown): void => {
+      const text = line(entry);
+      if (!ROUTINE.test(text)) warn(`engine: ${text}`);
+    };
     // A pool of its own, given to DBOS: the one DBOS makes runs a statement on each new connection
     // without waiting for it, and pg warns about that on stderr at every start.
     const pool = new pg.Pool({ connectionString: options.url, max: 10, connectionTimeoutMillis: 10_000 });
@@ -113,12 +131,15 @@ export class DbosEngine implements DurableEngine {
       logger: {
         info: () => {},
         debug: () => {},
-        warn: (e) => warn(`engine: ${line(e)}`),
-        error: (e) => warn(`engine: ${line(e)}`),
+        warn: notice,
+        error: notice,
       },
+      // Slot queues are polled by servers only: a `run` command that took a slot would leave it.
+      listenQueues: options.claims ? undefined : [],
     });
-    const workflow = DBOS.registerWorkflow(runWorkflow, { name: 'hatchery.run' });
-    const engine = new DbosEngine({ dbos: DBOS, workflow, store: options.store, pool, secrets, warn });
+    const workflow = DBOS.registerWorkflow(runWorkflow, { name: RUN_WORKFLOW });
+    const slots = DBOS.registerWorkflow(slotWorkflow, { name: SLOT_WORKFLOW });
+    const engine = new DbosEngine({ dbos: DBOS, workflow, slots, store: options.store, pool, secrets, warn });
     current = engine;
     try {
       // Its migrations run at launch (their lines through the logger above) and take no lock.
@@ -179,6 +200,10 @@ export class DbosEngine implements DurableEngine {
     });
   }
 
+  slot(limit: SlotLimit, runId: string, signal: AbortSignal): Promise<() => void> {
+    return this.slots.take(limit, runId, signal);
+  }
+
   /** The body of a run's workflow: the run started here, or one the engine recovers. */
   async execute(): Promise<string> {
     const id = this.dbos.workflowID;
@@ -201,7 +226,7 @@ export class DbosEngine implements DurableEngine {
     }
   }
 
-  /** Claims the runs of dead replicas every third of the heartbeat timeout. */
+  /** Claims the runs of dead replicas, and frees run slots nobody uses, every third of the heartbeat timeout. */
   private startClaims(): void {
     const every = Math.max(100, Math.floor(this.store.heartbeatTimeoutMs / 3));
     const tick = async (): Promise<void> => {
@@ -210,6 +235,7 @@ export class DbosEngine implements DurableEngine {
           if (this.closed) return;
           await this.dbos.resumeWorkflow(workflowOf(run.id, run.attempts));
         }
+        await this.slots.sweep();
       } catch (err) {
         if (!this.closed)
           this.warn(`claiming the runs of stopped replicas failed: ${(err as Error).message}`);
