@@ -3,9 +3,11 @@
 // Each side runs in its own process (DBOS is one per process), one after the other: a chain of K
 // baneling nodes (each one checkpointed step on the engine) and a chain of 1; per node is
 // (t_K - t_1) / (K - 1), per run is t_1, medians over the runs.
-// Target (issue 39): per node on the engine within 1.2x DBOS's bare step.
+// Target (issue 39): per node on the engine within 1.2x DBOS's bare step. A fourth side runs each run
+// in a slot of a shared limit (--max-concurrent on the engine: a DBOS queue), whose cost is per run.
 // Usage: node --import tsx bench/postgres-engine.ts [--nodes K] [--runs R] [--rounds N]
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -72,8 +74,11 @@ async function floorSide(url: string): Promise<Side> {
   return side;
 }
 
-/** The same chains run by a Runtime with a store: the engine's (url) or a state folder's. */
-async function runtimeSide(url: string | undefined): Promise<Side> {
+/**
+ * The same chains run by a Runtime with a store: the engine's (url) or a state folder's; with `slot`,
+ * each run takes a slot of a limit shared by replicas first, as a served call with --max-concurrent.
+ */
+async function runtimeSide(url: string | undefined, slot = false): Promise<Side> {
   const { Runtime } = await import('../src/runtime/runtime.js');
   const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-pg-'));
   const chainFile = (n: number) => {
@@ -89,12 +94,16 @@ async function runtimeSide(url: string | undefined): Promise<Side> {
     return file;
   };
   let runtime: InstanceType<typeof Runtime>;
+  let take: (() => Promise<() => void>) | undefined;
   if (url !== undefined) {
     const { PostgresRunStore } = await import('../src/journal/postgres/store.js');
     const { DbosEngine } = await import('../src/runtime/durable/dbos.js');
-    const store = await PostgresRunStore.open(url, { env: {}, replicaId: 'bench' });
-    const engine = await DbosEngine.launch({ store, url, secrets: [] });
+    const store = await PostgresRunStore.open(url, { env: {}, replicaId: slot ? 'bench-slot' : 'bench' });
+    // Slot queues are polled by servers (claims on), as in `serve`.
+    const engine = await DbosEngine.launch({ store, url, secrets: [], claims: slot });
     runtime = new Runtime({ env: {}, store, engine, cwd: dir });
+    const limit = { queue: 'bench-runs', max: 4, what: '--max-concurrent' };
+    if (slot) take = () => engine.slot(limit, randomUUID(), new AbortController().signal);
   } else {
     const { FileRunStore } = await import('../src/journal/file-store.js');
     runtime = new Runtime({ env: {}, store: new FileRunStore(path.join(dir, 'runs')), cwd: dir });
@@ -104,7 +113,9 @@ async function runtimeSide(url: string | undefined): Promise<Side> {
     [1, await runtime.load(chainFile(1))],
   ]);
   const side = await timed(async (n) => {
+    const release = await take?.();
     await runtime.run(chains.get(n)!, { input: 'go' });
+    release?.();
   });
   await runtime.close();
   rmSync(dir, { recursive: true, force: true });
@@ -115,7 +126,9 @@ if (args[0] === '--child') {
   const kind = args[1];
   const url = flag('--url')!;
   const side =
-    kind === 'floor' ? await floorSide(url) : await runtimeSide(kind === 'engine' ? url : undefined);
+    kind === 'floor'
+      ? await floorSide(url)
+      : await runtimeSide(kind === 'journal' ? undefined : url, kind === 'slot');
   process.stdout.write(`${JSON.stringify(side)}\n`);
   process.exit(0);
 }
@@ -185,13 +198,14 @@ try {
   await server.createDatabase('floor');
   await server.createDatabase('engine');
   const perNode = (s: Side) => (s.chain - s.one) / (K - 1);
-  const sides = { floor: [] as Side[], engine: [] as Side[], journal: [] as Side[] };
+  const sides = { floor: [] as Side[], engine: [] as Side[], slot: [] as Side[], journal: [] as Side[] };
   const ratios: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const floor = await child('floor', `${base}/floor`);
     const engine = await child('engine', `${base}/engine`);
     sides.floor.push(floor);
     sides.engine.push(engine);
+    sides.slot.push(await child('slot', `${base}/engine`));
     sides.journal.push(await child('journal', `${base}/engine`));
     ratios.push(perNode(engine) / perNode(floor));
   }
@@ -209,6 +223,7 @@ try {
     );
   row('DBOS bare step (floor)', med(sides.floor));
   row('engine (--store postgres)', med(sides.engine));
+  row('engine, each run in a shared slot', med(sides.slot));
   row('state folder journal', med(sides.journal));
   const ratio = median(ratios);
   console.log(
