@@ -1,4 +1,3 @@
-
 import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import type { OutboundLimits } from './outbound.js';

@@ -84,7 +84,10 @@ export function runJournaled(
         fields.usage = hold.shared.usage;
         fields.steps = hold.shared.steps;
       }
-      void journal.end(status, fields);
+      // A durable engine's run that a stopping server ends goes on in another replica (or this one
+      // restarted): its journal stays open, the run `running`, its owner gone.
+      if (status === 'interrupted' && options.durable !== undefined) void journal.flush();
+      else void journal.end(status, fields);
       throw err;
     },
   );

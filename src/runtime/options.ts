@@ -64,11 +64,16 @@ export interface RuntimeOptions {
 
 /** A durable engine (runtime/durable): the workflow of each run, and who runs a recovered one. */
 export interface DurableEngine {
-  /** Runs `body` as the workflow of attempt `attempt` of run `runId`, with its checkpointed steps. */
+  /**
+   * Runs `body` as the workflow of attempt `attempt` of run `runId`, with its checkpointed steps; a
+   * step ended by a stopping server (`signal` aborted by shutdownReason) is left to the replica that
+   * takes the run over, not checkpointed.
+   */
   start(
     runId: string,
     attempt: number,
     body: (steps: DurableSteps) => Promise<RunResult>,
+    signal?: AbortSignal,
   ): Promise<RunResult>;
   /** Sets how a run the engine recovers (its process died) is run again: `recover` runs it with `steps`. */
   attach(recover: (runId: string, steps: DurableSteps) => Promise<unknown>): void;

@@ -7,6 +7,7 @@ import { WritePolicy } from '../core/fs/write-policy.js';
 import { secretValues } from '../core/secrets.js';
 import { traceContext } from '../core/trace.js';
 import type {
+  DurableSteps,
   EventPlace,
   Hatchery,
   LoadOptions,
@@ -213,9 +214,8 @@ export class Runtime {
     if (engine !== undefined && options.durable === undefined) {
       // The run is a workflow of the engine, which hands back its steps.
       const runId = options.runId ?? options.journal?.id ?? randomUUID();
-      return engine.start(runId, options.attempt ?? 1, (durable) =>
-        this.begin(h, { ...options, runId, durable }),
-      );
+      const body = (durable: DurableSteps) => this.begin(h, { ...options, runId, durable });
+      return engine.start(runId, options.attempt ?? 1, body, options.signal);
     }
     if (store) {
       return runJournaled(store, h, options, this.running, (runId, listener, signal, hold) =>

@@ -109,6 +109,45 @@ describe('a replica killed mid-run', () => {
     }
   }, 60_000);
 
+  it('is handed over by a replica that stops (not a crash): the other finishes it at once', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'chain5.json', chain);
+    openai.reset();
+    let held = false;
+    const reply = (body: WireBody) => {
+      const step = /step (\d)/.exec(lastUserText(body.messages))?.[1] ?? '?';
+      if (step === '3' && !held) {
+        held = true;
+        return { text: `done ${step}`, delayMs: 60_000 };
+      }
+      return { text: `done ${step}`, delayMs: 20 };
+    };
+    for (let i = 0; i < 50; i++) openai.enqueue(reply);
+    // The default timeout: waiting for a's heartbeat to age would take 30 s; a stop says so at once.
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'stopping-a'] });
+    const b = await spawnCli(dir, { env, args: ['--replica-id', 'staying-b'] });
+    try {
+      const started = await a.client.callTool({
+        name: 'hatchery_start',
+        arguments: { name: 'chain5', input: 'x' },
+      });
+      const id = String((started.structuredContent as { run_id: string }).run_id);
+      await waitFor(() => callsFor('3') === 1, 15_000, 'the model call of node 3');
+      // A graceful stop (its client goes away, as at a deploy): the call in flight is cancelled.
+      await a.close();
+      const run = await finished(id, 20_000);
+      expect(run.status, b.stderr()).toBe('succeeded');
+      // Node 3's call, cancelled by the stop, was not checkpointed as failed: b asked again.
+      expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
+        1, 1, 2, 1, 1,
+      ]);
+      expect(run.nodes.map((n) => n.node)).toEqual(['N1', 'N2', 'N3', 'N4', 'N5']);
+    } finally {
+      await a.close().catch(() => {});
+      await b.close();
+    }
+  }, 60_000);
+
   it('replays branches and a tool loop in the same order after the kill', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'notes.txt', 'the notes');

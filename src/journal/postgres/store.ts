@@ -13,15 +13,15 @@ import { OpenJournals } from '../open-journals.js';
 import { processOwner } from '../owner.js';
 import { isRunId, runNotFound } from '../run-files.js';
 import { runsCommandLine } from '../state-dir.js';
-import {
-  type RunFilter,
-  type RunJournal,
-  type RunMeta,
-  type RunStatus,
-  type RunStore,
-  type RunStoreOptions,
-  type RunSummary,
-  type StoredRun,
+import type {
+  RunFilter,
+  RunJournal,
+  RunMeta,
+  RunStatus,
+  RunStore,
+  RunStoreOptions,
+  RunSummary,
+  StoredRun,
 } from '../store.js';
 import { CancelPoll } from './cancels.js';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, defaultReplicaId, Heartbeat } from './replicas.js';
@@ -398,6 +398,7 @@ export class PostgresRunStore implements RunStore {
     this.cancels.stop();
     this.heartbeat.stop();
     await this.idle();
+    await this.heartbeat.end().catch(() => {});
     await this.pool.end();
   }
 

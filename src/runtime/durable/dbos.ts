@@ -64,7 +64,10 @@ const ROUTINE = /^(Contention detected in queue|Increasing polling interval for 
 /** Runs as DBOS workflows (see the module comment). Start one with DbosEngine.launch. */
 export class DbosEngine implements DurableEngine {
   /** Runs started in this process, by id, until their workflow runs them. */
-  private readonly local = new Map<string, (steps: DurableSteps) => Promise<string>>();
+  private readonly local = new Map<
+    string,
+    { body: (steps: DurableSteps) => Promise<string>; signal: AbortSignal | undefined }
+  >();
   private recoverRun: ((runId: string, steps: DurableSteps) => Promise<unknown>) | undefined;
   private attached!: () => void;
   /** Settles once a runtime tells the engine how to run a recovered run. */
@@ -162,11 +165,12 @@ export class DbosEngine implements DurableEngine {
     runId: string,
     attempt: number,
     body: (steps: DurableSteps) => Promise<RunResult>,
+    signal?: AbortSignal,
   ): Promise<RunResult> {
     const workflowID = workflowOf(runId, attempt);
     return new Promise<RunResult>((resolve, reject) => {
       let outcome: { result: RunResult } | { error: unknown } | undefined;
-      this.local.set(workflowID, async (steps) => {
+      const run = async (steps: DurableSteps) => {
         try {
           outcome = { result: await body(steps) };
           return 'succeeded';
@@ -180,7 +184,17 @@ export class DbosEngine implements DurableEngine {
           }
           return 'failed';
         }
-      });
+      };
+      this.local.set(workflowID, { body: run, signal });
+      // A stopping server's caller hears at once; the workflow is left as it stands, its step in
+      // flight never checkpointed (DbosSteps), for the replica that takes the run over.
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (isShutdown(signal.reason)) reject(signal.reason);
+        },
+        { once: true },
+      );
       // The caller hears once the workflow has ended in the database: a process that exits right
       // after must not leave it pending, to be run again.
       this.dbos
@@ -211,7 +225,7 @@ export class DbosEngine implements DurableEngine {
     const local = this.local.get(id);
     if (local !== undefined) {
       this.local.delete(id);
-      return local(new DbosSteps(this.dbos, false, this.secrets));
+      return local.body(new DbosSteps(this.dbos, false, this.secrets, local.signal));
     }
     await this.ready;
     const runId = id.split(':')[0]!;

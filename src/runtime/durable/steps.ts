@@ -2,7 +2,7 @@
  * A run's steps on DBOS: each is `DBOS.runStep`, its outcome (a value or an error) stored as data, so
  * that a run DBOS executes again after a crash gets the same values and the same HatcheryErrors back.
  */
-import { type ErrorCode, HatcheryError } from '../../core/errors.js';
+import { type ErrorCode, HatcheryError, isShutdown } from '../../core/errors.js';
 import type { DurableSteps, RunEvent, RunListener } from '../../engine/contracts.js';
 
 /** What DBOS stores of a step: its value, or its error as data (a class would not survive the round trip). */
@@ -56,6 +56,8 @@ export class DbosSteps implements DurableSteps {
     replaying: boolean,
     /** Secret values (the environment's): replaced in what a step stores, which the run then sees. */
     private readonly secrets: readonly string[] = [],
+    /** The run's signal: a step it ends because the server stops is never checkpointed (see step). */
+    private readonly signal?: AbortSignal,
   ) {
     this.filter = replaying ? new ReplayFilter() : undefined;
   }
@@ -67,6 +69,9 @@ export class DbosSteps implements DurableSteps {
       try {
         outcome = { ok: await fn() };
       } catch (err) {
+        // Ended by a stopping server: the replica that takes the run over makes the step again, so
+        // it must not be checkpointed as failed; it never ends here (the process exits).
+        if (this.signal?.aborted && isShutdown(this.signal.reason)) await new Promise(() => {});
         outcome = stored(err);
       }
       // The checkpoint is a record of the run like its journal: it never holds a secret. DBOS hands
