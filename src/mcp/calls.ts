@@ -45,6 +45,8 @@ export interface CallEnv {
   source?: string;
   /** The call's OpenTelemetry trace context (`_meta.traceparent`), kept with the run and passed on. */
   trace?: TraceContext;
+  /** Told when the run waits for a run slot (--max-concurrent, max_concurrent) before it starts. */
+  onQueued?: () => void;
 }
 
 /**
@@ -230,7 +232,7 @@ export async function runHatcheryCall(
     const allVars = await completeInputs(h, vars, env.elicit, env.signal);
     // The run's id is known before it starts: a slot shared by replicas is held in its name.
     const runId = env.runId ?? randomUUID();
-    release = await host.slots.acquire(h, runId, env.signal, host.runtime.engine);
+    release = await host.slots.acquire(h, runId, env.signal, host.runtime.engine, env.onQueued);
     if (env.progress) {
       const send = env.progress.send;
       // Node names and labels come from the file: redacted and capped like everything sent.

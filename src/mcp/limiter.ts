@@ -17,12 +17,16 @@ export class RunSlots {
   /** `max` undefined means no server-wide limit. */
   constructor(readonly max: number | undefined) {}
 
-  /** Waits for the slots of a run `runId` of `h`; resolves with the function that frees them, if any. */
+  /**
+   * Waits for the slots of a run `runId` of `h` (telling `queued` first, when it has a limit); resolves
+   * with the function that frees them, if any.
+   */
   async acquire(
     h: Hatchery,
     runId: string,
     signal: AbortSignal,
     engine: DurableEngine | undefined,
+    queued?: () => void,
   ): Promise<(() => void) | undefined> {
     const limits: SlotLimit[] = [];
     const own = h.def.max_concurrent;
@@ -30,6 +34,7 @@ export class RunSlots {
       limits.push({ queue: `${SERVER_QUEUE}:${h.name}`, max: own, what: `max_concurrent of ${h.name}` });
     if (this.max !== undefined) limits.push({ queue: SERVER_QUEUE, max: this.max, what: '--max-concurrent' });
     if (limits.length === 0) return undefined;
+    queued?.();
     const releases: (() => void)[] = [];
     try {
       for (const limit of limits)

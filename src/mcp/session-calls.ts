@@ -80,12 +80,30 @@ async function startBackground(
   const controller = new LinkedController(core.signal);
   // No related request: the one that started the run is answered before the run needs the client.
   const sampling = samplingFor(server, undefined);
+  let queued!: () => void;
+  const waiting = new Promise<void>((r) => {
+    queued = r;
+  });
   const run = core.runs.start({ hatchery: h.name, file: h.file }, controller, (signal, onEvent, runId) =>
-    runHatcheryCall(core, entry, runArgs, { signal, onEvent, sampling, runId, source: 'background', trace }),
+    runHatcheryCall(core, entry, runArgs, {
+      signal,
+      onEvent,
+      sampling,
+      runId,
+      source: 'background',
+      trace,
+      onQueued: queued,
+    }),
   );
   ownRun(server, run.id);
   // done never rejects: the run's failures are its outcome.
   run.done.then(() => controller.unlink());
+  if (core.runtime.engine) {
+    // Other replicas find a run in the database: its id is given once its journal is written there
+    // (the read waits for that), unless it waits for a run slot first, known here only until then.
+    await Promise.race([run.started, run.done, waiting]);
+    if (run.state !== 'queued') await core.runtime.store?.read(run.id);
+  }
   return run;
 }
 

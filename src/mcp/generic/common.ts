@@ -3,12 +3,24 @@ import { HatcheryError } from '../../core/errors.js';
 import { quote } from '../../schema/suggest.js';
 import type { ServerHost } from '../host.js';
 import type { RegistryEntry } from '../registry.js';
+import type { BackgroundRun } from '../runs.js';
 import { INPUT_DESCRIPTION, unknownName } from '../tool-defs.js';
 
 // Arguments and answers several generic tools share.
 
 /** What to do after starting, resuming or answering a run. */
 export const WAIT_FOR_IT = 'call hatchery_result with this run_id to wait for the result';
+
+/**
+ * The run `id` as this server holds it in memory, unless it may have gone on elsewhere since: a run
+ * that stopped here waiting for an answer, or interrupted, is answered or resumed through any process
+ * sharing the store, so its journal says where it is (undefined then).
+ */
+export function heldRun(core: ServerHost, id: string): BackgroundRun | undefined {
+  const run = core.runs.get(id);
+  const over = run?.state === 'input_required' || run?.state === 'interrupted';
+  return over && run.endedAt !== undefined && core.runtime.store ? undefined : run;
+}
 
 /** The run id argument of the tools that act on a run. */
 export const RUN_ID = z

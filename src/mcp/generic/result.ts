@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { json, readStored, storedResult, waitStored } from '../durable.js';
-import { RUN_ID, unknownRun } from './common.js';
+import { heldRun, RUN_ID, unknownRun } from './common.js';
 import { defineGenericTool } from './define.js';
 
 /** Default time hatchery_result waits, in seconds: well under the ~60 s many clients allow a call. */
@@ -27,7 +27,7 @@ export const hatcheryResult = defineGenericTool({
   }),
   async run({ run_id, wait_seconds }, { core, signal }) {
     const ms = Math.min(wait_seconds ?? DEFAULT_RESULT_WAIT_S, MAX_RESULT_WAIT_S) * 1000;
-    const run = core.runs.get(run_id);
+    const run = heldRun(core, run_id);
     if (!run) {
       if (!core.runtime.store) throw unknownRun(run_id);
       return storedResult(core, await waitStored(core, run_id, ms, signal));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { json, readStored, storedStatus } from '../durable.js';
-import { RUN_ID, unknownRun } from './common.js';
+import { heldRun, RUN_ID, unknownRun } from './common.js';
 import { defineGenericTool } from './define.js';
 
 /** hatchery_status: where a run is, from this server's memory or from the journal. */
@@ -11,7 +11,7 @@ export const hatcheryStatus = defineGenericTool({
   annotations: { title: 'Run status', readOnlyHint: true, openWorldHint: false },
   schema: z.object({ run_id: RUN_ID }),
   async run({ run_id }, { core }) {
-    const run = core.runs.get(run_id);
+    const run = heldRun(core, run_id);
     if (run) return json(core.runs.status(run));
     if (!core.runtime.store) throw unknownRun(run_id);
     return json(storedStatus(await readStored(core, run_id)));
