@@ -33,7 +33,11 @@ Options:
   --insecure-no-token
                       with --http: serve another HOST (0.0.0.0, a LAN address) without a
                       token anyway; anyone who reaches the port can run your hatcheries
+  --public-host NAME  with --http: also accept requests whose Host header is NAME, the name
+                      clients use to reach a load balancer or proxy in front (repeatable;
+                      other names get HTTP 403, against DNS rebinding)
   --max-concurrent N  run at most N hatcheries at once; further calls wait their turn
+                      (with --store: across all replicas)
   --max-result-bytes N
                       cut tool results longer than N bytes (default 1048576, at least
                       1024); the full output stays readable as hatchery-output://
@@ -65,7 +69,8 @@ Options:
 ${STORE_HELP}
   --resume-interrupted
                       resume background runs that a stop of the server interrupted
-                      (they are always marked "interrupted" in the run journal at start)
+                      (they are always marked "interrupted" in the run journal at start;
+                      with --store a stop hands its runs to the other replicas instead)
   --list-all-runs     hatchery_runs lists every run of the served files to every client
                       (default: only the runs the asking session started); use it for
                       one trusted client, or to find runs from before a restart
@@ -118,6 +123,7 @@ const HTTP_ONLY = [
   ['insecure-no-token', 'stdio has no network'],
   ['max-sessions', 'stdio has one session'],
   ['max-body', 'stdio has its own 10 MiB message limit'],
+  ['public-host', 'stdio has no Host header'],
 ] as const;
 
 /** Sends console output to stderr: in stdio mode stdout belongs to the protocol (js: tools may log). */
@@ -135,6 +141,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     http: { type: 'string' },
     token: { type: 'string' },
     'insecure-no-token': { type: 'boolean' },
+    'public-host': { type: 'string', multiple: true },
     'max-concurrent': { type: 'string' },
     'max-result-bytes': { type: 'string' },
     'max-inline-bytes': { type: 'string' },
@@ -170,6 +177,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.stderr.write(
       `WARNING: --insecure-no-token: serving MCP over HTTP on ${http.host} without a token. Anyone who can reach this port can run every hatchery served here, and their tools (files, programs, network). Pass --token TOKEN unless a proxy in front checks who calls.\n`,
     );
+  }
+  for (const name of values['public-host'] ?? []) {
+    if (!/^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/i.test(name)) {
+      throw new HatcheryError(
+        'USAGE',
+        `--public-host ${JSON.stringify(name)}: give a host name only (mcp.example.com, or [::1] for an IPv6 address), without scheme, port or path`,
+      );
+    }
   }
   const outputTtl = intOption(values['output-ttl'], 'output-ttl');
   const maxSessions = intOption(values['max-sessions'], 'max-sessions');
@@ -215,6 +230,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
         insecureNoToken,
         maxSessions,
         maxBodyBytes,
+        allowedHosts: values['public-host'],
       });
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);

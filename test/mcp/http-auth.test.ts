@@ -60,9 +60,13 @@ describe('HTTP with --token and --max-body, from the CLI', () => {
   beforeAll(async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'echo.json', echoDef('shout', '!'));
-    cli = startCli(['--dir', dir, '--http', '127.0.0.1:0', '--no-journal', '--max-body', '64KiB'], {
-      env: { HATCHERY_MCP_TOKEN: TOKEN },
-    });
+    cli = startCli(
+      [
+        ...['--dir', dir, '--http', '127.0.0.1:0', '--no-journal', '--max-body', '64KiB'],
+        ...['--public-host', 'mcp.proxy.test'],
+      ],
+      { env: { HATCHERY_MCP_TOKEN: TOKEN } },
+    );
     url = await waitFor(() => /listening on (http:\S+)/.exec(cli.err())?.[1], 15_000, 'the listening line');
   }, 20_000);
   afterAll(async () => {
@@ -103,6 +107,44 @@ describe('HTTP with --token and --max-body, from the CLI', () => {
     const basic = await post({ authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` });
     expect(basic.status).toBe(401);
     expect(basic.headers.get('www-authenticate')).not.toMatch(/error="/);
+  });
+
+  it('accepts the Host of a proxy named by --public-host, and no other name', async () => {
+    const withHost = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const u = new URL(url);
+        const req = request(
+          {
+            host: u.hostname,
+            port: u.port,
+            path: u.pathname,
+            method: 'POST',
+            headers: { ...MCP_HEADERS, authorization: `Bearer ${TOKEN}`, host },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(INITIALIZE));
+      });
+    expect(await withHost('mcp.proxy.test')).toBe(200);
+    expect(await withHost('mcp.proxy.test:443')).toBe(200);
+    expect(await withHost('evil.example')).toBe(403);
+    expect(await withHost('mcp.proxy.test.evil.example')).toBe(403);
+    const bad = await runCli([
+      '--dir',
+      'x',
+      '--http',
+      '127.0.0.1:0',
+      '--public-host',
+      'https://a.test:8443/mcp',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--public-host "https://a.test:8443/mcp": give a host name only');
+    const stdio = await runCli(['--dir', 'x', '--public-host', 'a.test']);
+    expect(stdio.stderr).toContain('--public-host only applies with --http');
   });
 
   it('serves a client that sends the right token', async () => {
