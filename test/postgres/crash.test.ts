@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { lastUserText, type WireBody } from '../fakes/http.js';
-import { runCli } from '../helpers.js';
+import { runCli, startCli } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, waitFor, writeHatchery } from '../mcp/helpers.js';
 import { testDatabase } from './database.js';
 import { killed } from './processes.js';
@@ -143,6 +143,60 @@ describe('a replica killed mid-run', () => {
       ]);
       expect(run.nodes.map((n) => n.node)).toEqual(['N1', 'N2', 'N3', 'N4', 'N5']);
     } finally {
+      await a.close().catch(() => {});
+      await b.close();
+    }
+  }, 60_000);
+
+  it('is taken over by a server, never by a `run` command sharing the store', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'chain5.json', chain);
+    const slow = writeHatchery(dir, 'slow.json', {
+      name: 'slow',
+      desc: 'one long model call',
+      nodes: [{ name: 'S', usr_prompt: 'slow {{ ctx.input }}' }],
+    });
+    openai.reset();
+    let held = false;
+    const reply = (body: WireBody) => {
+      const text = lastUserText(body.messages);
+      // The commands' runs stay at the model while the server's run is claimed.
+      if (text.startsWith('slow')) return { text: 'slow done', delayMs: 60_000 };
+      const step = /step (\d)/.exec(text)?.[1] ?? '?';
+      if (step === '3' && !held) {
+        held = true;
+        return { text: `done ${step}`, delayMs: 60_000 };
+      }
+      return { text: `done ${step}`, delayMs: 20 };
+    };
+    for (let i = 0; i < 50; i++) openai.enqueue(reply);
+    // Two `run` commands poll DBOS's queues beside the server: without care, they would get the run
+    // two times out of three, and could only leave it interrupted.
+    const commands = [1, 2].map((n) => startCli(['run', slow, '--input', `cli ${n}`], { env }));
+    const timeout = ['--heartbeat-timeout', '2'];
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'taken-a', ...timeout] });
+    const b = await spawnCli(dir, { env, args: ['--replica-id', 'taken-b', ...timeout] });
+    try {
+      await waitFor(
+        () => openai.requests.filter((r) => lastUserText(r.body.messages).startsWith('slow')).length === 2,
+        15_000,
+        'both commands at the model',
+      );
+      const started = await a.client.callTool({
+        name: 'hatchery_start',
+        arguments: { name: 'chain5', input: 'x' },
+      });
+      const id = String((started.structuredContent as { run_id: string }).run_id);
+      await waitFor(() => callsFor('3') === 1, 15_000, 'the model call of node 3');
+      await killed(a);
+      const run = await finished(id);
+      expect(run.status, b.stderr() + commands.map((c) => c.err()).join('')).toBe('succeeded');
+      expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
+        1, 1, 2, 1, 1,
+      ]);
+      for (const c of commands) expect(c.err()).not.toContain(id);
+    } finally {
+      for (const c of commands) c.child.kill('SIGKILL');
       await a.close().catch(() => {});
       await b.close();
     }

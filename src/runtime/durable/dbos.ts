@@ -22,6 +22,11 @@ import { DbosSteps } from './steps.js';
 export const RUN_FORMAT_VERSION = 'hatchery-run-1';
 /** The DBOS application name of hatchery-mcp's workflows. */
 const APP_NAME = 'hatchery-mcp';
+/**
+ * The queue runs go back to when run again after their process died: polled by servers only, so a
+ * `run` command sharing the store (it runs only its own) never takes one.
+ */
+const RECOVERED_QUEUE = 'hatchery-recovered';
 /** Advisory lock key around DBOS's migrations, which take none ("hdbo"). */
 const MIGRATION_LOCK = 0x6864626f;
 
@@ -58,8 +63,12 @@ async function slotWorkflow(_runId: string, _holder: string): Promise<string> {
   return holdSlot(engine.dbos);
 }
 
-/** DBOS's routine notices about its queue polls meeting another replica's: not worth a line. */
-const ROUTINE = /^(Contention detected in queue|Increasing polling interval for queue)/;
+/**
+ * DBOS's routine notices: queue polls meeting another replica's, and workflows a stopping process
+ * leaves to the replica that takes them over. Not worth a line.
+ */
+const ROUTINE =
+  /^(Contention detected in queue|Increasing polling interval for queue|Shutting down while \d+ workflows)/;
 
 /** Runs as DBOS workflows (see the module comment). Start one with DbosEngine.launch. */
 export class DbosEngine implements DurableEngine {
@@ -76,6 +85,8 @@ export class DbosEngine implements DurableEngine {
   });
   private claims: NodeJS.Timeout | undefined;
   private closed = false;
+  /** True in a server: it runs again the runs of dead replicas (of the files it serves). */
+  private serves = false;
 
   readonly dbos: Dbos;
   private readonly slots: SlotQueues;
@@ -152,7 +163,11 @@ export class DbosEngine implements DurableEngine {
       await pool.end().catch(() => {});
       throw err;
     }
-    if (options.claims) engine.startClaims();
+    if (options.claims) {
+      engine.serves = true;
+      await DBOS.registerQueue(RECOVERED_QUEUE, { onConflict: 'always_update' });
+      engine.startClaims();
+    }
     return engine;
   }
 
@@ -227,6 +242,12 @@ export class DbosEngine implements DurableEngine {
       this.local.delete(id);
       return local.body(new DbosSteps(this.dbos, false, this.secrets, local.signal));
     }
+    if (!this.serves) {
+      // DBOS's internal queue, which a restart's recovery uses, is polled by every process: a run
+      // given to one that is no server goes back, to the servers' queue; this execution stops here.
+      await this.dbos.resumeWorkflow(id, { queueName: RECOVERED_QUEUE });
+      return new Promise<string>(() => {});
+    }
     await this.ready;
     const runId = id.split(':')[0]!;
     try {
@@ -247,7 +268,7 @@ export class DbosEngine implements DurableEngine {
       try {
         for (const run of await this.store.claimOthers()) {
           if (this.closed) return;
-          await this.dbos.resumeWorkflow(workflowOf(run.id, run.attempts));
+          await this.dbos.resumeWorkflow(workflowOf(run.id, run.attempts), { queueName: RECOVERED_QUEUE });
         }
         await this.slots.sweep();
       } catch (err) {
