@@ -150,6 +150,12 @@ export async function prepareResume(
     }
   }
   const { meta, summary } = stored;
+  if (options.byEngine && summary.status !== 'interrupted' && summary.status !== 'running') {
+    // Cancelled (or ended) since its process died: a recovery must not undo that.
+    throw new HatcheryError('RESUME_REFUSED', `run ${id} is ${summary.status} now; it is not run again`, {
+      run: id,
+    });
+  }
   if (summary.status === 'succeeded' && options.from === undefined) {
     throw new HatcheryError(
       'RESUME_REFUSED',

@@ -184,4 +184,30 @@ describe('run slots shared by replicas', () => {
       await b.close();
     }
   }, 90_000);
+
+  it('frees the slot of a run cancelled while its replica was dead', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'one.json', droneDef('one'));
+    openai.reset();
+    const flight = new InFlight();
+    const hang = (prompt: string) => prompt === 'one stuck';
+    for (let i = 0; i < 10; i++) openai.enqueue(flight.reply(100, hang));
+    // Dead replicas are claimed after 6 s, slots swept every 2 s: the cancel comes before the claim.
+    const args = ['--max-concurrent', '1', '--heartbeat-timeout', '6'];
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'cancelled-a', ...args] });
+    const b = await spawnCli(dir, { env, args: ['--replica-id', 'cancelled-b', ...args] });
+    try {
+      const stuck = await start(a, 'one', 'one stuck');
+      await waitFor(() => openai.requests.length === 1, 15_000, 'the stuck run at the model');
+      const next = await start(b, 'one', 'one next');
+      await killed(a);
+      const cancel = await runCli(['runs', 'cancel', stuck], { env: { HATCHERY_STORE: url } });
+      expect(cancel.code, cancel.stderr).toBe(0);
+      expect(await ended([stuck, next], 30_000)).toEqual(['cancelled', 'succeeded']);
+      await waitFor(async () => (await slotsHeld()) === 0, 10_000, 'no slot held');
+    } finally {
+      await a.close().catch(() => {});
+      await b.close();
+    }
+  }, 90_000);
 });

@@ -12,25 +12,29 @@ export interface SlotTaken {
   holder: string;
 }
 
+/** Whether a slot is in use (see slotsInUse). */
+export type SlotUse = 'used' | 'free' | 'interrupted';
+
 /**
- * Which of `slots` are in use: the run is running (in any replica: a run whose replica died is
- * claimed and goes on elsewhere, in the same slot), or it has not started yet and its holder is
- * alive. A finished, suspended or interrupted run's slot, and a dead holder's unstarted one, are free.
+ * Which of `slots` are in use: `used` while the run is running (in any replica: a run whose replica
+ * died is claimed and goes on elsewhere, in the same slot), or before it started while its holder is
+ * alive; `interrupted` for a run its replica left (in use while it is being run again); `free` for a
+ * finished, suspended or cancelled run's slot, and a dead holder's unstarted one.
  */
 export async function slotsInUse(
   pool: pg.Pool,
   slots: readonly SlotTaken[],
   heartbeatTimeoutMs: number,
-): Promise<boolean[]> {
+): Promise<SlotUse[]> {
   if (slots.length === 0) return [];
-  const res = await pool.query<{ used: boolean }>(
-    `SELECT COALESCE(
-        (SELECT r.status = 'running' FROM ${SCHEMA}.runs r WHERE r.id = s.run_id),
-        EXISTS (SELECT 1 FROM ${SCHEMA}.replicas p WHERE p.id = s.holder AND ${aliveSql(3)})
-      ) AS used
+  const res = await pool.query<{ status: string | null; alive: boolean }>(
+    `SELECT (SELECT r.status FROM ${SCHEMA}.runs r WHERE r.id = s.run_id) AS status,
+        EXISTS (SELECT 1 FROM ${SCHEMA}.replicas p WHERE p.id = s.holder AND ${aliveSql(3)}) AS alive
      FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS s(run_id, holder, n)
      ORDER BY s.n`,
     [slots.map((s) => s.runId), slots.map((s) => s.holder), heartbeatTimeoutMs],
   );
-  return res.rows.map((r) => r.used);
+  return res.rows.map(({ status, alive }) =>
+    status === 'running' || (status === null && alive) ? 'used' : status === 'interrupted' ? status : 'free',
+  );
 }

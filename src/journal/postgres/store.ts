@@ -63,6 +63,9 @@ export function redactedUrl(url: string): string {
 }
 
 /** Runs in a PostgreSQL database (see the module comment). Open one with PostgresRunStore.open. */
+/** The final record of a run cancelled while nobody ran it. */
+const CANCELLED = { type: 'run_end', status: 'cancelled', error: 'the run was cancelled', code: 'ABORTED' };
+
 export class PostgresRunStore implements RunStore {
   readonly location: string;
   readonly retentionMs: number;
@@ -324,6 +327,15 @@ export class PostgresRunStore implements RunStore {
           return undefined;
         }
         if (only && !only(run.meta)) return undefined;
+        // A cancel asked of its owner, which died before it saw it, ends the run now.
+        const asked = await client.query<{ c: boolean }>(
+          `SELECT cancel_requested AS c FROM ${SCHEMA}.runs WHERE id = $1`,
+          [id],
+        );
+        if (asked.rows[0]?.c) {
+          await appendLocked(client, id, run, CANCELLED);
+          return undefined;
+        }
         return appendLocked(client, id, run, {
           type: 'interrupted',
           owner: run.meta.owner,
@@ -356,12 +368,7 @@ export class PostgresRunStore implements RunStore {
       const st = now.summary.status;
       if (st === 'running' && alive) return now.summary;
       if (st !== 'running' && st !== 'interrupted' && st !== 'input_required') return now.summary;
-      return appendLocked(client, id, now, {
-        type: 'run_end',
-        status: 'cancelled',
-        error: 'the run was cancelled',
-        code: 'ABORTED',
-      });
+      return appendLocked(client, id, now, CANCELLED);
     });
     return ended ?? (await this.read(id))?.summary;
   }

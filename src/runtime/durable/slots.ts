@@ -103,7 +103,7 @@ export class SlotQueues {
 
   /**
    * Frees the slots held for runs that are not running, nor about to run again (a dead replica's run,
-   * claimed, waits for a replica to take its workflow), and those of dead holders.
+   * claimed and interrupted, waits for a replica to take its workflow), and those of dead holders.
    */
   async sweep(): Promise<void> {
     const slots = await this.dbos.listWorkflows({
@@ -118,7 +118,8 @@ export class SlotQueues {
     });
     const used = await slotsInUse(this.store.pool, taken, this.store.heartbeatTimeoutMs);
     for (const [i, w] of slots.entries()) {
-      if (used[i] || (await this.resuming(taken[i]!.runId))) continue;
+      const use = used[i];
+      if (use === 'used' || (use === 'interrupted' && (await this.resuming(taken[i]!.runId)))) continue;
       await this.dbos.cancelWorkflow(w.workflowID);
     }
   }
