@@ -239,6 +239,13 @@ export interface DurableSteps {
    */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /**
+   * Counts spend into the step under way, which keeps it with its result: a step answered from its
+   * checkpoint adds to the run's meter and step count what it spent the first time.
+   */
+  spent?(delta: SpendDelta): void;
+  /** Takes the run's state once it is made: its meter reports spend here, and replayed spend goes back. */
+  track?(state: RunState): void;
+  /**
    * Wraps the run's listener when the engine runs the run again: events of the steps it answers from
    * the checkpoint (and of the nodes around them) were reported by the execution that ran them.
    */
@@ -250,8 +257,21 @@ export interface DurableSteps {
   recorded?(records: readonly Readonly<Record<string, unknown>>[]): void;
 }
 
+/** What part of a run spent: calls, tokens, cost and node executions (a durable step's, see DurableSteps.spent). */
+export interface SpendDelta {
+  tokens?: number;
+  cost_usd?: number;
+  model_calls?: number;
+  tool_calls?: number;
+  steps?: number;
+}
+
 /** Spend of a run tree against its budget and the price table; shared by nested runs, branches and agents. */
 export interface RunMeter {
+  /** Told of each spend as it is made (a durable engine keeps what each of its steps spent). */
+  observer: ((delta: SpendDelta) => void) | undefined;
+  /** Adds spend made earlier (a step a durable engine answers from its checkpoint), with no check. */
+  add(delta: SpendDelta): void;
   /**
    * Throws BUDGET_EXHAUSTED (naming the limit and the spend) when no more model calls may start;
    * counts the call otherwise (a call that then fails still counts). The call's place comes as

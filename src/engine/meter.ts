@@ -2,7 +2,7 @@ import { type ErrorContext, HatcheryError } from '../core/errors.js';
 import { type Price, type PriceLookup, usd } from '../providers/prices.js';
 import { roundUsd, type Usage } from '../providers/types.js';
 import type { BudgetDef } from '../schema/budget.js';
-import type { RunMeter } from './contracts.js';
+import type { RunMeter, SpendDelta } from './contracts.js';
 
 export type { Price, PriceLookup } from '../providers/prices.js';
 
@@ -64,6 +64,7 @@ export class Meter implements RunMeter {
   private lastVendor: string | undefined;
   private lastModel: string | undefined;
   private lastPrice: Price | undefined;
+  observer: ((delta: SpendDelta) => void) | undefined;
 
   /**
    * `onExhausted` runs once, when a limit is first reached (the runtime aborts the run with the
@@ -105,10 +106,19 @@ export class Meter implements RunMeter {
     return err;
   }
 
+  add(delta: SpendDelta): void {
+    const s = this.spend;
+    s.tokens += delta.tokens ?? 0;
+    s.cost_usd = roundUsd(s.cost_usd + (delta.cost_usd ?? 0));
+    s.model_calls += delta.model_calls ?? 0;
+    s.tool_calls += delta.tool_calls ?? 0;
+  }
+
   beforeModelCall(file: string, node: string): void {
     const b = this.budget;
     if (b === undefined) {
       this.spend.model_calls++;
+      this.observer?.({ model_calls: 1 });
       return;
     }
     if (this.exhausted) throw this.exhausted;
@@ -118,11 +128,13 @@ export class Meter implements RunMeter {
     if (b.model_calls !== undefined && s.model_calls >= b.model_calls)
       throw this.exhaust('model_calls', { file, node });
     s.model_calls++;
+    this.observer?.({ model_calls: 1 });
   }
 
   afterModelCall(vendor: string, model: string, usage: Usage): void {
     const s = this.spend;
-    s.tokens += usage.inputTokens + usage.outputTokens;
+    const tokens = usage.inputTokens + usage.outputTokens;
+    s.tokens += tokens;
     // A run calls few models, most often the one it called last: that answer is kept.
     let p: Price | undefined;
     if (vendor === this.lastVendor && model === this.lastModel) p = this.lastPrice;
@@ -137,6 +149,7 @@ export class Meter implements RunMeter {
       usage.costUsd = cost;
       s.cost_usd = roundUsd(s.cost_usd + cost);
     }
+    this.observer?.({ tokens, cost_usd: usage.costUsd ?? 0 });
   }
 
   beforeToolCall(file: string, node: string, tool: string): void {
@@ -147,5 +160,6 @@ export class Meter implements RunMeter {
         throw this.exhaust('tool_calls', { file, node, tool });
     }
     this.spend.tool_calls++;
+    this.observer?.({ tool_calls: 1 });
   }
 }

@@ -31,13 +31,8 @@ export function metered(scope: RunContext, resolved: ResolvedModel, node: string
         res = await call(req);
       } else {
         // A call the engine answers from its checkpoint is neither reported nor made again; its
-        // tokens still count against the run's budget.
-        let ran = false;
-        res = await durable.step('model', () => {
-          ran = true;
-          return call(req);
-        });
-        if (!ran) shared.meter.afterModelCall(resolved.vendor, req.model, res.usage);
+        // tokens still count against the run's budget (the step keeps what it spent).
+        res = await durable.step('model', () => call(req));
       }
       if (res.toolCalls.length > 0) checkToolsOffered(req, res, node);
       return res;

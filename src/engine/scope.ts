@@ -16,7 +16,7 @@ export type RunSharedInit = Pick<
  * starts with, and its counters at zero. One literal, so every run's state has the same fields.
  */
 export function runShared(init: RunSharedInit): RunState {
-  return {
+  const state: RunState = {
     services: init.services,
     runId: init.runId,
     signal: init.signal,
@@ -34,6 +34,8 @@ export function runShared(init: RunSharedInit): RunState {
     toolMemo: undefined,
     durable: init.durable,
   };
+  init.durable?.track?.(state);
+  return state;
 }
 
 /** What a Scope is made of: its run, file access, variables and place in the run. */

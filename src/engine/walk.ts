@@ -10,6 +10,7 @@ import type {
   Router,
   RunContext,
   RunEvent,
+  SpendDelta,
 } from './contracts.js';
 
 /** Picks the next node name of a list router from the node's output; undefined ends the run. */
@@ -32,6 +33,9 @@ function nodeNamed(hatchery: Hatchery, name: string): CompiledNode {
 
 /** Steps between two turns given to the event loop; a power of two, so the test is a mask. */
 const YIELD_EVERY = 1024;
+
+/** What a node execution spends, told to a durable engine's step under way (one object for every node). */
+const ONE_STEP: SpendDelta = Object.freeze({ steps: 1 });
 
 /** Resolves after the event loop has run timers and I/O (a macrotask, unlike a resolved promise). */
 function yieldToLoop(): Promise<void> {
@@ -88,6 +92,7 @@ export async function walk(scope: RunContext, start: string | CompiledNode): Pro
     if (scope.signal.aborted) throwIfAborted(scope.signal, { file: hatchery.file, node: name });
     const step = ++shared.steps;
     if (step > shared.maxSteps) throw maxStepsError(scope, name);
+    durable?.spent?.(ONE_STEP);
     // Instant nodes settle in microtasks only, which starve timers, I/O and cancellation; every
     // YIELD_EVERY steps the loop gets a turn (one allocation per 1024 steps, none in between). Tested
     // on the step this walk has claimed: on the shared count before claiming it, every branch of a

@@ -121,6 +121,7 @@ function claimStep(scope: RunContext, node: string): void {
     );
   }
   shared.steps++;
+  shared.durable?.spent?.({ steps: 1 });
 }
 
 /** The spawn tools offered at `depth` (the depth their agents will have), or none at the limit. */

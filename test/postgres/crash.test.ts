@@ -49,6 +49,9 @@ interface ShownRun {
   status: string;
   output?: string;
   nodes: { node: string }[];
+  steps?: number;
+  code?: string;
+  error?: string;
 }
 
 async function shown(id: string): Promise<ShownRun> {
@@ -258,6 +261,68 @@ describe('a replica killed mid-run', () => {
       expect(run.output).toBe('done last');
       // The branches and both turns of the tool loop were checkpointed: asked once each.
       expect([calls('branch 1'), calls('branch 2'), calls('tools'), calls('last')]).toEqual([1, 1, 2, 2]);
+      // The node executions inside the replayed branches count as if they ran again.
+      expect(run.steps).toBe(5);
+    } finally {
+      await a.close().catch(() => {});
+      await b.close();
+    }
+  }, 60_000);
+
+  it("counts what its replayed branches spent toward the run's budget", async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'notes.txt', 'the notes');
+    // Four model calls allowed: two branches and a tool loop of two turns; Last would be the fifth.
+    writeHatchery(dir, 'capped.json', {
+      name: 'capped',
+      desc: 'branches and a tool loop within a budget of four model calls',
+      budget: { model_calls: 4 },
+      nodes: [
+        { name: 'Fan', type: 'parallel', branches: ['B1', 'B2'], next: 'Tools' },
+        { name: 'B1', usr_prompt: 'branch 1 of {{ ctx.input }}' },
+        { name: 'B2', usr_prompt: 'branch 2 of {{ ctx.input }}' },
+        { name: 'Tools', usr_prompt: 'tools after {{ out.Fan }}', tools: ['read_file'], next: 'Last' },
+        { name: 'Last', usr_prompt: 'last after {{ out.Tools }}' },
+      ],
+    });
+    openai.reset();
+    let held = false;
+    const reply = (body: WireBody) => {
+      const text = firstUserText(body);
+      if (text.startsWith('branch')) return { text: `done ${text.slice(0, 8)}`, delayMs: 20 };
+      const results = (body.messages as { role: string }[]).filter((m) => m.role === 'tool').length;
+      if (text.startsWith('tools') && results === 0)
+        return { toolCalls: [{ name: 'read_file', args: { path: 'notes.txt' } }] };
+      // The tool loop's second turn hangs the first time: the replica is killed meanwhile.
+      if (text.startsWith('tools') && !held) {
+        held = true;
+        return { text: 'tools read', delayMs: 60_000 };
+      }
+      return { text: text.startsWith('tools') ? 'tools read' : 'done last' };
+    };
+    for (let i = 0; i < 50; i++) openai.enqueue(reply);
+    const timeout = ['--heartbeat-timeout', '2'];
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'capped-a', ...timeout] });
+    const b = await spawnCli(dir, { env, args: ['--replica-id', 'capped-b', ...timeout] });
+    const calls = (prefix: string) =>
+      openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
+    try {
+      const started = await a.client.callTool({
+        name: 'hatchery_start',
+        arguments: { name: 'capped', input: 'x' },
+      });
+      const id = String((started.structuredContent as { run_id: string }).run_id);
+      await waitFor(() => calls('tools') === 2, 15_000, "the tool loop's second turn");
+      await killed(a);
+      let run = await shown(id);
+      for (let t = 0; t < 100 && (run.status === 'running' || run.status === 'interrupted'); t++) {
+        await new Promise((r) => setTimeout(r, 200));
+        run = await shown(id);
+      }
+      // As without the crash: the branches' calls count, so Last's would be the fifth, and is refused.
+      expect(run.status, b.stderr()).toBe('failed');
+      expect(run.code).toBe('BUDGET_EXHAUSTED');
+      expect(calls('last')).toBe(0);
     } finally {
       await a.close().catch(() => {});
       await b.close();

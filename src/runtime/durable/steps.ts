@@ -2,11 +2,16 @@
  * A run's steps on DBOS: each is `DBOS.runStep`, its outcome (a value or an error) stored as data, so
  * that a run DBOS executes again after a crash gets the same values and the same HatcheryErrors back.
  */
-import { type ErrorCode, HatcheryError, isShutdown } from '../../core/errors.js';
-import type { DurableSteps, RunEvent, RunListener } from '../../engine/contracts.js';
 
-/** What DBOS stores of a step: its value, or its error as data (a class would not survive the round trip). */
-type Outcome<T> = { ok: T } | { error: StoredError };
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type ErrorCode, HatcheryError, isShutdown } from '../../core/errors.js';
+import type { DurableSteps, RunEvent, RunListener, RunState, SpendDelta } from '../../engine/contracts.js';
+
+/**
+ * What DBOS stores of a step: its value, or its error as data (a class would not survive the round
+ * trip), and what the run spent in it when that was anything (a branch's calls and node executions).
+ */
+type Outcome<T> = ({ ok: T } | { error: StoredError }) & { spent?: SpendDelta };
 
 /** An error as a step stores it: a HatcheryError's code and context, another error's name. */
 interface StoredError {
@@ -50,6 +55,10 @@ function thrown(e: StoredError): Error {
  */
 export class DbosSteps implements DurableSteps {
   private readonly filter: ReplayFilter | undefined;
+  /** What the step under way spent so far (the innermost one: steps inside a step run inline). */
+  private readonly tallies = new AsyncLocalStorage<SpendDelta>();
+  /** The run's state, whose meter and step count take the spend of steps answered from checkpoints. */
+  private state: RunState | undefined;
 
   constructor(
     private readonly dbos: StepRunner,
@@ -63,25 +72,49 @@ export class DbosSteps implements DurableSteps {
   }
 
   step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const outer = this.tallies.getStore();
+    let ran = false;
     const made = async (): Promise<Outcome<T>> => {
+      ran = true;
       this.filter?.live();
       let outcome: Outcome<T>;
+      const tally: SpendDelta = {};
       try {
-        outcome = { ok: await fn() };
+        outcome = { ok: await this.tallies.run(tally, fn) };
       } catch (err) {
         // Ended by a stopping server: the replica that takes the run over makes the step again, so
         // it must not be checkpointed as failed; it never ends here (the process exits).
         if (this.signal?.aborted && isShutdown(this.signal.reason)) await new Promise(() => {});
         outcome = stored(err);
       }
+      if (Object.keys(tally).length > 0) outcome.spent = tally;
       // The checkpoint is a record of the run like its journal: it never holds a secret. DBOS hands
       // the run what it stored, so the run sees the same value now and after a crash.
       return this.secrets.length > 0 ? (withoutSecrets(outcome, this.secrets) as Outcome<T>) : outcome;
     };
     return this.dbos.runStep(made, { name }).then((o) => {
+      if (o.spent !== undefined) {
+        // Spent now: already counted, and part of the enclosing step's spend. Spent the first time:
+        // counted again, as the run's meter and step count must hold what its steps did.
+        if (outer !== undefined) addSpend(outer, o.spent);
+        if (!ran && this.state !== undefined) {
+          this.state.meter.add(o.spent);
+          this.state.steps += o.spent.steps ?? 0;
+        }
+      }
       if ('error' in o) throw thrown(o.error);
       return o.ok;
     });
+  }
+
+  spent(delta: SpendDelta): void {
+    const tally = this.tallies.getStore();
+    if (tally !== undefined) addSpend(tally, delta);
+  }
+
+  track(state: RunState): void {
+    this.state = state;
+    state.meter.observer = (delta) => this.spent(delta);
   }
 
   listen(listener: RunListener): RunListener {
@@ -91,6 +124,11 @@ export class DbosSteps implements DurableSteps {
   recorded(records: readonly Readonly<Record<string, unknown>>[]): void {
     this.filter?.recorded(records);
   }
+}
+
+/** Adds `delta` to `into`, field by field. */
+function addSpend(into: SpendDelta, delta: SpendDelta): void {
+  for (const k of Object.keys(delta) as (keyof SpendDelta)[]) into[k] = (into[k] ?? 0) + (delta[k] ?? 0);
 }
 
 /** A copy of a JSON-like value with every secret value in its strings replaced by `[redacted]`. */
