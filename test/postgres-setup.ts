@@ -5,27 +5,16 @@
  * listens on loopback only, on a free port, with its data in a folder removed at the end.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { freePort } from './postgres/processes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** URL of the test run's PostgreSQL server, without a database (test/postgres.ts adds one per file). */
     postgresUrl: string;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

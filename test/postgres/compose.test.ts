@@ -24,6 +24,7 @@ import { parse } from 'yaml';
 import { type CliProcess, REPO_ROOT, runCli, startCli, tempDir } from '../helpers.js';
 import { textOf, waitFor } from '../mcp/helpers.js';
 import { testDatabase } from './database.js';
+import { freePort } from './processes.js';
 
 const DEPLOY = path.join(REPO_ROOT, 'deploy');
 const COMPOSE_FILE = path.join(DEPLOY, 'compose.yaml');
@@ -67,17 +68,6 @@ const required = (name: string) => `\${${name}:?set ${name}}`;
 
 /** Environment variable names whose values are secrets. */
 const SECRET = /(TOKEN|PASSWORD|PASSWD|SECRET|KEY|CREDENTIALS?)$/i;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('deploy/compose.yaml', () => {
   it('runs PostgreSQL with a healthcheck, and two replicas that wait for it to be healthy', () => {

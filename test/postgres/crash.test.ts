@@ -9,7 +9,7 @@ import { lastUserText, type WireBody } from '../fakes/http.js';
 import { runCli, startCli } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, waitFor, writeHatchery } from '../mcp/helpers.js';
 import { testDatabase } from './database.js';
-import { killed } from './processes.js';
+import { holdingStep, killed } from './processes.js';
 
 const openai = new FakeOpenAI();
 let env: Record<string, string>;
@@ -32,6 +32,15 @@ const chain = {
     ...(i < STEPS.length - 1 ? { next: `N${STEPS[i + 1]}` } : {}),
   })),
 };
+
+/** Two parallel branches, a tool loop, then a last drone. */
+const FAN_NODES = [
+  { name: 'Fan', type: 'parallel', branches: ['B1', 'B2'], next: 'Tools' },
+  { name: 'B1', usr_prompt: 'branch 1 of {{ ctx.input }}' },
+  { name: 'B2', usr_prompt: 'branch 2 of {{ ctx.input }}' },
+  { name: 'Tools', usr_prompt: 'tools after {{ out.Fan }}', tools: ['read_file'], next: 'Last' },
+  { name: 'Last', usr_prompt: 'last after {{ out.Tools }}' },
+];
 
 /** The first user message of a request: a tool loop's later turns add tool results after it. */
 const firstUserText = (body: WireBody): string =>
@@ -74,16 +83,8 @@ describe('a replica killed mid-run', () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'chain5.json', chain);
     openai.reset();
-    let held = false;
-    const reply = (body: WireBody) => {
-      const step = /step (\d)/.exec(lastUserText(body.messages))?.[1] ?? '?';
-      // The first call of node 3 waits: the replica is killed meanwhile.
-      if (step === '3' && !held) {
-        held = true;
-        return { text: `done ${step}`, delayMs: 60_000 };
-      }
-      return { text: `done ${step}`, delayMs: 20 };
-    };
+    // The first call of node 3 waits: the replica is killed meanwhile.
+    const reply = holdingStep('3');
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
     const timeout = ['--heartbeat-timeout', '2'];
     const a = await spawnCli(dir, { env, args: ['--replica-id', 'replica-a', ...timeout] });
@@ -116,15 +117,7 @@ describe('a replica killed mid-run', () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'chain5.json', chain);
     openai.reset();
-    let held = false;
-    const reply = (body: WireBody) => {
-      const step = /step (\d)/.exec(lastUserText(body.messages))?.[1] ?? '?';
-      if (step === '3' && !held) {
-        held = true;
-        return { text: `done ${step}`, delayMs: 60_000 };
-      }
-      return { text: `done ${step}`, delayMs: 20 };
-    };
+    const reply = holdingStep('3');
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
     // The default timeout: waiting for a's heartbeat to age would take 30 s; a stop says so at once.
     const a = await spawnCli(dir, { env, args: ['--replica-id', 'stopping-a'] });
@@ -160,18 +153,12 @@ describe('a replica killed mid-run', () => {
       nodes: [{ name: 'S', usr_prompt: 'slow {{ ctx.input }}' }],
     });
     openai.reset();
-    let held = false;
-    const reply = (body: WireBody) => {
-      const text = lastUserText(body.messages);
-      // The commands' runs stay at the model while the server's run is claimed.
-      if (text.startsWith('slow')) return { text: 'slow done', delayMs: 60_000 };
-      const step = /step (\d)/.exec(text)?.[1] ?? '?';
-      if (step === '3' && !held) {
-        held = true;
-        return { text: `done ${step}`, delayMs: 60_000 };
-      }
-      return { text: `done ${step}`, delayMs: 20 };
-    };
+    const chainReply = holdingStep('3');
+    // The commands' runs stay at the model while the server's run is claimed.
+    const reply = (body: WireBody) =>
+      lastUserText(body.messages).startsWith('slow')
+        ? { text: 'slow done', delayMs: 60_000 }
+        : chainReply(body);
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
     // Two `run` commands poll DBOS's queues beside the server: without care, they would get the run
     // two times out of three, and could only leave it interrupted.
@@ -211,13 +198,7 @@ describe('a replica killed mid-run', () => {
     writeHatchery(dir, 'fan.json', {
       name: 'fan',
       desc: 'branches, then a tool loop, then a last drone',
-      nodes: [
-        { name: 'Fan', type: 'parallel', branches: ['B1', 'B2'], next: 'Tools' },
-        { name: 'B1', usr_prompt: 'branch 1 of {{ ctx.input }}' },
-        { name: 'B2', usr_prompt: 'branch 2 of {{ ctx.input }}' },
-        { name: 'Tools', usr_prompt: 'tools after {{ out.Fan }}', tools: ['read_file'], next: 'Last' },
-        { name: 'Last', usr_prompt: 'last after {{ out.Tools }}' },
-      ],
+      nodes: FAN_NODES,
     });
     openai.reset();
     let held = false;
@@ -277,13 +258,7 @@ describe('a replica killed mid-run', () => {
       name: 'capped',
       desc: 'branches and a tool loop within a budget of four model calls',
       budget: { model_calls: 4 },
-      nodes: [
-        { name: 'Fan', type: 'parallel', branches: ['B1', 'B2'], next: 'Tools' },
-        { name: 'B1', usr_prompt: 'branch 1 of {{ ctx.input }}' },
-        { name: 'B2', usr_prompt: 'branch 2 of {{ ctx.input }}' },
-        { name: 'Tools', usr_prompt: 'tools after {{ out.Fan }}', tools: ['read_file'], next: 'Last' },
-        { name: 'Last', usr_prompt: 'last after {{ out.Tools }}' },
-      ],
+      nodes: FAN_NODES,
     });
     openai.reset();
     let held = false;
@@ -333,15 +308,7 @@ describe('a replica killed mid-run', () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'chain5.json', chain);
     openai.reset();
-    let held = false;
-    const reply = (body: WireBody) => {
-      const step = /step (\d)/.exec(lastUserText(body.messages))?.[1] ?? '?';
-      if (step === '2' && !held) {
-        held = true;
-        return { text: `done ${step}`, delayMs: 60_000 };
-      }
-      return { text: `done ${step}`, delayMs: 20 };
-    };
+    const reply = holdingStep('2');
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
     // A long heartbeat timeout: no other replica could take the run; only the restart does.
     const args = ['--replica-id', 'restarted', '--heartbeat-timeout', '600'];

@@ -9,7 +9,7 @@ import { lastUserText, type WireBody } from '../fakes/http.js';
 import { runCli } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
 import { testDatabase } from './database.js';
-import { killed } from './processes.js';
+import { holdingStep, killed } from './processes.js';
 
 const openai = new FakeOpenAI();
 let env: Record<string, string>;
@@ -233,16 +233,8 @@ describe('two serve replicas on one database', () => {
     const dir = hatcheryDir();
     const file = writeHatchery(dir, 'chain3.json', chain('chain3', 3));
     openai.reset();
-    let held = false;
-    const reply = (body: WireBody) => {
-      const step = /step (\d)/.exec(lastUserText(body.messages))?.[1] ?? '?';
-      // S2 waits: its replica is killed meanwhile.
-      if (step === '2' && !held) {
-        held = true;
-        return { text: `done ${step}`, delayMs: 60_000 };
-      }
-      return { text: `done ${step}`, delayMs: 20 };
-    };
+    // S2 waits: its replica is killed meanwhile.
+    const reply = holdingStep('2');
     for (let i = 0; i < 20; i++) openai.enqueue(reply);
     const timeout = ['--heartbeat-timeout', '2'];
     const a = await replica(dir, 'changed-a', ...timeout);
