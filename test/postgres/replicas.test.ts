@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { lastUserText, type WireBody } from '../fakes/http.js';
+import { lastUserText } from '../fakes/http.js';
 import { runCli } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, textOf, waitFor, writeHatchery } from '../mcp/helpers.js';
 import { testDatabase } from './database.js';
