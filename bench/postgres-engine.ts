@@ -169,8 +169,8 @@ function child(kind: string, url: string): Promise<Side> {
     p.stdout.on('data', (b) => {
       out += b;
     });
-    p.on('exit', (code) => {
-      if (code !== 0) reject(new Error(`the ${kind} side exited with ${code}`));
+    p.on('exit', (code, signal) => {
+      if (code !== 0) reject(new Error(`the ${kind} side exited with ${code ?? signal}`));
       else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Side);
     });
   });
