@@ -81,19 +81,32 @@ async function ended(ids: readonly string[], ms = 40_000): Promise<string[]> {
   return status();
 }
 
-/** Slot workflows DBOS still counts (waiting or granted): none once every run ended. */
-async function slotsHeld(): Promise<number> {
+/** Runs one statement on the test's database; its rows. */
+async function sql<T extends pg.QueryResultRow>(text: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const res = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM dbos.workflow_status
-       WHERE name = 'hatchery.slot' AND status IN ('PENDING', 'ENQUEUED')`,
-    );
-    return res.rows[0]!.n;
+    return (await client.query<T>(text)).rows;
   } finally {
     await client.end();
   }
+}
+
+/** Slot workflows DBOS still counts (waiting or granted): none once every run ended. */
+async function slotsHeld(): Promise<number> {
+  const rows = await sql<{ n: number }>(
+    `SELECT count(*)::int AS n FROM dbos.workflow_status
+     WHERE name = 'hatchery.slot' AND status IN ('PENDING', 'ENQUEUED')`,
+  );
+  return rows[0]!.n;
+}
+
+/** Slot workflows waiting in their queue. */
+async function waitingSlots(): Promise<number> {
+  const rows = await sql<{ n: number }>(
+    `SELECT count(*)::int AS n FROM dbos.workflow_status WHERE name = 'hatchery.slot' AND status = 'ENQUEUED'`,
+  );
+  return rows[0]!.n;
 }
 
 describe('run slots shared by replicas', () => {
@@ -184,6 +197,27 @@ describe('run slots shared by replicas', () => {
     } finally {
       await a.close().catch(() => {});
       await b.close();
+    }
+  }, 90_000);
+
+  it('waits in a new place when its place in the queue was swept away', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'one.json', droneDef('one'));
+    openai.reset();
+    const flight = new InFlight();
+    for (let i = 0; i < 4; i++) openai.enqueue(flight.reply(1_500));
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'swept-a', '--max-concurrent', '1'] });
+    try {
+      const first = await start(a, 'one', 'one first');
+      const second = await start(a, 'one', 'one second');
+      // As a sweep does to a holder it takes for dead: the waiting slot is cancelled.
+      await waitFor(async () => (await waitingSlots()) === 1, 10_000, 'the second run waiting');
+      await sql(`UPDATE dbos.workflow_status SET status = 'CANCELLED'
+                 WHERE name = 'hatchery.slot' AND status = 'ENQUEUED'`);
+      expect(await ended([first, second])).toEqual(['succeeded', 'succeeded']);
+      expect(flight.peak.get('all')).toBe(1);
+    } finally {
+      await a.close();
     }
   }, 90_000);
 

@@ -48,14 +48,14 @@ export class SlotQueues {
   async take(limit: SlotLimit, runId: string, signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) throw cancelledWhileQueued(limit);
     await this.register(limit);
-    const id = `${runId}:slot:${randomBytes(4).toString('hex')}`;
-    await this.dbos.startWorkflow(this.workflow, { workflowID: id, queueName: limit.queue })(
-      runId,
-      this.store.replicaId,
-    );
+    let id = await this.enqueue(limit, runId);
     try {
       while ((await this.granted(id, signal)) !== true) {
         if (signal.aborted) throw cancelledWhileQueued(limit);
+        // Swept as a dead holder's (this replica's heartbeat could not be written for a while):
+        // it will never be granted; wait in a new one.
+        if ((await this.dbos.getWorkflowStatus(id))?.status === 'CANCELLED')
+          id = await this.enqueue(limit, runId);
       }
     } catch (err) {
       // Out of the queue, or out of the count if it was granted meanwhile.
@@ -71,6 +71,16 @@ export class SlotQueues {
         .send(id, RELEASE, RELEASE)
         .catch((err: unknown) => this.warn(`releasing run slot ${id} failed: ${(err as Error).message}`));
     };
+  }
+
+  /** Enqueues a slot for run `runId` on `limit`'s queue; its workflow id. */
+  private async enqueue(limit: SlotLimit, runId: string): Promise<string> {
+    const id = `${runId}:slot:${randomBytes(4).toString('hex')}`;
+    await this.dbos.startWorkflow(this.workflow, { workflowID: id, queueName: limit.queue })(
+      runId,
+      this.store.replicaId,
+    );
+    return id;
   }
 
   /** True once slot `id` is granted; undefined after a wait of at most 5 s or when `signal` fires. */
