@@ -53,6 +53,12 @@ const firstUserText = (body: WireBody): string =>
 const callsFor = (s: string) =>
   openai.requests.filter((r) => lastUserText(r.body?.messages).startsWith(`step ${s} `)).length;
 
+/** Starts a background run of `name` (input "x") through `replica`; its id. */
+async function startRun(replica: Awaited<ReturnType<typeof spawnCli>>, name: string): Promise<string> {
+  const started = await replica.client.callTool({ name: 'hatchery_start', arguments: { name, input: 'x' } });
+  return String((started.structuredContent as { run_id: string }).run_id);
+}
+
 /** The run as `runs show --json` reads it from the database, in a process of its own. */
 interface ShownRun {
   status: string;
@@ -67,11 +73,11 @@ async function shown(id: string): Promise<ShownRun> {
   return JSON.parse((await runCli(['runs', 'show', id, '--json'], { env: { HATCHERY_STORE: url } })).stdout);
 }
 
-/** The run once it succeeded, or as it stands after `ms`. */
+/** The run once it ended (neither running nor interrupted, as a claimed run is until resumed), or after `ms`. */
 async function finished(id: string, ms = 25_000): Promise<ShownRun> {
   let run = await shown(id);
   const t0 = Date.now();
-  while (run.status !== 'succeeded' && Date.now() - t0 < ms) {
+  while ((run.status === 'running' || run.status === 'interrupted') && Date.now() - t0 < ms) {
     await new Promise((r) => setTimeout(r, 200));
     run = await shown(id);
   }
@@ -90,11 +96,7 @@ describe('a replica killed mid-run', () => {
     const a = await spawnCli(dir, { env, args: ['--replica-id', 'replica-a', ...timeout] });
     const b = await spawnCli(dir, { env, args: ['--replica-id', 'replica-b', ...timeout] });
     try {
-      const started = await a.client.callTool({
-        name: 'hatchery_start',
-        arguments: { name: 'chain5', input: 'x' },
-      });
-      const id = String((started.structuredContent as { run_id: string }).run_id);
+      const id = await startRun(a, 'chain5');
       await waitFor(() => callsFor('3') === 1, 15_000, 'the model call of node 3');
       await killed(a);
 
@@ -123,11 +125,7 @@ describe('a replica killed mid-run', () => {
     const a = await spawnCli(dir, { env, args: ['--replica-id', 'stopping-a'] });
     const b = await spawnCli(dir, { env, args: ['--replica-id', 'staying-b'] });
     try {
-      const started = await a.client.callTool({
-        name: 'hatchery_start',
-        arguments: { name: 'chain5', input: 'x' },
-      });
-      const id = String((started.structuredContent as { run_id: string }).run_id);
+      const id = await startRun(a, 'chain5');
       await waitFor(() => callsFor('3') === 1, 15_000, 'the model call of node 3');
       // A graceful stop (its client goes away, as at a deploy): the call in flight is cancelled.
       await a.close();
@@ -172,11 +170,7 @@ describe('a replica killed mid-run', () => {
         15_000,
         'both commands at the model',
       );
-      const started = await a.client.callTool({
-        name: 'hatchery_start',
-        arguments: { name: 'chain5', input: 'x' },
-      });
-      const id = String((started.structuredContent as { run_id: string }).run_id);
+      const id = await startRun(a, 'chain5');
       await waitFor(() => callsFor('3') === 1, 15_000, 'the model call of node 3');
       await killed(a);
       const run = await finished(id);
@@ -230,11 +224,7 @@ describe('a replica killed mid-run', () => {
     const calls = (prefix: string) =>
       openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
     try {
-      const started = await a.client.callTool({
-        name: 'hatchery_start',
-        arguments: { name: 'fan', input: 'x' },
-      });
-      const id = String((started.structuredContent as { run_id: string }).run_id);
+      const id = await startRun(a, 'fan');
       await waitFor(() => calls('last') === 1, 15_000, 'the model call of node Last');
       await killed(a);
       const run = await finished(id);
@@ -282,18 +272,10 @@ describe('a replica killed mid-run', () => {
     const calls = (prefix: string) =>
       openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
     try {
-      const started = await a.client.callTool({
-        name: 'hatchery_start',
-        arguments: { name: 'capped', input: 'x' },
-      });
-      const id = String((started.structuredContent as { run_id: string }).run_id);
+      const id = await startRun(a, 'capped');
       await waitFor(() => calls('tools') === 2, 15_000, "the tool loop's second turn");
       await killed(a);
-      let run = await shown(id);
-      for (let t = 0; t < 100 && (run.status === 'running' || run.status === 'interrupted'); t++) {
-        await new Promise((r) => setTimeout(r, 200));
-        run = await shown(id);
-      }
+      const run = await finished(id, 20_000);
       // As without the crash: the branches' calls count, so Last's would be the fifth, and is refused.
       expect(run.status, b.stderr()).toBe('failed');
       expect(run.code).toBe('BUDGET_EXHAUSTED');
@@ -313,11 +295,7 @@ describe('a replica killed mid-run', () => {
     // A long heartbeat timeout: no other replica could take the run; only the restart does.
     const args = ['--replica-id', 'restarted', '--heartbeat-timeout', '600'];
     const first = await spawnCli(dir, { env, args });
-    const started = await first.client.callTool({
-      name: 'hatchery_start',
-      arguments: { name: 'chain5', input: 'x' },
-    });
-    const id = String((started.structuredContent as { run_id: string }).run_id);
+    const id = await startRun(first, 'chain5');
     await waitFor(() => callsFor('2') === 1, 15_000, 'the model call of node 2');
     await killed(first);
     await first.close().catch(() => {});
@@ -347,11 +325,7 @@ describe('a replica killed mid-run', () => {
     // The same file name in another folder: not the file the run recorded.
     const b = await spawnCli(other, { env, args: ['--replica-id', 'elsewhere-b', ...timeout] });
     try {
-      const started = await a.client.callTool({
-        name: 'hatchery_start',
-        arguments: { name: 'chain5', input: 'x' },
-      });
-      const id = String((started.structuredContent as { run_id: string }).run_id);
+      const id = await startRun(a, 'chain5');
       await waitFor(() => callsFor('1') === 1, 15_000, 'the model call of node 1');
       await killed(a);
       await waitFor(() => b.stderr().includes(`run ${id} of`), 20_000, 'the refusal on the other replica');
