@@ -4,7 +4,9 @@
 // baneling nodes (each one checkpointed step on the engine) and a chain of 1; per node is
 // (t_K - t_1) / (K - 1), per run is t_1, medians over the runs.
 // Target (issue 39): per node on the engine within 1.2x DBOS's bare step. A fourth side runs each run
-// in a slot of a shared limit (--max-concurrent on the engine: a DBOS queue), whose cost is per run.
+// in a slot of a shared limit (--max-concurrent on the engine: a DBOS queue), whose cost is per run;
+// a fifth runs the chains inside a parallel node's one branch, where each node is kept in the store's
+// step_memos (the branch is the DBOS step), not a DBOS step of its own.
 // Usage: node --import tsx bench/postgres-engine.ts [--nodes K] [--runs R] [--rounds N]
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -76,21 +78,24 @@ async function floorSide(url: string): Promise<Side> {
 
 /**
  * The same chains run by a Runtime with a store: the engine's (url) or a state folder's; with `slot`,
- * each run takes a slot of a limit shared by replicas first, as a served call with --max-concurrent.
+ * each run takes a slot of a limit shared by replicas first, as a served call with --max-concurrent;
+ * with `branch`, the chain is the one branch of a parallel node.
  */
-async function runtimeSide(url: string | undefined, slot = false): Promise<Side> {
+async function runtimeSide(url: string | undefined, mode?: 'slot' | 'branch'): Promise<Side> {
+  const slot = mode === 'slot';
   const { Runtime } = await import('../src/runtime/runtime.js');
   const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-pg-'));
   const chainFile = (n: number) => {
     const file = path.join(dir, `chain${n}.json`);
-    const nodes = Array.from({ length: n }, (_, i) => ({
+    const nodes: Record<string, unknown>[] = Array.from({ length: n }, (_, i) => ({
       name: `N${i}`,
       type: 'baneling',
       tool_name: 'echo',
       tool_args: { text: i === 0 ? '{{ ctx.input }}' : `N${i} after {{ out.N${i - 1} }}` },
       ...(i < n - 1 ? { next: `N${i + 1}` } : {}),
     }));
-    writeFileSync(file, JSON.stringify({ name: `chain${n}`, desc: 'bench', max_steps: n + 1, nodes }));
+    if (mode === 'branch') nodes.unshift({ name: 'Fan', type: 'parallel', branches: ['N0'] });
+    writeFileSync(file, JSON.stringify({ name: `chain${n}`, desc: 'bench', max_steps: n + 2, nodes }));
     return file;
   };
   let runtime: InstanceType<typeof Runtime>;
@@ -128,7 +133,10 @@ if (args[0] === '--child') {
   const side =
     kind === 'floor'
       ? await floorSide(url)
-      : await runtimeSide(kind === 'journal' ? undefined : url, kind === 'slot');
+      : await runtimeSide(
+          kind === 'journal' ? undefined : url,
+          kind === 'slot' || kind === 'branch' ? kind : undefined,
+        );
   process.stdout.write(`${JSON.stringify(side)}\n`);
   process.exit(0);
 }
@@ -198,7 +206,13 @@ try {
   await server.createDatabase('floor');
   await server.createDatabase('engine');
   const perNode = (s: Side) => (s.chain - s.one) / (K - 1);
-  const sides = { floor: [] as Side[], engine: [] as Side[], slot: [] as Side[], journal: [] as Side[] };
+  const sides = {
+    floor: [] as Side[],
+    engine: [] as Side[],
+    slot: [] as Side[],
+    branch: [] as Side[],
+    journal: [] as Side[],
+  };
   const ratios: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const floor = await child('floor', `${base}/floor`);
@@ -206,6 +220,7 @@ try {
     sides.floor.push(floor);
     sides.engine.push(engine);
     sides.slot.push(await child('slot', `${base}/engine`));
+    sides.branch.push(await child('branch', `${base}/engine`));
     sides.journal.push(await child('journal', `${base}/engine`));
     ratios.push(perNode(engine) / perNode(floor));
   }
@@ -224,6 +239,7 @@ try {
   row('DBOS bare step (floor)', med(sides.floor));
   row('engine (--store postgres)', med(sides.engine));
   row('engine, each run in a shared slot', med(sides.slot));
+  row('engine, the chain in one branch', med(sides.branch));
   row('state folder journal', med(sides.journal));
   const ratio = median(ratios);
   console.log(

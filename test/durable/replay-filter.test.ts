@@ -43,7 +43,7 @@ function runner(recorded: number) {
 
 describe('a run the engine runs again', () => {
   it('reports only the nodes its journal lacks, and the one cut short once a step runs for real', async () => {
-    const steps = new DbosSteps(runner(2), true);
+    const steps = new DbosSteps(runner(2), { replaying: true });
     // The journal holds A's end; B ended before the crash but its record was lost; C was cut short.
     steps.recorded([{ type: 'node_end', path: '', seq: 1, node: 'A' }]);
     const seen: RunEvent[] = [];
@@ -66,6 +66,39 @@ describe('a run the engine runs again', () => {
     ]);
   });
 
+  it('reports a branch made again from its first call made for real: no twice-told node or call', async () => {
+    // The crash left branch 0 unfinished: node A in it had ended (journal and kept call), B was cut short.
+    const kept = new Map([['0.0', { name: 'tool:t', outcome: JSON.stringify({ ok: 'A kept' }) }]]);
+    const memos = { load: async () => kept, save: async () => {} };
+    const steps = new DbosSteps(runner(0), { replaying: true, memos });
+    steps.recorded([{ type: 'node_end', path: '', seq: 1, node: 'A' }]);
+    const seen: RunEvent[] = [];
+    const listener = steps.listen((e) => seen.push(e));
+    const called = (node: string): RunEvent => ({
+      type: 'tool_call',
+      runId: 'r',
+      hatchery: 'h',
+      node,
+      depth: 0,
+      tool: 't',
+      ms: 1,
+      isError: false,
+    });
+    const out = await steps.step('branch:0', async () => {
+      listener(start('A', 1));
+      const a = await steps.step('tool:t', async () => 'A live');
+      listener(called('A'));
+      listener(end('A', 1, 1));
+      listener(start('B', 2));
+      const b = await steps.step('tool:t', async () => 'B live');
+      listener(called('B'));
+      listener(end('B', 2, 2));
+      return `${a} ${b}`;
+    });
+    expect(out).toBe('A kept B live');
+    expect(seen).toEqual([start('B', 2), called('B'), end('B', 2, 2)]);
+  });
+
   it('gives a failed step back as the same error, code and context, after a crash', async () => {
     const stored: unknown[] = [];
     const once = {
@@ -77,7 +110,7 @@ describe('a run the engine runs again', () => {
       },
     };
     const { HatcheryError } = await import('../../src/core/errors.js');
-    const err = await new DbosSteps(once, false)
+    const err = await new DbosSteps(once)
       .step('tool:x', async () => {
         throw new HatcheryError('TOOL', 'the tool broke', { node: 'N', tool: 'x' });
       })
@@ -95,7 +128,7 @@ describe('a run the engine runs again', () => {
       },
     };
     const secret = 'hunter2-database-password';
-    const got = await new DbosSteps(keep, false, [secret]).step('tool:env', async () => ({
+    const got = await new DbosSteps(keep, { secrets: [secret] }).step('tool:env', async () => ({
       text: `pw=${secret}`,
       nested: [{ v: secret }],
     }));

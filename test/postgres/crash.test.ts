@@ -3,6 +3,7 @@
  * while node 3 waits on the model; the other sees its heartbeat stop, claims the run and finishes it,
  * and the model is asked for nodes 1 and 2 once only: their steps come from the engine's checkpoints.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { lastUserText, type WireBody } from '../fakes/http.js';
@@ -234,6 +235,81 @@ describe('a replica killed mid-run', () => {
       expect([calls('branch 1'), calls('branch 2'), calls('tools'), calls('last')]).toEqual([1, 1, 2, 2]);
       // The node executions inside the replayed branches count as if they ran again.
       expect(run.steps).toBe(5);
+    } finally {
+      await a.close().catch(() => {});
+      await b.close();
+    }
+  }, 60_000);
+
+  it('replays the calls a branch cut short had made, and makes only the one in flight again', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'notes.txt', 'the notes');
+    // Branch 1 is a chain: a tool loop, then a drone the kill cuts short; branch 2 ends before it.
+    writeHatchery(dir, 'cut.json', {
+      name: 'cut',
+      desc: 'a branch killed halfway',
+      nodes: [
+        { name: 'Fan', type: 'parallel', branches: ['B1', 'B2'], next: 'Last' },
+        { name: 'B1', usr_prompt: 'branch 1 of {{ ctx.input }}', tools: ['read_file'], next: 'B1b' },
+        { name: 'B1b', usr_prompt: 'branch 1b after {{ out.B1 }}' },
+        { name: 'B2', usr_prompt: 'branch 2 of {{ ctx.input }}' },
+        { name: 'Last', usr_prompt: 'last after {{ out.Fan }}' },
+      ],
+    });
+    openai.reset();
+    let held = false;
+    const reply = (body: WireBody) => {
+      const text = firstUserText(body);
+      const results = (body.messages as { role: string }[]).filter((m) => m.role === 'tool').length;
+      if (text.startsWith('branch 1 ') && results === 0)
+        return { toolCalls: [{ name: 'read_file', args: { path: 'notes.txt' } }] };
+      if (text.startsWith('branch 1b') && !held) {
+        held = true;
+        return { text: 'done 1b', delayMs: 60_000 };
+      }
+      return { text: `done ${text.slice(0, 9)}` };
+    };
+    for (let i = 0; i < 50; i++) openai.enqueue(reply);
+    const timeout = ['--heartbeat-timeout', '2'];
+    const a = await spawnCli(dir, { env, args: ['--replica-id', 'cut-a', ...timeout] });
+    const b = await spawnCli(dir, { env, args: ['--replica-id', 'cut-b', ...timeout] });
+    const calls = (prefix: string) =>
+      openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
+    try {
+      const id = await startRun(a, 'cut');
+      await waitFor(() => calls('branch 1b') === 1, 15_000, "the model call of branch 1's second node");
+      // The journal (written a tenth of a second at a time) holds B1's and B2's ends when the kill comes.
+      const journaled = async () => (await shown(id)).nodes.map((n) => n.node).sort();
+      for (let t0 = Date.now(); (await journaled()).join() !== 'B1,B2' && Date.now() - t0 < 10_000; ) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await killed(a);
+      const run = await finished(id);
+      expect(run.status, b.stderr()).toBe('succeeded');
+      // Both turns of B1's tool loop come from what the crashed replica kept; B1b is asked again.
+      expect([calls('branch 1 '), calls('branch 2'), calls('branch 1b'), calls('last')]).toEqual([
+        2, 1, 2, 1,
+      ]);
+      // The journal tells each node and each call once: the replayed ones are not told again.
+      expect(run.steps).toBe(5);
+      expect(run.nodes.map((n) => n.node).sort()).toEqual(['B1', 'B1b', 'B2', 'Fan', 'Last']);
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      const text = (await c.query('SELECT text FROM hatchery.chunks WHERE run_id = $1', [id])).rows
+        .map((r) => String(r.text))
+        .join('');
+      // What was kept goes with the run's end.
+      const kept = await c.query('SELECT count(*)::int AS n FROM hatchery.step_memos WHERE run_id = $1', [
+        id,
+      ]);
+      await c.end();
+      const types = text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { type: string }).type);
+      expect(types.filter((t) => t === 'model_call')).toHaveLength(5);
+      expect(types.filter((t) => t === 'tool_call')).toHaveLength(1);
+      expect(kept.rows).toEqual([{ n: 0 }]);
     } finally {
       await a.close().catch(() => {});
       await b.close();

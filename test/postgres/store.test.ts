@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HatcheryError } from '../../src/core/errors.js';
+import { SCHEMA_VERSION } from '../../src/journal/postgres/schema.js';
 import { PostgresRunStore } from '../../src/journal/postgres/store.js';
 import type { RunMeta } from '../../src/journal/store.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
@@ -80,8 +81,36 @@ describe('the Postgres run store', () => {
     const replicas = await c.query('SELECT id FROM hatchery.replicas ORDER BY id');
     await c.end();
     for (const s of stores) await s.close();
-    expect(v.rows).toEqual([{ version: 1 }]);
+    expect(v.rows).toEqual([{ version: SCHEMA_VERSION }]);
     expect(replicas.rows.map((r) => r.id)).toEqual(['fresh-a', 'fresh-b', 'fresh-c']);
+  });
+
+  it('brings a database of an earlier version up to date at start-up, keeping its runs', async () => {
+    const older = await testDatabase('older');
+    const first = await PostgresRunStore.open(older, { env: {}, replicaId: 'older', warn: () => {} });
+    await first.close();
+    // The database as version 1 left it: no step_memos table; and a run in it.
+    const c = new pg.Client({ connectionString: older });
+    await c.connect();
+    await c.query('DROP TABLE hatchery.step_memos');
+    await c.query('UPDATE hatchery.version SET version = 1');
+    await c.end();
+    const id = await orphan(older, 'older-gone', 0);
+    const stores = await Promise.all(
+      ['a', 'b'].map((r) =>
+        PostgresRunStore.open(older, { env: {}, replicaId: `older-${r}`, warn: () => {} }),
+      ),
+    );
+    const listed = await stores[0]!.list();
+    const c2 = new pg.Client({ connectionString: older });
+    await c2.connect();
+    const v = await c2.query('SELECT version FROM hatchery.version');
+    const memos = await c2.query('SELECT count(*)::int AS n FROM hatchery.step_memos');
+    await c2.end();
+    for (const s of stores) await s.close();
+    expect(v.rows).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(memos.rows).toEqual([{ n: 0 }]);
+    expect(listed.map((r) => r.id)).toContain(id);
   });
 
   it('keeps a run as the file store does: records in order, summary, listing, no secret', async () => {

@@ -9,7 +9,7 @@ import type pg from 'pg';
 export const SCHEMA = 'hatchery';
 
 /** Version of the tables below; a database at a later version is refused (an older hatchery-mcp). */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The advisory lock key of migrations (any constant: it names this store's migrations in the database). */
 const MIGRATION_LOCK = 0x68617463; // "hatc"
@@ -18,7 +18,8 @@ const MIGRATION_LOCK = 0x68617463; // "hatc"
  * Each version's statements, applied in order from the database's version. `runs` holds one row per
  * run (its meta, status and owning replica); `chunks` the run's journal text in the order written (a
  * chunk is one flush of JSON lines, as a file store appends them); `replicas` the processes using the
- * store and their heartbeats.
+ * store and their heartbeats; `step_memos` (version 2) the outcomes of steps made inside a step,
+ * until their run ends (memos.ts).
  */
 const MIGRATIONS: readonly string[][] = [
   [
@@ -48,6 +49,17 @@ const MIGRATIONS: readonly string[][] = [
       pid integer NOT NULL,
       since bigint NOT NULL,
       heartbeat_at timestamptz NOT NULL
+    )`,
+  ],
+  [
+    // No reference to runs: a branch's first call may end before the run's row is written.
+    `CREATE TABLE ${SCHEMA}.step_memos (
+      run_id uuid NOT NULL,
+      attempt integer NOT NULL,
+      key text NOT NULL,
+      name text NOT NULL,
+      outcome text NOT NULL,
+      PRIMARY KEY (run_id, attempt, key)
     )`,
   ],
 ];

@@ -156,6 +156,8 @@ export class ChunkSink implements JournalSink {
           `UPDATE ${SCHEMA}.runs SET status = $2, ended_at = $3, owner = NULL, cancel_requested = false WHERE id = $1`,
           [this.runId, end, Date.now()],
         );
+        // Its workflow ended: no execution of it will need the steps kept inside its steps.
+        await client.query(`DELETE FROM ${SCHEMA}.step_memos WHERE run_id = $1`, [this.runId]);
       }
     });
   }

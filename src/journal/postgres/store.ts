@@ -379,16 +379,19 @@ export class PostgresRunStore implements RunStore {
 
   async prune(): Promise<number> {
     this.lastPrune = Date.now();
-    const res = await this.pool.query(
-      `DELETE FROM ${SCHEMA}.runs WHERE id IN (
-         SELECT id FROM (
-           SELECT id, ended_at, row_number() OVER (ORDER BY started_at DESC, id) AS n
-           FROM ${SCHEMA}.runs WHERE status = ANY($1::text[])
-         ) f WHERE f.n > $2 OR f.ended_at < $3
-       )`,
+    const res = await this.pool.query<{ n: number }>(
+      `WITH gone AS (
+         DELETE FROM ${SCHEMA}.runs WHERE id IN (
+           SELECT id FROM (
+             SELECT id, ended_at, row_number() OVER (ORDER BY started_at DESC, id) AS n
+             FROM ${SCHEMA}.runs WHERE status = ANY($1::text[])
+           ) f WHERE f.n > $2 OR f.ended_at < $3
+         ) RETURNING id
+       ), memos AS (DELETE FROM ${SCHEMA}.step_memos WHERE run_id IN (SELECT id FROM gone))
+       SELECT count(*)::int AS n FROM gone`,
       [FINISHED, this.maxRuns, Date.now() - this.retentionMs],
     );
-    return res.rowCount ?? 0;
+    return res.rows[0]?.n ?? 0;
   }
 
   /** A prune in the background (at open, and at most every ten minutes after a run ends). */

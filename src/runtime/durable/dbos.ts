@@ -9,10 +9,11 @@ import pg from 'pg';
 import { isShutdown } from '../../core/errors.js';
 import { redactText } from '../../core/secrets.js';
 import type { DurableSteps } from '../../engine/contracts.js';
+import { keepStep, keptSteps } from '../../journal/postgres/memos.js';
 import type { PostgresRunStore } from '../../journal/postgres/store.js';
 import type { DurableEngine, RunResult, SlotLimit } from '../options.js';
 import { holdSlot, RUN_WORKFLOW, SLOT_WORKFLOW, SlotQueues } from './slots.js';
-import { DbosSteps } from './steps.js';
+import { DbosSteps, type StepMemos, type StepsOptions } from './steps.js';
 
 /**
  * The DBOS application version of runs: one per major version of the run format. DBOS recovers only
@@ -240,7 +241,7 @@ export class DbosEngine implements DurableEngine {
     const local = this.local.get(id);
     if (local !== undefined) {
       this.local.delete(id);
-      return local.body(new DbosSteps(this.dbos, false, this.secrets, local.signal));
+      return local.body(this.steps(id, { signal: local.signal }));
     }
     if (!this.serves) {
       // DBOS's internal queue, which a restart's recovery uses, is polled by every process: a run
@@ -249,9 +250,9 @@ export class DbosEngine implements DurableEngine {
       return new Promise<string>(() => {});
     }
     await this.ready;
-    const runId = id.split(':')[0]!;
+    const [runId] = runOf(id);
     try {
-      await this.recoverRun!(runId, new DbosSteps(this.dbos, true, this.secrets));
+      await this.recoverRun!(runId, this.steps(id, { replaying: true }));
       return 'succeeded';
     } catch (err) {
       if (isShutdown(err) || this.closed) await new Promise(() => {});
@@ -259,6 +260,21 @@ export class DbosEngine implements DurableEngine {
       this.warn(`run ${id} could not be run again after its process died: ${(err as Error).message}`);
       return 'failed';
     }
+  }
+
+  /** The steps of an execution of workflow `workflowID`, the steps inside its steps kept in the store. */
+  private steps(workflowID: string, options: StepsOptions): DbosSteps {
+    const [runId, attempt] = runOf(workflowID);
+    const pool = this.store.pool;
+    const memos: StepMemos = {
+      load: () => keptSteps(pool, runId, attempt),
+      // A call that was made is not failed for want of its memo: at worst a recovery makes it again.
+      save: (key, name, outcome) =>
+        keepStep(pool, runId, attempt, key, { name, outcome }).catch((err: unknown) =>
+          this.warn(`run ${runId}: a step's outcome could not be kept: ${(err as Error).message}`),
+        ),
+    };
+    return new DbosSteps(this.dbos, { ...options, secrets: this.secrets, memos });
   }
 
   /** Claims the runs of dead replicas, and frees run slots nobody uses, every third of the heartbeat timeout. */
@@ -296,6 +312,12 @@ export class DbosEngine implements DurableEngine {
 /** The workflow of attempt `attempt` of run `runId`: the run id itself for the first, `<id>:<n>` after. */
 export function workflowOf(runId: string, attempt: number): string {
   return attempt > 1 ? `${runId}:${attempt}` : runId;
+}
+
+/** The run and attempt of a run's workflow id (see workflowOf). */
+function runOf(workflowID: string): [string, number] {
+  const [runId, attempt] = workflowID.split(':');
+  return [runId!, attempt === undefined ? 1 : Number(attempt)];
 }
 
 /**

@@ -5,7 +5,8 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ErrorCode, HatcheryError, isShutdown } from '../../core/errors.js';
-import type { DurableSteps, RunEvent, RunListener, RunState, SpendDelta } from '../../engine/contracts.js';
+import type { DurableSteps, RunListener, RunState, SpendDelta } from '../../engine/contracts.js';
+import { ReplayFilter } from './replay.js';
 
 /**
  * What DBOS stores of a step: its value, or its error as data (a class would not survive the round
@@ -50,80 +51,181 @@ function thrown(e: StoredError): Error {
 }
 
 /**
+ * Where the steps made inside a step are kept until the run ends (the store's `step_memos`): DBOS
+ * checkpoints a step when it ends, so without them a branch a crash cut short would make every call
+ * it had made again.
+ */
+export interface StepMemos {
+  /** What an earlier execution of the workflow kept, by key: each step's name and outcome as JSON. */
+  load(): Promise<ReadonlyMap<string, { name: string; outcome: string }>>;
+  /** Keeps a step's outcome under `key`. */
+  save(key: string, name: string, outcome: string): Promise<void>;
+}
+
+/** How an execution's steps are made (see DbosSteps). */
+export interface StepsOptions {
+  /** The execution runs the run again after its process died: it starts by replaying. */
+  replaying?: boolean;
+  /** Secret values (the environment's): replaced in what a step stores, which the run then sees. */
+  secrets?: readonly string[];
+  /** The run's signal: a step it ends because the server stops is never checkpointed (see make). */
+  signal?: AbortSignal;
+  /** Where the steps inside a step are kept; without it they are made again with their step. */
+  memos?: StepMemos;
+}
+
+/**
+ * The step under way: what it spent so far, its key (`3`, then `3.0`, `3.0.1` for the steps inside
+ * it, in the order they start), and the number of the next step made inside it.
+ */
+interface Frame {
+  readonly tally: SpendDelta;
+  readonly key: string;
+  next: number;
+  readonly parent: Frame | undefined;
+  /** A step made again after a crash, with steps kept inside it: its replay, until one is made for real. */
+  filter?: ReplayFilter;
+}
+
+/** What an earlier execution kept: the steps by key, and the keys of the steps that hold any of them. */
+interface Kept {
+  steps: ReadonlyMap<string, { name: string; outcome: string }>;
+  holders: ReadonlySet<string>;
+}
+
+/**
  * The steps of one execution of a run's workflow. An execution that recovers a run starts by
- * replaying: events are held back until a step runs for real (see ReplayFilter).
+ * replaying: events are held back until a step runs for real (see ReplayFilter). A step made inside a
+ * step (a branch's calls) is no DBOS step, as DBOS numbers steps in the order they start and branches
+ * run at once: it is kept under a key made of its place in the steps that enclose it, the same on
+ * every execution, and an execution that makes the enclosing step again takes it from there.
  */
 export class DbosSteps implements DurableSteps {
   private readonly filter: ReplayFilter | undefined;
-  /** What the step under way spent so far (the innermost one: steps inside a step run inline). */
-  private readonly tallies = new AsyncLocalStorage<SpendDelta>();
+  private readonly frames = new AsyncLocalStorage<Frame>();
+  /** Number of the next step of the workflow (DBOS's own order). */
+  private next = 0;
+  /** What an earlier execution kept, loaded when a step is made again in a replaying execution. */
+  private kept: Promise<Kept> | undefined;
+  /** The run's listener, as the engine gave it (see listen). */
+  private listener: RunListener | undefined;
   /** The run's state, whose meter and step count take the spend of steps answered from checkpoints. */
-  private state: RunState | undefined;
+  private state: Pick<RunState, 'meter' | 'steps'> | undefined;
+  private readonly secrets: readonly string[];
 
   constructor(
     private readonly dbos: StepRunner,
-    replaying: boolean,
-    /** Secret values (the environment's): replaced in what a step stores, which the run then sees. */
-    private readonly secrets: readonly string[] = [],
-    /** The run's signal: a step it ends because the server stops is never checkpointed (see step). */
-    private readonly signal?: AbortSignal,
+    private readonly options: StepsOptions = {},
   ) {
-    this.filter = replaying ? new ReplayFilter() : undefined;
+    this.filter = options.replaying ? new ReplayFilter() : undefined;
+    this.secrets = options.secrets ?? [];
   }
 
   step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    const outer = this.tallies.getStore();
+    const outer = this.frames.getStore();
+    if (outer !== undefined) return this.inner(outer, name, fn);
+    const key = String(this.next++);
     let ran = false;
-    const made = async (): Promise<Outcome<T>> => {
+    const made = (): Promise<Outcome<T>> => {
       ran = true;
       this.filter?.live();
-      let outcome: Outcome<T>;
-      const tally: SpendDelta = {};
-      try {
-        outcome = { ok: await this.tallies.run(tally, fn) };
-      } catch (err) {
-        // Ended by a stopping server: the replica that takes the run over makes the step again, so
-        // it must not be checkpointed as failed; it never ends here (the process exits).
-        if (this.signal?.aborted && isShutdown(this.signal.reason)) await new Promise(() => {});
-        outcome = stored(err);
-      }
-      if (Object.keys(tally).length > 0) outcome.spent = tally;
-      // The checkpoint is a record of the run like its journal: it never holds a secret. DBOS hands
-      // the run what it stored, so the run sees the same value now and after a crash.
-      return this.secrets.length > 0 ? (withoutSecrets(outcome, this.secrets) as Outcome<T>) : outcome;
+      return this.make(key, fn, undefined);
     };
-    return this.dbos.runStep(made, { name }).then((o) => {
-      if (o.spent !== undefined) {
-        // Spent now: already counted, and part of the enclosing step's spend. Spent the first time:
-        // counted again, as the run's meter and step count must hold what its steps did.
-        if (outer !== undefined) addSpend(outer, o.spent);
-        if (!ran && this.state !== undefined) {
-          this.state.meter.add(o.spent);
-          this.state.steps += o.spent.steps ?? 0;
-        }
+    return this.dbos.runStep(made, { name }).then((o) => this.settled(o, !ran));
+  }
+
+  /** A step inside step `outer`: taken from what an earlier execution kept, or made and kept. */
+  private async inner<T>(outer: Frame, name: string, fn: () => Promise<T>): Promise<T> {
+    const key = `${outer.key}.${outer.next++}`;
+    const memos = this.options.memos;
+    const kept = this.kept === undefined ? undefined : (await this.kept).steps.get(key);
+    // A step of another name there: the run went another way than before; it is made again.
+    const earlier = kept?.name === name ? (JSON.parse(kept.outcome) as Outcome<T>) : undefined;
+    if (earlier === undefined) {
+      // Made for real: the steps enclosing it replay no more.
+      for (let f: Frame | undefined = outer; f !== undefined; f = f.parent) f.filter?.live();
+    }
+    const o = earlier ?? (await this.make(key, fn, outer));
+    if (earlier === undefined && memos !== undefined) await memos.save(key, name, JSON.stringify(o));
+    if (o.spent !== undefined) addSpend(outer.tally, o.spent);
+    return this.settled(o, earlier !== undefined);
+  }
+
+  /** Runs `fn` as step `key`: its outcome, as stored. */
+  private async make<T>(key: string, fn: () => Promise<T>, parent: Frame | undefined): Promise<Outcome<T>> {
+    const frame: Frame = { tally: {}, key, next: 0, parent };
+    const memos = this.options.memos;
+    // Only an execution that replays can find anything kept: a first one never looks.
+    if (this.filter !== undefined && memos !== undefined) {
+      this.kept ??= memos.load().then(holding);
+      if ((await this.kept).holders.has(key)) {
+        frame.filter = new ReplayFilter(this.filter.ended);
+        frame.filter.next = this.listener;
       }
-      if ('error' in o) throw thrown(o.error);
-      return o.ok;
-    });
+    }
+    let outcome: Outcome<T>;
+    try {
+      outcome = { ok: await this.frames.run(frame, fn) };
+    } catch (err) {
+      // Ended by a stopping server: the replica that takes the run over makes the step again, so
+      // it must not be checkpointed as failed; it never ends here (the process exits).
+      const signal = this.options.signal;
+      if (signal?.aborted && isShutdown(signal.reason)) await new Promise(() => {});
+      outcome = stored(err);
+    }
+    if (Object.keys(frame.tally).length > 0) outcome.spent = frame.tally;
+    // The checkpoint is a record of the run like its journal: it never holds a secret. DBOS hands
+    // the run what it stored, so the run sees the same value now and after a crash.
+    return this.secrets.length > 0 ? (withoutSecrets(outcome, this.secrets) as Outcome<T>) : outcome;
+  }
+
+  /**
+   * What a step's outcome gives the run. A step answered from a checkpoint counts again what it spent
+   * the first time, as the run's meter and step count must hold what its steps did.
+   */
+  private settled<T>(o: Outcome<T>, replayed: boolean): T {
+    if (replayed && o.spent !== undefined && this.state !== undefined) {
+      this.state.meter.add(o.spent);
+      this.state.steps += o.spent.steps ?? 0;
+    }
+    if ('error' in o) throw thrown(o.error);
+    return o.ok;
   }
 
   spent(delta: SpendDelta): void {
-    const tally = this.tallies.getStore();
-    if (tally !== undefined) addSpend(tally, delta);
+    const frame = this.frames.getStore();
+    if (frame !== undefined) addSpend(frame.tally, delta);
   }
 
-  track(state: RunState): void {
+  track(state: Pick<RunState, 'meter' | 'steps'>): void {
     this.state = state;
     state.meter.observer = (delta) => this.spent(delta);
   }
 
   listen(listener: RunListener): RunListener {
-    return this.filter ? this.filter.wrap(listener) : listener;
+    this.listener = listener;
+    if (this.filter === undefined) return listener;
+    const top = this.filter.wrap(listener);
+    // An event of a step being made again goes through its replay while that lasts.
+    return (e) => {
+      const replay = this.frames.getStore()?.filter;
+      if (replay?.active) replay.take(e);
+      else top(e);
+    };
   }
 
   recorded(records: readonly Readonly<Record<string, unknown>>[]): void {
     this.filter?.recorded(records);
   }
+}
+
+/** The kept steps, and every key a kept key starts with (`3`, `3.0` for `3.0.1`). */
+function holding(steps: ReadonlyMap<string, { name: string; outcome: string }>): Kept {
+  const holders = new Set<string>();
+  for (const key of steps.keys()) {
+    for (let i = key.indexOf('.'); i !== -1; i = key.indexOf('.', i + 1)) holders.add(key.slice(0, i));
+  }
+  return { steps, holders };
 }
 
 /** Adds `delta` to `into`, field by field. */
@@ -143,57 +245,4 @@ export function withoutSecrets(value: unknown, secrets: readonly string[]): unkn
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = withoutSecrets(v, secrets);
   return out;
-}
-
-/**
- * The events of a recovering execution. Until its first step runs for real, the run replays what an
- * earlier execution did and reported: a node that ends during the replay is dropped with its start
- * when the journal holds its end, and reported when the crash lost that record (a journal writes
- * every tenth of a second). The node_starts still open when the first step runs are those of the
- * nodes the crash cut short, reported then. Every other event of the replay is dropped.
- */
-export class ReplayFilter {
-  private replaying = true;
-  private readonly open = new Map<number, RunEvent>();
-  /** The node executions the journal holds the end of, as `<path>|<seq>`. */
-  private readonly ended = new Set<string>();
-  private next: RunListener | undefined;
-
-  /** Takes the node executions whose end the journal holds from its records. */
-  recorded(records: readonly Readonly<Record<string, unknown>>[]): void {
-    for (const r of records) {
-      if (r.type === 'node_end' && typeof r.path === 'string') this.ended.add(`${r.path}|${String(r.seq)}`);
-    }
-  }
-
-  wrap(listener: RunListener): RunListener {
-    this.next = listener;
-    return (e) => {
-      if (!this.replaying) {
-        listener(e);
-        return;
-      }
-      if (e.type === 'node_start') {
-        this.open.set(e.step, e);
-      } else if (e.type === 'node_end') {
-        const start = this.open.get(e.step);
-        this.open.delete(e.step);
-        // Executions not resumable one by one (path undefined) sit inside a step: never reported here.
-        if (e.path === undefined || this.ended.has(`${e.path}|${e.seq}`)) return;
-        if (start) listener(start);
-        listener({ ...e, replayed: false });
-      } else if (e.type === 'node_error') {
-        this.open.delete(e.step);
-      }
-    };
-  }
-
-  /** A step runs for real: the nodes still open are reported, and everything after. */
-  live(): void {
-    if (!this.replaying) return;
-    this.replaying = false;
-    const next = this.next;
-    if (next) for (const e of this.open.values()) next(e);
-    this.open.clear();
-  }
 }
