@@ -6,7 +6,8 @@
 // Target (issue 39): per node on the engine within 1.2x DBOS's bare step. A fourth side runs each run
 // in a slot of a shared limit (--max-concurrent on the engine: a DBOS queue), whose cost is per run;
 // a fifth runs the chains inside a parallel node's one branch, where each node is kept in the store's
-// step_memos (the branch is the DBOS step), not a DBOS step of its own.
+// step_memos (the branch is the DBOS step), not a DBOS step of its own; a sixth measures the engine
+// after AGED runs in the same process, which must cost what the first runs do (a long-lived server).
 // Usage: node --import tsx bench/postgres-engine.ts [--nodes K] [--runs R] [--rounds N]
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,6 +28,7 @@ const RUNS = Number(flag('--runs') ?? (smoke ? 2 : 15));
 // The sides run in turn, round after round, so that a busy spell of the machine falls on all of them.
 const ROUNDS = Number(flag('--rounds') ?? (smoke ? 1 : 3));
 const WARMUP = smoke ? 1 : 3;
+const AGED = smoke ? 20 : 300;
 
 /** One side's figures, in ms: a run of K nodes and a run of 1, medians. */
 interface Side {
@@ -81,7 +83,7 @@ async function floorSide(url: string): Promise<Side> {
  * each run takes a slot of a limit shared by replicas first, as a served call with --max-concurrent;
  * with `branch`, the chain is the one branch of a parallel node.
  */
-async function runtimeSide(url: string | undefined, mode?: 'slot' | 'branch'): Promise<Side> {
+async function runtimeSide(url: string | undefined, mode?: 'slot' | 'branch' | 'aged'): Promise<Side> {
   const slot = mode === 'slot';
   const { Runtime } = await import('../src/runtime/runtime.js');
   const dir = mkdtempSync(path.join(tmpdir(), 'hatchery-bench-pg-'));
@@ -117,6 +119,7 @@ async function runtimeSide(url: string | undefined, mode?: 'slot' | 'branch'): P
     [K, await runtime.load(chainFile(K))],
     [1, await runtime.load(chainFile(1))],
   ]);
+  if (mode === 'aged') for (let i = 0; i < AGED; i++) await runtime.run(chains.get(1)!, { input: 'go' });
   const side = await timed(async (n) => {
     const release = await take?.();
     await runtime.run(chains.get(n)!, { input: 'go' });
@@ -135,7 +138,7 @@ if (args[0] === '--child') {
       ? await floorSide(url)
       : await runtimeSide(
           kind === 'journal' ? undefined : url,
-          kind === 'slot' || kind === 'branch' ? kind : undefined,
+          kind === 'slot' || kind === 'branch' || kind === 'aged' ? kind : undefined,
         );
   process.stdout.write(`${JSON.stringify(side)}\n`);
   process.exit(0);
@@ -211,6 +214,7 @@ try {
     engine: [] as Side[],
     slot: [] as Side[],
     branch: [] as Side[],
+    aged: [] as Side[],
     journal: [] as Side[],
   };
   const ratios: number[] = [];
@@ -221,6 +225,7 @@ try {
     sides.engine.push(engine);
     sides.slot.push(await child('slot', `${base}/engine`));
     sides.branch.push(await child('branch', `${base}/engine`));
+    sides.aged.push(await child('aged', `${base}/engine`));
     sides.journal.push(await child('journal', `${base}/engine`));
     ratios.push(perNode(engine) / perNode(floor));
   }
@@ -240,6 +245,7 @@ try {
   row('engine (--store postgres)', med(sides.engine));
   row('engine, each run in a shared slot', med(sides.slot));
   row('engine, the chain in one branch', med(sides.branch));
+  row(`engine, after ${AGED} runs`, med(sides.aged));
   row('state folder journal', med(sides.journal));
   const ratio = median(ratios);
   console.log(

@@ -79,6 +79,8 @@ export interface StepsOptions {
  * it, in the order they start), and the number of the next step made inside it.
  */
 interface Frame {
+  /** The execution whose step it is. */
+  readonly owner: DbosSteps;
   readonly tally: SpendDelta;
   readonly key: string;
   next: number;
@@ -94,6 +96,12 @@ interface Kept {
 }
 
 /**
+ * The step under way. One for the process: Node keeps every AsyncLocalStorage ever used and visits
+ * each at every new promise, so one per execution made each run slower than the last.
+ */
+const frames = new AsyncLocalStorage<Frame>();
+
+/**
  * The steps of one execution of a run's workflow. An execution that recovers a run starts by
  * replaying: events are held back until a step runs for real (see ReplayFilter). A step made inside a
  * step (a branch's calls) is no DBOS step, as DBOS numbers steps in the order they start and branches
@@ -102,7 +110,6 @@ interface Kept {
  */
 export class DbosSteps implements DurableSteps {
   private readonly filter: ReplayFilter | undefined;
-  private readonly frames = new AsyncLocalStorage<Frame>();
   /** Number of the next step of the workflow (DBOS's own order). */
   private next = 0;
   /** What an earlier execution kept, loaded when a step is made again in a replaying execution. */
@@ -122,7 +129,7 @@ export class DbosSteps implements DurableSteps {
   }
 
   step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    const outer = this.frames.getStore();
+    const outer = this.frame();
     if (outer !== undefined) return this.inner(outer, name, fn);
     const key = String(this.next++);
     let ran = false;
@@ -153,7 +160,7 @@ export class DbosSteps implements DurableSteps {
 
   /** Runs `fn` as step `key`: its outcome, as stored. */
   private async make<T>(key: string, fn: () => Promise<T>, parent: Frame | undefined): Promise<Outcome<T>> {
-    const frame: Frame = { tally: {}, key, next: 0, parent };
+    const frame: Frame = { owner: this, tally: {}, key, next: 0, parent };
     const memos = this.options.memos;
     // Only an execution that replays can find anything kept: a first one never looks.
     if (this.filter !== undefined && memos !== undefined) {
@@ -165,7 +172,7 @@ export class DbosSteps implements DurableSteps {
     }
     let outcome: Outcome<T>;
     try {
-      outcome = { ok: await this.frames.run(frame, fn) };
+      outcome = { ok: await frames.run(frame, fn) };
     } catch (err) {
       // Ended by a stopping server: the replica that takes the run over makes the step again, so
       // it must not be checkpointed as failed; it never ends here (the process exits).
@@ -192,8 +199,14 @@ export class DbosSteps implements DurableSteps {
     return o.ok;
   }
 
+  /** This execution's step under way, if any. */
+  private frame(): Frame | undefined {
+    const frame = frames.getStore();
+    return frame?.owner === this ? frame : undefined;
+  }
+
   spent(delta: SpendDelta): void {
-    const frame = this.frames.getStore();
+    const frame = this.frame();
     if (frame !== undefined) addSpend(frame.tally, delta);
   }
 
@@ -208,7 +221,7 @@ export class DbosSteps implements DurableSteps {
     const top = this.filter.wrap(listener);
     // An event of a step being made again goes through its replay while that lasts.
     return (e) => {
-      const replay = this.frames.getStore()?.filter;
+      const replay = this.frame()?.filter;
       if (replay?.active) replay.take(e);
       else top(e);
     };
