@@ -3,13 +3,12 @@
  * while node 3 waits on the model; the other sees its heartbeat stop, claims the run and finishes it,
  * and the model is asked for nodes 1 and 2 once only: their steps come from the engine's checkpoints.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { lastUserText, type WireBody } from '../fakes/http.js';
 import { runCli, startCli } from '../helpers.js';
 import { fakeEnv, hatcheryDir, spawnCli, waitFor, writeHatchery } from '../mcp/helpers.js';
-import { testDatabase } from './database.js';
+import { queryRows, testDatabase } from './database.js';
 import { holdingStep, killed } from './processes.js';
 
 const openai = new FakeOpenAI();
@@ -60,6 +59,16 @@ async function startRun(replica: Awaited<ReturnType<typeof spawnCli>>, name: str
   return String((started.structuredContent as { run_id: string }).run_id);
 }
 
+/** Two replicas of `dir` with a heartbeat timeout of 2 s, ids `<name>-a` and `<name>-b`. */
+function twoReplicas(dir: string, name: string) {
+  const args = (r: string) => ['--replica-id', `${name}-${r}`, '--heartbeat-timeout', '2'];
+  return Promise.all([spawnCli(dir, { env, args: args('a') }), spawnCli(dir, { env, args: args('b') })]);
+}
+
+/** Requests whose first user message starts with `prefix` (a tool loop's later turns included). */
+const calls = (prefix: string) =>
+  openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
+
 /** The run as `runs show --json` reads it from the database, in a process of its own. */
 interface ShownRun {
   status: string;
@@ -93,9 +102,7 @@ describe('a replica killed mid-run', () => {
     // The first call of node 3 waits: the replica is killed meanwhile.
     const reply = holdingStep('3');
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
-    const timeout = ['--heartbeat-timeout', '2'];
-    const a = await spawnCli(dir, { env, args: ['--replica-id', 'replica-a', ...timeout] });
-    const b = await spawnCli(dir, { env, args: ['--replica-id', 'replica-b', ...timeout] });
+    const [a, b] = await twoReplicas(dir, 'replica');
     try {
       const id = await startRun(a, 'chain5');
       await waitFor(() => callsFor('3') === 1, 15_000, 'the model call of node 3');
@@ -162,9 +169,7 @@ describe('a replica killed mid-run', () => {
     // Two `run` commands poll DBOS's queues beside the server: without care, they would get the run
     // two times out of three, and could only leave it interrupted.
     const commands = [1, 2].map((n) => startCli(['run', slow, '--input', `cli ${n}`], { env }));
-    const timeout = ['--heartbeat-timeout', '2'];
-    const a = await spawnCli(dir, { env, args: ['--replica-id', 'taken-a', ...timeout] });
-    const b = await spawnCli(dir, { env, args: ['--replica-id', 'taken-b', ...timeout] });
+    const [a, b] = await twoReplicas(dir, 'taken');
     try {
       await waitFor(
         () => openai.requests.filter((r) => lastUserText(r.body.messages).startsWith('slow')).length === 2,
@@ -219,11 +224,7 @@ describe('a replica killed mid-run', () => {
       return { text: 'done last' };
     };
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
-    const timeout = ['--heartbeat-timeout', '2'];
-    const a = await spawnCli(dir, { env, args: ['--replica-id', 'fan-a', ...timeout] });
-    const b = await spawnCli(dir, { env, args: ['--replica-id', 'fan-b', ...timeout] });
-    const calls = (prefix: string) =>
-      openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
+    const [a, b] = await twoReplicas(dir, 'fan');
     try {
       const id = await startRun(a, 'fan');
       await waitFor(() => calls('last') === 1, 15_000, 'the model call of node Last');
@@ -270,11 +271,7 @@ describe('a replica killed mid-run', () => {
       return { text: `done ${text.slice(0, 9)}` };
     };
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
-    const timeout = ['--heartbeat-timeout', '2'];
-    const a = await spawnCli(dir, { env, args: ['--replica-id', 'cut-a', ...timeout] });
-    const b = await spawnCli(dir, { env, args: ['--replica-id', 'cut-b', ...timeout] });
-    const calls = (prefix: string) =>
-      openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
+    const [a, b] = await twoReplicas(dir, 'cut');
     try {
       const id = await startRun(a, 'cut');
       await waitFor(() => calls('branch 1b') === 1, 15_000, "the model call of branch 1's second node");
@@ -293,23 +290,21 @@ describe('a replica killed mid-run', () => {
       // The journal tells each node and each call once: the replayed ones are not told again.
       expect(run.steps).toBe(5);
       expect(run.nodes.map((n) => n.node).sort()).toEqual(['B1', 'B1b', 'B2', 'Fan', 'Last']);
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      const text = (await c.query('SELECT text FROM hatchery.chunks WHERE run_id = $1', [id])).rows
-        .map((r) => String(r.text))
-        .join('');
+      const chunks = await queryRows(url, 'SELECT text FROM hatchery.chunks WHERE run_id = $1', [id]);
+      const text = chunks.map((r) => String(r.text)).join('');
       // What was kept goes with the run's end.
-      const kept = await c.query('SELECT count(*)::int AS n FROM hatchery.step_memos WHERE run_id = $1', [
-        id,
-      ]);
-      await c.end();
+      const kept = await queryRows(
+        url,
+        'SELECT count(*)::int AS n FROM hatchery.step_memos WHERE run_id = $1',
+        [id],
+      );
       const types = text
         .split('\n')
         .filter(Boolean)
         .map((l) => (JSON.parse(l) as { type: string }).type);
       expect(types.filter((t) => t === 'model_call')).toHaveLength(5);
       expect(types.filter((t) => t === 'tool_call')).toHaveLength(1);
-      expect(kept.rows).toEqual([{ n: 0 }]);
+      expect(kept).toEqual([{ n: 0 }]);
     } finally {
       await a.close().catch(() => {});
       await b.close();
@@ -342,11 +337,7 @@ describe('a replica killed mid-run', () => {
       return { text: text.startsWith('tools') ? 'tools read' : 'done last' };
     };
     for (let i = 0; i < 50; i++) openai.enqueue(reply);
-    const timeout = ['--heartbeat-timeout', '2'];
-    const a = await spawnCli(dir, { env, args: ['--replica-id', 'capped-a', ...timeout] });
-    const b = await spawnCli(dir, { env, args: ['--replica-id', 'capped-b', ...timeout] });
-    const calls = (prefix: string) =>
-      openai.requests.filter((r) => firstUserText(r.body).startsWith(prefix)).length;
+    const [a, b] = await twoReplicas(dir, 'capped');
     try {
       const id = await startRun(a, 'capped');
       await waitFor(() => calls('tools') === 2, 15_000, "the tool loop's second turn");
@@ -388,6 +379,49 @@ describe('a replica killed mid-run', () => {
       await again.close();
     }
   }, 60_000);
+
+  // Its heartbeat old (2 s): the cancel ends the run at once. Still fresh (600 s): the cancel is a flag
+  // for an owner that will never see it, until the same id starts again and takes the run back.
+  it.each([
+    ['2', 'ended by the cancel'],
+    ['600', 'flagged'],
+  ])(
+    'stays cancelled when cancelled while its replica was dead (heartbeat timeout %s s: %s), and its restart ends the workflow quietly',
+    async (timeout) => {
+      const dir = hatcheryDir();
+      writeHatchery(dir, 'chain5.json', chain);
+      openai.reset();
+      const reply = holdingStep('2');
+      for (let i = 0; i < 50; i++) openai.enqueue(reply);
+      const args = ['--replica-id', `cancelled-dead-${timeout}`, '--heartbeat-timeout', timeout];
+      const first = await spawnCli(dir, { env, args });
+      const id = await startRun(first, 'chain5');
+      await waitFor(() => callsFor('2') === 1, 15_000, 'the model call of node 2');
+      await killed(first);
+      await first.close().catch(() => {});
+      if (timeout === '2') await new Promise((r) => setTimeout(r, 2_500));
+      const cancel = await runCli(['runs', 'cancel', id], { env: { HATCHERY_STORE: url } });
+      expect(cancel.code, cancel.stderr).toBe(0);
+      const again = await spawnCli(dir, { env, args });
+      const workflow = () =>
+        queryRows<{ status: string }>(
+          url,
+          'SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1',
+          [id],
+        );
+      try {
+        await again.client.callTool({ name: 'hatchery_list', arguments: {} });
+        // DBOS gives the restarted replica its pending workflow, which ends without running the run.
+        await waitFor(async () => (await workflow())[0]?.status === 'SUCCESS', 15_000, 'the workflow to end');
+        expect((await shown(id)).status).toBe('cancelled');
+        expect(callsFor('2') + callsFor('3')).toBe(1);
+        expect(again.stderr()).not.toContain('could not be run again');
+      } finally {
+        await again.close();
+      }
+    },
+    60_000,
+  );
 
   it("is left interrupted by a replica that does not serve the run's file", async () => {
     const dir = hatcheryDir();

@@ -18,3 +18,18 @@ export async function testDatabase(prefix = 'test'): Promise<string> {
   }
   return `${server}/${name}`;
 }
+
+/** The rows of one statement run on the database at `url`, on a connection of its own. */
+export async function queryRows<R extends Record<string, unknown>>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}

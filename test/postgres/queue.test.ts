@@ -4,13 +4,12 @@
  * counted where it costs: at the model. A slot of a call cancelled while it waits, and one whose
  * replica died, are freed.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { lastUserText, type WireBody } from '../fakes/http.js';
 import { runCli } from '../helpers.js';
 import { droneDef, fakeEnv, hatcheryDir, spawnCli, waitFor, writeHatchery } from '../mcp/helpers.js';
-import { testDatabase } from './database.js';
+import { queryRows, testDatabase } from './database.js';
 import { killed } from './processes.js';
 
 const openai = new FakeOpenAI();
@@ -81,16 +80,9 @@ async function ended(ids: readonly string[], ms = 40_000): Promise<string[]> {
   return status();
 }
 
-/** Runs one statement on the test's database; its rows. */
-async function sql<T extends pg.QueryResultRow>(text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
+/** The rows of `text` run on the test's database. */
+const sql = <T extends Record<string, unknown>>(text: string, params: unknown[] = []) =>
+  queryRows<T>(url, text, params);
 
 /** Slot workflows DBOS still counts (waiting or granted): none once every run ended. */
 async function slotsHeld(): Promise<number> {
@@ -241,6 +233,12 @@ describe('run slots shared by replicas', () => {
       expect(cancel.code, cancel.stderr).toBe(0);
       expect(await ended([stuck, next], 30_000)).toEqual(['cancelled', 'succeeded']);
       await waitFor(async () => (await slotsHeld()) === 0, 10_000, 'no slot held');
+      // Its workflow is cancelled too, not left pending for DBOS to run again.
+      const workflow = await sql<{ status: string }>(
+        'SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1',
+        [stuck],
+      );
+      expect(workflow).toEqual([{ status: 'CANCELLED' }]);
     } finally {
       await a.close().catch(() => {});
       await b.close();

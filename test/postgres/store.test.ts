@@ -13,7 +13,7 @@ import { ScriptedProvider } from '../../src/providers/scripted.js';
 import type { ChatRequest } from '../../src/providers/types.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { echo, hatch, load, tempDir } from '../helpers.js';
-import { testDatabase } from './database.js';
+import { queryRows, testDatabase } from './database.js';
 
 const KEY = 'sk-postgres-key-0123456789abcdef';
 let url: string;
@@ -75,14 +75,11 @@ describe('the Postgres run store', () => {
         PostgresRunStore.open(fresh, { env: {}, replicaId: `fresh-${r}`, warn: () => {} }),
       ),
     );
-    const c = new pg.Client({ connectionString: fresh });
-    await c.connect();
-    const v = await c.query('SELECT version FROM hatchery.version');
-    const replicas = await c.query('SELECT id FROM hatchery.replicas ORDER BY id');
-    await c.end();
+    const v = await queryRows(fresh, 'SELECT version FROM hatchery.version');
+    const replicas = await queryRows(fresh, 'SELECT id FROM hatchery.replicas ORDER BY id');
     for (const s of stores) await s.close();
-    expect(v.rows).toEqual([{ version: SCHEMA_VERSION }]);
-    expect(replicas.rows.map((r) => r.id)).toEqual(['fresh-a', 'fresh-b', 'fresh-c']);
+    expect(v).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(replicas.map((r) => r.id)).toEqual(['fresh-a', 'fresh-b', 'fresh-c']);
   });
 
   it('brings a database of an earlier version up to date at start-up, keeping its runs', async () => {
@@ -90,11 +87,8 @@ describe('the Postgres run store', () => {
     const first = await PostgresRunStore.open(older, { env: {}, replicaId: 'older', warn: () => {} });
     await first.close();
     // The database as version 1 left it: no step_memos table; and a run in it.
-    const c = new pg.Client({ connectionString: older });
-    await c.connect();
-    await c.query('DROP TABLE hatchery.step_memos');
-    await c.query('UPDATE hatchery.version SET version = 1');
-    await c.end();
+    await queryRows(older, 'DROP TABLE hatchery.step_memos');
+    await queryRows(older, 'UPDATE hatchery.version SET version = 1');
     const id = await orphan(older, 'older-gone', 0);
     const stores = await Promise.all(
       ['a', 'b'].map((r) =>
@@ -102,14 +96,11 @@ describe('the Postgres run store', () => {
       ),
     );
     const listed = await stores[0]!.list();
-    const c2 = new pg.Client({ connectionString: older });
-    await c2.connect();
-    const v = await c2.query('SELECT version FROM hatchery.version');
-    const memos = await c2.query('SELECT count(*)::int AS n FROM hatchery.step_memos');
-    await c2.end();
+    const v = await queryRows(older, 'SELECT version FROM hatchery.version');
+    const memos = await queryRows(older, 'SELECT count(*)::int AS n FROM hatchery.step_memos');
     for (const s of stores) await s.close();
-    expect(v.rows).toEqual([{ version: SCHEMA_VERSION }]);
-    expect(memos.rows).toEqual([{ n: 0 }]);
+    expect(v).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(memos).toEqual([{ n: 0 }]);
     expect(listed.map((r) => r.id)).toContain(id);
   });
 

@@ -198,6 +198,11 @@ export class PostgresRunStore implements RunStore {
           { run: id },
         );
       }
+      if (stored !== undefined && (await cancelAsked(client, id))) {
+        // Asked while nobody ran it (its process died before it saw the flag): it ends so, not again.
+        await appendLocked(client, id, stored, CANCELLED);
+        return { cancelled: true as const };
+      }
       await client.query(
         `UPDATE ${SCHEMA}.runs SET status = 'running', owner = $2, ended_at = NULL, cancel_requested = false WHERE id = $1`,
         [id, this.replicaId],
@@ -209,6 +214,11 @@ export class PostgresRunStore implements RunStore {
       return { text, seq: next.rows[0]!.n };
     });
     if (!taken) throw runNotFound(id, this.location);
+    if ('cancelled' in taken) {
+      throw new HatcheryError('RESUME_REFUSED', `run ${id} was cancelled while no process ran it`, {
+        run: id,
+      });
+    }
     const j = new LineJournal(this.sink(id, undefined, taken.seq), id, {
       secrets: this.secrets,
       onEnd: this.journals.onEnd,
@@ -300,7 +310,8 @@ export class PostgresRunStore implements RunStore {
 
   /**
    * Claims the running runs of other replicas that died (see claimInterrupted) for the engine to run
-   * again; the runs of this replica's own earlier process are the engine's own recovery's.
+   * again; the runs of this replica's own earlier process are the engine's own recovery's. The runs
+   * the claim ended because a cancel was asked of them come too, `cancelled`.
    */
   claimOthers(): Promise<RunSummary[]> {
     return this.claim(true);
@@ -328,13 +339,9 @@ export class PostgresRunStore implements RunStore {
         }
         if (only && !only(run.meta)) return undefined;
         // A cancel asked of its owner, which died before it saw it, ends the run now.
-        const asked = await client.query<{ c: boolean }>(
-          `SELECT cancel_requested AS c FROM ${SCHEMA}.runs WHERE id = $1`,
-          [id],
-        );
-        if (asked.rows[0]?.c) {
-          await appendLocked(client, id, run, CANCELLED);
-          return undefined;
+        if (await cancelAsked(client, id)) {
+          const ended = await appendLocked(client, id, run, CANCELLED);
+          return othersOnly ? ended : undefined;
         }
         return appendLocked(client, id, run, {
           type: 'interrupted',
@@ -351,23 +358,22 @@ export class PostgresRunStore implements RunStore {
     const run = await this.read(id);
     if (!run) return undefined;
     const s = run.summary;
-    if (s.status === 'running') {
-      if (this.live.has(id)) {
-        this.cancels.fire(id);
-        return s;
-      }
-      // Its owner sees the flag within its poll interval and stops the run.
-      await this.pool.query(`UPDATE ${SCHEMA}.runs SET cancel_requested = true WHERE id = $1`, [id]);
+    if (s.status === 'running' && this.live.has(id)) {
+      this.cancels.fire(id);
       return s;
     }
-    if (s.status !== 'interrupted' && s.status !== 'input_required') return s;
-    // Nobody runs it: it ends as cancelled now.
+    if (s.status !== 'running' && s.status !== 'interrupted' && s.status !== 'input_required') return s;
     const ended = await this.locked(id, async (client, text, alive) => {
       const now = storedRun(text);
       if (!now) return undefined;
       const st = now.summary.status;
-      if (st === 'running' && alive) return now.summary;
+      if (st === 'running' && alive) {
+        // Its owner sees the flag within its poll interval and stops the run.
+        await client.query(`UPDATE ${SCHEMA}.runs SET cancel_requested = true WHERE id = $1`, [id]);
+        return now.summary;
+      }
       if (st !== 'running' && st !== 'interrupted' && st !== 'input_required') return now.summary;
+      // Nobody runs it (its owner died, or it stopped): it ends as cancelled now.
       return appendLocked(client, id, now, CANCELLED);
     });
     return ended ?? (await this.read(id))?.summary;
@@ -433,4 +439,13 @@ export class PostgresRunStore implements RunStore {
   private asker(): Asker {
     return { replicaId: this.replicaId, timeoutMs: this.heartbeat.timeoutMs, ownIds: [...this.live.keys()] };
   }
+}
+
+/** Whether a cancel was asked of run `id` that its owner has not seen (under the run's row lock). */
+async function cancelAsked(client: pg.PoolClient, id: string): Promise<boolean> {
+  const res = await client.query<{ c: boolean }>(
+    `SELECT cancel_requested AS c FROM ${SCHEMA}.runs WHERE id = $1`,
+    [id],
+  );
+  return res.rows[0]?.c === true;
 }

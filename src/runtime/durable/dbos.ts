@@ -256,6 +256,9 @@ export class DbosEngine implements DurableEngine {
       return 'succeeded';
     } catch (err) {
       if (isShutdown(err) || this.closed) await new Promise(() => {});
+      // Cancelled since its process died (the store ended it so): the workflow ends, nothing to say.
+      const now = await this.store.read(runId).catch(() => undefined);
+      if (now?.summary.status === 'cancelled') return 'cancelled';
       // The run's journal says how it ended (a refusal to resume says why).
       this.warn(`run ${id} could not be run again after its process died: ${(err as Error).message}`);
       return 'failed';
@@ -284,7 +287,10 @@ export class DbosEngine implements DurableEngine {
       try {
         for (const run of await this.store.claimOthers()) {
           if (this.closed) return;
-          await this.dbos.resumeWorkflow(workflowOf(run.id, run.attempts), { queueName: RECOVERED_QUEUE });
+          const workflowID = workflowOf(run.id, run.attempts);
+          // A run the claim found cancelled (its owner died before it saw the cancel): so is its workflow.
+          if (run.status === 'cancelled') await this.dbos.cancelWorkflow(workflowID);
+          else await this.dbos.resumeWorkflow(workflowID, { queueName: RECOVERED_QUEUE });
         }
         await this.slots.sweep();
       } catch (err) {
