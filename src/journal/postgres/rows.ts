@@ -74,3 +74,12 @@ export async function appendLocked(
   );
   return summary;
 }
+
+/** Whether a cancel was asked of run `id` that its owner has not seen (under the run's row lock). */
+export async function cancelAsked(client: pg.PoolClient, id: string): Promise<boolean> {
+  const res = await client.query<{ c: boolean }>(
+    `SELECT cancel_requested AS c FROM ${SCHEMA}.runs WHERE id = $1`,
+    [id],
+  );
+  return res.rows[0]?.c === true;
+}

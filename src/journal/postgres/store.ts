@@ -25,7 +25,7 @@ import type {
 } from '../store.js';
 import { CancelPoll } from './cancels.js';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, defaultReplicaId, Heartbeat } from './replicas.js';
-import { type Asker, appendLocked, askerParams, lockedRun, ownerAliveSql } from './rows.js';
+import { type Asker, appendLocked, askerParams, cancelAsked, lockedRun, ownerAliveSql } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { ChunkSink } from './sink.js';
 
@@ -439,13 +439,4 @@ export class PostgresRunStore implements RunStore {
   private asker(): Asker {
     return { replicaId: this.replicaId, timeoutMs: this.heartbeat.timeoutMs, ownIds: [...this.live.keys()] };
   }
-}
-
-/** Whether a cancel was asked of run `id` that its owner has not seen (under the run's row lock). */
-async function cancelAsked(client: pg.PoolClient, id: string): Promise<boolean> {
-  const res = await client.query<{ c: boolean }>(
-    `SELECT cancel_requested AS c FROM ${SCHEMA}.runs WHERE id = $1`,
-    [id],
-  );
-  return res.rows[0]?.c === true;
 }
