@@ -13,6 +13,7 @@ import { isRunId, readRunFile, runIds, runNotFound, withLock } from './run-files
 import { endedByLastLine } from './run-tail.js';
 import { runsCommandLine } from './state-dir.js';
 import {
+  cancellable,
   JOURNAL_VERSION,
   type RunFilter,
   type RunJournal,
@@ -304,15 +305,14 @@ export class FileRunStore implements RunStore {
         await writeFile(this.watch.markerOf(id), `${JSON.stringify(processOwner)}\n`);
         return s;
       }
-    } else if (s.status !== 'interrupted' && s.status !== 'input_required') {
+    } else if (!cancellable(s.status)) {
       return s;
     }
     // Nobody runs it: it ends as cancelled now.
     const ended = await this.locked(id, async (text) => {
       const now = storedRun(text);
       if (!now) return undefined;
-      const st = now.summary.status;
-      if (st !== 'running' && st !== 'interrupted' && st !== 'input_required') return now.summary;
+      if (!cancellable(now.summary.status)) return now.summary;
       return this.appendRecord(id, text, now, {
         type: 'run_end',
         status: 'cancelled',

@@ -23,6 +23,11 @@ export const RUN_STATUSES = [
 /** Where a run stands, as its journal says. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/** Whether a cancel still changes a run in `status`: one running, interrupted or waiting for an answer. */
+export function cancellable(status: RunStatus): boolean {
+  return status === 'running' || status === 'interrupted' || status === 'input_required';
+}
+
 /** The process that owns a running run (a run whose owner is gone was interrupted). */
 export interface RunOwner {
   pid: number;

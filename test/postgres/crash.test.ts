@@ -112,9 +112,7 @@ describe('a replica killed mid-run', () => {
       expect(run.status, b.stderr()).toBe('succeeded');
       expect(run.output).toBe('done 5');
       // Nodes 1 and 2 finished before the kill: asked once. Node 3 was in flight: asked again.
-      expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
-        1, 1, 2, 1, 1,
-      ]);
+      expect(STEPS.map(callsFor)).toEqual([1, 1, 2, 1, 1]);
       // The journal shows each node once: the replayed ones are not reported again.
       expect(run.nodes.map((n) => n.node)).toEqual(['N1', 'N2', 'N3', 'N4', 'N5']);
     } finally {
@@ -140,9 +138,7 @@ describe('a replica killed mid-run', () => {
       const run = await finished(id, 20_000);
       expect(run.status, b.stderr()).toBe('succeeded');
       // Node 3's call, cancelled by the stop, was not checkpointed as failed: b asked again.
-      expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
-        1, 1, 2, 1, 1,
-      ]);
+      expect(STEPS.map(callsFor)).toEqual([1, 1, 2, 1, 1]);
       expect(run.nodes.map((n) => n.node)).toEqual(['N1', 'N2', 'N3', 'N4', 'N5']);
     } finally {
       await a.close().catch(() => {});
@@ -181,9 +177,7 @@ describe('a replica killed mid-run', () => {
       await killed(a);
       const run = await finished(id);
       expect(run.status, b.stderr() + commands.map((c) => c.err()).join('')).toBe('succeeded');
-      expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
-        1, 1, 2, 1, 1,
-      ]);
+      expect(STEPS.map(callsFor)).toEqual([1, 1, 2, 1, 1]);
       for (const c of commands) expect(c.err()).not.toContain(id);
     } finally {
       for (const c of commands) c.child.kill('SIGKILL');
@@ -372,9 +366,7 @@ describe('a replica killed mid-run', () => {
       await again.client.callTool({ name: 'hatchery_list', arguments: {} });
       const { status } = await finished(id, 20_000);
       expect(status, again.stderr()).toBe('succeeded');
-      expect([callsFor('1'), callsFor('2'), callsFor('3'), callsFor('4'), callsFor('5')]).toEqual([
-        1, 2, 1, 1, 1,
-      ]);
+      expect(STEPS.map(callsFor)).toEqual([1, 2, 1, 1, 1]);
     } finally {
       await again.close();
     }

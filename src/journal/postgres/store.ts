@@ -13,15 +13,16 @@ import { OpenJournals } from '../open-journals.js';
 import { processOwner } from '../owner.js';
 import { isRunId, runNotFound } from '../run-files.js';
 import { runsCommandLine } from '../state-dir.js';
-import type {
-  RunFilter,
-  RunJournal,
-  RunMeta,
-  RunStatus,
-  RunStore,
-  RunStoreOptions,
-  RunSummary,
-  StoredRun,
+import {
+  cancellable,
+  type RunFilter,
+  type RunJournal,
+  type RunMeta,
+  type RunStatus,
+  type RunStore,
+  type RunStoreOptions,
+  type RunSummary,
+  type StoredRun,
 } from '../store.js';
 import { CancelPoll } from './cancels.js';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, defaultReplicaId, Heartbeat } from './replicas.js';
@@ -362,7 +363,7 @@ export class PostgresRunStore implements RunStore {
       this.cancels.fire(id);
       return s;
     }
-    if (s.status !== 'running' && s.status !== 'interrupted' && s.status !== 'input_required') return s;
+    if (!cancellable(s.status)) return s;
     const ended = await this.locked(id, async (client, text, alive) => {
       const now = storedRun(text);
       if (!now) return undefined;
@@ -372,7 +373,7 @@ export class PostgresRunStore implements RunStore {
         await client.query(`UPDATE ${SCHEMA}.runs SET cancel_requested = true WHERE id = $1`, [id]);
         return now.summary;
       }
-      if (st !== 'running' && st !== 'interrupted' && st !== 'input_required') return now.summary;
+      if (!cancellable(st)) return now.summary;
       // Nobody runs it (its owner died, or it stopped): it ends as cancelled now.
       return appendLocked(client, id, now, CANCELLED);
     });
