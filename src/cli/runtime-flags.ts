@@ -33,10 +33,12 @@ export const RUNTIME_HELP = `  --allow-root DIR    let files, fread and file too
                       folder unless DIR is that folder or inside it (risk: a model could
                       plant a tool); hatchery files are never written
   --allow-shell       enable the shell_exec tool
-  --allow-host HOST   let http_request reach HOST (name, name:port or *.domain) although it
-                      is on this machine or a private network (repeatable)
+  --allow-host HOST   let http_request and a2a: agents reach HOST (name, name:port or
+                      *.domain) although it is on this machine or a private network
+                      (repeatable)
   --allow-private-network
-                      let http_request reach every address, local and private ones included
+                      let http_request and a2a: agents reach every address, local and
+                      private ones included
   --mcp-config FILE   MCP servers ({"mcpServers": {...}}) for mcp: tools
   --max-steps N       maximum node executions per run (overrides the file's max_steps;
                       default 100)

@@ -22,9 +22,13 @@ Options:
                         {"file","path","line","column","severity","message","fix"} per problem,
                         {"file","ok":true,"name","nodes","inputRequired"} per valid file
   --strict            warnings fail the check too (exit 3)
-  --connect           start the MCP servers and import the js: modules the files name (this
-                      runs their code), and check those tools: names, and baneling tool_args
-                      against each tool's input schema
+  --connect           start the MCP servers, fetch the A2A agents' cards and import the js:
+                      modules the files name (this runs their code), and check those tools:
+                      names, skills, and baneling tool_args against each tool's input schema
+  --allow-host HOST   with --connect: an A2A agent on this machine or a private network that
+                      may be reached (as for run and serve; repeatable)
+  --allow-private-network
+                      with --connect: every address may be reached
   --allow-root DIR    a folder runs may read besides the file's own and the current one
                       (as for run and serve; constant files/hatch: paths are checked against them)
   --allow-write DIR   a folder runs may write (constant write_output paths are checked)
@@ -53,6 +57,8 @@ export async function validateCommand(argv: string[]): Promise<number> {
     'allow-root': { type: 'string', multiple: true },
     'allow-write': { type: 'string', multiple: true },
     'mcp-config': { type: 'string' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-private-network': { type: 'boolean' },
   });
   if (!args) return EXIT.OK;
   const { values, positionals } = args;
@@ -81,6 +87,11 @@ export async function validateCommand(argv: string[]): Promise<number> {
       }
   }
   const format = values.json ? jsonReport : textReport;
+  const hosts = values['allow-host'];
+  const network = {
+    allowHosts: hosts && (await import('../tools/builtin/net-guard.js')).checkAllowHosts(hosts),
+    allowPrivateNetwork: values['allow-private-network'] === true,
+  };
   // The roots `run` would confine these files to, so constant paths are judged as a run would.
   const options: LoadOptions = {
     mcpServers,
@@ -96,7 +107,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
       const { connectCheck } = await import('../tools/connect-check.js');
       const { jsCheck } = await import('../tools/js-check.js');
       const found = [
-        ...(await connectCheck(report.hatchery, { mcpServers })),
+        ...(await connectCheck(report.hatchery, { mcpServers, network })),
         ...(await jsCheck(report.hatchery, options.roots!)),
       ];
       // A server that does not answer or a tool it lacks fails the file, like a load error.

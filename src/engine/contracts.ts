@@ -92,6 +92,7 @@ export type ToolRef =
   | { kind: 'hatch'; ref: string; path: string }
   | { kind: 'node'; ref: string; node: string }
   | { kind: 'mcp'; ref: string; server: string; tool?: string }
+  | { kind: 'a2a'; ref: string; agent: string; skill?: string }
   | { kind: 'js'; ref: string; module: string; export: string };
 
 /** What a tool call may use: the calling run's context, the call's own cancellation, the calling node. */
@@ -126,6 +127,8 @@ export interface Tool {
   readonly ref: string;
   /** Completes without I/O or waiting (echo): called without timeout and cancellation machinery. */
   readonly instant?: boolean;
+  /** The tool's own timeout (an A2A agent's `timeout_ms`): used when the node sets none. */
+  readonly timeoutMs?: number;
   call(args: Record<string, unknown>, tc: ToolContext): Promise<ToolResult>;
 }
 

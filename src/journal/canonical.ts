@@ -168,7 +168,7 @@ export function chatRequestShape(vendor: string, req: ChatRequest): Record<strin
 
 /** True for the tool references whose calls a cassette records and answers: the ones that reach other systems. */
 export function recordedToolRef(ref: string): boolean {
-  return ref.startsWith('mcp:') || ref === 'http_request';
+  return ref.startsWith('mcp:') || ref.startsWith('a2a:') || ref === 'http_request';
 }
 
 /** The fields of a tool call that make its cassette key: the tool's reference, its name and arguments. */

@@ -45,6 +45,33 @@ export const mcpServersSchema = z.record(
   mcpServerSchema,
 );
 
+/** One remote Agent2Agent agent: where its card is, and what every request to it carries. */
+const a2aAgentSchema = fileObject({
+  url: z
+    .url({ protocol: /^https?$/ })
+    .describe(
+      "The agent's base URL (its card is at <url>/.well-known/agent-card.json) or its card's own URL (ending in .json)",
+    ),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      `HTTP headers sent with every request to the agent's own host; "\${NAME}" in a value is this process's NAME (unset is an error), e.g. {"Authorization": "Bearer \${AGENT_TOKEN}"}`,
+    ),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Time one call may take, from the message sent to the task's end (default: the tool timeout)"),
+});
+
+/** Map of agent name to remote A2A agent. */
+export const a2aAgentsSchema = z.record(
+  z.string().regex(/^[A-Za-z0-9_.-]+$/, 'an agent name may contain only letters, digits, _, - and .'),
+  a2aAgentSchema,
+);
+
 const identifier = z.string().regex(IDENTIFIER, 'must be an identifier (letters, digits, _)');
 
 /**
@@ -131,6 +158,9 @@ export const hatcherySchema = fileObject(
     mcpServers: mcpServersSchema
       .optional()
       .describe('MCP servers whose tools drones may use as mcp:<server>[/<tool>]'),
+    a2aAgents: a2aAgentsSchema
+      .optional()
+      .describe('Remote Agent2Agent agents whose skills drones may use as a2a:<name>[#<skill>]'),
     output: z
       .string()
       .optional()
@@ -151,3 +181,5 @@ export const hatcheryTopSchema = hatcherySchema.extend({
 export type HatcheryDef = z.infer<typeof hatcherySchema>;
 /** One MCP server definition. */
 export type McpServerDef = z.infer<typeof mcpServerSchema>;
+/** One remote A2A agent definition. */
+export type A2aAgentDef = z.infer<typeof a2aAgentSchema>;

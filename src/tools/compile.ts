@@ -4,6 +4,7 @@ import { isInside, realish } from '../core/fs/safe-fs.js';
 import type { CompileContext, Hatchery, ToolRef } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { didYouMean } from '../schema/suggest.js';
+import { type A2aRefWithDef, isAgentUrl } from './a2a/agent-def.js';
 import { anchored, parseServerEntry } from './mcp-entry.js';
 import { parseToolRef } from './refs.js';
 
@@ -123,6 +124,20 @@ export function checkToolRef(ref: string, field: string, cc: CompileContext): To
         return undefined;
       }
       const withDef: McpRefWithDef = { ...parsed, def: anchored(def, cc.dir) };
+      return withDef;
+    }
+    case 'a2a': {
+      if (isAgentUrl(parsed.agent)) break;
+      const agents = cc.def.a2aAgents ?? {};
+      if (!Object.hasOwn(agents, parsed.agent)) {
+        const known = Object.keys(agents);
+        cc.problem(
+          field,
+          `"${ref}": no A2A agent named "${parsed.agent}"${didYouMean(parsed.agent, known)}; define it in "a2aAgents" of this file${known.length ? ` (defined: ${known.join(', ')})` : ''}, or write the agent's URL: a2a:https://...`,
+        );
+        return undefined;
+      }
+      const withDef: A2aRefWithDef = { ...parsed, def: agents[parsed.agent] };
       return withDef;
     }
   }

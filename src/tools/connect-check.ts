@@ -1,5 +1,5 @@
 import type { ValidationProblem } from '../core/errors.js';
-import type { Hatchery, Tool } from '../engine/contracts.js';
+import type { Hatchery, NetworkOptions, Tool } from '../engine/contracts.js';
 import type { McpServerDef } from '../schema/hatchery.js';
 import { didYouMean, listNames } from '../schema/suggest.js';
 import { type RefUse, refUses, useArgProblems } from './check-args.js';
@@ -16,6 +16,8 @@ export interface ConnectCheckOptions {
   timeoutMs?: number;
   /** Ends the whole check (every server is still closed). */
   signal?: AbortSignal;
+  /** What A2A agents' card fetches may reach (--allow-host, --allow-private-network), as in a run. */
+  network?: NetworkOptions;
 }
 
 /** One place a file uses an MCP server: an mcp: reference, or a drone's `mcp` entry (its text is the server). */
@@ -42,17 +44,36 @@ function usesOf(h: Hatchery, options: ConnectCheckOptions): Use[] {
 
 /**
  * `validate --connect`: starts every MCP server a loaded hatchery uses (through the same client pool
- * runs use), lists its tools, and reports servers that do not start, tool names the server lacks
- * (with "did you mean") and baneling tool_args that do not fit the tool's inputSchema. Every server
- * is closed before it returns, also on timeout or cancellation.
+ * runs use), lists its tools, fetches the card of every A2A agent it calls, and reports servers and
+ * agents that do not answer, tool and skill names they lack (with "did you mean") and baneling
+ * tool_args that do not fit the tool's inputSchema. Every server is closed before it returns, also
+ * on timeout or cancellation.
  */
 export async function connectCheck(
   hatchery: Hatchery,
   options: ConnectCheckOptions = {},
 ): Promise<ValidationProblem[]> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const signals = [AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])];
+  const [mcp, a2a] = await Promise.all([
+    mcpCheck(hatchery, options, timeoutMs),
+    refUses(hatchery, 'a2a').length === 0
+      ? []
+      : import('./a2a/check.js').then(({ a2aCheck }) =>
+          a2aCheck(hatchery, options.network ?? {}, AbortSignal.any(signals)),
+        ),
+  ]);
+  return [...mcp, ...a2a].sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
+}
+
+/** The MCP part of connectCheck: every server started, its tools listed and checked. */
+async function mcpCheck(
+  hatchery: Hatchery,
+  options: ConnectCheckOptions,
+  timeoutMs: number,
+): Promise<ValidationProblem[]> {
   const uses = usesOf(hatchery, options);
   if (uses.length === 0) return [];
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { McpPool } = await import('./mcp-client.js');
   const pool = new McpPool({ connectTimeoutMs: timeoutMs });
   const problems: ValidationProblem[] = [];
@@ -83,7 +104,7 @@ export async function connectCheck(
   } finally {
     await pool.close();
   }
-  return problems.sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
+  return problems;
 }
 
 /** The problems of one use against the tools its server listed. */

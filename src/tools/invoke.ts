@@ -18,7 +18,7 @@ function withText(res: ToolResult): ToolResult {
 
 /** The options of one tool call. */
 export interface CallOptions {
-  /** The call's timeout; default the runtime's (RunServices.toolTimeoutMs). */
+  /** The call's timeout; default the tool's own, else the runtime's (RunServices.toolTimeoutMs). */
   timeoutMs?: number;
   /** The model's id of this call (a drone's tool loop), for the tool_start event. */
   toolCallId?: string;
@@ -58,7 +58,7 @@ async function made(
   opts: CallOptions,
 ): Promise<ToolResult> {
   const shared = scope.shared;
-  const ms = opts.timeoutMs ?? shared.services.toolTimeoutMs;
+  const ms = opts.timeoutMs ?? tool.timeoutMs ?? shared.services.toolTimeoutMs;
   const emit = shared.emit;
   const t0 = emit ? performance.now() : 0;
   let isError = true;

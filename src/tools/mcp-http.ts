@@ -1,33 +1,13 @@
 import { SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { HatcheryError } from '../core/errors.js';
-import { envRefs, expandEnvValue } from '../core/process/child-env.js';
+import { envRefs } from '../core/process/child-env.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import { envHeaders } from './env-headers.js';
 
 // MCP servers reached by URL: the headers they are sent, and what to say when they refuse them.
 
 /** A server entry with a `url`. */
 type UrlServerDef = Extract<McpServerDef, { url: string }>;
-
-/**
- * The headers of a url server with `${NAME}` taken from this process's environment, as in a stdio
- * server's `env`, so that a token need not be written into the file. An unset NAME is an error naming
- * the variable: an empty credential would only come back as a 401 that no longer says what is missing.
- */
-function serverHeaders(server: string, headers: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [header, value] of Object.entries(headers)) {
-    const unset = envRefs(value).find((name) => process.env[name] === undefined);
-    if (unset !== undefined) {
-      throw new HatcheryError(
-        'TOOL',
-        `MCP server "${server}": its header "${header}" uses \${${unset}}, but the environment variable ${unset} is not set; set ${unset} where hatchery-mcp runs (for a desktop client, in the "env" of its hatchery-mcp entry), or fix the "headers" of the server entry`,
-        { server, header, variable: unset },
-      );
-    }
-    out[header] = expandEnvValue(value) ?? '';
-  }
-  return out;
-}
 
 /** The HTTP status of a refusal of the credentials (401, 403) somewhere in an error's causes. */
 function refusalStatus(err: unknown): number | undefined {
@@ -58,7 +38,13 @@ function credentialsHint(def: UrlServerDef): string {
 /** The Streamable HTTP transport to a url server, its headers taken from the environment. */
 export function httpTransport(server: string, def: UrlServerDef): Transport {
   return new StreamableHTTPClientTransport(new URL(def.url), {
-    requestInit: def.headers ? { headers: serverHeaders(server, def.headers) } : undefined,
+    requestInit: def.headers
+      ? {
+          headers: envHeaders(`MCP server "${server}"`, def.headers, 'the "headers" of the server entry', {
+            server,
+          }),
+        }
+      : undefined,
   });
 }
 

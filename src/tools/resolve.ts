@@ -2,7 +2,9 @@ import path from 'node:path';
 import { HatcheryError } from '../core/errors.js';
 import type { RealPathCheck } from '../core/fs/safe-fs.js';
 import type { Hatchery, NetworkOptions, RunContext, Tool, ToolRef } from '../engine/contracts.js';
-import type { McpServerDef } from '../schema/hatchery.js';
+import type { A2aAgentDef, McpServerDef } from '../schema/hatchery.js';
+import { type A2aRefWithDef, agentFor } from './a2a/agent-def.js';
+import type { A2aAgents } from './a2a/agents.js';
 import { BUILTIN_TOOLS, shellExecTool } from './builtin/index.js';
 import type { McpRefWithDef } from './compile.js';
 import { JsTools } from './js.js';
@@ -41,6 +43,8 @@ export class ToolResolver {
   readonly toolTimeoutMs: number;
   // Made on the first mcp: tool: runs without one never load the MCP client SDK.
   private mcp: Promise<McpPool> | undefined;
+  // Made on the first a2a: tool: runs without one never load the A2A SDK.
+  private a2a: Promise<A2aAgents> | undefined;
   /** Modules of js: tools. */
   readonly js = new JsTools();
 
@@ -87,7 +91,28 @@ export class ToolResolver {
       }
       case 'js':
         return [await this.js.resolve(ref, scope)];
+      case 'a2a': {
+        const { def, who } = this.agentDef(ref, scope);
+        return (await this.agents()).tools(ref, def, who);
+      }
     }
+  }
+
+  /** The definition of an A2A agent: attached at load time, the file's entry, or the URL itself. */
+  private agentDef(ref: A2aRefWithDef, scope: RunContext): { def: A2aAgentDef; who: string } {
+    const found = agentFor(ref, scope.hatchery.def.a2aAgents);
+    if (found) return found;
+    throw new HatcheryError(
+      'UNKNOWN_TOOL',
+      `no A2A agent named "${ref.agent}"; define it in "a2aAgents" of the hatchery file, or write its URL (a2a:https://...)`,
+      { tool: ref.ref },
+    );
+  }
+
+  /** The remote A2A agents, shared by all runs. */
+  private agents(): Promise<A2aAgents> {
+    this.a2a ??= import('./a2a/agents.js').then(({ A2aAgents }) => new A2aAgents(this.options));
+    return this.a2a;
   }
 
   /** The file of a hatch: reference, confined to the read roots like every other path. */

@@ -97,7 +97,7 @@ describe('tool_args of node: and hatch: tools', () => {
 describe('misspelled tool names', () => {
   it('suggests the nearest built-in for a baneling and a drone', () => {
     const known =
-      'use a built-in (read_file, write_file, echo, list_dir, http_request, shell_exec), hatch:<file>, node:<Name>, mcp:<server>[/<tool>] or js:<module>#<export>';
+      'use a built-in (read_file, write_file, echo, list_dir, http_request, shell_exec), hatch:<file>, node:<Name>, mcp:<server>[/<tool>], js:<module>#<export> or a2a:<agent>[#<skill>]';
     expect(problemsIn(tempDir(), tool('reed_file', {}))).toEqual([
       `nodes/0/tool_name: unknown tool "reed_file" (did you mean "read_file"?): ${known}`,
     ]);
@@ -133,7 +133,7 @@ describe('misspelled tool names', () => {
 
   it('suggests the nearest prefix', () => {
     expect(problemsIn(tempDir(), tool('hatc:x.json', {}))).toEqual([
-      'nodes/0/tool_name: unknown tool reference prefix "hatc:" in "hatc:x.json" (did you mean "hatch:"?): use hatch:, node:, mcp: or js:',
+      'nodes/0/tool_name: unknown tool reference prefix "hatc:" in "hatc:x.json" (did you mean "hatch:"?): use hatch:, node:, mcp:, js: or a2a:',
     ]);
   });
 });

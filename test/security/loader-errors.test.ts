@@ -107,7 +107,7 @@ describe('errors of huge broken files stay small', () => {
   it('keys with the old message separator ("; ") keep their own message', () => {
     const err = errorOf(JSON.stringify({ name: 'a', desc: 'd', 'x; y': 1, nodez: [], nodes: [{}] }));
     expect(err.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-      'x; y: unknown key "x; y"; valid keys here: name, desc, start, inputs, input_prompt, files, model, client_fallback, max_steps, max_depth, max_concurrent, budget, prices, cache, mcpServers, output, nodes',
+      'x; y: unknown key "x; y"; valid keys here: name, desc, start, inputs, input_prompt, files, model, client_fallback, max_steps, max_depth, max_concurrent, budget, prices, cache, mcpServers, a2aAgents, output, nodes',
       'nodez: unknown key "nodez" (did you mean "nodes"?)',
       'nodes/0/usr_prompt: missing required key "usr_prompt" (the user message, a Nunjucks template); add it (a string)',
     ]);

@@ -1,12 +1,10 @@
-import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import https from 'node:https';
-import type { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { HatcheryError, isAbortError } from '../../core/errors.js';
 import { defineBuiltin } from './define.js';
-import { checkLiteral, guardedLookup, type NetPolicy } from './net-guard.js';
+import { decoded, send } from './http-send.js';
+import { checkLiteral } from './net-guard.js';
 
 /** Largest response body http_request returns; the rest is cut with a note. */
 export const HTTP_LIMIT_BYTES = 200_000;
@@ -39,51 +37,6 @@ async function readCapped(body: Readable, limit: number): Promise<{ bytes: Buffe
     size += value.length;
   }
   return { bytes: Buffer.concat(chunks), cut: false };
-}
-
-/** Decompressors by content-encoding. */
-const DECODERS: Readonly<Record<string, () => Transform>> = {
-  gzip: createGunzip,
-  'x-gzip': createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-};
-
-/** The body as sent, decompressed when the server compressed it anyway (we ask for identity). */
-function decoded(res: IncomingMessage): Readable {
-  const enc = String(res.headers['content-encoding'] ?? '').toLowerCase();
-  const z = Object.hasOwn(DECODERS, enc) ? DECODERS[enc]!() : undefined;
-  if (!z) return res;
-  pipeline(res, z, () => {});
-  return z;
-}
-
-/**
- * One request, without following redirects. node:http rather than fetch: its `lookup` option lets the
- * socket connect only to the addresses the guard checked, which fetch offers no way to do.
- */
-function send(
-  url: URL,
-  method: string,
-  body: string | undefined,
-  headers: OutgoingHttpHeaders,
-  policy: NetPolicy,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const mod = url.protocol === 'https:' ? https : http;
-    // agent: false: a pooled socket could have been opened without the guard.
-    const req = mod.request(url, {
-      method,
-      headers,
-      agent: false,
-      lookup: guardedLookup(url, policy),
-      signal,
-    });
-    req.once('response', resolve);
-    req.once('error', reject);
-    req.end(body);
-  });
 }
 
 function fail(message: string, cause?: unknown): HatcheryError {

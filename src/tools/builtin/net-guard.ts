@@ -134,21 +134,21 @@ export function hostAllowed(url: URL, allowHosts: readonly string[] | undefined)
 }
 
 /** The error for a refused address: names the URL, the address, its range and the flags that open it. */
-function refusal(url: URL, address: string, range: string): HatcheryError {
+function refusal(url: URL, address: string, range: string, who: string): HatcheryError {
   const port = url.port ? `:${url.port}` : '';
   return new HatcheryError(
     'TOOL',
-    `http_request: refused ${url.href}: ${url.hostname} is ${address}, a ${range} address; requests to this machine and the local network are blocked. To allow it, start with --allow-host ${url.hostname}${port} (or --allow-private-network for every private address; tools.allowHosts / tools.allowPrivateNetwork of the Runtime)`,
-    { tool: 'http_request', url: url.href, address },
+    `${who}: refused ${url.href}: ${url.hostname} is ${address}, a ${range} address; requests to this machine and the local network are blocked. To allow it, start with --allow-host ${url.hostname}${port} (or --allow-private-network for every private address; tools.allowHosts / tools.allowPrivateNetwork of the Runtime)`,
+    { tool: who, url: url.href, address },
   );
 }
 
-/** Checks a URL whose host is an IP literal (no lookup will happen); throws the refusal. */
-export function checkLiteral(url: URL, policy: NetPolicy): void {
+/** Checks a URL whose host is an IP literal (no lookup will happen); throws the refusal, naming `who`. */
+export function checkLiteral(url: URL, policy: NetPolicy, who = 'http_request'): void {
   if (policy.allowPrivateNetwork || hostAllowed(url, policy.allowHosts)) return;
   if (isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0) return;
   const range = blockedRange(url.hostname);
-  if (range) throw refusal(url, url.hostname.replace(/^\[|\]$/g, ''), range);
+  if (range) throw refusal(url, url.hostname.replace(/^\[|\]$/g, ''), range, who);
 }
 
 type LookupCallback = (
@@ -161,7 +161,7 @@ type LookupCallback = (
  * A `lookup` for node:http(s) that resolves the name, refuses it when ANY address is blocked, and hands
  * the socket only the checked addresses: the connection goes where the check looked (no DNS rebinding).
  */
-export function guardedLookup(url: URL, policy: NetPolicy) {
+export function guardedLookup(url: URL, policy: NetPolicy, who = 'http_request') {
   const open = policy.allowPrivateNetwork === true || hostAllowed(url, policy.allowHosts);
   return (hostname: string, options: { family?: number | string; all?: boolean }, cb: LookupCallback) => {
     const family =
@@ -171,7 +171,7 @@ export function guardedLookup(url: URL, policy: NetPolicy) {
       if (!open) {
         for (const a of addresses) {
           const range = blockedRange(a.address);
-          if (range) return cb(refusal(url, a.address, range) as unknown as NodeJS.ErrnoException, []);
+          if (range) return cb(refusal(url, a.address, range, who) as unknown as NodeJS.ErrnoException, []);
         }
       }
       if (options.all) return cb(null, addresses);
