@@ -1,0 +1,150 @@
+/**
+ * Remote A2A agents from the shell: a drone offered an agent's skills calls one through the fake
+ * model, `validate --connect` checks the cards, Ctrl-C reaches the remote task, and runs that call
+ * no agent never load the A2A SDK.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeA2aAgent } from '../fakes/fake-a2a.js';
+import { FakeOpenAI } from '../fakes/fake-openai.js';
+import { REPO_ROOT, runCli, startCli, tempDir, writeHatchery } from '../helpers.js';
+import { fakeEnv, waitFor } from '../mcp/helpers.js';
+
+const openai = new FakeOpenAI();
+const agent = new FakeA2aAgent({
+  skills: [
+    { id: 'echo', name: 'Echo', description: 'Echoes the message back' },
+    { id: 'shout', name: 'Shout', description: 'Says the message louder' },
+  ],
+});
+let env: Record<string, string>;
+let host: string;
+
+beforeAll(async () => {
+  await Promise.all([openai.start(), agent.start()]);
+  env = fakeEnv(`${openai.url}/v1`, 'http://127.0.0.1:9/v1');
+  host = new URL(agent.url).host;
+});
+afterAll(async () => {
+  await Promise.all([openai.close(), agent.close()]);
+});
+
+const caller = (extra: Record<string, unknown> = {}) => ({
+  name: 'caller',
+  desc: 'asks a remote agent',
+  a2aAgents: { remote: { url: agent.url } },
+  nodes: [{ name: 'Ask', usr_prompt: '{{ ctx.input }}', tools: ['a2a:remote'] }],
+  ...extra,
+});
+
+describe('a drone with an A2A agent', () => {
+  it("is offered each skill as a tool and gets the agent's answer", async () => {
+    const file = writeHatchery(tempDir(), 'caller.json', caller());
+    let offered: { name: string; description: string; parameters: unknown }[] = [];
+    openai.enqueue(
+      (body) => {
+        offered = (body.tools ?? []).map(
+          (t: { function: { name: string; description: string; parameters: unknown } }) => t.function,
+        );
+        return { toolCalls: [{ name: 'shout', args: { message: 'hi there' } }] };
+      },
+      (body) => {
+        const tool = (body.messages as { role: string; content: string }[]).find((m) => m.role === 'tool');
+        return { text: `the agent said: ${tool?.content}` };
+      },
+    );
+    const r = await runCli(['run', file, '--input', 'greet them', '--allow-host', host], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('the agent said: echo: hi there');
+    expect(offered.map((t) => t.name)).toEqual(['echo', 'shout']);
+    expect(offered[1]!.description).toBe('Says the message louder (remote A2A agent "Fake agent")');
+    expect(offered[1]!.parameters).toMatchObject({ required: ['message'] });
+    expect(agent.received.at(-1)).toMatchObject({ text: 'hi there', metadata: { skill: 'shout' } });
+  });
+
+  it('cancels the remote task on Ctrl-C', async () => {
+    const file = writeHatchery(
+      tempDir(),
+      'slow.json',
+      caller({
+        nodes: [{ name: 'Call', type: 'tool', tool_name: 'a2a:remote#echo', tool_args: { message: 'slow' } }],
+      }),
+    );
+    const before = agent.started.length;
+    const cli = startCli(['run', file, '--input', 'go', '--allow-host', host], { env });
+    await waitFor(() => agent.started.length > before);
+    cli.child.kill('SIGINT');
+    expect(await cli.exit).not.toBe(0);
+    expect(agent.cancelled).toContain(agent.started.at(-1));
+  });
+});
+
+describe('validate --connect with A2A agents', () => {
+  it('fetches the cards and reports skills they lack and banelings that name none', async () => {
+    const file = writeHatchery(
+      tempDir(),
+      'check.json',
+      caller({
+        nodes: [
+          { name: 'A', type: 'tool', tool_name: 'a2a:remote#shuot', tool_args: { message: 'm' }, next: 'B' },
+          { name: 'B', type: 'tool', tool_name: 'a2a:remote', tool_args: { message: 'm' }, next: 'C' },
+          { name: 'C', type: 'tool', tool_name: 'a2a:remote#echo', tool_args: { text: 'm' } },
+        ],
+      }),
+    );
+    const r = await runCli(['validate', file, '--connect', '--allow-host', host], { env });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('nodes/0/tool_name');
+    expect(r.stdout).toContain(
+      'A2A agent "remote" has no skill "shuot" (did you mean "shout"?); its skills: echo, shout',
+    );
+    expect(r.stdout).toContain(
+      '"a2a:remote" stands for 2 skills; a baneling calls one: name it as a2a:remote#<skill>',
+    );
+    expect(r.stdout).toMatch(/nodes\/2\/tool_args.*message/);
+  });
+
+  it('passes a file whose skills exist, and names the flag when the agent is refused', async () => {
+    const file = writeHatchery(
+      tempDir(),
+      'good.json',
+      caller({ nodes: [{ type: 'tool', tool_name: 'a2a:remote#echo', tool_args: { message: 'm' } }] }),
+    );
+    const ok = await runCli(['validate', file, '--connect', '--allow-host', host], { env });
+    expect(ok.stdout + ok.stderr).toContain('1 valid, 0 invalid');
+    expect(ok.code).toBe(0);
+    const refused = await runCli(['validate', file, '--connect'], { env });
+    expect(refused.code).toBe(3);
+    expect(refused.stdout).toContain(`A2A agent "remote": refused ${agent.url}/.well-known/agent-card.json`);
+    expect(refused.stdout).toContain(`--allow-host ${host}`);
+  });
+});
+
+describe('loading the A2A SDK', () => {
+  const REGISTER = path.join(REPO_ROOT, 'test', 'fixtures', 'loads', 'register.mjs');
+
+  /** The A2A SDK modules `hatchery-mcp <args>` imported. */
+  async function sdkLoadedBy(args: string[]): Promise<string[]> {
+    const log = path.join(tempDir('hatchery-loads-'), 'loads.txt');
+    const r = await runCli(args, {
+      env: { ...env, HATCHERY_TEST_LOADS: log, NODE_OPTIONS: `--import ${REGISTER}` },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    return readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => /\/node_modules\/(@a2a-js|express)\//.test(l));
+  }
+
+  it('happens only for a run that calls an agent', async () => {
+    expect(await sdkLoadedBy(['run', 'hatchery/read-notes.json'])).toEqual([]);
+    const file = writeHatchery(
+      tempDir(),
+      'one.json',
+      caller({ nodes: [{ type: 'tool', tool_name: 'a2a:remote#echo', tool_args: { message: 'm' } }] }),
+    );
+    const loaded = await sdkLoadedBy(['run', file, '--allow-host', host]);
+    expect(loaded.some((l) => l.includes('/node_modules/@a2a-js/sdk/'))).toBe(true);
+    expect(loaded.some((l) => l.includes('/node_modules/express/'))).toBe(false);
+  });
+});
