@@ -3,13 +3,13 @@
  * model, `validate --connect` checks the cards, Ctrl-C reaches the remote task, and runs that call
  * no agent never load the A2A SDK.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeA2aAgent } from '../fakes/fake-a2a.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
 import { REPO_ROOT, runCli, startCli, tempDir, writeHatchery } from '../helpers.js';
-import { fakeEnv, waitFor } from '../mcp/helpers.js';
+import { fakeEnv, spawnCli, waitFor } from '../mcp/helpers.js';
 
 const openai = new FakeOpenAI();
 const agent = new FakeA2aAgent({
@@ -80,6 +80,34 @@ describe('a drone with an A2A agent', () => {
   });
 });
 
+describe('a hatchery with an A2A agent, served over MCP', () => {
+  it('cancels the remote task when the MCP client cancels the call', async () => {
+    const dir = tempDir();
+    writeHatchery(
+      dir,
+      'slow.json',
+      caller({
+        name: 'slow',
+        nodes: [{ name: 'Call', type: 'tool', tool_name: 'a2a:remote#echo', tool_args: { message: 'slow' } }],
+      }),
+    );
+    const server = await spawnCli(dir, { env, args: ['--allow-host', host] });
+    try {
+      const before = agent.started.length;
+      const ac = new AbortController();
+      const call = server.client.callTool({ name: 'slow', arguments: { input: 'go' } }, undefined, {
+        signal: ac.signal,
+      });
+      await waitFor(() => agent.started.length > before);
+      ac.abort();
+      await expect(call).rejects.toThrow();
+      await waitFor(() => agent.cancelled.includes(agent.started.at(-1)!), 10_000, 'the remote cancel');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('validate --connect with A2A agents', () => {
   it('fetches the cards and reports skills they lack and banelings that name none', async () => {
     const file = writeHatchery(
@@ -146,5 +174,35 @@ describe('loading the A2A SDK', () => {
     const loaded = await sdkLoadedBy(['run', file, '--allow-host', host]);
     expect(loaded.some((l) => l.includes('/node_modules/@a2a-js/sdk/'))).toBe(true);
     expect(loaded.some((l) => l.includes('/node_modules/express/'))).toBe(false);
+  });
+});
+
+describe('credentials of an agent', () => {
+  it('never reach the output or the journal, even when the agent sends them back', async () => {
+    const token = 'a2a-secret-token-0123456789';
+    const state = path.join(tempDir('hatchery-a2a-state-'), 'runs');
+    const file = writeHatchery(
+      tempDir(),
+      'leak.json',
+      caller({
+        a2aAgents: {
+          remote: { url: agent.url, headers: { Authorization: `Bearer \${REMOTE_AGENT_TOKEN}` } },
+        },
+        nodes: [{ type: 'tool', tool_name: 'a2a:remote#echo', tool_args: { message: 'headers' } }],
+      }),
+    );
+    const r = await runCli(['run', file, '--allow-host', host], {
+      env: { ...env, REMOTE_AGENT_TOKEN: token, HATCHERY_STATE: state },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('you sent Bearer');
+    expect(r.stdout + r.stderr).not.toContain(token);
+    const journal = readdirSync(state, { recursive: true })
+      .map((f) => path.join(state, String(f)))
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    expect(journal).toContain('you sent Bearer');
+    expect(journal).not.toContain(token);
   });
 });

@@ -161,6 +161,13 @@ describe('a2a: tools called by a baneling', () => {
     await expect.poll(() => streaming.cancelled).toContain(task);
   });
 
+  it('cancels the remote task when the run spends its budget', async () => {
+    const r = await call('a2a:polled', 'slow', { budget: { wall_ms: 300 } });
+    expect(r).toBeInstanceOf(HatcheryError);
+    expect((r as HatcheryError).code).toBe('BUDGET_EXHAUSTED');
+    await expect.poll(() => polled.cancelled).toContain(polled.started.at(-1)!);
+  });
+
   it('cancels the remote task of a polled agent when the run is cancelled', async () => {
     const h = loadIn(tempDir(), {
       name: 'caller',

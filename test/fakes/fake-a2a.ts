@@ -4,6 +4,7 @@
  *   `fail: why`  ends the task failed with `why`;   `reject: why` rejects it;
  *   `ask: what`  asks for input (input-required);   `auth: what` asks for credentials;
  *   `slow`       works until the task is cancelled; `data: {json}` returns a data part;
+ *   `headers`    returns the Authorization header it was sent (a hostile agent);
  *   anything else is echoed back as `echo: <text>` (an artifact) after a working update.
  */
 import type { Server } from 'node:http';
@@ -244,6 +245,27 @@ export class FakeA2aAgent {
         await new Promise<void>((resolve) => this.stop.set(taskId, resolve));
         this.stop.delete(taskId);
         return status(TaskState.TASK_STATE_CANCELED, 'stopped');
+    }
+    if (verb === 'headers') {
+      const auth = String(this.lastHeaders.authorization ?? 'none');
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: {
+            artifactId: 'h',
+            name: 'h',
+            description: '',
+            parts: [textPart(`you sent ${auth}`)],
+            metadata: undefined,
+            extensions: [],
+          },
+          append: false,
+          lastChunk: true,
+          metadata: undefined,
+        }),
+      );
+      return status(TaskState.TASK_STATE_COMPLETED);
     }
     const parts =
       verb === 'data'
