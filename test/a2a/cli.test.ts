@@ -206,3 +206,29 @@ describe('credentials of an agent', () => {
     expect(journal).not.toContain(token);
   });
 });
+
+describe('a cassette', () => {
+  it('records an A2A call and answers it on replay without messaging the agent', async () => {
+    const other = new FakeA2aAgent();
+    await other.start();
+    const dir = tempDir();
+    const file = writeHatchery(dir, 'rec.json', {
+      name: 'rec',
+      desc: 'one remote call',
+      a2aAgents: { far: { url: other.url } },
+      nodes: [{ type: 'tool', tool_name: 'a2a:far#echo', tool_args: { message: 'taped {{ ctx.input }}' } }],
+    });
+    const cas = path.join(dir, 'rec.cassette.json');
+    const flags = ['--input', 'x', '--allow-host', new URL(other.url).host];
+    const rec = await runCli(['run', file, ...flags, '--record', cas], { env });
+    expect(rec.code, rec.stderr).toBe(0);
+    expect(rec.stdout.trim()).toBe('echo: taped x');
+    // As an MCP server is started to list its tools, the card is fetched: its skills are the tools.
+    const rep = await runCli(['run', file, ...flags, '--replay', cas], { env });
+    await other.close();
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(rep.stdout.trim()).toBe('echo: taped x');
+    expect(other.received).toHaveLength(1);
+    expect(other.cardFetches).toBe(2);
+  });
+});
