@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ValidationError } from '../src/core/errors.js';
@@ -127,6 +127,26 @@ export async function runCli(
   p.child.stdin.end(opts.stdin ?? '');
   const code = await p.exit;
   return { code, stdout: p.out(), stderr: p.err() };
+}
+
+/**
+ * The modules `hatchery-mcp <args>` imported whose URL matches `pattern` (test/fixtures/loads logs
+ * them); the command must succeed. For the checks that a dependency loads only when it is used.
+ */
+export async function modulesLoadedBy(
+  args: string[],
+  pattern: RegExp,
+  env: Record<string, string> = {},
+): Promise<string[]> {
+  const log = path.join(tempDir('hatchery-loads-'), 'loads.txt');
+  const register = path.join(REPO_ROOT, 'test', 'fixtures', 'loads', 'register.mjs');
+  const r = await runCli(args, {
+    env: { ...env, HATCHERY_TEST_LOADS: log, NODE_OPTIONS: `--import ${register}` },
+  });
+  if (r.code !== 0) throw new Error(`hatchery-mcp ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => pattern.test(l));
 }
 
 /** What one CLI call of a {@link CliFolder} adds: stdin, and variables on top of the folder's environment. */

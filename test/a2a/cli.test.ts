@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeA2aAgent } from '../fakes/fake-a2a.js';
 import { FakeOpenAI } from '../fakes/fake-openai.js';
-import { REPO_ROOT, runCli, startCli, tempDir, writeHatchery } from '../helpers.js';
+import { modulesLoadedBy, runCli, startCli, tempDir, writeHatchery } from '../helpers.js';
 import { fakeEnv, spawnCli, waitFor } from '../mcp/helpers.js';
 
 const openai = new FakeOpenAI();
@@ -150,19 +150,8 @@ describe('validate --connect with A2A agents', () => {
 });
 
 describe('loading the A2A SDK', () => {
-  const REGISTER = path.join(REPO_ROOT, 'test', 'fixtures', 'loads', 'register.mjs');
-
-  /** The A2A SDK modules `hatchery-mcp <args>` imported. */
-  async function sdkLoadedBy(args: string[]): Promise<string[]> {
-    const log = path.join(tempDir('hatchery-loads-'), 'loads.txt');
-    const r = await runCli(args, {
-      env: { ...env, HATCHERY_TEST_LOADS: log, NODE_OPTIONS: `--import ${REGISTER}` },
-    });
-    expect(r.code, r.stderr).toBe(0);
-    return readFileSync(log, 'utf8')
-      .split('\n')
-      .filter((l) => /\/node_modules\/(@a2a-js|express)\//.test(l));
-  }
+  /** The A2A SDK and Express modules `hatchery-mcp <args>` imported. */
+  const sdkLoadedBy = (args: string[]) => modulesLoadedBy(args, /\/node_modules\/(@a2a-js|express)\//, env);
 
   it('happens only for a run that calls an agent', async () => {
     expect(await sdkLoadedBy(['run', 'hatchery/read-notes.json'])).toEqual([]);
