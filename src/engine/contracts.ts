@@ -114,6 +114,11 @@ export interface ToolResult {
   isError?: boolean;
   /** Structured content (MCP structuredContent, js: return values), kept beside the text. */
   structured?: unknown;
+  /**
+   * The call's idempotency key (an A2A message id), for a call that must not be made twice: the
+   * journal keeps it, and a resumed run answers a call of the same key from there (NodeMemo.call).
+   */
+  key?: string;
 }
 
 /** Anything a drone can call or a baneling can run: built-ins, hatcheries, nodes, MCP tools, functions. */
@@ -300,6 +305,12 @@ export interface NodeMemo {
    * to run it (not recorded, not finished, changed since, or at/after the resume point).
    */
   take(path: string, seq: number, node: CompiledNode): NodeResult | undefined;
+  /**
+   * The result of a keyed tool call (ToolResult.key) an earlier attempt made and the journal holds,
+   * or undefined to make it: a node cut short by a crash runs again, but its remote calls that
+   * finished are not made twice.
+   */
+  call(key: string): ToolResult | undefined;
 }
 
 /** A question a run puts to a person: an ask node's, or an approval before a side effect. */

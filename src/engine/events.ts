@@ -163,6 +163,8 @@ export type RunEvent =
       args?: Record<string, unknown>;
       /** The result text, or the error message when the call threw. */
       result?: string;
+      /** The call's idempotency key (ToolResult.key): a resumed run answers a call of this key from here. */
+      key?: string;
     } & RunEventBase)
   | ({
       type: 'run_end';

@@ -2,7 +2,7 @@
  * The memo of a resumed run: node executions that finished in earlier attempts, read back from the
  * run's journal, served to walk() instead of running those nodes again.
  */
-import type { CompiledNode, NodeMemo, NodeResult } from '../engine/contracts.js';
+import type { CompiledNode, NodeMemo, NodeResult, ToolResult } from '../engine/contracts.js';
 import type { Usage } from '../providers/types.js';
 import { kindSpec } from '../schema/nodes.js';
 import type { JournalRecord } from './store.js';
@@ -90,6 +90,18 @@ export function finishedExecutions(records: readonly JournalRecord[]): Map<strin
   return done;
 }
 
+/** The results of keyed tool calls that returned (a call that threw has no key), by key. */
+function keyedCalls(records: readonly JournalRecord[]): Map<string, ToolResult> {
+  const calls = new Map<string, ToolResult>();
+  for (const r of records) {
+    if (r.type !== 'tool_call' || typeof r.key !== 'string') continue;
+    const res: ToolResult = { text: typeof r.result === 'string' ? r.result : '', key: r.key };
+    if (r.isError === true) res.isError = true;
+    calls.set(r.key, res);
+  }
+  return calls;
+}
+
 /**
  * Builds the memo of a resumed run from its journal records. A node is served when the journal has a
  * finished execution of the same node (by name) at the same scope path and seq, its definition did
@@ -140,7 +152,10 @@ export function buildMemo(records: readonly JournalRecord[], options: MemoOption
     const own = stops.get(path);
     if (own === undefined || seq < own) stops.set(path, seq);
   };
+  // A cut runs nodes again on purpose (--from, a changed node): their remote calls are made again too.
+  const calls = cut === undefined ? keyedCalls(records) : new Map<string, ToolResult>();
   const memo: NodeMemo = {
+    call: (key) => calls.get(key),
     take(path: string, seq: number, node: CompiledNode): NodeResult | undefined {
       // A container is never served whole: its leaves are.
       if (kindSpec(node.kind)?.container) return undefined;

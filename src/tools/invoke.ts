@@ -63,6 +63,7 @@ async function made(
   const t0 = emit ? performance.now() : 0;
   let isError = true;
   let result: string | undefined;
+  let key: string | undefined;
   // While someone listens, each call gets an id (nested runs and spans hang under it) and a start event.
   let call: number | undefined;
   let trace: TraceContext | undefined;
@@ -97,6 +98,7 @@ async function made(
       res = rec?.records(tool) ? await rec.tool(node, tool, args, run) : await run();
     }
     isError = res.isError === true;
+    key = res.key;
     const out = withText(res);
     result = out.text;
     return out;
@@ -122,6 +124,7 @@ async function made(
         result,
       };
       if (scope.agent && scope.parentCall !== undefined) end.parentCall = scope.parentCall;
+      if (key !== undefined) end.key = key;
       emit(end);
     }
   }

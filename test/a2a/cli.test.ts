@@ -221,3 +221,47 @@ describe('a cassette', () => {
     expect(other.cardFetches).toBe(2);
   });
 });
+
+describe('a run resumed after a crash', () => {
+  it('takes a remote call its journal holds from there: the agent gets the message once', async () => {
+    const state = path.join(tempDir('hatchery-a2a-resume-'), 'runs');
+    const runEnv = { ...env, HATCHERY_STATE: state };
+    const file = writeHatchery(
+      tempDir(),
+      'resume.json',
+      caller({
+        nodes: [{ name: 'Ask', usr_prompt: 'resume {{ ctx.input }}', tools: ['a2a:remote#echo'] }],
+      }),
+    );
+    let held = false;
+    const turn = (body: { messages: { role: string; content: string }[] }) => {
+      const result = body.messages.find((m) => m.role === 'tool');
+      if (!result) return { toolCalls: [{ name: 'echo', args: { message: 'keep me once' } }] };
+      // The turn after the call: the first time, the process is killed while the model "thinks".
+      if (!held) {
+        held = true;
+        return { text: 'too late', delayMs: 60_000 };
+      }
+      return { text: `final: ${result.content}` };
+    };
+    for (let i = 0; i < 6; i++) openai.enqueue(turn);
+    const sent = () => agent.received.filter((m) => m.text === 'keep me once').length;
+    const before = openai.requests.length;
+    const cli = startCli(['run', file, '--input', 'x', '--allow-host', host], { env: runEnv });
+    await waitFor(
+      () => sent() === 1 && openai.requests.length === before + 2,
+      15_000,
+      'the call and the next turn',
+    );
+    cli.child.kill('SIGKILL');
+    await cli.exit;
+    const list = JSON.parse((await runCli(['runs', 'list', '--json'], { env: runEnv })).stdout) as {
+      id: string;
+    }[];
+    expect(list).toHaveLength(1);
+    const resumed = await runCli(['runs', 'resume', list[0]!.id, '--allow-host', host], { env: runEnv });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout.trim()).toBe('final: echo: keep me once');
+    expect(sent()).toBe(1);
+  });
+});

@@ -112,6 +112,7 @@ const toolCall: Full<'tool_call'> = {
   ref: 'http_request',
   args: { url: 'https://example.com' },
   result: 'ok',
+  key: '0b5e1c2a-9f3d-8a41-b2c6-7d8e9f0a1b2c',
 };
 const runStart: Full<'run_start'> = {
   type: 'run_start',

@@ -92,3 +92,35 @@ describe('buildMemo', () => {
     expect(memo.take('', 1, node('A'))).toBeUndefined();
   });
 });
+
+describe('buildMemo: keyed calls', () => {
+  const call = (key: string | undefined, result: string, isError = false): JournalRecord => ({
+    v: 1,
+    at: 0,
+    type: 'tool_call',
+    node: 'B',
+    tool: 'echo',
+    ref: 'a2a:remote',
+    isError,
+    result,
+    ...(key === undefined ? {} : { key }),
+  });
+  const records = [
+    end('A', 1),
+    call('k-1', 'answer one'),
+    call('k-2', 'the task failed', true),
+    call(undefined, 'x'),
+  ];
+
+  it('answers a call the journal holds by its key, errors included', () => {
+    const { memo } = buildMemo(records);
+    expect(memo.call('k-1')).toEqual({ text: 'answer one', key: 'k-1' });
+    expect(memo.call('k-2')).toEqual({ text: 'the task failed', key: 'k-2', isError: true });
+    expect(memo.call('k-3')).toBeUndefined();
+  });
+
+  it('answers none when the resume runs nodes again on purpose (--from, a changed node)', () => {
+    expect(buildMemo(records, { from: 'A' }).memo.call('k-1')).toBeUndefined();
+    expect(buildMemo(records, { changed: new Set(['A']) }).memo.call('k-1')).toBeUndefined();
+  });
+});

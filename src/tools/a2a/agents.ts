@@ -146,17 +146,22 @@ export class A2aAgents {
         const text = args.message;
         if (typeof text !== 'string' || text === '')
           throw new HatcheryError('TOOL', `${who}: the "message" argument must be a non-empty string`);
+        const messageId = messageIdFor(tc, ref.ref, args);
+        // A resumed run whose journal holds this call takes its result: the agent is not asked twice.
+        const held = tc.scope.shared.memo?.call(messageId);
+        if (held) return held;
         // The card may have changed since the tool was made: the client follows it.
         const now = await this.connect(def, agent.who);
-        return callRemote({
+        const res = await callRemote({
           client: now.client,
           who,
           streaming: now.card.capabilities?.streaming === true,
-          messageId: messageIdFor(tc, ref.ref, args),
+          messageId,
           text,
           skill: skill?.id,
           signal: tc.signal,
         });
+        return { ...res, key: messageId };
       },
     };
   }
