@@ -1,6 +1,7 @@
 /** Runs resumed in the background: a suspended task answered by tasks/update, hatchery_resume and the rest. */
 
 import { LinkedController } from '../core/cancel.js';
+import type { RunListener } from '../engine/contracts.js';
 import type { Provider, Usage } from '../providers/types.js';
 import { failed, succeeded } from './calls.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
@@ -9,7 +10,8 @@ import type { BackgroundRun } from './runs.js';
 /**
  * Resumes a journaled run in the background under its own id (hatchery_resume, hatchery_respond,
  * tasks/update, --resume-interrupted): finished nodes come from the journal, the rest runs with
- * `sampling`; `meta.source` keeps a task a task.
+ * `sampling`; `meta.source` keeps a task a task; `listener` also hears the attempt's events (an A2A
+ * task streams them to its client).
  */
 export function resumeRun(
   core: ServerHost,
@@ -17,6 +19,7 @@ export function resumeRun(
   attempt: ResumeAttempt,
   meta: { hatchery: string; file: string; source?: string; startedAt?: number; usage?: Usage },
   sampling?: Provider,
+  listener?: RunListener,
 ): BackgroundRun {
   const controller = new LinkedController(core.signal);
   const structured = () => core.registry.get(meta.hatchery)?.tool.outputSchema !== undefined;
@@ -26,7 +29,13 @@ export function resumeRun(
     async (signal, onEvent) => {
       core.runStarted();
       try {
-        const result = await attempt({ signal, onEvent, sampling });
+        const events: RunListener = listener
+          ? (e) => {
+              onEvent(e);
+              listener(e);
+            }
+          : onEvent;
+        const result = await attempt({ signal, onEvent: events, sampling });
         // The result says what the whole run cost, and each attempt: this one spent result.usage.
         const s = (await core.runtime.store?.read(id).catch(() => undefined))?.summary;
         const attempts = s?.attemptUsage ? { total: s.usage, each: s.attemptUsage } : undefined;
