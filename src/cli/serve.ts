@@ -30,6 +30,10 @@ Options:
   --token TOKEN       with --http: demand "Authorization: Bearer TOKEN"
                       (default: the HATCHERY_MCP_TOKEN environment variable)
                       Required unless HOST is 127.0.0.1, ::1 or localhost
+  --a2a               with --http: also serve every hatchery as an Agent2Agent (A2A) agent on
+                      the same port: the folder at /a2a (card /.well-known/agent-card.json),
+                      each hatchery at /a2a/NAME; same token and checks as /mcp
+  --a2a-only          with --http: serve A2A only (as --a2a), and no MCP at /mcp
   --insecure-no-token
                       with --http: serve another HOST (0.0.0.0, a LAN address) without a
                       token anyway; anyone who reaches the port can run your hatcheries
@@ -124,6 +128,8 @@ const HTTP_ONLY = [
   ['max-sessions', 'stdio has one session'],
   ['max-body', 'stdio has its own 10 MiB message limit'],
   ['public-host', 'stdio has no Host header'],
+  ['a2a', 'A2A is served over HTTP, on the port of --http; add --http [HOST:]PORT'],
+  ['a2a-only', 'A2A is served over HTTP, on the port of --http; add --http [HOST:]PORT'],
 ] as const;
 
 /** Sends console output to stderr: in stdio mode stdout belongs to the protocol (js: tools may log). */
@@ -141,6 +147,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     http: { type: 'string' },
     token: { type: 'string' },
     'insecure-no-token': { type: 'boolean' },
+    a2a: { type: 'boolean' },
+    'a2a-only': { type: 'boolean' },
     'public-host': { type: 'string', multiple: true },
     'max-concurrent': { type: 'string' },
     'max-result-bytes': { type: 'string' },
@@ -231,9 +239,18 @@ export async function serveCommand(argv: string[]): Promise<number> {
         maxSessions,
         maxBodyBytes,
         allowedHosts: values['public-host'],
+        a2a: values.a2a === true || values['a2a-only'] === true,
+        mcp: values['a2a-only'] !== true,
       });
       closeHttp = handle.close;
       core.log('info', `listening on ${handle.url}${token ? ' (bearer token required)' : ''}`);
+      if (handle.a2aUrl) {
+        const card = new URL('/.well-known/agent-card.json', handle.a2aUrl).href;
+        core.log(
+          'info',
+          `A2A agent at ${handle.a2aUrl} (agent card ${card}; each hatchery at ${handle.a2aUrl}/NAME)`,
+        );
+      }
     } else {
       core.serveStdio(new GuardedStdioServerTransport());
       if (shouldWelcome(false, process.stdin.isTTY === true, process.stderr.isTTY === true))

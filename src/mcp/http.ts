@@ -44,6 +44,13 @@ export interface HttpServeOptions {
    * not count); when every session has a request in flight it gets HTTP 503.
    */
   maxSessions?: number;
+  /**
+   * Serve the A2A protocol too (the CLI's --a2a): every hatchery an A2A agent, at /a2a, /a2a/<name>
+   * and the agent-card paths, behind the same checks and token. Its modules load only then.
+   */
+  a2a?: boolean;
+  /** Serve MCP at /mcp (default true; false with --a2a-only). */
+  mcp?: boolean;
 }
 
 /** Default idle time after which an HTTP session is closed. */
@@ -66,6 +73,8 @@ export interface HttpHandle {
   /** The endpoint URL, e.g. http://127.0.0.1:3000/mcp. */
   readonly url: string;
   readonly port: number;
+  /** The A2A endpoint of the folder (with the a2a option), e.g. http://127.0.0.1:3000/a2a. */
+  readonly a2aUrl?: string;
   /** Sessions open now. */
   readonly sessionCount: number;
   /** Closes every session and the listening socket. */
@@ -153,6 +162,10 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const originAllowed = originValidation(allowed);
   const authorized = bearerChecker(options.token);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const serveMcp = options.mcp !== false;
+  // Imported only for --a2a: a server without it never loads the A2A SDK nor Express.
+  const a2aModule = options.a2a ? await import('./a2a/mount.js') : undefined;
+  const a2a = a2aModule?.mountA2a(core, { secured: authorized !== undefined });
   const sessions = new Map<string, Session>();
   const modern = createMcpHandler(() => core.createSession().server, {
     legacy: 'reject',
@@ -208,16 +221,31 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   );
   sweeper.unref();
 
+  const endpoints = [
+    serveMcp ? `the MCP endpoint is ${MCP_PATH}` : '',
+    a2a ? 'the A2A endpoints are /a2a, /a2a/<hatchery> and /.well-known/agent-card.json' : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== MCP_PATH && url.pathname !== `${MCP_PATH}/`) {
+    const isMcp = serveMcp && (url.pathname === MCP_PATH || url.pathname === `${MCP_PATH}/`);
+    const isA2a = a2a !== undefined && a2aModule!.isA2aPath(url.pathname);
+    if (!isMcp && !isA2a) {
       if (authorized && isOAuthPath(url.pathname)) replyOAuth(res, url.pathname);
-      else reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
+      else reply(res, 404, `not found: ${endpoints}`);
       return;
     }
     if (!hostAllowed(req, res) || !originAllowed(req, res)) return;
+    // Every A2A path too, agent cards included: they name every hatchery served, as tools/list does.
     if (authorized && !authorized(req)) {
       replyUnauthorized(res, tokenProblem(req));
+      return;
+    }
+    if (isA2a) {
+      const posted = req.method === 'POST' ? await readBody(req, res, maxBody) : undefined;
+      if (req.method === 'POST' && !posted) return;
+      await a2a.handle(req, res, posted?.body);
       return;
     }
     const sid = req.headers['mcp-session-id'];
@@ -302,8 +330,10 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
   const port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
+  const origin = `http://${shownHost}:${port}`;
   return {
-    url: `http://${shownHost}:${port}${MCP_PATH}`,
+    url: `${origin}${serveMcp ? MCP_PATH : '/a2a'}`,
+    ...(a2a ? { a2aUrl: `${origin}/a2a` } : {}),
     port,
     get sessionCount() {
       return sessions.size;
@@ -312,6 +342,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       closing ??= (async () => {
         clearInterval(sweeper);
         unlisten();
+        a2a?.close();
         await modern.close().catch(() => undefined);
         await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
         sessions.clear();

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { formatError } from '../core/errors.js';
 import type { Runtime, RuntimeOptions } from '../runtime/runtime.js';
 import type { McpServerDef } from '../schema/hatchery.js';
+import { A2A_SOURCE } from './a2a/source.js';
 import { TASK_SOURCE } from './ext-tasks/schemas.js';
 import type { ServerHost } from './host.js';
 import type { RegistryChange } from './registry.js';
@@ -15,6 +16,11 @@ import { HatcheryWatcher } from './watcher.js';
 /** What logs the server's start-up: the server's log (stderr and every client). */
 interface Logger {
   log(level: LogLevel, message: string): void;
+}
+
+/** Whether runs of this source are resumed by --resume-interrupted: background runs, MCP and A2A tasks. */
+function resumable(source: string): boolean {
+  return source === 'background' || source === TASK_SOURCE || source === A2A_SOURCE;
 }
 
 /**
@@ -42,7 +48,7 @@ export async function recoverRuns(host: ServerHost & Logger, resumeInterrupted: 
       const claimedIds = new Set(claimed.map((r) => r.id));
       const earlier = await store.list({ status: 'interrupted', limit: Number.POSITIVE_INFINITY });
       for (const r of earlier) {
-        const background = r.source === 'background' || r.source === TASK_SOURCE;
+        const background = resumable(r.source);
         if (background && !claimedIds.has(r.id) && servesRun(host, r)) claimed.push(r);
       }
     } catch (err) {
@@ -50,7 +56,7 @@ export async function recoverRuns(host: ServerHost & Logger, resumeInterrupted: 
     }
   }
   for (const run of claimed) {
-    const background = run.source === 'background' || run.source === TASK_SOURCE;
+    const background = resumable(run.source);
     const resume = resumeInterrupted && background;
     const at = run.node ? ` at node "${run.node}"` : '';
     host.log(
