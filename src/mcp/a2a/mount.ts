@@ -112,6 +112,7 @@ export function mountA2a(core: A2aHost, { secured }: { secured: boolean }): A2aM
         if (prop === 'cancelTask') {
           return async (params: Parameters<A2ARequestHandler['cancelTask']>[0], ctx: ServerCallContext) => {
             const id = params.id;
+            await core.ready();
             const store = core.runtime.store;
             if (store && !buses.getByTaskId(id, ctx) && !executor.driving(id) && (await tasks.load(id))) {
               // Suspended, or from before a restart: nobody runs it here, so the journal ends it now.

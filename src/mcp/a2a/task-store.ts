@@ -41,6 +41,8 @@ export class JournalTaskStore implements TaskStore {
   async load(taskId: string): Promise<Task | undefined> {
     // Checked before any lookup: a path like ../../etc/passwd never reaches the store.
     if (!isRunId(taskId)) return undefined;
+    // A fast start opens the journal after its first answer: a GetTask may come first.
+    await this.core.ready();
     const known = this.kept.get(taskId);
     const store = this.core.runtime.store;
     if (!store || this.driving(taskId)) return known && structuredClone(known);
@@ -57,6 +59,7 @@ export class JournalTaskStore implements TaskStore {
    * caller: like hatchery_runs it is refused unless the server lists every run (--list-all-runs).
    */
   async list(params: ListTasksRequest): Promise<ListTasksResponse> {
+    await this.core.ready();
     const store = this.core.runtime.store;
     if (!this.core.listAllRuns || !store) {
       throw new UnsupportedOperationError(
