@@ -4,7 +4,7 @@
  * a blocking message and reads the task back; a 0.3 client does the same through the SDK's
  * compatibility layer.
  */
-import { TaskState } from '@a2a-js/sdk';
+import { type Task, TaskState } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
 import { echo } from '../helpers.js';
@@ -43,6 +43,17 @@ describe('a hatchery as an A2A agent', () => {
         echo('Titler', 'TITLE for {{ ctx.story }}'),
       ],
     });
+    writeHatchery(dir, 'rate.json', {
+      name: 'rate',
+      desc: 'Rates a text.',
+      nodes: [
+        {
+          name: 'Rate',
+          usr_prompt: 'rate {{ ctx.input }}',
+          output_schema: { type: 'object', properties: { score: { type: 'number' } }, required: ['score'] },
+        },
+      ],
+    });
     served = await serveA2a(dir, { env: fakeEnv(`${openai.url}/v1`, anthropic.url) });
   });
 
@@ -54,7 +65,9 @@ describe('a hatchery as an A2A agent', () => {
     openai.enqueue({ text: 'A lighthouse keeper met a whale.' });
     const client = await v1Client(`${served.origin}/a2a`);
     const events = await collect(
-      client.sendMessageStream(send(userMessage({ text: 'be brief', data: { topic: 'lighthouses' } }))),
+      client.sendMessageStream(
+        send(userMessage({ text: 'be brief', data: { topic: 'lighthouses' }, skill: 'story' })),
+      ),
     );
     expect(events[0]?.payload?.$case).toBe('task');
     const texts = updateTexts(events);
@@ -90,11 +103,21 @@ describe('a hatchery as an A2A agent', () => {
     expect(artifactText(result as never)).toBe('TITLE for short one');
   });
 
+  it('gives a JSON output as a data part beside its text', async () => {
+    openai.enqueue({ text: '{"score": 3}' });
+    const client = await v1Client(`${served.origin}/a2a/rate/`);
+    const task = (await client.sendMessage(send(userMessage({ text: 'this poem' })))) as Task;
+    expect(task.artifacts[0]?.parts.map((p) => p.content)).toEqual([
+      { $case: 'text', value: '{"score":3}' },
+      { $case: 'data', value: { score: 3 } },
+    ]);
+  });
+
   it('serves a 0.3 client through the compatibility layer', async () => {
     openai.enqueue({ text: 'old client story' });
     const legacy = legacyTransport(`${served.origin}/a2a`);
     const events = await collect(
-      legacy.sendMessageStream(send(userMessage({ text: 'x', data: { topic: 'cats' } }))),
+      legacy.sendMessageStream(send(userMessage({ text: 'x', data: { topic: 'cats' }, skill: 'story' }))),
     );
     expect(events[0]?.payload?.$case).toBe('task');
     expect(updateTexts(events).some((t) => t.includes('node "Titler" done'))).toBe(true);
@@ -104,7 +127,9 @@ describe('a hatchery as an A2A agent', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(artifactText(task)).toBe('TITLE for old client story');
     openai.enqueue({ text: 'blocking old' });
-    const blocking = await legacy.sendMessage(send(userMessage({ text: 'y', data: { topic: 'dogs' } })));
+    const blocking = await legacy.sendMessage(
+      send(userMessage({ text: 'y', data: { topic: 'dogs' }, skill: 'story' })),
+    );
     expect(artifactText(blocking as never)).toBe('TITLE for blocking old');
   });
 });

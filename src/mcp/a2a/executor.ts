@@ -79,6 +79,8 @@ export class HatcheryExecutor implements AgentExecutor {
     const plan = ctx.context?.state.get(PLAN_KEY) as TaskPlan | undefined;
     if (!plan) throw new HatcheryError('INTERNAL', 'an A2A message reached the executor unchecked');
     const { taskId, contextId } = ctx;
+    // A second answer racing the first one to the same task: the first drives it, on the same bus.
+    if (this.active.has(taskId)) return;
     this.active.add(taskId);
     this.contexts.delete(taskId);
     this.contexts.set(taskId, contextId);

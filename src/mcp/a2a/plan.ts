@@ -88,7 +88,13 @@ async function answerPlan(
     );
   }
   if (isFinal(state)) throw new UnsupportedOperationError(`task ${id} has ended; start a new task instead`);
-  const stored = await core.runtime.store?.read(id);
+  const store = core.runtime.store;
+  if (!store) {
+    throw new UnsupportedOperationError(
+      `task ${id} waits for an answer, but answering resumes the run from its journal and this server keeps none (--no-journal); cancel the task and start another`,
+    );
+  }
+  const stored = await store.read(id);
   if (!stored) throw new TaskNotFoundError(`Task not found: ${id}`);
   if (scope !== undefined && stored.meta.hatchery !== scope) {
     throw invalid(
