@@ -105,13 +105,18 @@ export class HatcheryExecutor implements AgentExecutor {
       }
       const say = (state: TaskState, text?: string) =>
         bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, state, text)));
+      // The run's final output, whole, as its run_end event gives it (before any result shaping).
+      const out: { output?: string } = {};
+      const listener = this.listener(say, out);
       const run =
-        plan.kind === 'start' ? this.start(taskId, plan, say) : await this.answer(taskId, plan, say);
+        plan.kind === 'start'
+          ? this.start(taskId, plan, listener, say)
+          : await this.answer(taskId, plan, listener, say);
       if (!run) return;
       this.live.set(taskId, run);
       await run.done;
       this.live.delete(taskId);
-      this.finish(run, taskId, contextId, bus);
+      this.finish(run, out.output, { taskId, contextId }, bus);
     } finally {
       this.live.delete(taskId);
       this.active.delete(taskId);
@@ -134,12 +139,11 @@ export class HatcheryExecutor implements AgentExecutor {
   private start(
     taskId: string,
     plan: Extract<TaskPlan, { kind: 'start' }>,
+    listener: RunListener,
     say: (state: TaskState, text?: string) => void,
   ): BackgroundRun {
     const { entry, args } = plan;
     const h = entry.hatchery;
-    const out: { output?: string } = {};
-    const listener = this.listener(say, out);
     const controller = new AbortController();
     const unfollow = follow(this.core.signal, controller);
     const run = this.core.runs.start(
@@ -158,7 +162,6 @@ export class HatcheryExecutor implements AgentExecutor {
         }),
       taskId,
     );
-    outputs.set(run, out);
     run.done.then(unfollow, unfollow);
     say(TaskState.TASK_STATE_WORKING, `${h.name} started`);
     return run;
@@ -171,9 +174,9 @@ export class HatcheryExecutor implements AgentExecutor {
   private async answer(
     taskId: string,
     plan: Extract<TaskPlan, { kind: 'answer' }>,
+    listener: RunListener,
     say: (state: TaskState, text?: string) => void,
   ): Promise<BackgroundRun | undefined> {
-    const out: { output?: string } = {};
     let attempt: Awaited<ReturnType<ServerHost['runtime']['prepareResume']>>;
     try {
       attempt = await this.core.runtime.prepareResume(taskId, { answer: plan.answer });
@@ -183,15 +186,19 @@ export class HatcheryExecutor implements AgentExecutor {
       return undefined;
     }
     const meta = { hatchery: plan.hatchery, file: plan.file, source: A2A_SOURCE };
-    const run = resumeRun(this.core, taskId, attempt, meta, undefined, this.listener(say, out));
+    const run = resumeRun(this.core, taskId, attempt, meta, undefined, listener);
     run.note = 'answered by an A2A message; the nodes that had finished were taken from the run journal';
-    outputs.set(run, out);
     say(TaskState.TASK_STATE_WORKING, `${plan.hatchery}: answered, going on`);
     return run;
   }
 
   /** The run's outcome as the task's end: the artifact then completed, or failed, canceled, input-required. */
-  private finish(run: BackgroundRun, taskId: string, contextId: string, bus: ExecutionEventBus): void {
+  private finish(
+    run: BackgroundRun,
+    output: string | undefined,
+    { taskId, contextId }: { taskId: string; contextId: string },
+    bus: ExecutionEventBus,
+  ): void {
     const say = (state: TaskState, text?: string) =>
       bus.publish(
         AgentEvent.statusUpdate(
@@ -200,9 +207,9 @@ export class HatcheryExecutor implements AgentExecutor {
       );
     switch (run.state) {
       case 'succeeded': {
-        const output = outputs.get(run)?.output ?? String(structuredOf(run.result!)?.output ?? '');
+        const text = output ?? String(structuredOf(run.result!)?.output ?? '');
         const h = this.core.registry.get(run.hatchery)?.hatchery;
-        const artifact = outputArtifact(h, this.core.out.text(output, this.core.out.maxResultBytes));
+        const artifact = outputArtifact(h, this.core.out.text(text, this.core.out.maxResultBytes));
         bus.publish(
           AgentEvent.artifactUpdate({
             taskId,
@@ -253,6 +260,3 @@ export class HatcheryExecutor implements AgentExecutor {
     );
   }
 }
-
-/** The output each run's listener caught (run_end's text, whole, before any result shaping). */
-const outputs = new WeakMap<BackgroundRun, { output?: string }>();

@@ -119,7 +119,13 @@ export function mountA2a(core: A2aHost, { secured }: { secured: boolean }): A2aM
               const s = (await store.read(id))?.summary;
               if (s && cancellable(s.status)) await store.cancel(id);
             }
-            return target.cancelTask(params, ctx);
+            const task = await target.cancelTask(params, ctx);
+            // The SDK keeps the bus of a task that waited for input; a canceled task needs it no more.
+            if (!executor.driving(id)) {
+              buses.getByTaskId(id, ctx)?.finished();
+              buses.cleanupByTaskId(id, ctx);
+            }
+            return task;
           };
         }
         const v = Reflect.get(target, prop, receiver);
