@@ -8,9 +8,21 @@ import { renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers.js';
-import { echoDef, hatcheryDir, waitFor, writeHatchery } from '../mcp/helpers.js';
-import { artifactText, send, serveA2a, statusText, TOKEN, userMessage, v1Client } from './helpers.js';
+import { fakeVendors } from '../fakes/vendors.js';
+import { echo, tempDir } from '../helpers.js';
+import { echoDef, fakeEnv, hatcheryDir, waitFor, writeHatchery } from '../mcp/helpers.js';
+import {
+  artifactText,
+  send,
+  serveA2a,
+  statusText,
+  TOKEN,
+  updateTexts,
+  userMessage,
+  v1Client,
+} from './helpers.js';
+
+const { openai, anthropic } = fakeVendors();
 
 describe('A2A tasks across a restart', () => {
   it('keeps GetTask answers (completed with its artifact, failed with its reason) and answers a waiting task', async () => {
@@ -59,6 +71,70 @@ describe('A2A tasks across a restart', () => {
         send(userMessage({ text: 'blue', taskId: waiting.id, contextId: asked.contextId })),
       );
       expect(artifactText(answered as never)).toBe('colour blue');
+    } finally {
+      await served.stop();
+    }
+  });
+});
+
+describe('an A2A task whose server was killed', () => {
+  it('reads failed (interrupted, saying how to resume), then completes once a server resumes it', async () => {
+    const dir = hatcheryDir();
+    writeHatchery(dir, 'two.json', {
+      name: 'two',
+      desc: 'a step, then a slow model call',
+      nodes: [
+        echo('First', 'first {{ ctx.input }}', { next: 'Slow' }),
+        { name: 'Slow', usr_prompt: 'go on' },
+      ],
+    });
+    const env = fakeEnv(`${openai.url}/v1`, anthropic.url);
+    const args = ['--a2a', '--state', path.join(tempDir('hatchery-a2a-state-'), 'runs')];
+    let served = await serveA2a(dir, { args, env });
+    openai.enqueue({ text: 'never', delayMs: 60_000 });
+    let client = await v1Client(`${served.origin}/a2a/`);
+    const texts: string[] = [];
+    let id = '';
+    const streaming = (async () => {
+      for await (const e of client.sendMessageStream(send(userMessage({ text: 'x' })))) {
+        if (e.payload?.$case === 'task') id = e.payload.value.id;
+        texts.push(...updateTexts([e]));
+      }
+    })().catch(() => undefined);
+    await waitFor(() => texts.some((t) => t.includes('node "Slow" started')), 15_000, 'the slow node');
+    await waitFor(() => openai.pending === 0, 15_000, 'the slow model call');
+    served.cli.child.kill('SIGKILL');
+    await served.cli.exit;
+    await streaming;
+
+    served = await serveA2a(dir, { args, env });
+    try {
+      client = await v1Client(`${served.origin}/a2a/`);
+      const interrupted = await client.getTask({ tenant: '', id, historyLength: undefined });
+      expect(interrupted.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect(statusText(interrupted.status)).toContain('interrupted');
+      expect(statusText(interrupted.status)).toContain('--resume-interrupted');
+    } finally {
+      await served.stop();
+    }
+
+    openai.enqueue({ text: 'resumed' });
+    served = await serveA2a(dir, { args: [...args, '--resume-interrupted'], env });
+    try {
+      client = await v1Client(`${served.origin}/a2a/`);
+      let last = '';
+      const done = await waitFor(
+        async () => {
+          const t = await client.getTask({ tenant: '', id, historyLength: undefined });
+          last = `${TaskState[t.status?.state ?? 0]}: ${statusText(t.status)}`;
+          return t.status?.state === TaskState.TASK_STATE_COMPLETED ? t : undefined;
+        },
+        15_000,
+        'the resumed task to complete',
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; last: ${last}; server: ${served.cli.err()}`);
+      });
+      expect(artifactText(done)).toBe('resumed');
     } finally {
       await served.stop();
     }

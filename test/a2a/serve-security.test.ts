@@ -72,6 +72,26 @@ describe('A2A behind the HTTP guards', () => {
     expect(artifactText(leak as never)).toBe('!token [redacted]');
   });
 
+  it('refuses a foreign Host or Origin (DNS rebinding) with 403, as on /mcp', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const page = await post(`${served.origin}/a2a`, SEND, { ...auth, origin: 'http://evil.example' });
+    expect(page.status).toBe(403);
+    const card = await fetch(`${served.origin}/.well-known/agent-card.json`, {
+      headers: { ...auth, origin: 'http://evil.example' },
+    });
+    expect(card.status).toBe(403);
+  });
+
+  it('gives a 0.3 client (no A2A-Version header) the 0.3 shape of the card', async () => {
+    const r = await fetch(`${served.origin}/.well-known/agent-card.json`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const card = (await r.json()) as { url?: string; preferredTransport?: string; protocolVersion?: string };
+    expect(card.url).toBe(`${served.origin}/a2a`);
+    expect(card.preferredTransport).toBe('JSONRPC');
+    expect(card.protocolVersion).toMatch(/^0\.3/);
+  });
+
   it('caps request bodies with --max-body, and answers unknown hatcheries and paths with 404', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const big = await post(`${served.origin}/a2a`, { ...SEND, pad: 'x'.repeat(70_000) }, auth);

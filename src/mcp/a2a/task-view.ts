@@ -69,14 +69,19 @@ function statusText(core: ServerHost, stored: StoredRun): string | undefined {
 
 /**
  * The Task of a run read from its journal. `known` is the task as this process last saved it (its
- * context and history), kept when the journal agrees with its state; else its status and artifacts
- * are the journal's. A task rebuilt without it (after a restart) has its own id as context id.
+ * history), kept when the journal agrees with its state; else its status and artifacts are the
+ * journal's. `contextId` is the one this process gave it; a task this process never saw (from
+ * before a restart) has its own id as context id.
  */
-export function storedTask(core: ServerHost, stored: StoredRun, known: Task | undefined): Task {
+export function storedTask(
+  core: ServerHost,
+  stored: StoredRun,
+  known: Task | undefined,
+  contextId = known?.contextId || stored.summary.id,
+): Task {
   const s = stored.summary;
   const state = taskState(s.status);
   if (known && known.status?.state === state) return known;
-  const contextId = known?.contextId || s.id;
   const text = statusText(core, stored);
   const artifacts =
     s.status === 'succeeded'
