@@ -85,11 +85,15 @@ export interface HttpHandle {
 const MCP_PATH = '/mcp';
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 
-/** Reads a POST body as JSON; on a body over `limit` or not JSON, answers (413 naming --max-body, or 400) and gives undefined. */
+/**
+ * Reads a POST body as JSON; on a body over `limit` or not JSON, answers (413 naming --max-body, or
+ * 400) and gives undefined. `empty`: an empty body is no body (A2A REST posts a cancel without one).
+ */
 async function readBody(
   req: IncomingMessage,
   res: ServerResponse,
   limit: number,
+  empty = false,
 ): Promise<{ body: unknown } | undefined> {
   const tooBig = `request body too large: over the limit of ${formatBinaryBytes(limit)} (--max-body)`;
   // The rest of the body is not read: the connection closes after the answer.
@@ -103,6 +107,7 @@ async function readBody(
       if (size > limit) return tooLarge();
       chunks.push(chunk as Buffer);
     }
+    if (empty && size === 0) return { body: undefined };
     return { body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
   } catch (err) {
     reply(res, 400, `bad request: the body is not JSON (${(err as Error).message})`);
@@ -243,7 +248,7 @@ export async function serveHttp(core: HatcheryMcpServer, options: HttpServeOptio
       return;
     }
     if (isA2a) {
-      const posted = req.method === 'POST' ? await readBody(req, res, maxBody) : undefined;
+      const posted = req.method === 'POST' ? await readBody(req, res, maxBody, true) : undefined;
       if (req.method === 'POST' && !posted) return;
       await a2a.handle(req, res, posted?.body);
       return;

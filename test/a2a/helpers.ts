@@ -11,8 +11,9 @@ import {
   ClientFactoryOptions,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
+  RestTransportFactory,
 } from '@a2a-js/sdk/client';
-import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { LegacyJsonRpcTransport, LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { type CliProcess, startCli } from '../helpers.js';
 import { waitFor } from '../mcp/helpers.js';
 
@@ -64,13 +65,18 @@ export function authFetch(token: string | null = TOKEN): typeof fetch {
   };
 }
 
-/** An A2A 1.0 client of the agent at `base` (its card at base/.well-known/agent-card.json). */
-export async function v1Client(base: string, token: string | null = TOKEN): Promise<Client> {
+/**
+ * An A2A 1.0 client of the agent at `base` (its card at base/.well-known/agent-card.json), over
+ * JSON-RPC or, with `rest`, over HTTP+JSON.
+ */
+export async function v1Client(base: string, token: string | null = TOKEN, rest = false): Promise<Client> {
   const fetchImpl = authFetch(token);
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+      // Both, so the defaults (which send no token) are replaced; the preference picks the binding.
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+      preferredTransports: [rest ? 'HTTP+JSON' : 'JSONRPC'],
     }),
   );
   return factory.createFromUrl(base);
@@ -79,6 +85,11 @@ export async function v1Client(base: string, token: string | null = TOKEN): Prom
 /** An A2A 0.3 JSON-RPC transport of the SDK's compatibility layer, posting to `endpoint`. */
 export function legacyTransport(endpoint: string, token: string | null = TOKEN): LegacyJsonRpcTransport {
   return new LegacyJsonRpcTransport({ endpoint, fetchImpl: authFetch(token) });
+}
+
+/** An A2A 0.3 HTTP+JSON transport of the SDK's compatibility layer, below `endpoint`. */
+export function legacyRestTransport(endpoint: string, token: string | null = TOKEN): LegacyRestTransport {
+  return new LegacyRestTransport({ endpoint, fetchImpl: authFetch(token) });
 }
 
 /** A user message: `text` as a text part, `data` (named inputs) as a data part. */

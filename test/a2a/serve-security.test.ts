@@ -47,7 +47,12 @@ describe('A2A behind the HTTP guards', () => {
       expect(r.status).toBe(401);
       expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="hatchery-mcp"/);
       expect(await r.text()).toContain('Authorization: Bearer <token>');
-      for (const card of ['/.well-known/agent-card.json', '/a2a/shout/.well-known/agent-card.json']) {
+      const paths = [
+        '/.well-known/agent-card.json',
+        '/a2a/shout/.well-known/agent-card.json',
+        `/a2a/rest/tasks/${crypto.randomUUID()}`,
+      ];
+      for (const card of paths) {
         expect((await fetch(`${served.origin}${card}`, { headers })).status).toBe(401);
       }
     }

@@ -1,7 +1,7 @@
 /**
  * The agent cards: one for the folder (a skill per hatchery) and one per hatchery (its one skill),
  * built from the registry each time it changes, so hot reload changes them. Each declares its
- * JSON-RPC endpoint at A2A 1.0 and, mirrored, at 0.3 for legacy clients.
+ * JSON-RPC and HTTP+JSON endpoints at A2A 1.0 and, mirrored, at 0.3 for legacy clients.
  */
 import path from 'node:path';
 import { A2A_PROTOCOL_VERSION, type AgentCard, type AgentSkill } from '@a2a-js/sdk';
@@ -11,6 +11,9 @@ import type { ListedEntry } from '../registry.js';
 
 /** Where the A2A endpoints are: the folder's at A2A_PATH, a hatchery's at A2A_PATH/<name>. */
 export const A2A_PATH = '/a2a';
+
+/** Where the HTTP+JSON (REST) binding of an endpoint is, below its JSON-RPC path. */
+export const REST_PATH = '/rest';
 
 /** The media types of a message's parts: the input as text, named inputs as a JSON object. */
 const INPUT_MODES = ['text/plain', 'application/json'];
@@ -42,7 +45,8 @@ function skillOf(core: ServerHost, e: ListedEntry): AgentSkill {
 /**
  * The agent card of `scope` (a hatchery's name; undefined for the folder), its endpoint under
  * `base` (the origin the request came to); `secured`: the server demands its bearer token. The
- * card is undefined for a scope that names no served hatchery.
+ * card is undefined for a scope that names no served hatchery. JSON-RPC is at the endpoint's path,
+ * HTTP+JSON below it at REST_PATH.
  */
 export function agentCard(
   core: ServerHost,
@@ -65,8 +69,16 @@ export function agentCard(
     name: one ? one.name : `hatchery-mcp: ${folder}`,
     description,
     supportedInterfaces: duplicateInterfacesForLegacy(
-      [{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
-      ['JSONRPC'],
+      [
+        { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+        {
+          url: `${url}${REST_PATH}`,
+          protocolBinding: 'HTTP+JSON',
+          tenant: '',
+          protocolVersion: A2A_PROTOCOL_VERSION,
+        },
+      ],
+      ['JSONRPC', 'HTTP+JSON'],
     ),
     provider: undefined,
     version: core.version,

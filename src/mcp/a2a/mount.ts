@@ -4,8 +4,9 @@
  * Imported only with --a2a, so a server without it never loads the SDK or Express.
  *
  * Endpoints: the folder's card at /.well-known/agent-card.json, /a2a/.well-known/agent-card.json
- * and GET /a2a; its JSON-RPC at POST /a2a. A hatchery's card at /a2a/<name>/.well-known/agent-card.json
- * and GET /a2a/<name>; its JSON-RPC at POST /a2a/<name>.
+ * and GET /a2a; its JSON-RPC at POST /a2a, its HTTP+JSON (REST) below /a2a/rest. A hatchery's card
+ * at /a2a/<name>/.well-known/agent-card.json and GET /a2a/<name>; its JSON-RPC at POST /a2a/<name>,
+ * its REST below /a2a/<name>/rest.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
@@ -15,13 +16,13 @@ import {
   DefaultRequestHandler,
   type ServerCallContext,
 } from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express, { type RequestHandler } from 'express';
 import { cancellable } from '../../journal/store.js';
 import type { ServerHost } from '../host.js';
 import { reply } from '../http-auth.js';
 import { unknownName } from '../tool-defs.js';
-import { A2A_PATH, agentCard } from './card.js';
+import { A2A_PATH, agentCard, REST_PATH } from './card.js';
 import { HatcheryExecutor } from './executor.js';
 import { planned } from './plan.js';
 import { JournalTaskStore } from './task-store.js';
@@ -56,8 +57,8 @@ export function mountA2a(core: A2aHost, { secured }: { secured: boolean }): A2aM
   const tasks = new JournalTaskStore(core, (id) => executor.driving(id));
   // One bus manager for every endpoint: a task started at /a2a/<name> can be cancelled through /a2a.
   const buses = new DefaultExecutionEventBusManager();
-  /** The JSON-RPC handler and card of each endpoint and origin, until the hatcheries change. */
-  const cache = new Map<string, { rpc: RequestHandler; card: RequestHandler }>();
+  /** The JSON-RPC and REST handlers and the card of each endpoint and origin, until the hatcheries change. */
+  const cache = new Map<string, { rpc: RequestHandler; rest: RequestHandler; card: RequestHandler }>();
   const unlisten = core.onListChanged(() => cache.clear());
 
   /** The handlers of `scope` (a hatchery's name, or undefined: the folder) for `origin`. */
@@ -72,6 +73,11 @@ export function mountA2a(core: A2aHost, { secured }: { secured: boolean }): A2aM
       const getCard = async (): Promise<AgentCard> => card;
       e = {
         rpc: jsonRpcHandler({
+          requestHandler: handler,
+          userBuilder: UserBuilder.noAuthentication,
+          legacyCompat: { enabled: true },
+        }),
+        rest: restHandler({
           requestHandler: handler,
           userBuilder: UserBuilder.noAuthentication,
           legacyCompat: { enabled: true },
@@ -155,6 +161,13 @@ export function mountA2a(core: A2aHost, { secured }: { secured: boolean }): A2aM
       if (!e) return notFound(scope!, res);
       e.rpc(req, res, next);
     };
+  const serveRest =
+    (scope: string | undefined): RequestHandler =>
+    (req, res, next) => {
+      const e = endpoint(scope, originOf(req));
+      if (!e) return notFound(scope!, res);
+      e.rest(req, res, next);
+    };
   const notFound = (name: string, res: ServerResponse) =>
     reply(
       res,
@@ -177,11 +190,16 @@ export function mountA2a(core: A2aHost, { secured }: { secured: boolean }): A2aM
     if (req.method !== 'POST') return next();
     serveRpc(String(req.params.name))(req, res, next);
   });
+  // A hatchery's REST first: /a2a/rest/... is the folder's, /a2a/rest/rest/... a hatchery "rest"'s.
+  app.use(`${A2A_PATH}/:name${REST_PATH}`, (req, res, next) =>
+    serveRest(String(req.params.name))(req, res, next),
+  );
+  app.use(`${A2A_PATH}${REST_PATH}`, serveRest(undefined));
   app.use((_req, res) => {
     reply(
       res,
       404,
-      `not found: the A2A agent card is /${AGENT_CARD_PATH} (or ${A2A_PATH}/<hatchery>/${AGENT_CARD_PATH}); JSON-RPC is POST ${A2A_PATH} or ${A2A_PATH}/<hatchery>`,
+      `not found: the A2A agent card is /${AGENT_CARD_PATH} (or ${A2A_PATH}/<hatchery>/${AGENT_CARD_PATH}); JSON-RPC is POST ${A2A_PATH} or ${A2A_PATH}/<hatchery>, HTTP+JSON below ${A2A_PATH}${REST_PATH} or ${A2A_PATH}/<hatchery>${REST_PATH}`,
     );
   });
 
