@@ -3,7 +3,7 @@
  * model, `validate --connect` checks the cards, Ctrl-C reaches the remote task, and runs that call
  * no agent never load the A2A SDK.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeA2aAgent } from '../fakes/fake-a2a.js';
@@ -29,6 +29,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([openai.close(), agent.close()]);
 });
+
+/** Every journal line of a state folder, as one text. */
+function journalText(state: string): string {
+  if (!existsSync(state)) return '';
+  return readdirSync(state, { recursive: true })
+    .map((f) => path.join(state, String(f)))
+    .filter((f) => f.endsWith('.jsonl'))
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
+}
 
 const caller = (extra: Record<string, unknown> = {}) => ({
   name: 'caller',
@@ -186,11 +196,7 @@ describe('credentials of an agent', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('you sent Bearer');
     expect(r.stdout + r.stderr).not.toContain(token);
-    const journal = readdirSync(state, { recursive: true })
-      .map((f) => path.join(state, String(f)))
-      .filter((f) => f.endsWith('.jsonl'))
-      .map((f) => readFileSync(f, 'utf8'))
-      .join('\n');
+    const journal = journalText(state);
     expect(journal).toContain('you sent Bearer');
     expect(journal).not.toContain(token);
   });
@@ -253,6 +259,8 @@ describe('a run resumed after a crash', () => {
       15_000,
       'the call and the next turn',
     );
+    // The journal is written behind the run: the kill comes once it holds the call.
+    await waitFor(() => journalText(state).includes('"type":"tool_call"'), 15_000, 'the call in the journal');
     cli.child.kill('SIGKILL');
     await cli.exit;
     const list = JSON.parse((await runCli(['runs', 'list', '--json'], { env: runEnv })).stdout) as {
