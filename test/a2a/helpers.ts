@@ -17,6 +17,13 @@ import { LegacyJsonRpcTransport, LegacyRestTransport } from '@a2a-js/sdk/compat/
 import { type CliProcess, startCli } from '../helpers.js';
 import { waitFor } from '../mcp/helpers.js';
 
+/** A hatchery that asks one question, for the input-required tests. */
+export const ASK_COLOUR = {
+  name: 'ask',
+  desc: 'asks a colour',
+  nodes: [{ name: 'Pick', type: 'ask', question: 'Which colour?', save_output: 'c' }],
+};
+
 /** The token of the servers these tests start. */
 export const TOKEN = 'a2a-tok-5b1e7c9d3f';
 

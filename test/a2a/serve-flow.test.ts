@@ -10,6 +10,7 @@ import { fakeVendors } from '../fakes/vendors.js';
 import { echo } from '../helpers.js';
 import { fakeEnv, hatcheryDir, waitFor, writeHatchery } from '../mcp/helpers.js';
 import {
+  ASK_COLOUR,
   artifactText,
   collect,
   type Served,
@@ -155,11 +156,7 @@ describe('cancelling a task that waits for an answer', () => {
 
   beforeAll(async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'ask.json', {
-      name: 'ask',
-      desc: 'asks a colour',
-      nodes: [{ name: 'Pick', type: 'ask', question: 'Which colour?', save_output: 'c' }],
-    });
+    writeHatchery(dir, 'ask.json', ASK_COLOUR);
     served = await serveA2a(dir);
   });
 

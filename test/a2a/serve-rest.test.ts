@@ -7,6 +7,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoDef, hatcheryDir, writeHatchery } from '../mcp/helpers.js';
 import {
+  ASK_COLOUR,
   artifactText,
   collect,
   legacyRestTransport,
@@ -25,11 +26,7 @@ describe('A2A over HTTP+JSON', () => {
   beforeAll(async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'echo.json', echoDef('shout', '!'));
-    writeHatchery(dir, 'ask.json', {
-      name: 'ask',
-      desc: 'asks a colour',
-      nodes: [{ name: 'Pick', type: 'ask', question: 'Which colour?', save_output: 'c' }],
-    });
+    writeHatchery(dir, 'ask.json', ASK_COLOUR);
     served = await serveA2a(dir);
   });
 
