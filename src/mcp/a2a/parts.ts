@@ -13,22 +13,13 @@ import {
 } from '@a2a-js/sdk';
 import { HatcheryError } from '../../core/errors.js';
 import type { Hatchery } from '../../engine/contracts.js';
+import { textPart } from '../../tools/a2a/call.js';
 import { hatcheryArgs } from '../tool-defs.js';
 
 export { A2A_SOURCE } from './source.js';
 
 /** The id of a task's one artifact: the run's output (the same whether built live or from the journal). */
 export const OUTPUT_ARTIFACT_ID = 'output';
-
-/** A text part. */
-export function textPart(text: string): Part {
-  return {
-    content: { $case: 'text', value: text },
-    metadata: undefined,
-    filename: '',
-    mediaType: 'text/plain',
-  };
-}
 
 /** A JSON data part. */
 export function dataPart(value: unknown): Part {

@@ -1,4 +1,13 @@
-import type { Artifact, Message, Part, StreamResponse, Task, TaskStatus } from '@a2a-js/sdk';
+import {
+  type Artifact,
+  type Message,
+  type Part,
+  Role,
+  type StreamResponse,
+  type Task,
+  TaskState,
+  type TaskStatus,
+} from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { abortedError, sleep } from '../../core/cancel.js';
 import { HatcheryError } from '../../core/errors.js';
@@ -6,29 +15,14 @@ import type { ToolResult } from '../../engine/contracts.js';
 
 // One remote call: send a message, follow its task to the end, and say what came of it.
 
-/** The SDK's task states (its TaskState enum), named here so this file loads nothing at import. */
-const STATE = {
-  submitted: 1,
-  working: 2,
-  completed: 3,
-  failed: 4,
-  canceled: 5,
-  inputRequired: 6,
-  rejected: 7,
-  authRequired: 8,
-} as const;
-/** The SDK's Role.ROLE_USER / ROLE_AGENT. */
-const ROLE_USER = 1;
-const ROLE_AGENT = 2;
-
 /** States after which the task changes no more, or not without the caller. */
 const FINAL: ReadonlySet<number> = new Set([
-  STATE.completed,
-  STATE.failed,
-  STATE.canceled,
-  STATE.rejected,
-  STATE.inputRequired,
-  STATE.authRequired,
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
 ]);
 /** Polling of a task that is not streamed: first wait and longest wait between two GetTask calls. */
 const POLL_FIRST_MS = 200;
@@ -59,8 +53,8 @@ interface Progress {
   reply?: Message;
 }
 
-/** A text part as the SDK's Part. */
-function textPart(text: string): Part {
+/** A text part as the SDK's Part (the server's messages and artifacts use it too). */
+export function textPart(text: string): Part {
   return {
     content: { $case: 'text', value: text },
     metadata: undefined,
@@ -130,25 +124,25 @@ function outcome(p: Progress, who: string): ToolResult {
   const said = statusText(p);
   const why = said ? `: ${said}` : ' (the agent gave no reason)';
   switch (state(p)) {
-    case STATE.completed: {
+    case TaskState.TASK_STATE_COMPLETED: {
       const text = p.artifacts.map((a) => partsText(a.parts)).filter(Boolean);
       if (text.length > 0) return { text: text.join('\n\n') };
       if (said) return { text: said };
-      const last = [...p.history].reverse().find((m) => m.role === ROLE_AGENT);
+      const last = [...p.history].reverse().find((m) => m.role === Role.ROLE_AGENT);
       return { text: last ? partsText(last.parts) : '' };
     }
-    case STATE.failed:
+    case TaskState.TASK_STATE_FAILED:
       return { text: `${who}: the task failed${why}`, isError: true };
-    case STATE.rejected:
+    case TaskState.TASK_STATE_REJECTED:
       return { text: `${who}: the agent rejected the task${why}`, isError: true };
-    case STATE.canceled:
+    case TaskState.TASK_STATE_CANCELED:
       return { text: `${who}: the agent canceled the task${why}`, isError: true };
-    case STATE.inputRequired:
+    case TaskState.TASK_STATE_INPUT_REQUIRED:
       return {
         text: `${who}: the agent needs more input (input-required)${why}. The remote task was cancelled; call again with a message that holds what it asks for`,
         isError: true,
       };
-    case STATE.authRequired:
+    case TaskState.TASK_STATE_AUTH_REQUIRED:
       return {
         text: `${who}: the agent needs authentication (auth-required)${why}. Give the agent's credentials in the "headers" of its a2aAgents entry`,
         isError: true,
@@ -190,7 +184,7 @@ export async function callRemote(c: RemoteCall): Promise<ToolResult> {
     messageId: c.messageId,
     contextId: '',
     taskId: '',
-    role: ROLE_USER,
+    role: Role.ROLE_USER,
     parts: [textPart(c.text)],
     metadata: c.skill === undefined ? undefined : { skill: c.skill },
     extensions: [],
@@ -232,7 +226,10 @@ export async function callRemote(c: RemoteCall): Promise<ToolResult> {
     throw new HatcheryError('TOOL', `${c.who}: ${(err as Error).message}`, {}, { cause: err });
   }
   const s = state(p);
-  if (p.taskId !== undefined && (s === STATE.inputRequired || s === STATE.authRequired))
+  if (
+    p.taskId !== undefined &&
+    (s === TaskState.TASK_STATE_INPUT_REQUIRED || s === TaskState.TASK_STATE_AUTH_REQUIRED)
+  )
     await cancelRemote(c, p.taskId);
   return outcome(p, c.who);
 }
