@@ -5,10 +5,10 @@
  * interrupted -> failed (a server stop; resuming the run makes the task working again).
  */
 import { type Task, TaskState } from '@a2a-js/sdk';
-import { runsCommandLine } from '../../journal/state-dir.js';
 import type { PendingQuestion, RunStatus, StoredRun } from '../../journal/store.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
+import { askLine, interruptedText, progressText } from '../run-texts.js';
 import { agentMessage, outputArtifact } from './parts.js';
 
 /** The A2A state of a run in `status`. */
@@ -41,7 +41,7 @@ export function isFinal(state: TaskState | undefined): boolean {
 /** The question a suspended run waits on, as a status message says it (choices included). */
 export function questionText(q: PendingQuestion | undefined): string {
   if (!q) return 'the run waits for an answer: send it as the next message of this task';
-  const lines = [`node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}`];
+  const lines = [askLine(q)];
   if (q.choices) lines.push(`choices: ${q.choices.join(', ')}`);
   if (q.schema) lines.push(`the answer is JSON matching: ${JSON.stringify(q.schema)}`);
   if (q.kind === 'approve') lines.push('answer "yes" to approve');
@@ -53,7 +53,7 @@ function statusText(core: ServerHost, stored: StoredRun): string | undefined {
   const s = stored.summary;
   switch (s.status) {
     case 'running':
-      return `${s.hatchery}: ${s.node ? `running node "${s.node}"` : 'running'} (${s.steps} step${s.steps === 1 ? '' : 's'} done)`;
+      return progressText(s.hatchery, s.node, s.steps);
     case 'input_required':
       return questionText(s.question);
     case 'succeeded':
@@ -63,7 +63,7 @@ function statusText(core: ServerHost, stored: StoredRun): string | undefined {
     case 'cancelled':
       return s.error ?? `${s.hatchery}: the run was cancelled`;
     case 'interrupted':
-      return `${s.hatchery}: the server stopped while the run was going${s.node ? ` (at node "${s.node}")` : ''}, so it was interrupted; continue it with hatchery_resume {"run_id": "${s.id}"}, "${runsCommandLine(['resume', s.id], core.runtime.store?.location ?? '')}", or a server started with --resume-interrupted`;
+      return interruptedText(core, s);
   }
 }
 

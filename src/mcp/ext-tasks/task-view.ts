@@ -10,7 +10,6 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { HatcheryError } from '../../core/errors.js';
 import { isRunId } from '../../journal/run-files.js';
-import { runsCommandLine } from '../../journal/state-dir.js';
 import type { JournalRecord, PendingQuestion, StoredRun } from '../../journal/store.js';
 import type { Usage } from '../../providers/types.js';
 import { quote } from '../../schema/suggest.js';
@@ -21,6 +20,7 @@ import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
 import { internalError, structuredOf } from '../results.js';
 import { servesRun } from '../run-access.js';
+import { askLine, interruptedText, progressText } from '../run-texts.js';
 import type { BackgroundRun } from '../runs.js';
 import { type DetailedTask, type InputRequest, TASK_SOURCE, type Task, type TaskStatus } from './schemas.js';
 
@@ -89,15 +89,9 @@ function task(
   };
 }
 
-/** What a run that is going says: its node and steps. */
-function progressText(hatchery: string, node: string | undefined, steps: number): string {
-  return `${hatchery}: ${node ? `running node "${node}"` : 'running'} (${steps} step${steps === 1 ? '' : 's'} done)`;
-}
-
 /** The question a suspended run waits on, as a status message says it. */
 function questionText(hatchery: string, q: PendingQuestion | undefined): string {
-  if (!q) return `${hatchery} waits for an answer`;
-  return `node "${q.node}" ${q.kind === 'approve' ? 'waits for approval' : 'asks'}: ${q.question}`;
+  return q ? askLine(q) : `${hatchery} waits for an answer`;
 }
 
 /** A task whose run this process holds (running, or ended with its result in memory). */
@@ -216,7 +210,7 @@ export function storedTask(core: ServerHost, stored: StoredRun, forms: boolean):
     case 'cancelled':
       return make('cancelled', s.error ?? `${s.hatchery}: the run was cancelled`);
     case 'interrupted': {
-      const why = `${s.hatchery}: the server stopped while the run was going${s.node ? ` (at node "${s.node}")` : ''}, so it was interrupted; the nodes that finished are in the run journal. Continue it with hatchery_resume {"run_id": "${s.id}"}, "${runsCommandLine(['resume', s.id], core.runtime.store?.location ?? '')}", or a server started with --resume-interrupted; the task then works again under the same id`;
+      const why = interruptedText(core, s);
       const t = make('failed', why);
       t.error = { code: INTERNAL_ERROR, message: t.statusMessage!, data: { runStatus: 'interrupted' } };
       return t;
