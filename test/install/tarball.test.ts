@@ -6,6 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -122,9 +123,9 @@ describe('installed from the packed tarball, used outside the repository', () =>
     cpSync(path.join(pkgDir, 'hatchery', 'read-notes.json'), path.join(tools, 'read-notes.json'));
     cpSync(path.join(pkgDir, 'hatchery', 'notes'), path.join(tools, 'notes'), { recursive: true });
   }, INSTALL_TIMEOUT);
-  afterAll(() => {
-    rmSync(tmp, { recursive: true, force: true });
-  });
+  // Two installed dependency trees: deleting them takes tens of seconds on a slow disk, so it is done
+  // without blocking and under the install's own time limit (a hook's default is 30 s).
+  afterAll(() => rm(tmp, { recursive: true, force: true }), INSTALL_TIMEOUT);
 
   it('installs into another project without warnings; its bin and both exports work there', async () => {
     expect(npmWarnings(projectInstallOutput)).toEqual([]);
