@@ -6,10 +6,20 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, startCli, tempDir } from '../helpers.js';
 import { echoDef, hatcheryDir, waitFor, writeHatchery } from '../mcp/helpers.js';
-import { artifactText, type Served, send, serveA2a, TOKEN, userMessage, v1Client } from './helpers.js';
+import {
+  artifactText,
+  authFetch,
+  type Served,
+  send,
+  serveA2a,
+  TOKEN,
+  userMessage,
+  v1Client,
+} from './helpers.js';
 
 const SEND = {
   jsonrpc: '2.0',
@@ -61,14 +71,32 @@ describe('A2A behind the HTTP guards', () => {
     expect(JSON.stringify(await secret.json())).not.toContain(TOKEN);
   });
 
-  it('declares the bearer scheme on its cards and runs a task with the token', async () => {
+  it('declares the bearer scheme on its cards, in the JSON of each version, and runs a task with the token', async () => {
+    const cardUrl = `${served.origin}/a2a/shout/.well-known/agent-card.json`;
     const card = (await (
-      await fetch(`${served.origin}/a2a/shout/.well-known/agent-card.json`, {
-        headers: { authorization: `Bearer ${TOKEN}`, 'a2a-version': '1.0' },
-      })
-    ).json()) as { skills: { id: string }[]; securitySchemes: unknown };
+      await fetch(cardUrl, { headers: { authorization: `Bearer ${TOKEN}`, 'a2a-version': '1.0' } })
+    ).json()) as Record<string, unknown> & { skills: { id: string }[] };
     expect(card.skills.map((s) => s.id)).toEqual(['shout']);
-    expect(JSON.stringify(card.securitySchemes)).toContain('Bearer');
+    // ProtoJSON, as A2A 1.0 writes a oneof: the field's name, never the SDK's {$case, value}.
+    expect(card.securitySchemes).toEqual({
+      bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: 'Bearer' }) },
+    });
+    // A requirement of no scopes: ProtoJSON leaves the empty list out.
+    expect(card.securityRequirements).toEqual([{ schemes: { bearer: {} } }]);
+    expect(JSON.stringify(card)).not.toContain('$case');
+    // The SDK's own resolver reads the scheme back (it dropped the {$case} shape).
+    const resolved = await new DefaultAgentCardResolver({ fetchImpl: authFetch() }).resolve(cardUrl, '');
+    expect(resolved.securitySchemes.bearer?.scheme).toMatchObject({
+      $case: 'httpAuthSecurityScheme',
+      value: { scheme: 'Bearer' },
+    });
+    // A 0.3 client gets the 0.3 shape of the same scheme.
+    const legacy = (await (
+      await fetch(cardUrl, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { securitySchemes: unknown; security: unknown };
+    expect(legacy.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'Bearer' }),
+    });
     const client = await v1Client(`${served.origin}/a2a/`);
     const task = await client.sendMessage(send(userMessage({ text: 'hey' })));
     expect(artifactText(task as never)).toBe('!hey');

@@ -204,6 +204,22 @@ describe('a2a: tools called by a baneling', () => {
     expect(r).toContain(`--allow-host ${new URL(streaming.url).host}`);
   });
 
+  it('calls an agent whose 1.0 card lists no skills, which ProtoJSON leaves out', async () => {
+    const bare = new FakeA2aAgent({ skills: [] });
+    const url = await bare.start();
+    try {
+      const card = (await (
+        await fetch(`${url}/.well-known/agent-card.json`, { headers: { 'a2a-version': '1.0' } })
+      ).json()) as Record<string, unknown>;
+      expect(card).not.toHaveProperty('skills');
+      const r = await call(`a2a:${url}`, 'no skills', {}, { allowHosts: [new URL(url).host] });
+      expect(r).toBe('echo: no skills');
+      expect(bare.received.at(-1)?.metadata).toBeUndefined();
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('names the skills an agent has when a reference names another', async () => {
     expect(message(await call('a2a:echo#ecoh', 'hi'))).toContain(
       'A2A agent "echo" has no skill "ecoh" (did you mean "echo"?)',

@@ -9,7 +9,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AgentCard, type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { AgentCard, type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import {
   AgentEvent,
@@ -181,13 +181,15 @@ export class FakeA2aAgent {
       this.server = app.listen(0, '127.0.0.1', () => resolve());
     });
     port = (this.server!.address() as AddressInfo).port;
-    const handler = new DefaultRequestHandler(card(), new InMemoryTaskStore(), executor);
+    const core = card();
+    const handler = new DefaultRequestHandler(core, new InMemoryTaskStore(), executor);
     const compat = { enabled: true };
     const userBuilder = UserBuilder.noAuthentication;
-    app.use(
-      '/.well-known/agent-card.json',
-      agentCardHandler({ agentCardProvider: handler, legacyCompat: compat }),
-    );
+    // The 1.0 card as ProtoJSON, as the spec writes it (empty lists, `skills` too, left out); the SDK's
+    // handler would write its own objects as they are. The 0.3 card is built from the fields.
+    const proto = AgentCard.toJSON(core);
+    const agentCardProvider = async () => ({ ...core, toJSON: () => proto }) as AgentCard;
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: compat }));
     app.use('/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: compat }));
     app.use('/rest', restHandler({ requestHandler: handler, userBuilder, legacyCompat: compat }));
     this.url = `http://127.0.0.1:${port}`;

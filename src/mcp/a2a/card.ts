@@ -4,7 +4,7 @@
  * JSON-RPC and HTTP+JSON endpoints at A2A 1.0 and, mirrored, at 0.3 for legacy clients.
  */
 import path from 'node:path';
-import { A2A_PROTOCOL_VERSION, type AgentCard, type AgentSkill } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, AgentCard, type AgentSkill } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import type { ServerHost } from '../host.js';
 import type { ListedEntry } from '../registry.js';
@@ -103,4 +103,17 @@ export function agentCard(
     skills: entries.map((e) => skillOf(core, e)),
     signatures: [],
   };
+}
+
+/**
+ * `card` as the SDK's card handler should write it. The handler writes the object it is given as it
+ * is, and the SDK's objects hold a oneof (the security scheme) as {$case, value}; the protocol's JSON
+ * of it is ProtoJSON ({"httpAuthSecurityScheme": {...}}), the one shape every client reads. The 0.3
+ * card is built from the object's fields, so it is unchanged. ProtoJSON leaves out empty lists;
+ * `skills` stays, as the card's schema requires it (a folder may serve no hatchery for a while).
+ */
+export function servedCard(card: AgentCard): AgentCard {
+  const proto = AgentCard.toJSON(card) as { skills?: unknown[] };
+  const json = { ...proto, skills: proto.skills ?? [] };
+  return { ...card, toJSON: () => json } as AgentCard;
 }

@@ -22,7 +22,7 @@ import { cancellable } from '../../journal/store.js';
 import type { ServerHost } from '../host.js';
 import { reply } from '../http-auth.js';
 import { unknownName } from '../tool-defs.js';
-import { A2A_PATH, agentCard, REST_PATH } from './card.js';
+import { A2A_PATH, agentCard, REST_PATH, servedCard } from './card.js';
 import { HatcheryExecutor } from './executor.js';
 import { planned } from './plan.js';
 import { JournalTaskStore } from './task-store.js';
@@ -70,7 +70,8 @@ export function mountA2a(core: A2aHost, { secured }: { secured: boolean }): A2aM
       if (!card) return undefined;
       const inner = new DefaultRequestHandler(card, tasks, executor, buses);
       const handler = checked(inner, scope);
-      const getCard = async (): Promise<AgentCard> => card;
+      const served = servedCard(card);
+      const getCard = async (): Promise<AgentCard> => served;
       e = {
         rpc: jsonRpcHandler({
           requestHandler: handler,

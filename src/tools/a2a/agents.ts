@@ -119,7 +119,9 @@ export class A2aAgents {
         { cause: err },
       );
     }
-    return { card, client, who, fetchedAt: Date.now() };
+    // A 1.0 card written as ProtoJSON leaves out an empty list, and the SDK passes such a card on
+    // as it came when it has no security scheme to tell it apart.
+    return { card: { ...card, skills: card.skills ?? [] }, client, who, fetchedAt: Date.now() };
   }
 
   /** The tools of a reference: one per skill of the agent's card, or the one skill it names. */
