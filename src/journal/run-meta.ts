@@ -41,6 +41,8 @@ export interface MetaOptions {
   budget?: object;
   /** The run's trace context, already checked (traceContext). */
   trace?: TraceContext;
+  /** The caller's id of the conversation the run belongs to (an A2A task's context id). */
+  conversation?: string;
 }
 
 /** The first record of a new run's journal: the hatchery, its hashes, the inputs, who started it. */
@@ -60,6 +62,7 @@ export function runMeta(h: Hatchery, id: string, options: MetaOptions): RunMeta 
   if (options.vars !== undefined) meta.vars = { ...options.vars };
   if (options.budget !== undefined) meta.budget = { ...options.budget } as Record<string, number>;
   if (options.trace !== undefined) meta.trace = { ...options.trace };
+  if (options.conversation !== undefined) meta.conversation = options.conversation;
   return meta;
 }
 

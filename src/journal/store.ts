@@ -56,6 +56,8 @@ export interface RunMeta {
   budget?: Record<string, number>;
   /** The trace context the run was started with (a resume continues the same trace). */
   trace?: TraceContext;
+  /** The caller's id of the conversation the run belongs to (an A2A task's context id). */
+  conversation?: string;
   startedAt: number;
   owner: RunOwner;
 }

@@ -45,6 +45,8 @@ export interface CallEnv {
   source?: string;
   /** The call's OpenTelemetry trace context (`_meta.traceparent`), kept with the run and passed on. */
   trace?: TraceContext;
+  /** The caller's id of the conversation the run belongs to (an A2A context id), kept in the journal. */
+  conversation?: string;
   /** Told when the run waits for a run slot (--max-concurrent, max_concurrent) before it starts. */
   onQueued?: () => void;
 }
@@ -250,6 +252,7 @@ export async function runHatcheryCall(
       runId,
       source: env.source ?? 'mcp',
       trace: env.trace,
+      conversation: env.conversation,
       // Without elicitation nobody can answer during the call: an ask node suspends the run instead.
       ask: env.elicit ? elicitAsk(env.elicit) : undefined,
     });

@@ -129,6 +129,11 @@ export interface RunOptions {
    * the run makes to MCP servers, nested runs and spawned agents included. A malformed one is dropped.
    */
   trace?: TraceContext;
+  /**
+   * The caller's id of the conversation the run belongs to (an A2A task's context id): kept in the
+   * journal, so a task read back after a restart keeps the one its client knows.
+   */
+  conversation?: string;
   /** The run's steps on a durable engine, inside its workflow (set by the engine, never by callers). */
   durable?: DurableSteps;
   /** Which attempt of the run this is: 1, plus one per resume (a durable engine's workflow is one per attempt). */

@@ -25,7 +25,7 @@ import {
 const { openai, anthropic } = fakeVendors();
 
 describe('A2A tasks across a restart', () => {
-  it('keeps GetTask answers (completed with its artifact, failed with its reason) and answers a waiting task', async () => {
+  it('keeps GetTask answers (completed with its artifact, failed with its reason, each its context id) and answers a waiting task', async () => {
     const dir = hatcheryDir();
     writeHatchery(dir, 'echo.json', echoDef('shout', '!'));
     writeHatchery(dir, 'broken.json', {
@@ -44,14 +44,21 @@ describe('A2A tasks across a restart', () => {
     const args = ['--a2a', '--state', path.join(tempDir('hatchery-a2a-state-'), 'runs')];
     let served = await serveA2a(dir, { args });
     let client = await v1Client(`${served.origin}/a2a/`);
-    const ok = (await client.sendMessage(send(userMessage({ text: 'a', skill: 'shout' })))) as { id: string };
+    // The client's own context id on one task, the server's on the others.
+    const conversation = `my-conversation-${crypto.randomUUID()}`;
+    const ok = (await client.sendMessage(
+      send(userMessage({ text: 'a', skill: 'shout', contextId: conversation })),
+    )) as { id: string; contextId: string };
+    expect(ok.contextId).toBe(conversation);
     const bad = (await client.sendMessage(send(userMessage({ text: 'b', skill: 'broken' })))) as {
       id: string;
     };
     const waiting = (await client.sendMessage(send(userMessage({ text: 'c', skill: 'ask' })))) as {
       id: string;
+      contextId: string;
       status: { state: TaskState };
     };
+    expect(waiting.contextId).not.toBe(waiting.id);
     expect(waiting.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(await served.stop()).toBe(0);
 
@@ -61,16 +68,20 @@ describe('A2A tasks across a restart', () => {
       const done = await client.getTask({ tenant: '', id: ok.id, historyLength: undefined });
       expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(artifactText(done)).toBe('!a');
+      expect(done.contextId).toBe(conversation);
       const failed = await client.getTask({ tenant: '', id: bad.id, historyLength: undefined });
       expect(failed.status?.state).toBe(TaskState.TASK_STATE_FAILED);
       expect(statusText(failed.status)).toContain('missing.txt');
       const asked = await client.getTask({ tenant: '', id: waiting.id, historyLength: undefined });
       expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
       expect(statusText(asked.status)).toContain('Which colour?');
+      expect(asked.contextId).toBe(waiting.contextId);
+      expect(asked.status?.message?.contextId).toBe(waiting.contextId);
       const answered = await client.sendMessage(
         send(userMessage({ text: 'blue', taskId: waiting.id, contextId: asked.contextId })),
       );
       expect(artifactText(answered as never)).toBe('colour blue');
+      expect((answered as { contextId: string }).contextId).toBe(waiting.contextId);
     } finally {
       await served.stop();
     }

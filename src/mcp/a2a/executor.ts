@@ -110,7 +110,7 @@ export class HatcheryExecutor implements AgentExecutor {
       const listener = this.listener(say, out);
       const run =
         plan.kind === 'start'
-          ? this.start(taskId, plan, listener, say)
+          ? this.start({ taskId, contextId }, plan, listener, say)
           : await this.answer(taskId, plan, listener, say);
       if (!run) return;
       this.live.set(taskId, run);
@@ -135,9 +135,9 @@ export class HatcheryExecutor implements AgentExecutor {
     };
   }
 
-  /** Starts the run of a new task, under the task's id, as a background run. */
+  /** Starts the run of a new task, under the task's id (its context id kept in the journal), as a background run. */
   private start(
-    taskId: string,
+    { taskId, contextId }: { taskId: string; contextId: string },
     plan: Extract<TaskPlan, { kind: 'start' }>,
     listener: RunListener,
     say: (state: TaskState, text?: string) => void,
@@ -158,6 +158,7 @@ export class HatcheryExecutor implements AgentExecutor {
           },
           runId,
           source: A2A_SOURCE,
+          conversation: contextId,
           onQueued: () => say(TaskState.TASK_STATE_WORKING, `${h.name}: waiting for a run slot`),
         }),
       taskId,

@@ -21,13 +21,9 @@ import { storedTask } from './task-view.js';
  */
 const MAX_KEPT_TASKS = 100;
 
-/** Context ids remembered at most, so a task read back from the journal keeps the one its client knows. */
-const MAX_CONTEXTS = 10_000;
-
 /** The journal-backed task store of one server; `driving(id)` says whether this process runs that task now. */
 export class JournalTaskStore implements TaskStore {
   private readonly kept = new Map<string, Task>();
-  private readonly contexts = new Map<string, string>();
 
   constructor(
     private readonly core: ServerHost,
@@ -39,10 +35,6 @@ export class JournalTaskStore implements TaskStore {
     this.kept.delete(task.id);
     this.kept.set(task.id, structuredClone(task));
     if (this.kept.size > MAX_KEPT_TASKS) this.kept.delete(this.kept.keys().next().value!);
-    if (!this.contexts.has(task.id)) {
-      this.contexts.set(task.id, task.contextId);
-      if (this.contexts.size > MAX_CONTEXTS) this.contexts.delete(this.contexts.keys().next().value!);
-    }
   }
 
   /**
@@ -62,7 +54,7 @@ export class JournalTaskStore implements TaskStore {
       // Not journaled yet: a task the SDK saved before its run wrote its first record.
       return known && structuredClone(known);
     }
-    return structuredClone(storedTask(this.core, stored, known, this.contexts.get(taskId)));
+    return structuredClone(storedTask(this.core, stored, known));
   }
 
   /**

@@ -70,16 +70,12 @@ function statusText(core: ServerHost, stored: StoredRun): string | undefined {
 /**
  * The Task of a run read from its journal. `known` is the task as this process last saved it (its
  * history), kept when the journal agrees with its state; else its status and artifacts are the
- * journal's. `contextId` is the one this process gave it; a task this process never saw (from
- * before a restart) has its own id as context id.
+ * journal's, and its context id the one its run was started with.
  */
-export function storedTask(
-  core: ServerHost,
-  stored: StoredRun,
-  known: Task | undefined,
-  contextId = known?.contextId || stored.summary.id,
-): Task {
+export function storedTask(core: ServerHost, stored: StoredRun, known: Task | undefined): Task {
   const s = stored.summary;
+  // A run journaled before context ids were kept has its own id as context id.
+  const contextId = known?.contextId || stored.meta.conversation || s.id;
   const state = taskState(s.status);
   if (known && known.status?.state === state) return known;
   const text = statusText(core, stored);
