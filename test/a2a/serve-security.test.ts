@@ -125,6 +125,33 @@ describe('A2A behind the HTTP guards', () => {
     expect(card.protocolVersion).toMatch(/^0\.3/);
   });
 
+  it('names https in its cards behind a TLS proxy that says so (X-Forwarded-Proto, Forwarded)', async () => {
+    const urls = async (headers: Record<string, string>) => {
+      const auth = { authorization: `Bearer ${TOKEN}` };
+      const v1 = (await (
+        await fetch(`${served.origin}/.well-known/agent-card.json`, {
+          headers: { ...auth, 'a2a-version': '1.0', ...headers },
+        })
+      ).json()) as { supportedInterfaces: { url: string }[] };
+      const legacy = (await (
+        await fetch(`${served.origin}/a2a/shout/.well-known/agent-card.json`, {
+          headers: { ...auth, ...headers },
+        })
+      ).json()) as { url: string };
+      return [...new Set(v1.supportedInterfaces.map((i) => i.url)), legacy.url];
+    };
+    const host = new URL(served.origin).host;
+    expect(await urls({ 'x-forwarded-proto': 'https' })).toEqual([
+      `https://${host}/a2a`,
+      `https://${host}/a2a/rest`,
+      `https://${host}/a2a/shout`,
+    ]);
+    expect((await urls({ forwarded: 'for=192.0.2.7;proto=https;by=proxy' }))[0]).toBe(`https://${host}/a2a`);
+    // Nothing but http and https: the header cannot put another scheme into a card.
+    expect((await urls({ 'x-forwarded-proto': 'javascript' }))[0]).toBe(`http://${host}/a2a`);
+    expect((await urls({}))[0]).toBe(`http://${host}/a2a`);
+  });
+
   it('caps request bodies with --max-body, and answers unknown hatcheries and paths with 404', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const big = await post(`${served.origin}/a2a`, { ...SEND, pad: 'x'.repeat(70_000) }, auth);

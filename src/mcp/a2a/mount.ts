@@ -46,9 +46,19 @@ export function isA2aPath(pathname: string): boolean {
   return pathname === `/${AGENT_CARD_PATH}` || pathname === A2A_PATH || pathname.startsWith(`${A2A_PATH}/`);
 }
 
-/** The origin a request reached (its Host header was checked against DNS rebinding before). */
+/**
+ * The origin a request reached, which the cards name: its Host header (checked against DNS
+ * rebinding before), and the scheme a TLS proxy in front says the client used (`X-Forwarded-Proto`,
+ * or `proto=` of `Forwarded`), else http. Only http and https are taken: the value shapes no more
+ * than the card this same client reads.
+ */
 function originOf(req: IncomingMessage): string {
-  return `http://${req.headers.host ?? 'localhost'}`;
+  const forwarded = req.headers.forwarded;
+  const proto =
+    (typeof forwarded === 'string' ? /(?:^|[;,\s])proto="?([a-z]+)"?/i.exec(forwarded)?.[1] : undefined) ??
+    String(req.headers['x-forwarded-proto'] ?? '').split(',')[0];
+  const scheme = proto?.trim().toLowerCase() === 'https' ? 'https' : 'http';
+  return `${scheme}://${req.headers.host ?? 'localhost'}`;
 }
 
 /** Mounts the A2A server on `core`; `secured`: the HTTP server demands its bearer token. */
