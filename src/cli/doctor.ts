@@ -1,31 +1,40 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { raceSignal } from '../core/cancel.js';
 import { formatError, HatcheryError } from '../core/errors.js';
 import { shellQuote } from '../core/shell.js';
+import type { NetworkOptions } from '../engine/contracts.js';
 import { listHatcheryFileNames } from '../loader/load.js';
 import { modelSpecProblem, ProviderRegistry } from '../providers/resolve.js';
 import { KEY_VARS_TEXT, VENDORS, vendorDefault } from '../providers/vendors.js';
-import type { McpServerDef } from '../schema/hatchery.js';
+import type { A2aAgentDef, McpServerDef } from '../schema/hatchery.js';
 import { anchored } from '../tools/mcp-entry.js';
 import { EXIT, intOption, noArguments, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printableJson, printOut } from './print.js';
+import { networkOptions } from './runtime-flags.js';
 import { checkFile } from './validate.js';
 import { findCommand } from './which.js';
 
 /** Help text of `hatchery-mcp doctor`. */
-export const DOCTOR_HELP = `Usage: hatchery-mcp doctor [--dir DIR] [--mcp-config FILE] [--json]
+export const DOCTOR_HELP = `Usage: hatchery-mcp doctor [--dir DIR] [--mcp-config FILE] [--allow-host HOST] [--json]
 
 Checks what serving and running hatcheries needs, one line per check (ok, warning or problem; each
 problem says what to do): the Node version, the API keys set (never their values) and the default
 model they select, HATCHERY_MODEL and the base URLs, the folder (how many hatcheries load, the first
-problem of each file that does not), and each mcpServers entry of its files and of --mcp-config: a
-command is looked up on PATH, then started, and its tools listed.
+problem of each file that does not), each mcpServers entry of its files and of --mcp-config (a
+command is looked up on PATH, then started, and its tools listed), and each a2aAgents entry of its
+files (its agent card is fetched through the network guard runs use, and its skills listed).
 
 Options:
   --dir DIR           folder of hatchery files (default ./hatchery)
   --mcp-config FILE   MCP servers ({"mcpServers": {...}}) to check as well
-  --timeout SECONDS   time each MCP server gets to start and list its tools (default 20)
+  --timeout SECONDS   time each MCP server gets to start and list its tools, and each A2A
+                      agent to send its card (default 20)
+  --allow-host HOST   an A2A agent on this machine or a private network that may be reached
+                      (as for run and serve; repeatable)
+  --allow-private-network
+                      every address may be reached
   --json              one JSON object: every check and the counts
   -h, --help          show this help
 
@@ -137,8 +146,15 @@ interface ServerUse {
   source: string;
 }
 
-/** The folder check: how many hatcheries load, and each file that does not; collects their servers. */
-async function folderChecks(dir: string, servers: ServerUse[]): Promise<Check[]> {
+/** An a2aAgents entry to check, and the file that defines it. */
+interface AgentUse {
+  name: string;
+  def: A2aAgentDef;
+  source: string;
+}
+
+/** The folder check: how many hatcheries load, and each file that does not; collects their servers and agents. */
+async function folderChecks(dir: string, servers: ServerUse[], agents: AgentUse[]): Promise<Check[]> {
   const name = `folder ${dir}`;
   const initFix = `create one with: hatchery-mcp init ${shellQuote(dir)} (or give another folder with --dir)`;
   try {
@@ -154,6 +170,8 @@ async function folderChecks(dir: string, servers: ServerUse[]): Promise<Check[]>
       loaded.push(report.hatchery.name);
       for (const [server, def] of Object.entries(report.hatchery.def.mcpServers ?? {}))
         servers.push({ name: server, def: anchored(def, report.hatchery.dir), source: file });
+      for (const [agent, def] of Object.entries(report.hatchery.def.a2aAgents ?? {}))
+        agents.push({ name: agent, def, source: file });
       continue;
     }
     if (report.unreadable) {
@@ -233,6 +251,35 @@ async function serverChecks(uses: ServerUse[], timeoutMs: number): Promise<Check
   }
 }
 
+/** Fetches the card of each A2A agent, through the network guard as a run would, and lists its skills. */
+async function agentChecks(uses: AgentUse[], network: NetworkOptions, timeoutMs: number): Promise<Check[]> {
+  if (uses.length === 0) return [];
+  const { A2aAgents } = await import('../tools/a2a/agents.js');
+  const agents = new A2aAgents(network);
+  return Promise.all(
+    uses.map(async (u): Promise<Check> => {
+      const name = `a2aAgents "${u.name}" (${u.source})`;
+      try {
+        const signal = AbortSignal.timeout(timeoutMs);
+        const { card } = await raceSignal(agents.connect(u.def, `A2A agent "${u.name}"`), signal);
+        const ids = card.skills.map((s) => s.id);
+        const list = ids.slice(0, 10).join(', ') + (ids.length > 10 ? ', ...' : '');
+        const streams = card.capabilities?.streaming ? 'streams' : 'is polled';
+        return ok(
+          name,
+          `card of "${card.name}" fetched; ${ids.length} skill${ids.length === 1 ? '' : 's'}${list ? `: ${list}` : ''}; ${streams}`,
+        );
+      } catch (err) {
+        const why =
+          (err as Error).name === 'TimeoutError'
+            ? `no agent card within ${timeoutMs / 1000} s`
+            : formatError(err);
+        return problem(name, why, `start the agent, or fix the entry (url, headers) in ${u.source}`);
+      }
+    }),
+  );
+}
+
 /** `hatchery-mcp doctor`: returns the exit code. */
 export async function doctorCommand(argv: string[]): Promise<number> {
   const args = parseCommand(argv, 'doctor', DOCTOR_HELP, {
@@ -240,17 +287,21 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     'mcp-config': { type: 'string' },
     timeout: { type: 'string' },
     json: { type: 'boolean' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-private-network': { type: 'boolean' },
   });
   if (!args) return EXIT.OK;
   const { values, positionals } = args;
   noArguments(positionals);
   const timeoutMs = (intOption(values.timeout, 'timeout') ?? 20) * 1000;
   const config = values['mcp-config'];
+  const network = await networkOptions(values);
   const servers: ServerUse[] = [];
+  const agents: AgentUse[] = [];
   const checks = [
     nodeCheck(),
     ...modelChecks(process.env),
-    ...(await folderChecks(values.dir ?? 'hatchery', servers)),
+    ...(await folderChecks(values.dir ?? 'hatchery', servers, agents)),
   ];
   if (config) {
     try {
@@ -261,7 +312,10 @@ export async function doctorCommand(argv: string[]): Promise<number> {
       checks.push(problem(`--mcp-config ${config}`, (err as Error).message, 'fix the file'));
     }
   }
-  checks.push(...(await serverChecks(servers, timeoutMs)));
+  checks.push(
+    ...(await serverChecks(servers, timeoutMs)),
+    ...(await agentChecks(agents, network, timeoutMs)),
+  );
   // Server errors may echo their environment: printOut redacts every secret value of ours from them.
   const problems = checks.filter((c) => c.status === 'problem').length;
   const warnings = checks.filter((c) => c.status === 'warning').length;

@@ -81,6 +81,18 @@ function budgetOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Budget | und
   return budget;
 }
 
+/** The network guard `--allow-host` and `--allow-private-network` stand for (run, serve, validate, doctor). */
+export async function networkOptions(values: {
+  'allow-host'?: string[];
+  'allow-private-network'?: boolean;
+}): Promise<{ allowHosts?: string[]; allowPrivateNetwork: boolean }> {
+  const hosts = values['allow-host'];
+  return {
+    allowHosts: hosts && (await import('../tools/builtin/net-guard.js')).checkAllowHosts(hosts),
+    allowPrivateNetwork: values['allow-private-network'] === true,
+  };
+}
+
 /**
  * The Runtime options the shared flags stand for (and run's cassette files); bad values are USAGE
  * errors naming the flag. The modules that read --mcp-config (tools/mcp-entry), check --allow-host
@@ -90,7 +102,6 @@ function budgetOptions(values: ParsedValues<typeof RUNTIME_FLAGS>): Budget | und
 export async function runtimeOptions(
   values: ParsedValues<typeof RUNTIME_FLAGS> & { record?: string; replay?: string },
 ): Promise<RuntimeOptions> {
-  const hosts = values['allow-host'];
   const config = values['mcp-config'];
   const mcpServers = config ? await (await import('./config.js')).readMcpConfig(config) : undefined;
   const options: RuntimeOptions = {
@@ -101,8 +112,7 @@ export async function runtimeOptions(
     maxRenderChars: intOption(values['max-render-chars'], 'max-render-chars'),
     tools: {
       allowShell: values['allow-shell'] === true,
-      allowHosts: hosts && (await import('../tools/builtin/net-guard.js')).checkAllowHosts(hosts),
-      allowPrivateNetwork: values['allow-private-network'] === true,
+      ...(await networkOptions(values)),
       mcpServers,
     },
   };

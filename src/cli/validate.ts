@@ -8,6 +8,7 @@ import { runtimeRoots } from '../tools/path-check.js';
 import { EXIT, parseCommand } from './args.js';
 import { readMcpConfig } from './config.js';
 import { printableJson, printErr, printOut } from './print.js';
+import { networkOptions } from './runtime-flags.js';
 
 /** Help text of `hatchery-mcp validate`. */
 export const VALIDATE_HELP = `Usage: hatchery-mcp validate [file or dir]... [options]
@@ -87,11 +88,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
       }
   }
   const format = values.json ? jsonReport : textReport;
-  const hosts = values['allow-host'];
-  const network = {
-    allowHosts: hosts && (await import('../tools/builtin/net-guard.js')).checkAllowHosts(hosts),
-    allowPrivateNetwork: values['allow-private-network'] === true,
-  };
+  const network = await networkOptions(values);
   // The roots `run` would confine these files to, so constant paths are judged as a run would.
   const options: LoadOptions = {
     mcpServers,

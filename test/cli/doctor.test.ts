@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FakeA2aAgent } from '../fakes/fake-a2a.js';
 import { fixtureJs } from '../fixtures/paths.js';
 import { runCli, startCli, tempDir } from '../helpers.js';
 import { EXAMPLES, waitFor } from '../mcp/helpers.js';
@@ -128,6 +129,49 @@ describe('hatchery-mcp doctor', () => {
     });
     expect(lineOf(res.stdout, 'mcpServers "echo"')).toMatch(/^ok .*started; \d+ tools: .*echo/);
     expect(res.code).toBe(0);
+  });
+
+  it('fetches the card of each a2aAgents entry through the network guard, and names what is wrong', async () => {
+    const agent = new FakeA2aAgent({ requireHeaders: { authorization: 'Bearer tok-doctor-a2a' } });
+    const url = await agent.start();
+    try {
+      // Port 1: nothing listens there.
+      const down = 'http://127.0.0.1:1';
+      const dir = await folder({
+        'remote.json': {
+          name: 'remote',
+          desc: 'asks an agent',
+          a2aAgents: {
+            helper: { url, headers: { Authorization: `Bearer \${DOCTOR_A2A_TOKEN}` } },
+            gone: { url: down },
+          },
+          nodes: [{ name: 'A', type: 'tool', tool_name: 'a2a:helper#echo', tool_args: { message: 'x' } }],
+        },
+      });
+      // The guard refuses this machine's addresses unless allowed, as a run would, naming the flag.
+      const env = { OPENAI_API_KEY: KEY, DOCTOR_A2A_TOKEN: 'tok-doctor-a2a' };
+      const guarded = await runCli(['doctor', '--dir', dir], { env });
+      expect(guarded.code).toBe(1);
+      expect(lineOf(guarded.stdout, 'a2aAgents "helper"')).toMatch(
+        new RegExp(`^problem .*refused.*--allow-host ${new URL(url).host}`),
+      );
+      const allowed = await runCli(['doctor', '--dir', dir, '--allow-private-network'], { env });
+      expect(allowed.code).toBe(1);
+      expect(lineOf(allowed.stdout, 'a2aAgents "helper"')).toMatch(
+        /^ok .*card of "Fake agent" fetched; 1 skill: echo; streams/,
+      );
+      const gone = lineOf(allowed.stdout, 'a2aAgents "gone"');
+      expect(gone).toMatch(/^problem .*could not fetch its agent card/);
+      expect(gone).toMatch(/fix: start the agent, or fix the entry \(url, headers\) in .*remote\.json/);
+      expect(allowed.stdout).not.toContain('tok-doctor-a2a');
+      // Without the variable its header names, the entry says which one to set.
+      const unset = await runCli(['doctor', '--dir', dir, '--allow-private-network'], {
+        env: { OPENAI_API_KEY: KEY },
+      });
+      expect(lineOf(unset.stdout, 'a2aAgents "helper"')).toMatch(/^problem .*DOCTOR_A2A_TOKEN/);
+    } finally {
+      await agent.close();
+    }
   });
 
   it('reports a server that starts but does not speak MCP, with its stderr', async () => {
