@@ -6,7 +6,7 @@ import { nodeRef } from './common.js';
 import { droneSchema } from './drone.js';
 import { loopSchema } from './loop.js';
 import { mapSchema } from './map.js';
-import { hatcheryAliases, IDENTIFIER, TOOL_NAME } from './names.js';
+import { ENTRY_NAME, hatcheryAliases, IDENTIFIER, TOOL_NAME } from './names.js';
 import { fileObject } from './object.js';
 import { parallelSchema } from './parallel.js';
 import { childEnvField, scriptSchema } from './script.js';
@@ -41,7 +41,7 @@ const mcpServerSchema = z.union([
 
 /** Map of server name to MCP server definition. */
 export const mcpServersSchema = z.record(
-  z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a server name may contain only letters, digits, _, - and .'),
+  z.string().regex(ENTRY_NAME, 'a server name may contain only letters, digits, _, - and .'),
   mcpServerSchema,
 );
 
@@ -68,7 +68,7 @@ const a2aAgentSchema = fileObject({
 
 /** Map of agent name to remote A2A agent. */
 export const a2aAgentsSchema = z.record(
-  z.string().regex(/^[A-Za-z0-9_.-]+$/, 'an agent name may contain only letters, digits, _, - and .'),
+  z.string().regex(ENTRY_NAME, 'an agent name may contain only letters, digits, _, - and .'),
   a2aAgentSchema,
 );
 

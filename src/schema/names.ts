@@ -16,6 +16,8 @@ export function lookupExpr(root: string, name: string): string {
 }
 /** A valid MCP tool name: letters, digits, _, - and ., 1 to 64 characters. */
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** The name of an `mcpServers` or `a2aAgents` entry, as `mcp:<name>` and `a2a:<name>` write it. */
+export const ENTRY_NAME = /^[A-Za-z0-9_.-]+$/;
 /** An environment variable name of a script node's or MCP server's `env`. */
 export const ENV_NAME = /^[^=\0]+$/;
 /** The `type` spellings of a drone (absent too) and of a baneling. */

@@ -1,4 +1,5 @@
 import type { ToolRef } from '../engine/contracts.js';
+import { ENTRY_NAME } from '../schema/names.js';
 import { didYouMean, quote } from '../schema/suggest.js';
 
 /** The prefixes of tool references that are not built-in names. */
@@ -59,9 +60,6 @@ export function parseToolRef(ref: string): ToolRef | { error: string } {
   }
 }
 
-/** Names of a2aAgents entries (as of MCP servers). */
-const AGENT_NAME = /^[A-Za-z0-9_.-]+$/;
-
 /**
  * `a2a:<name>` or `a2a:<http(s) URL>`, optionally `#<skill id>`: the last `#` names the skill (a URL's
  * fragment is never sent to a server, so it cannot be part of the agent's address).
@@ -87,7 +85,7 @@ function parseA2aRef(ref: string, rest: string): ToolRef | { error: string } {
       return {
         error: `tool reference "${ref}": put credentials in the "headers" of an a2aAgents entry, not in the URL`,
       };
-  } else if (!AGENT_NAME.test(agent)) {
+  } else if (!ENTRY_NAME.test(agent)) {
     return { error: `tool reference "${ref}" ${form}` };
   }
   return skill === undefined ? { kind: 'a2a', ref, agent } : { kind: 'a2a', ref, agent, skill };
