@@ -9,8 +9,9 @@ const SENT: object = Object.freeze({ a2aCallsSent: true });
  * The message id of a remote call, derived from where it is made: the run, the node execution (its
  * scope path and sequence number, the same in every attempt of the run), the agent, the arguments,
  * and how many equal calls this node execution made before. A resumed run that makes the call again
- * sends the same id, so an agent that keeps ids (hatchery-mcp's own `serve --a2a` does) answers with
- * the task it already started instead of starting a second one. UUID-shaped, as agents expect.
+ * gets the same id: the journal keeps it as the call's key, so a call it holds is answered from there
+ * and not sent again; an agent that remembers message ids can tell a repeat. UUID-shaped, as agents
+ * expect.
  */
 export function messageIdFor(tc: ToolContext, ref: string, args: Record<string, unknown>): string {
   const scope = tc.scope;
