@@ -3,7 +3,7 @@
 import { LinkedController } from '../core/cancel.js';
 import type { RunListener } from '../engine/contracts.js';
 import type { Provider, Usage } from '../providers/types.js';
-import { failed, succeeded } from './calls.js';
+import { combine, failed, succeeded } from './calls.js';
 import type { ResumeAttempt, ServerHost } from './host.js';
 import type { BackgroundRun } from './runs.js';
 
@@ -29,13 +29,7 @@ export function resumeRun(
     async (signal, onEvent) => {
       core.runStarted();
       try {
-        const events: RunListener = listener
-          ? (e) => {
-              onEvent(e);
-              listener(e);
-            }
-          : onEvent;
-        const result = await attempt({ signal, onEvent: events, sampling });
+        const result = await attempt({ signal, onEvent: combine(onEvent, listener), sampling });
         // The result says what the whole run cost, and each attempt: this one spent result.usage.
         const s = (await core.runtime.store?.read(id).catch(() => undefined))?.summary;
         const attempts = s?.attemptUsage ? { total: s.usage, each: s.attemptUsage } : undefined;

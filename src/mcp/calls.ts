@@ -148,7 +148,8 @@ export function waitingResult(
 /** Cap of one progress message, in bytes. */
 const PROGRESS_BYTES = 1024;
 
-function combine(a: RunListener | undefined, b: RunListener | undefined): RunListener | undefined {
+/** One listener that tells both (either may be absent). */
+export function combine(a: RunListener | undefined, b: RunListener | undefined): RunListener | undefined {
   if (!a) return b;
   if (!b) return a;
   return (e) => {

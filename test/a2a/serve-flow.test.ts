@@ -18,6 +18,7 @@ import {
   serveA2a,
   states,
   statusText,
+  TOKEN,
   updateTexts,
   userMessage,
   v1Client,
@@ -96,6 +97,31 @@ describe('A2A task lifecycle', () => {
     expect(artifactText(done)).toBe('a poem: yes');
     // The draft came from the journal: the model was not called again.
     expect(openai.requests.length).toBe(calls);
+  });
+
+  it('keeps a task waiting when an answer is refused, saying why and asking again, secrets redacted', async () => {
+    // The question quotes the draft, and the draft here holds the server's token.
+    openai.enqueue({ text: `a poem for ${TOKEN}` });
+    const client = await v1Client(`${served.origin}/a2a/review/`);
+    const first = await collect(client.sendMessageStream(send(userMessage({ text: 'autumn' }))));
+    expect(states(first).at(-1)).toBe('INPUT_REQUIRED');
+    expect(updateTexts(first).at(-1)).toContain('Ship "a poem for [redacted]"?');
+    const task = taskOf(first);
+    const refused = await collect(
+      client.sendMessageStream(
+        send(userMessage({ text: 'maybe', taskId: task.id, contextId: task.contextId })),
+      ),
+    );
+    expect(states(refused).at(-1)).toBe('INPUT_REQUIRED');
+    const said = updateTexts(refused).at(-1) ?? '';
+    expect(said).toContain('"maybe"');
+    expect(said).toContain('choices: yes, no');
+    expect(said).toContain('Ship "a poem for [redacted]"?');
+    expect(JSON.stringify(refused)).not.toContain(TOKEN);
+    const answered = await client.sendMessage(
+      send(userMessage({ text: 'no', taskId: task.id, contextId: task.contextId })),
+    );
+    expect(artifactText(answered as never)).toBe('a poem for [redacted]: no');
   });
 
   it('fails a task its budget stops, with the reason', async () => {

@@ -16,7 +16,7 @@ import { formatError, HatcheryError } from '../../core/errors.js';
 import type { RunListener } from '../../engine/contracts.js';
 import type { PendingQuestion } from '../../journal/store.js';
 import { resumeRun } from '../background.js';
-import { runHatcheryCall } from '../calls.js';
+import { combine, runHatcheryCall } from '../calls.js';
 import { follow } from '../handoff.js';
 import type { ServerHost } from '../host.js';
 import { MAX_ERROR_BYTES } from '../outbound.js';
@@ -33,6 +33,12 @@ export type TaskPlan =
 
 /** Key of the plan in the request's ServerCallContext state. */
 export const PLAN_KEY = 'hatchery/plan';
+
+/** A task's id and context id. */
+type TaskIds = { taskId: string; contextId: string };
+
+/** Publishes a status update of a task: its state, and what it says (redacted and capped at `cap` bytes). */
+type Say = (state: TaskState, text?: string, cap?: number) => void;
 
 /** Cap of a status message about a node, in bytes. */
 const NODE_TEXT_BYTES = 1024;
@@ -103,8 +109,7 @@ export class HatcheryExecutor implements AgentExecutor {
         };
         bus.publish(AgentEvent.task(task));
       }
-      const say = (state: TaskState, text?: string) =>
-        bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, state, text)));
+      const say = this.sayer({ taskId, contextId }, bus);
       // The run's final output, whole, as its run_end event gives it (before any result shaping).
       const out: { output?: string } = {};
       const listener = this.listener(say, out);
@@ -116,17 +121,31 @@ export class HatcheryExecutor implements AgentExecutor {
       this.live.set(taskId, run);
       await run.done;
       this.live.delete(taskId);
-      this.finish(run, out.output, { taskId, contextId }, bus);
+      this.finish(run, out.output, { taskId, contextId }, bus, say);
     } finally {
       this.live.delete(taskId);
       this.active.delete(taskId);
     }
   }
 
+  /** Publishes a status update of the task, its text redacted and capped (at `cap` bytes) like everything sent. */
+  private sayer({ taskId, contextId }: TaskIds, bus: ExecutionEventBus): Say {
+    return (state, text, cap = MAX_ERROR_BYTES) =>
+      bus.publish(
+        AgentEvent.statusUpdate(
+          statusUpdate(
+            taskId,
+            contextId,
+            state,
+            text === undefined ? undefined : this.core.out.text(text, cap),
+          ),
+        ),
+      );
+  }
+
   /** A status update per node start and end (nested runs' nodes as "sub > Node"); the output kept. */
-  private listener(say: (state: TaskState, text?: string) => void, out: { output?: string }): RunListener {
-    const working = (text: string) =>
-      say(TaskState.TASK_STATE_WORKING, this.core.out.text(text, NODE_TEXT_BYTES));
+  private listener(say: Say, out: { output?: string }): RunListener {
+    const working = (text: string) => say(TaskState.TASK_STATE_WORKING, text, NODE_TEXT_BYTES);
     return (e) => {
       const label = (node: string) => (e.depth > 0 ? `${e.hatchery} > ${node}` : node);
       if (e.type === 'node_start') working(`step ${e.step}: node "${label(e.node)}" started`);
@@ -137,10 +156,10 @@ export class HatcheryExecutor implements AgentExecutor {
 
   /** Starts the run of a new task, under the task's id (its context id kept in the journal), as a background run. */
   private start(
-    { taskId, contextId }: { taskId: string; contextId: string },
+    { taskId, contextId }: TaskIds,
     plan: Extract<TaskPlan, { kind: 'start' }>,
     listener: RunListener,
-    say: (state: TaskState, text?: string) => void,
+    say: Say,
   ): BackgroundRun {
     const { entry, args } = plan;
     const h = entry.hatchery;
@@ -152,10 +171,7 @@ export class HatcheryExecutor implements AgentExecutor {
       (signal, onEvent, runId) =>
         runHatcheryCall(this.core, entry, args, {
           signal,
-          onEvent: (e) => {
-            onEvent(e);
-            listener(e);
-          },
+          onEvent: combine(onEvent, listener),
           runId,
           source: A2A_SOURCE,
           conversation: contextId,
@@ -176,14 +192,13 @@ export class HatcheryExecutor implements AgentExecutor {
     taskId: string,
     plan: Extract<TaskPlan, { kind: 'answer' }>,
     listener: RunListener,
-    say: (state: TaskState, text?: string) => void,
+    say: Say,
   ): Promise<BackgroundRun | undefined> {
     let attempt: Awaited<ReturnType<ServerHost['runtime']['prepareResume']>>;
     try {
       attempt = await this.core.runtime.prepareResume(taskId, { answer: plan.answer });
     } catch (err) {
-      const why = this.core.out.text(formatError(err), MAX_ERROR_BYTES);
-      say(TaskState.TASK_STATE_INPUT_REQUIRED, `${why}\n${questionText(plan.question)}`);
+      say(TaskState.TASK_STATE_INPUT_REQUIRED, `${formatError(err)}\n${questionText(plan.question)}`);
       return undefined;
     }
     const meta = { hatchery: plan.hatchery, file: plan.file, source: A2A_SOURCE };
@@ -197,15 +212,10 @@ export class HatcheryExecutor implements AgentExecutor {
   private finish(
     run: BackgroundRun,
     output: string | undefined,
-    { taskId, contextId }: { taskId: string; contextId: string },
+    { taskId, contextId }: TaskIds,
     bus: ExecutionEventBus,
+    say: Say,
   ): void {
-    const say = (state: TaskState, text?: string) =>
-      bus.publish(
-        AgentEvent.statusUpdate(
-          statusUpdate(taskId, contextId, state, text && this.core.out.text(text, MAX_ERROR_BYTES)),
-        ),
-      );
     switch (run.state) {
       case 'succeeded': {
         const text = output ?? String(structuredOf(run.result!)?.output ?? '');
