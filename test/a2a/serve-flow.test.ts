@@ -7,8 +7,7 @@
 import { TaskState } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeVendors } from '../fakes/vendors.js';
-import { echo } from '../helpers.js';
-import { fakeEnv, hatcheryDir, waitFor, writeHatchery } from '../mcp/helpers.js';
+import { fakeEnv, hatcheryDir, REVIEW_DEF, waitFor, writeHatchery } from '../mcp/helpers.js';
 import {
   ASK_COLOUR,
   artifactText,
@@ -38,22 +37,7 @@ describe('A2A task lifecycle', () => {
 
   beforeAll(async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'review.json', {
-      name: 'review',
-      desc: 'drafts, asks, then says',
-      nodes: [
-        { name: 'Draft', usr_prompt: 'draft about {{ ctx.input }}', save_output: 'd', next: 'Pick' },
-        {
-          name: 'Pick',
-          type: 'ask',
-          question: 'Ship "{{ ctx.d }}"?',
-          choices: ['yes', 'no'],
-          save_output: 'c',
-          next: 'Say',
-        },
-        echo('Say', '{{ ctx.d }}: {{ ctx.c }}'),
-      ],
-    });
+    writeHatchery(dir, 'review.json', REVIEW_DEF);
     writeHatchery(dir, 'frugal.json', {
       name: 'frugal',
       desc: 'two model calls on a budget of one',

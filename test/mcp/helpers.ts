@@ -51,6 +51,24 @@ export function droneDef(name: string, extra: Record<string, unknown> = {}): Rec
   };
 }
 
+/** A hatchery that drafts with the model, asks whether to ship the draft (yes or no), then says both. */
+export const REVIEW_DEF = {
+  name: 'review',
+  desc: 'drafts, asks, then says',
+  nodes: [
+    { name: 'Draft', usr_prompt: 'draft about {{ ctx.input }}', save_output: 'd', next: 'Pick' },
+    {
+      name: 'Pick',
+      type: 'ask',
+      question: 'Ship "{{ ctx.d }}"?',
+      choices: ['yes', 'no'],
+      save_output: 'c',
+      next: 'Say',
+    },
+    echo('Say', '{{ ctx.d }}: {{ ctx.c }}'),
+  ],
+};
+
 /** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
 export async function waitFor<T>(
   check: () => T | Promise<T>,

@@ -11,7 +11,7 @@ import { HatcheryMcpServer } from '../../src/mcp/server.js';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { tempDir } from '../helpers.js';
-import { hatcheryDir, textOf, writeHatchery } from './helpers.js';
+import { hatcheryDir, REVIEW_DEF, textOf, writeHatchery } from './helpers.js';
 
 const MODERN = { mode: { pin: '2026-07-28' } } as const;
 const cleanups: (() => Promise<void>)[] = [];
@@ -65,23 +65,6 @@ async function setup(
   return { client, core, asked, modelCalls: () => modelCalls };
 }
 
-const review = {
-  name: 'review',
-  desc: 'drafts, asks, then says',
-  nodes: [
-    { name: 'Draft', usr_prompt: 'draft about {{ ctx.input }}', save_output: 'd', next: 'Pick' },
-    {
-      name: 'Pick',
-      type: 'ask',
-      question: 'Ship "{{ ctx.d }}"?',
-      choices: ['yes', 'no'],
-      save_output: 'c',
-      next: 'Say',
-    },
-    { name: 'Say', type: 'tool', tool_name: 'echo', tool_args: { text: '{{ ctx.d }}: {{ ctx.c }}' } },
-  ],
-};
-
 /** A one-node hatchery with a declared input. */
 const greet = {
   name: 'greet',
@@ -98,7 +81,7 @@ describe('input_required on 2026 connections', () => {
     'an ask node asks through input_required and the run resumes with the answer, without re-running the draft (%s --sync-wait)',
     async (_, syncWaitMs) => {
       const dir = hatcheryDir();
-      writeHatchery(dir, 'review.json', review);
+      writeHatchery(dir, 'review.json', REVIEW_DEF);
       const { client, asked, modelCalls } = await setup(
         dir,
         () => ({ action: 'accept', content: { answer: 'yes' } }),
@@ -172,7 +155,7 @@ describe('input_required on 2026 connections', () => {
 
   it('a declined question leaves the run waiting and says how to answer it later', async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'review.json', review);
+    writeHatchery(dir, 'review.json', REVIEW_DEF);
     const { client } = await setup(dir, () => ({ action: 'decline' }));
     const r = await client.callTool({ name: 'review', arguments: { input: 'cars' } });
     expect(r.isError).toBe(true);
@@ -181,7 +164,7 @@ describe('input_required on 2026 connections', () => {
 
   it('a client without forms gets the suspended run: the question, the run id and hatchery_respond', async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'review.json', review);
+    writeHatchery(dir, 'review.json', REVIEW_DEF);
     const { client } = await setup(dir);
     const r = await client.callTool({ name: 'review', arguments: { input: 'trains' } });
     expect(r.isError).toBe(true);
@@ -237,8 +220,8 @@ describe('a forged request state', () => {
 
   it('is refused: not a run id, an unknown run, a run of another hatchery, a run not waiting', async () => {
     const dir = hatcheryDir();
-    writeHatchery(dir, 'review.json', review);
-    writeHatchery(dir, 'other.json', { ...review, name: 'other' });
+    writeHatchery(dir, 'review.json', REVIEW_DEF);
+    writeHatchery(dir, 'other.json', { ...REVIEW_DEF, name: 'other' });
     const { client, core } = await setup(dir);
     const http = await serveHttp(core, { port: 0 });
     cleanups.push(() => http.close());
