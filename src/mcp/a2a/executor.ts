@@ -23,7 +23,8 @@ import { MAX_ERROR_BYTES } from '../outbound.js';
 import type { RegistryEntry } from '../registry.js';
 import { structuredOf } from '../results.js';
 import type { BackgroundRun } from '../runs.js';
-import { A2A_SOURCE, outputArtifact, statusUpdate } from './parts.js';
+import { outputArtifact, statusUpdate } from './parts.js';
+import { A2A_SOURCE } from './source.js';
 import { questionText } from './task-view.js';
 
 /** What a request asks the executor to do, decided (and checked) before the SDK makes a task. */
@@ -258,16 +259,7 @@ export class HatcheryExecutor implements AgentExecutor {
       return;
     }
     await this.core.runtime.store?.cancel(taskId);
-    const contextId = this.contexts.get(taskId) ?? taskId;
-    bus.publish(
-      AgentEvent.statusUpdate(
-        statusUpdate(
-          taskId,
-          contextId,
-          TaskState.TASK_STATE_CANCELED,
-          'the task was cancelled with CancelTask',
-        ),
-      ),
-    );
+    const say = this.sayer({ taskId, contextId: this.contexts.get(taskId) ?? taskId }, bus);
+    say(TaskState.TASK_STATE_CANCELED, 'the task was cancelled with CancelTask');
   }
 }

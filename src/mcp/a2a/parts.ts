@@ -16,8 +16,6 @@ import type { Hatchery } from '../../engine/contracts.js';
 import { textPart } from '../../tools/a2a/call.js';
 import { hatcheryArgs } from '../tool-defs.js';
 
-export { A2A_SOURCE } from './source.js';
-
 /** The id of a task's one artifact: the run's output (the same whether built live or from the journal). */
 export const OUTPUT_ARTIFACT_ID = 'output';
 

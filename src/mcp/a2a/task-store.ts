@@ -12,7 +12,7 @@ import type { TaskStore } from '@a2a-js/sdk/server';
 import { isRunId } from '../../journal/run-files.js';
 import type { ServerHost } from '../host.js';
 import { servesRun } from '../run-access.js';
-import { A2A_SOURCE } from './parts.js';
+import { A2A_SOURCE } from './source.js';
 import { storedTask } from './task-view.js';
 
 /**
